@@ -1,0 +1,94 @@
+"""Command line: `python -m evaluator run ...` and `python -m evaluator list-benchmarks`.
+
+On failure the last line printed (to stderr) is `error: <one-line reason>` and the exit code is 1;
+the scheduler shows that line as the request's reason.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from pathlib import Path
+
+from evaluator.benchmarks import REGISTRY
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m evaluator", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="evaluate one model and write results.json + details/*.parquet")
+    run.add_argument("--model", help="Hub id (org/name) or a local model folder")
+    run.add_argument("--revision", help="commit sha (a branch or tag also works on the CLI)")
+    run.add_argument("--precision", default=None, choices=["auto", "float32", "bfloat16", "float16"])
+    run.add_argument("--benchmarks", default="cure", help="comma-separated, from list-benchmarks")
+    run.add_argument("--suite", default="sample", choices=["sample", "full"])
+    run.add_argument("--limit", type=int, default=0, help="items per benchmark (0: all)")
+    run.add_argument("--judge", default="", help="judge spec: local:<id or dir> | endpoint:<base url>|<model>")
+    run.add_argument("--out", default="eval-out", help="output folder")
+    run.add_argument("--request", help="a queue request JSON file: model, revision and precision come from it")
+    run.add_argument("--batch-size", type=int, default=4)
+    run.add_argument("--images-dir", default=None, help="image download cache (default: <out>/../cache/images)")
+    run.add_argument("--source", action="append", default=[], metavar="BENCH=LOCATION",
+                     help="full-suite location for a benchmark, e.g. cure=https://... (repeatable)")
+    run.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                     help="benchmark option, e.g. cure.mode=generation (repeatable)")
+    commands.add_parser("list-benchmarks", help="print the registered benchmarks")
+    return parser
+
+
+def _pairs(items: list[str], flag: str) -> dict[str, str]:
+    pairs = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"{flag} takes KEY=VALUE, got {item!r}")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def _config(args: argparse.Namespace):
+    from evaluator.runner import RunConfig
+
+    request: dict = {}
+    model, revision, precision = args.model, args.revision, args.precision
+    if args.request:
+        request = json.loads(Path(args.request).read_text())
+        model = request.get("local_path") if request.get("source") == "local" else request["model"]
+        revision = None if request.get("source") == "local" else request["revision"]
+        precision = precision or request.get("precision", "auto")
+    if not model:
+        raise ValueError("give --model or --request")
+    out = Path(args.out)
+    images_dir = Path(args.images_dir) if args.images_dir else out.resolve().parent / "cache" / "images"
+    return RunConfig(model=model, revision=revision, precision=precision or "auto",
+                     benchmarks=tuple(b.strip() for b in args.benchmarks.split(",") if b.strip()),
+                     suite=args.suite, limit=args.limit, batch_size=args.batch_size, judge=args.judge,
+                     images_dir=images_dir, sources=_pairs(args.source, "--source"),
+                     options=_pairs(args.option, "--option"), request=request)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "list-benchmarks":
+        for name in sorted(REGISTRY):
+            print(name)
+        return 0
+    try:
+        from evaluator.runner import run
+
+        results = run(_config(args), Path(args.out))
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr, flush=True)
+        return 130
+    except Exception as exc:  # the one-line reason is the contract; the traceback helps the log reader
+        traceback.print_exc()
+        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
+        print(f"error: {reason}", file=sys.stderr, flush=True)
+        return 1
+    print(f"wrote {Path(args.out) / 'results.json'} ({', '.join(results['benchmarks']) or 'no benchmark run'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

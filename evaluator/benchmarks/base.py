@@ -1,0 +1,30 @@
+"""What a benchmark module receives and returns. A benchmark module exposes NAME, NEEDS_IMAGES and run()."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+
+@dataclass
+class BenchmarkContext:
+    """Everything a benchmark needs besides the model."""
+
+    suite: str = "sample"  # "sample" (shipped in evaluator/data) or "full" (downloaded)
+    limit: int = 0  # items to run (0: all)
+    images_dir: Path = Path(".cache/images")  # on-disk cache of downloaded images
+    sources: dict[str, str] = field(default_factory=dict)  # full-suite locations, e.g. {"cure": URL or path}
+    options: dict[str, str] = field(default_factory=dict)  # benchmark options, e.g. {"cure.mode": "likelihood"}
+    batch_size: int = 4
+    progress: Callable[[int, int], None] = lambda done, total: None  # items done, items in all
+
+
+@dataclass
+class BenchmarkResult:
+    """Aggregate scores (fractions 0..1, NaN when undefined), one details row per question, and counts."""
+
+    scores: dict[str, float]
+    details: list[dict]
+    counts: dict[str, int]
+    prompts: dict[str, str] = field(default_factory=dict)  # template name -> template text (the runner hashes them)
+    extra: dict = field(default_factory=dict)  # breakdowns (e.g. accuracy by chain length), settings used

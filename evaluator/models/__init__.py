@@ -1,0 +1,48 @@
+"""Model adapters behind one small interface: generate(...) and score_options(...)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evaluator.models.base import GenerationRequest, ModelAdapter, OptionScore, UnsupportedModelError
+
+__all__ = ["GenerationRequest", "ModelAdapter", "OptionScore", "UnsupportedModelError", "describe_model_folder",
+           "load_model", "resolve_model_folder"]
+
+# Weight formats that are never downloaded: only safetensors weights are loaded.
+_IGNORE_PATTERNS = ["*.bin", "*.pt", "*.pth", "*.ckpt", "*.h5", "*.msgpack", "*.onnx", "*.ot", "*.gguf",
+                    "*.tflite", "original/*"]
+
+
+def describe_model_folder(folder: Path | str) -> dict[str, Any]:
+    """{"architecture", "model_type", "has_vision"} from config.json, without loading weights.
+
+    Raises UnsupportedModelError for remote code (auto_map) or an unknown model_type.
+    """
+    from evaluator.models.transformers_adapter import describe_model_folder as describe
+
+    return describe(folder)
+
+
+def resolve_model_folder(source: str, revision: str | None = None) -> tuple[Path, str | None]:
+    """A local folder as is, or a Hub id through snapshot_download (which also serves an offline cache).
+
+    Returns the folder and the revision (for a Hub model, the commit sha of the snapshot).
+    """
+    local = Path(source).expanduser()
+    if local.is_dir():
+        return local, revision
+    from huggingface_hub import snapshot_download
+
+    folder = Path(snapshot_download(source, revision=revision, ignore_patterns=_IGNORE_PATTERNS))
+    return folder, folder.name
+
+
+def load_model(source: str, revision: str | None = None, precision: str = "auto", batch_size: int = 4,
+               device: str | None = None) -> ModelAdapter:
+    """Load a Hub model (`org/name`, at `revision`) or a local folder behind the ModelAdapter interface."""
+    from evaluator.models.transformers_adapter import TransformersAdapter
+
+    folder, resolved = resolve_model_folder(source, revision)
+    return TransformersAdapter.from_folder(folder, model_id=source, revision=resolved, precision=precision,
+                                           batch_size=batch_size, device=device)

@@ -1,0 +1,51 @@
+"""The small interface every model adapter offers to the benchmarks (after lm-evaluation-harness)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from PIL import Image
+
+
+@dataclass
+class GenerationRequest:
+    """One prompt: zero or more images and a user text. The adapter applies the chat template."""
+
+    text: str
+    images: list[Image.Image] = field(default_factory=list)
+    max_new_tokens: int = 32
+    temperature: float = 0.0  # 0 = greedy
+    stop: list[str] = field(default_factory=list)
+    system: str | None = None
+    seed: int | None = None
+
+
+@dataclass
+class OptionScore:
+    """Log-likelihood of one candidate continuation given the prompt."""
+
+    sum_logprob: float
+    mean_logprob: float
+    n_tokens: int
+
+
+class ModelAdapter(Protocol):
+    model_id: str
+    revision: str | None
+    dtype: str
+    device: str
+    has_vision: bool
+    batch_size: int
+    scoring_path: str  # how score_options computes ("reference": one forward per option)
+
+    def generate(self, requests: list[GenerationRequest]) -> list[str]:
+        """Greedy (or sampled, per request) completions, in the order of `requests`."""
+        ...
+
+    def score_options(self, request: GenerationRequest, options: list[str]) -> list[OptionScore]:
+        """Summed and per-token-mean log-likelihood of each option as the assistant's reply."""
+        ...
+
+
+class UnsupportedModelError(ValueError):
+    """The model cannot be loaded by any adapter (architecture, remote code, ...)."""

@@ -1,0 +1,266 @@
+"""The thin layer that asks the Hub (or, offline, the local Hub cache) about a model.
+
+`inspect_model` returns the facts submission needs (pinned commit sha, file names, gated / private, config.json,
+model card text, parameter count) or raises `HubLookupError` whose `kind` names the problem and whose message is
+one clear sentence. Nothing here downloads weights: offline the snapshot folder is already on disk, online only
+config.json, README.md and a few small JSON files are fetched.
+
+`huggingface_hub.constants.HF_HUB_OFFLINE` is read when huggingface_hub is imported; `OFFLINE` here overrides it
+(tests set it to False to exercise the online path with a stand-in for HfApi).
+"""
+from __future__ import annotations
+
+import json
+import re
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from huggingface_hub import constants
+
+# None: follow huggingface_hub.constants.HF_HUB_OFFLINE; True / False: force the offline / online path.
+OFFLINE: bool | None = None
+
+SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+# small JSON files that may point at custom code (auto_map) besides config.json
+SIDE_CONFIGS = ("tokenizer_config.json", "processor_config.json", "preprocessor_config.json")
+MAX_HEADER_BYTES = 100 * 1024 * 1024  # a safetensors header larger than this is not a header
+
+# kinds of HubLookupError
+NOT_FOUND, REVISION_NOT_FOUND, GATED, DISABLED, UNREACHABLE, HUB_ERROR, BAD_FILES = (
+    "not_found", "revision_not_found", "gated", "disabled", "unreachable", "hub_error", "bad_files")
+
+
+class HubLookupError(Exception):
+    """The Hub (or the local cache) could not answer about this model. `kind` is one of the constants above."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+@dataclass
+class ModelFacts:
+    repo_id: str
+    sha: str                              # full 40-hex commit
+    files: list[str]                      # repo-relative file names
+    gated: Any = None                     # False / "auto" / "manual"; None when unknown (offline)
+    private: bool | None = None           # None when unknown (offline)
+    config: dict | None = None            # config.json
+    card: str | None = None               # README.md text (None when the repo has none)
+    folder: Path | None = None            # the snapshot folder (offline; online: where config.json landed)
+    params: int | None = None             # total parameter count, when known
+    card_license: str | None = None       # licence from the Hub's parsed card data (online), if any
+    side_configs: dict[str, dict] = field(default_factory=dict)  # tokenizer/processor configs present
+    offline: bool = False
+
+
+def is_offline() -> bool:
+    return bool(constants.HF_HUB_OFFLINE) if OFFLINE is None else OFFLINE
+
+
+def inspect_model(repo_id: str, revision: str = "", token: str | None = None, api=None) -> ModelFacts:
+    """Resolve `repo_id` at `revision` (branch, tag or sha; "" = default branch) to its facts."""
+    if is_offline():
+        return _inspect_offline(repo_id, revision)
+    return _inspect_online(repo_id, revision, token, api)
+
+
+# ---------------------------------------------------------------- offline: the local Hub cache
+def _inspect_offline(repo_id: str, revision: str) -> ModelFacts:
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    org, name = repo_id.split("/", 1)
+    repo_dir = Path(constants.HF_HUB_CACHE) / f"models--{org}--{name}"
+    if not repo_dir.is_dir():
+        raise HubLookupError(NOT_FOUND, f"Model {repo_id} is not in the local Hub cache; the Hub is offline.")
+    wanted = revision or "main"
+    try:
+        folder = Path(snapshot_download(repo_id, revision=wanted, local_files_only=True))
+    except (LocalEntryNotFoundError, FileNotFoundError, ValueError):
+        raise HubLookupError(REVISION_NOT_FOUND,
+                             f"Revision {wanted} of {repo_id} is not in the local Hub cache; the Hub is offline.") from None
+    sha = folder.name
+    if not SHA_RE.match(sha):
+        raise HubLookupError(REVISION_NOT_FOUND, f"Revision {wanted} of {repo_id} does not resolve to a commit sha.")
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    facts = ModelFacts(repo_id=repo_id, sha=sha, files=files, folder=folder, offline=True)
+    read_folder(facts, folder)
+    facts.params = count_folder_params(folder, files)
+    return facts
+
+
+def read_folder(facts: ModelFacts, folder: Path) -> None:
+    facts.config = read_json_file(folder / "config.json")
+    readme = folder / "README.md"
+    facts.card = readme.read_text(encoding="utf-8", errors="replace") if readme.is_file() else None
+    for name in SIDE_CONFIGS:
+        data = read_json_file(folder / name)
+        if data is not None:
+            facts.side_configs[name] = data
+
+
+def read_json_file(path: Path) -> dict | None:
+    """A JSON object from a file; None when the file is missing. Raises HubLookupError when it is not JSON."""
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise HubLookupError(BAD_FILES, f"{path.name} is not valid JSON.") from None
+    if not isinstance(data, dict):
+        raise HubLookupError(BAD_FILES, f"{path.name} does not hold a JSON object.")
+    return data
+
+
+# ---------------------------------------------------------------- counting parameters without loading tensors
+def safetensors_header_params(path: Path) -> int:
+    """Parameters in one safetensors file, from its header (8-byte little-endian length + JSON)."""
+    with open(path, "rb") as handle:
+        raw = handle.read(8)
+        if len(raw) != 8:
+            raise HubLookupError(BAD_FILES, f"{path.name} is not a safetensors file (too short).")
+        (length,) = struct.unpack("<Q", raw)
+        if length > MAX_HEADER_BYTES:
+            raise HubLookupError(BAD_FILES, f"{path.name} has an implausible safetensors header.")
+        data = handle.read(length)
+    try:
+        header = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        raise HubLookupError(BAD_FILES, f"{path.name} has an unreadable safetensors header.") from None
+    total = 0
+    for key, info in header.items():
+        if key == "__metadata__":
+            continue
+        count = 1
+        for dim in info.get("shape", []):
+            count *= int(dim)
+        total += count
+    return total
+
+
+def weight_files(files: list[str], folder: Path | None = None) -> list[str]:
+    """The top-level *.safetensors files transformers would load (the index's shards when there is one)."""
+    top = sorted(f for f in files if "/" not in f and f.endswith(".safetensors"))
+    if folder is not None and "model.safetensors.index.json" in files:
+        index = read_json_file(folder / "model.safetensors.index.json") or {}
+        shards = sorted(set((index.get("weight_map") or {}).values()))
+        if shards and all(s in files for s in shards):
+            return shards
+    return top
+
+
+def count_folder_params(folder: Path, files: list[str] | None = None) -> int | None:
+    """Sum of parameters over the folder's weight files; None when it has no safetensors files."""
+    folder = Path(folder)
+    if files is None:
+        files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    shards = weight_files(files, folder)
+    if not shards:
+        return None
+    return sum(safetensors_header_params(folder / shard) for shard in shards)
+
+
+# ---------------------------------------------------------------- online: HfApi
+def _inspect_online(repo_id: str, revision: str, token: str | None, api) -> ModelFacts:
+    from huggingface_hub import HfApi
+
+    api = api or HfApi(token=token or None)
+    info = _ask(repo_id, revision, lambda: api.model_info(repo_id, revision=revision or None, files_metadata=False))
+    sha = getattr(info, "sha", None) or ""
+    if not SHA_RE.match(sha):
+        raise HubLookupError(HUB_ERROR, f"The Hub did not return a commit sha for {repo_id}.")
+    siblings = getattr(info, "siblings", None) or []
+    files = sorted(getattr(s, "rfilename", s) for s in siblings)
+    card_data = getattr(info, "card_data", None)
+    card_license = None
+    if card_data is not None:
+        card_license = card_data.get("license") if hasattr(card_data, "get") else getattr(card_data, "license", None)
+    facts = ModelFacts(repo_id=repo_id, sha=sha, files=files, gated=getattr(info, "gated", None),
+                       private=getattr(info, "private", None), card_license=card_license, offline=False)
+    if facts.gated or facts.private:
+        return facts  # submission refuses these; fetching files would fail or leak nothing useful
+    safetensors = getattr(info, "safetensors", None)
+    total = getattr(safetensors, "total", None) if safetensors is not None else None
+    if total is None and isinstance(safetensors, dict):
+        total = safetensors.get("total")
+    facts.params = int(total) if total is not None else None
+
+    def fetch(name: str) -> Path | None:
+        if name not in files:
+            return None
+        return Path(_ask(repo_id, sha, lambda: _download(api, repo_id, name, sha, token)))
+
+    config_path = fetch("config.json")
+    if config_path is not None:
+        facts.folder = config_path.parent
+        facts.config = read_json_file(config_path)
+    readme = fetch("README.md")
+    facts.card = readme.read_text(encoding="utf-8", errors="replace") if readme is not None else None
+    for name in SIDE_CONFIGS:
+        path = fetch(name)
+        if path is not None:
+            data = read_json_file(path)
+            if data is not None:
+                facts.side_configs[name] = data
+    if facts.params is None and weight_files(files):
+        facts.params = _params_from_headers(api, repo_id, sha)
+    return facts
+
+
+def _download(api, repo_id: str, filename: str, sha: str, token: str | None) -> str:
+    from huggingface_hub import hf_hub_download
+
+    return hf_hub_download(repo_id, filename, revision=sha, token=token or None)
+
+
+def _params_from_headers(api, repo_id: str, sha: str) -> int | None:
+    getter = getattr(api, "get_safetensors_metadata", None)
+    if getter is None:
+        return None
+    try:
+        meta = _ask(repo_id, sha, lambda: getter(repo_id, revision=sha))
+    except HubLookupError as error:
+        if error.kind in (UNREACHABLE,):
+            raise
+        return None
+    counts = getattr(meta, "parameter_count", None) or {}
+    return int(sum(counts.values())) if counts else None
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """Connection-level errors of the HTTP clients huggingface_hub may use (httpx2 in 2.x, httpx before)."""
+    found = []
+    for module in ("httpx2", "httpx"):
+        try:
+            found.append(__import__(module).TransportError)
+        except (ImportError, AttributeError):
+            pass
+    return tuple(found)
+
+
+def _ask(repo_id: str, revision: str, call):
+    """Run one Hub call, turning its errors into HubLookupError with a clear message."""
+    from huggingface_hub.errors import (DisabledRepoError, GatedRepoError, HfHubHTTPError, LocalEntryNotFoundError,
+                                        OfflineModeIsEnabled, RepositoryNotFoundError, RevisionNotFoundError)
+
+    try:
+        return call()
+    except GatedRepoError:
+        raise HubLookupError(GATED, f"Model {repo_id} is gated; this leaderboard only evaluates openly downloadable models.") from None
+    except RepositoryNotFoundError:
+        raise HubLookupError(NOT_FOUND, f"Model {repo_id} was not found on the Hub (or it is private).") from None
+    except RevisionNotFoundError:
+        raise HubLookupError(REVISION_NOT_FOUND, f"Revision {revision or 'main'} of {repo_id} was not found on the Hub.") from None
+    except DisabledRepoError:
+        raise HubLookupError(DISABLED, f"Model {repo_id} has been disabled on the Hub.") from None
+    except HfHubHTTPError as error:
+        status = getattr(getattr(error, "response", None), "status_code", None)
+        raise HubLookupError(HUB_ERROR, f"The Hub answered with an error{f' (HTTP {status})' if status else ''} "
+                                        f"about {repo_id}; please try again later.") from None
+    except (OfflineModeIsEnabled, LocalEntryNotFoundError, ConnectionError, TimeoutError, *_transport_errors()) as error:
+        raise HubLookupError(UNREACHABLE, f"The Hub could not be reached ({type(error).__name__}); "
+                                          "please try again later.") from None

@@ -1,0 +1,240 @@
+"""The periodic job: recover stale leases, claim the oldest request, run the worker subprocess, publish.
+
+One tick runs at most one evaluation. The worker is `python -m evaluator run --request FILE --out DIR`,
+its output going to a log file; while it runs the tick renews the lease and copies progress into the
+request. Exit 0 with a results.json -> publish results + details, rebuild leaderboard.parquet, FINISHED.
+Killed by a signal -> back to PENDING (attempts + 1) or FAILED after max attempts. Any other exit ->
+FAILED with the worker's one-line reason and the last lines of its log.
+`Scheduler` runs ticks on an APScheduler BackgroundScheduler (the Space); `python -m leaderboard.worker`
+runs the same loop without the UI.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from leaderboard import queue, tables
+from leaderboard.queue import Request
+from leaderboard.settings import Settings
+from leaderboard.store import Store
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class TickReport:
+    """What one tick did."""
+
+    recovered: list[str] = field(default_factory=list)
+    request: str | None = None  # the request path it ran, if any
+    status: str | None = None  # the request's status afterwards
+    error: str | None = None
+    run_dir: Path | None = None
+
+
+def scrub(text: str, settings: Settings) -> str:
+    """Remove secrets from text that will be stored or shown."""
+    for secret in {settings.hf_token, os.environ.get("HF_TOKEN", ""), os.environ.get("LEADERBOARD_JUDGE_TOKEN", "")}:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+def log_tail(log_path: Path, settings: Settings, lines: int = queue.LOG_TAIL_LINES) -> str:
+    try:
+        content = log_path.read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        return ""
+    return scrub("\n".join(content[-lines:]), settings)
+
+
+def failure_reason(log_path: Path, returncode: int, settings: Settings) -> str:
+    """The worker's last `error: ...` line, or the exit code."""
+    try:
+        content = log_path.read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        content = []
+    for line in reversed(content):
+        if line.startswith("error: "):
+            return scrub(line[len("error: "):].strip(), settings)
+    return f"the worker exited with code {returncode} without a reason"
+
+
+def worker_command(settings: Settings, request_file: Path, out_dir: Path) -> list[str]:
+    command = [settings.python or sys.executable, "-m", "evaluator", "run", "--request", str(request_file),
+               "--out", str(out_dir), "--benchmarks", ",".join(settings.benchmarks), "--suite", settings.suite,
+               "--limit", str(settings.limit), "--batch-size", str(settings.batch_size),
+               "--images-dir", str(settings.images_dir.resolve()), "--source", f"cure={settings.cure_full}"]
+    if settings.judge:
+        command += ["--judge", settings.judge]
+    return command
+
+
+def publish(store: Store, request: Request, out_dir: Path) -> dict:
+    """Copy a finished run into the store: details first, results last, then rebuild leaderboard.parquet."""
+    results = json.loads((out_dir / "results.json").read_text())
+    results.update({"model": request.model, "revision": request.revision, "precision": request.precision,
+                    "model_type": request.model_type, "params_billions": request.params_billions,
+                    "architecture": request.architecture, "submitted_time": request.submitted_time,
+                    "key": request.key, "source": request.source})
+    files: dict[str, bytes] = {}
+    for parquet in sorted((out_dir / "details").glob("*.parquet")):
+        files[f"details/{request.key}/{parquet.name}"] = parquet.read_bytes()
+    files[f"results/{request.key}.json"] = json.dumps(results, indent=2, sort_keys=True).encode()
+    store.write_many(files)
+    tables.rebuild_leaderboard(store)
+    return results
+
+
+def _read_progress(out_dir: Path) -> dict | None:
+    try:
+        progress = json.loads((out_dir / "progress.json").read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    progress["updated"] = queue.iso(queue.now())
+    return progress
+
+
+def _stop_process(proc: subprocess.Popen, grace: float = 10.0) -> None:
+    """SIGTERM the worker's process group, then SIGKILL after a grace period."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=grace)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def run_request(settings: Settings, store: Store, request: Request, owner: str,
+                stop: threading.Event | None = None) -> TickReport:
+    """Run the worker for a request we hold the lease on, and close the request."""
+    stop = stop or threading.Event()
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    run_dir = (settings.runs_dir / request.key.replace("/", "__") / stamp).resolve()
+    out_dir, log_path = run_dir / "out", run_dir / "worker.log"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    request_file = run_dir / "request.json"
+    request_file.write_text(json.dumps(request.to_dict(), indent=2))
+    report = TickReport(request=request.path, run_dir=run_dir)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    started = time.monotonic()
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(worker_command(settings, request_file, out_dir), cwd=PROJECT_DIR, env=env,
+                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        (run_dir / "worker.pid").write_text(str(proc.pid))
+        outcome = None
+        while True:
+            try:
+                proc.wait(timeout=settings.heartbeat_seconds)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if stop.is_set():
+                outcome = ("RELEASE", "the evaluator was shut down; the request went back to the queue")
+            elif time.monotonic() - started > settings.max_run_seconds:
+                outcome = (queue.FAILED, f"the run took longer than {settings.max_run_seconds:.0f} s and was stopped")
+            elif not queue.heartbeat(store, request.path, owner, settings.lease_seconds, _read_progress(out_dir)):
+                outcome = ("LOST", "the lease was lost (cancelled or recovered elsewhere)")
+            if outcome:
+                _stop_process(proc)
+                break
+    tail = log_tail(log_path, settings)
+    if outcome and outcome[0] == "LOST":
+        report.status, report.error = "LOST", outcome[1]
+        return report
+    final_progress = _read_progress(out_dir)
+    if final_progress:  # the last progress the worker wrote stays on the request
+        queue.heartbeat(store, request.path, owner, settings.lease_seconds, final_progress)
+    if outcome:
+        closed = queue.finish(store, request.path, owner, outcome[0], error=outcome[1], log_tail=tail)
+    elif proc.returncode == 0 and (out_dir / "results.json").exists():
+        try:
+            publish(store, request, out_dir)
+            closed = queue.finish(store, request.path, owner, queue.FINISHED, log_tail=tail)
+        except Exception as exc:  # a publish failure must not lose the job
+            closed = queue.finish(store, request.path, owner, queue.FAILED, log_tail=tail,
+                                  error=scrub(f"publishing the results failed: {type(exc).__name__}: {exc}", settings))
+    elif proc.returncode < 0:
+        name = signal.Signals(-proc.returncode).name
+        closed = queue.finish(store, request.path, owner, queue.PENDING, log_tail=tail,
+                              error=f"the worker was killed by {name}", max_attempts=settings.max_attempts)
+    else:
+        closed = queue.finish(store, request.path, owner, queue.FAILED, log_tail=tail,
+                              error=failure_reason(log_path, proc.returncode, settings))
+    report.status = closed.status if closed else "LOST"
+    report.error = closed.error if closed else "the lease was lost before the run was closed"
+    return report
+
+
+def tick(settings: Settings, store: Store, stop: threading.Event | None = None, owner: str | None = None) -> TickReport:
+    """Recover expired leases, claim the oldest PENDING request and run it to the end."""
+    recovered = [r.path for r in queue.recover(store, settings.max_attempts)]
+    owner = owner or queue.worker_id()
+    request = queue.claim(store, owner, settings.lease_seconds)
+    if request is None:
+        return TickReport(recovered=recovered)
+    try:
+        report = run_request(settings, store, request, owner, stop)
+    except Exception as exc:  # no job is lost: an error of ours closes the request with its reason
+        error = scrub(f"the scheduler failed to run the worker: {type(exc).__name__}: {exc}", settings)
+        closed = queue.finish(store, request.path, owner, queue.FAILED, error=error)
+        report = TickReport(request=request.path, status=closed.status if closed else None, error=error)
+    report.recovered = recovered
+    return report
+
+
+class Scheduler:
+    """Ticks on an APScheduler BackgroundScheduler, one at a time; shutdown() returns work to the queue."""
+
+    def __init__(self, settings: Settings, store: Store):
+        self.settings, self.store = settings, store
+        self.stop = threading.Event()
+        self._scheduler = BackgroundScheduler(daemon=True)
+
+    def _tick(self) -> None:
+        if self.stop.is_set():
+            return
+        report = tick(self.settings, self.store, self.stop)
+        if report.request:
+            print(f"[scheduler] {report.request}: {report.status} {report.error or ''}".rstrip(), flush=True)
+
+    def start(self, first_tick_now: bool = True) -> None:
+        first = datetime.now(timezone.utc) if first_tick_now else None
+        self._scheduler.add_job(self._tick, "interval", seconds=self.settings.scheduler_interval, id="evaluate",
+                                max_instances=1, coalesce=True, next_run_time=first)
+        self._scheduler.start()
+
+    def shutdown(self) -> None:
+        self.stop.set()
+        if self._scheduler.running:
+            self._scheduler.shutdown(wait=True)
+
+
+def run_worker_loop(settings: Settings, store: Store, stop: threading.Event, max_ticks: int | None = None) -> int:
+    """The standalone worker: tick until stopped; sleep the interval when the queue is empty. Returns runs done."""
+    runs = ticks = 0
+    while not stop.is_set() and (max_ticks is None or ticks < max_ticks):
+        report = tick(settings, store, stop)
+        ticks += 1
+        if report.request:
+            runs += 1
+            print(f"[worker] {report.request}: {report.status} {report.error or ''}".rstrip(), flush=True)
+        else:
+            stop.wait(settings.scheduler_interval)
+    return runs

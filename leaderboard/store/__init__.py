@@ -1,0 +1,33 @@
+"""Where requests, results and details live: one small interface, chosen by settings.
+
+Paths are POSIX paths relative to the store's root and follow DESIGN.md's layout:
+requests/<org>/<model>/<sha12>_<precision>.json, results/<org>/<model>/<sha12>_<precision>.json,
+details/<org>/<model>/<sha12>_<precision>/<benchmark>.parquet and leaderboard.parquet.
+"""
+from __future__ import annotations
+
+from typing import ContextManager, Protocol
+
+from leaderboard.settings import Settings
+
+
+class Store(Protocol):
+    """The operations the queue, the scheduler and the UI need."""
+
+    def read_bytes(self, path: str) -> bytes | None: ...
+    def write_bytes(self, path: str, data: bytes) -> None: ...
+    def read_json(self, path: str) -> dict | None: ...
+    def write_json(self, path: str, obj: dict) -> None: ...
+    def write_many(self, files: dict[str, bytes]) -> None: ...
+    def delete(self, path: str) -> None: ...
+    def list(self, prefix: str, suffix: str = "") -> list[str]: ...
+    def lock(self) -> ContextManager[None]: ...
+
+
+def open_store(settings: Settings) -> Store:
+    """The store named by settings.store_backend."""
+    if settings.store_backend == "local":
+        from leaderboard.store.local import LocalStore
+
+        return LocalStore(settings.home / "store")
+    raise ValueError(f"unknown store backend {settings.store_backend!r}")

@@ -1,0 +1,371 @@
+"""Validate a submitted model id and enqueue it as a PENDING request.
+
+`submit` runs the checks in a fixed order (see its docstring). Every refusal returns an Outcome with ok=False and a
+clear message and writes nothing to the store. Messages are Markdown-safe (user text is escaped) and never contain
+the Hub token.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from leaderboard import hub
+from leaderboard.queue import (CANCELLED, FAILED, MODEL_TYPES, PENDING, PRECISIONS, Request, all_requests, load,
+                               pending_position, request_path, save)
+from leaderboard.settings import Settings
+from leaderboard.store import Store
+
+log = logging.getLogger(__name__)
+
+REPLACEABLE = (FAILED, CANCELLED)  # a request in one of these states may be submitted again
+OFFLINE_NOTE = "gated/private status not checked (offline)"
+_REVISION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/\-]{0,254}$")
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>&|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+_TOKEN_RE = re.compile(r"hf_[A-Za-z0-9]{20,}")
+_CUSTOM_CODE_KEYS = ("auto_map", "custom_pipelines")
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    message: str            # one clear sentence or two, shown to the visitor as-is (Markdown-safe)
+    request: Request | None = None
+    position: int = 0       # place in the PENDING queue (1-based) when queued or duplicate-pending
+    duplicate: bool = False
+
+
+class Refusal(Exception):
+    """A check failed; the message is already Markdown-safe."""
+
+
+# ---------------------------------------------------------------- text helpers
+def md(text: object, limit: int = 200) -> str:
+    """User (or stranger) text made safe to show inside a Markdown message: one line, short, escaped.
+
+    Markdown's special characters get a backslash; an underscore inside a word (Qwen2_5) is left alone, since it
+    cannot start emphasis there.
+    """
+    text = " ".join(str(text).split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def scrub(text: str, token: str = "") -> str:
+    """Remove the token (and anything shaped like a Hub token) from text."""
+    if token:
+        text = text.replace(token, "***")
+    return _TOKEN_RE.sub("hf_***", text)
+
+
+# ---------------------------------------------------------------- the entry point
+def submit(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",
+           model_type: str = "pretrained", submitter: str = "anonymous", api=None) -> Outcome:
+    """Check a submission and queue it. Checks, in order (the first failure is the answer):
+
+    1. malformed model id / precision / model type / revision text;
+    2. local folder (./path or /path with config.json): only when settings.allow_local_models;
+    3. Hub facts (leaderboard.hub.inspect_model): repo and revision exist, pinned to the full commit sha;
+       gated or private repos are refused (offline: not checkable, noted on the request);
+    4. remote code (auto_map) refused; architecture must be loadable (evaluator.models.describe_model_folder,
+       or transformers' mappings when the evaluator is not importable);
+    5. weights in *.safetensors;  6. parameter count <= settings.max_params_billions;
+    7. a licence in the model card (Hub models only);
+    8. duplicate (same model + sha + precision, not FAILED/CANCELLED) -> answered with the existing request;
+    9. rate limit: submitter's PENDING requests < settings.max_pending_per_user;
+    10. write the PENDING request (under the store lock, re-checking 8 and 9).
+    """
+    token = settings.hf_token or ""
+    try:
+        outcome = _submit(settings, store, model_id, revision, precision, model_type, submitter, api)
+    except Refusal as refusal:
+        outcome = Outcome(False, str(refusal))
+    except hub.HubLookupError as error:
+        outcome = Outcome(False, md(scrub(error.message, token), limit=400))
+    except Exception as error:  # a bug or an unexpected Hub answer: refuse clearly, log the detail
+        log.exception("submission of %r failed unexpectedly", scrub(str(model_id), token))
+        outcome = Outcome(False, "The submission could not be checked because of an internal error "
+                                 f"({md(type(error).__name__)}); nothing was queued. Please try again later.")
+    outcome.message = scrub(outcome.message, token)
+    if outcome.request is not None:
+        outcome.request.notes = [scrub(n, token) for n in outcome.request.notes]
+    return outcome
+
+
+def _submit(settings: Settings, store: Store, model_id, revision, precision, model_type, submitter, api) -> Outcome:
+    model_id = model_id.strip() if isinstance(model_id, str) else ""
+    revision = revision.strip() if isinstance(revision, str) else ""
+    submitter = (submitter.strip() if isinstance(submitter, str) else "") or "anonymous"
+
+    # 1 + 2: what was submitted
+    local = _is_path(model_id)
+    if not local:
+        check_model_id(model_id)
+    check_choices(precision, model_type, revision)
+    notes: list[str] = []
+    if local:
+        if not settings.allow_local_models:
+            raise Refusal("Local model folders are disabled on this leaderboard; please submit a Hub model id (org/name).")
+        folder = _local_folder(model_id)
+        facts = hub.ModelFacts(repo_id=f"local/{_safe_name(folder.name)}", sha="", files=_folder_files(folder),
+                               folder=folder, offline=True)
+        facts.sha = folder_sha(folder, facts.files)
+        hub.read_folder(facts, folder)
+        if revision:
+            notes.append(f"revision {revision!r} ignored: a local folder is pinned by its content hash")
+    else:
+        # 3: ask the Hub (or the local cache)
+        facts = hub.inspect_model(model_id, revision, token=settings.hf_token or None, api=api)
+        if facts.gated:
+            raise Refusal(f"Model {md(model_id)} is gated; this leaderboard only evaluates models anyone can download.")
+        if facts.private:
+            raise Refusal(f"Model {md(model_id)} is private; this leaderboard only evaluates public models.")
+        if facts.offline:
+            notes.append(OFFLINE_NOTE)
+    name = facts.repo_id
+    shown = md(model_id if not local else name)
+
+    # 4: remote code, then architecture
+    if facts.config is None:
+        raise Refusal(f"Model {shown} has no config.json, so its architecture cannot be checked.")
+    custom = find_custom_code(facts.config, facts.side_configs)
+    if custom:
+        raise Refusal(f"Model {shown} needs trust_remote_code ({md(custom)}), which this leaderboard never enables.")
+    architecture = check_architecture(facts)
+
+    # 5: safetensors weights
+    weights = hub.weight_files(facts.files, facts.folder if facts.offline else None)
+    if not weights:
+        bins = [f for f in facts.files if f.endswith(".bin")]
+        found = f"only .bin weights were found ({md(', '.join(bins[:3]))})" if bins else "no weight files were found"
+        raise Refusal(f"Model {shown} has no weights in .safetensors format: {found}. "
+                      "Please upload safetensors weights.")
+
+    # 6: size
+    params = facts.params
+    if params is None and facts.folder is not None and facts.offline:
+        params = hub.count_folder_params(facts.folder, facts.files)
+    if params is None:
+        raise Refusal(f"The number of parameters of {shown} could not be determined from its safetensors files.")
+    limit = settings.max_params_billions * 1e9
+    if params > limit:
+        raise Refusal(f"Model {shown} has {params / 1e9:.2f}B parameters ({params:,}), more than this leaderboard's "
+                      f"limit of {settings.max_params_billions:g}B.")
+    params_billions = params / 1e9
+
+    # 7: licence (Hub models)
+    if not local:
+        check_license(shown, facts.card, facts.card_license)
+
+    request = Request(model=name, revision=facts.sha, precision=precision, model_type=model_type, submitter=submitter,
+                      source="local" if local else "hub", local_path=str(facts.folder) if local else None,
+                      params_billions=params_billions, architecture=architecture, notes=notes)
+
+    # 8: duplicate (answered before the rate limit: asking again about a queued model is not a new request)
+    existing = _existing(store, request.path)
+    if existing is not None:
+        return _duplicate(store, existing)
+    # 9: rate limit
+    _check_rate(settings, store, submitter)
+    # 10: write, re-checking under the lock
+    with store.lock():
+        existing = _existing(store, request.path)
+        if existing is not None:
+            return _duplicate(store, existing)
+        _check_rate(settings, store, submitter)
+        save(store, request)
+        position = pending_position(store, request)
+    return Outcome(True, f"Queued {md(name)} @ {request.revision[:12]} ({precision}): position {position} in the queue.",
+                   request=request, position=position)
+
+
+# ---------------------------------------------------------------- step 1: text checks
+def _is_path(model_id: str) -> bool:
+    return model_id.startswith(("/", "./", "../", "~")) or os.path.isabs(model_id)
+
+
+def check_model_id(model_id: str) -> None:
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    if not model_id:
+        raise Refusal("Please enter a model id in the form org/name (for example `HuggingFaceTB/SmolVLM-256M-Instruct`).")
+    shown = md(model_id, limit=80)
+    if any(ch.isspace() for ch in model_id):
+        raise Refusal(f"The model id {shown} contains spaces; a Hub model id looks like org/name.")
+    if model_id.count("/") != 1 or model_id.startswith("/") or model_id.endswith("/"):
+        raise Refusal(f"The model id {shown} is not of the form org/name.")
+    try:
+        validate_repo_id(model_id)
+    except HFValidationError:
+        raise Refusal(f"The model id {shown} is not a valid Hub model id: use org/name with letters, digits, "
+                      "'-', '_' and '.' only (no '--' or '..').") from None
+    if model_id.endswith(".git"):
+        raise Refusal(f"The model id {shown} is not a valid Hub model id.")
+
+
+def check_choices(precision: str, model_type: str, revision: str) -> None:
+    if precision not in PRECISIONS:
+        raise Refusal(f"Precision {md(precision, 40)} is not one of: {', '.join(PRECISIONS)}.")
+    if model_type not in MODEL_TYPES:
+        raise Refusal(f"Model type {md(model_type, 40)} is not one of: {', '.join(MODEL_TYPES)}.")
+    if revision and (not _REVISION_RE.match(revision) or ".." in revision or "//" in revision
+                     or revision.endswith(("/", ".lock", "."))):
+        raise Refusal(f"The revision {md(revision, 60)} is not a valid branch, tag or commit sha.")
+
+
+# ---------------------------------------------------------------- step 2: local folders
+def _local_folder(model_id: str) -> Path:
+    folder = Path(model_id).expanduser().resolve()
+    if not folder.is_dir():
+        raise Refusal(f"The local folder {md(model_id, 120)} does not exist.")
+    if not (folder / "config.json").is_file():
+        raise Refusal(f"The local folder {md(model_id, 120)} has no config.json.")
+    return folder
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^\w.\-]", "-", name).strip(".-") or "model"
+
+
+def _folder_files(folder: Path) -> list[str]:
+    """Relative paths of the folder's files, sorted; hidden files and folders (.cache, .git) are left out."""
+    found = []
+    for path in folder.rglob("*"):
+        rel = path.relative_to(folder)
+        if path.is_file() and not any(part.startswith(".") for part in rel.parts):
+            found.append(rel.as_posix())
+    return sorted(found)
+
+
+def folder_sha(folder: Path, files: list[str] | None = None) -> str:
+    """sha1 over the sorted files' relative paths and contents: the 'revision' of a local folder (40 hex)."""
+    folder = Path(folder)
+    digest = hashlib.sha1()
+    for rel in files if files is not None else _folder_files(folder):
+        path = folder / rel
+        digest.update(f"{rel}\0{path.stat().st_size}\0".encode())
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+# ---------------------------------------------------------------- step 4: code and architecture
+def find_custom_code(config: dict, side_configs: dict[str, dict] | None = None) -> str:
+    """Where the model points at custom code ("" when it does not)."""
+    def walk(data, where: str) -> str:
+        if isinstance(data, dict):
+            for key in _CUSTOM_CODE_KEYS:
+                if data.get(key):
+                    return f"{where} has {key}"
+            for key, value in data.items():
+                if isinstance(value, dict):
+                    found = walk(value, where)
+                    if found:
+                        return found
+        return ""
+
+    found = walk(config, "config.json")
+    for name, data in (side_configs or {}).items():
+        found = found or walk(data, name)
+    return found
+
+
+def check_architecture(facts: hub.ModelFacts) -> str:
+    """The architecture name to record; raises Refusal when no adapter can load the model."""
+    config = facts.config or {}
+    model_type = config.get("model_type")
+    archs = config.get("architectures") or []
+    architecture = archs[0] if archs and isinstance(archs[0], str) else (model_type or None)
+    if not isinstance(model_type, str) or not model_type:
+        raise Refusal("config.json has no model_type, so the architecture cannot be recognised.")
+    described = None
+    try:
+        from evaluator.models import describe_model_folder
+        from evaluator.models.base import UnsupportedModelError
+    except ImportError:
+        describe_model_folder = None
+    if describe_model_folder is not None and facts.folder is not None:
+        try:
+            described = describe_model_folder(facts.folder)
+        except UnsupportedModelError as error:
+            raise Refusal(f"This model is not supported: {md(error, 300)}") from None
+        except Exception:  # the evaluator could not tell (e.g. only config.json fetched): use transformers' view
+            log.warning("describe_model_folder failed on %s; falling back to transformers' mappings", facts.repo_id,
+                        exc_info=True)
+            described = None
+        else:
+            found = (described.get("architecture") if isinstance(described, dict)
+                     else getattr(described, "architecture", None))
+            return found if isinstance(found, str) and found else (architecture or model_type)
+    _check_with_transformers(model_type)
+    return architecture or model_type
+
+
+def _check_with_transformers(model_type: str) -> None:
+    import transformers
+    from transformers import CONFIG_MAPPING
+    from transformers.models.auto.modeling_auto import (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+                                                        MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES)
+
+    if model_type not in CONFIG_MAPPING:
+        raise Refusal(f"The architecture {md(model_type, 60)} is not supported by transformers "
+                      f"{transformers.__version__}, and remote code is never run here.")
+    if model_type not in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES and model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        raise Refusal(f"The architecture {md(model_type, 60)} is neither an image-text-to-text nor a causal "
+                      "language model, so it cannot be evaluated here.")
+
+
+# ---------------------------------------------------------------- step 7: licence
+def card_license(card: str | None) -> str | None:
+    """The `license:` of a model card's YAML front matter (None when absent or unreadable)."""
+    if not card:
+        return None
+    from huggingface_hub import ModelCard
+
+    try:
+        data = ModelCard(card, ignore_metadata_errors=True).data
+    except Exception:  # unreadable YAML counts as no licence
+        return None
+    found = data.get("license") if hasattr(data, "get") else getattr(data, "license", None)
+    if isinstance(found, list):
+        found = ", ".join(str(x) for x in found if x)
+    return str(found).strip() or None if found else None
+
+
+def check_license(shown: str, card: str | None, hub_license: str | None = None) -> None:
+    if card is None and not hub_license:
+        raise Refusal(f"Model {shown} has no model card (README.md), so its licence is unknown; "
+                      "please add a card with a `license:` field.")
+    if not (card_license(card) or hub_license):
+        raise Refusal(f"The model card of {shown} declares no licence; please add a `license:` field to its "
+                      "metadata.")
+
+
+# ---------------------------------------------------------------- steps 8-9: queue state
+def _existing(store: Store, path: str) -> Request | None:
+    request = load(store, path)
+    return request if request is not None and request.status not in REPLACEABLE else None
+
+
+def _duplicate(store: Store, existing: Request) -> Outcome:
+    what = f"{md(existing.model)} @ {existing.revision[:12]} ({existing.precision})"
+    position = pending_position(store, existing) if existing.status == PENDING else 0
+    where = f", position {position} in the queue" if position else ""
+    return Outcome(True, f"{what} was already submitted and is {existing.status}{where}.", request=existing,
+                   position=position, duplicate=True)
+
+
+def _check_rate(settings: Settings, store: Store, submitter: str) -> None:
+    pending = sum(1 for r in all_requests(store) if r.status == PENDING and r.submitter == submitter)
+    if pending >= settings.max_pending_per_user:
+        raise Refusal(f"{md(submitter, 60)} already has {pending} pending request(s), the most allowed at once "
+                      f"({settings.max_pending_per_user}); please wait until some have run.")
+
+
+__all__ = ["Outcome", "submit", "folder_sha", "find_custom_code", "card_license", "md", "scrub", "request_path"]

@@ -1,0 +1,387 @@
+"""Results -> pandas DataFrames. The column schema is declared here, once.
+
+Every column of the board (and of `leaderboard.parquet`) is one `Column`: where its value lives in a
+results file, what kind of value it is, and what it means. The Leaderboard tab, the parquet file and the
+About tab all read `COLUMNS`. Adding a benchmark's columns is one `benchmark_columns(...)` entry in `COLUMNS`.
+
+Scores are fractions in 0..1 here (`leaderboard_frame`, the parquet file); `display_frame` turns them into
+percentages with one decimal, and undefined scores (null / NaN) into "n/a", sorted last.
+"""
+from __future__ import annotations
+
+import io
+import json
+import logging
+import math
+from datetime import timezone
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from leaderboard import queue as q
+from leaderboard.store import Store
+
+log = logging.getLogger(__name__)
+
+# kinds of column
+TEXT = "text"        # shown as is
+SHA = "sha"          # a commit sha: full in the raw frame, 12 characters on the board
+NUMBER = "number"    # a plain number (parameters in billions)
+SCORE = "score"      # a fraction in 0..1 (or null), shown as a percentage
+TIME = "time"        # an ISO timestamp
+
+NA = "n/a"
+LEADERBOARD_PATH = "leaderboard.parquet"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the board.
+
+    name: machine name (the raw frame and the parquet file); label: header shown on the board;
+    path: keys leading to the value in a results file; group: "model", "run" or a benchmark's name;
+    shown: False for columns that are only in the raw frame / parquet file.
+    """
+
+    name: str
+    label: str
+    path: tuple[str, ...]
+    kind: str
+    description: str
+    group: str = "model"
+    shown: bool = True
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark's place on the board: its group name, title and a one-line summary for the About tab."""
+
+    name: str
+    title: str
+    summary: str
+
+
+def benchmark_columns(benchmark: str, title: str, metrics: Sequence[tuple[str, str]]) -> list[Column]:
+    """Score columns of one benchmark: `metrics` lists (metric key in results["benchmarks"][benchmark]["scores"],
+    description). Labels are "<title> <metric>", names "<benchmark>_<metric>"."""
+    return [
+        Column(name=f"{benchmark}_{metric}", label=f"{title} {metric.replace('_', ' ')}",
+               path=("benchmarks", benchmark, "scores", metric), kind=SCORE, description=description,
+               group=benchmark)
+        for metric, description in metrics
+    ]
+
+
+BENCHMARKS: tuple[Benchmark, ...] = (
+    Benchmark("cure", "CURE", "Chain-of-thought visual reasoning and its consistency (arXiv 2309.04461): each item "
+              "has a high-level inference about a marked image region and a chain of 2-4 sub-questions leading to it, "
+              "all 6-way multiple choice."),
+)
+
+COLUMNS: tuple[Column, ...] = (
+    Column("model", "Model", ("model",), TEXT, "The Hugging Face Hub model id (or local folder) that was evaluated."),
+    Column("revision", "Revision", ("revision",), SHA,
+           "The commit the model was pinned to (first 12 characters of the sha on the board)."),
+    Column("precision", "Precision", ("precision",), TEXT, "The precision requested at submission (auto: bfloat16 on GPU, float32 on CPU)."),
+    Column("model_type", "Type", ("model_type",), TEXT, "The model type given at submission: " + ", ".join(q.MODEL_TYPES) + "."),
+    Column("params_billions", "Params (B)", ("params_billions",), NUMBER, "Number of parameters, in billions."),
+    *benchmark_columns("cure", "CURE", [
+        ("Ro", "Overall reasoning: share of items where the high-level inference AND every step of the chain are "
+               "answered correctly (mean of h and s). The default ranking."),
+        ("Rh", "High-level reasoning: share of items whose high-level inference is answered correctly."),
+        ("Rcot", "Chain-of-thought reasoning: share of items whose whole chain is answered correctly (all-or-nothing "
+                 "per item, not the per-step accuracy)."),
+        ("Cf", "Forward consistency, Ro / Rcot: P(high-level correct | whole chain correct). n/a when Rcot is 0."),
+        ("Cb", "Backward consistency, Ro / Rh: P(whole chain correct | high-level correct). n/a when Rh is 0."),
+        ("step_accuracy", "Mean per-step accuracy over all sub-questions of all chains."),
+    ]),
+    # in the raw frame and leaderboard.parquet only
+    Column("key", "Key", ("key",), TEXT, "<org>/<model>/<sha12>_<precision>: names the request, results and details.",
+           group="run", shown=False),
+    Column("architecture", "Architecture", ("architecture",), TEXT, "The model's architecture class.", group="run", shown=False),
+    Column("suite", "Suite", ("run", "suite"), TEXT, "sample (shipped with the project) or full.", group="run", shown=False),
+    Column("dtype", "Dtype", ("run", "dtype"), TEXT, "The dtype the weights were loaded in.", group="run", shown=False),
+    Column("device", "Device", ("run", "device"), TEXT, "cuda or cpu.", group="run", shown=False),
+    Column("submitted_time", "Submitted", ("submitted_time",), TIME, "When the request was submitted (UTC).",
+           group="run", shown=False),
+    Column("finished_time", "Finished", ("finished_time",), TIME, "When the run finished (UTC).", group="run", shown=False),
+)
+
+DEFAULT_SORT = "cure_Ro"  # descending, undefined last; ties by model name
+SIZE_BUCKETS: tuple[str, ...] = ("<1B", "1-3B", "3-7B", "7-15B", ">15B", "unknown")
+
+SHOWN: tuple[Column, ...] = tuple(c for c in COLUMNS if c.shown)
+_BY_NAME = {c.name: c for c in COLUMNS}
+
+
+def column(name: str) -> Column:
+    return _BY_NAME[name]
+
+
+def score_columns() -> list[Column]:
+    return [c for c in COLUMNS if c.kind == SCORE]
+
+
+def display_headers() -> list[str]:
+    """The board's headers, in order."""
+    return [c.label for c in SHOWN]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# results -> raw frame
+
+def load_results(store: Store) -> list[dict]:
+    """Every results file in the store; a file that cannot be read or is not a results object is skipped (logged)."""
+    found = []
+    for path in store.list("results", suffix=".json"):
+        try:
+            data = store.read_json(path)
+        except (ValueError, OSError) as exc:  # malformed JSON, a vanished file
+            log.warning("skipping unreadable results file %s: %s", path, exc)
+            continue
+        if isinstance(data, dict) and isinstance(data.get("model"), str):
+            found.append(data)
+        else:
+            log.warning("skipping results file %s: not a results object", path)
+    return found
+
+
+def _get(obj: Any, path: tuple[str, ...]) -> Any:
+    for part in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
+
+
+def _as_float(value: Any) -> float:
+    if value is None or isinstance(value, bool):
+        return math.nan
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return number if math.isfinite(number) else math.nan
+
+
+def leaderboard_frame(results: Iterable[dict]) -> pd.DataFrame:
+    """One row per run, machine column names (every column of COLUMNS), raw values: scores are fractions or NaN."""
+    rows = []
+    for result in results:
+        row = {}
+        for col in COLUMNS:
+            value = _get(result, col.path)
+            if col.kind in (SCORE, NUMBER):
+                row[col.name] = _as_float(value)
+            else:
+                row[col.name] = None if value is None else str(value)
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=[c.name for c in COLUMNS])
+    for col in COLUMNS:
+        if col.kind in (SCORE, NUMBER):
+            frame[col.name] = frame[col.name].astype("float64")
+        else:
+            frame[col.name] = frame[col.name].astype(object)
+    return frame
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# raw frame -> what the board shows
+
+def size_bucket(params_billions: float | None) -> str:
+    """"<1B", "1-3B", "3-7B", "7-15B" (15 included), ">15B", or "unknown"."""
+    p = _as_float(params_billions)
+    if math.isnan(p):
+        return "unknown"
+    if p < 1:
+        return "<1B"
+    if p < 3:
+        return "1-3B"
+    if p < 7:
+        return "3-7B"
+    if p <= 15:
+        return "7-15B"
+    return ">15B"
+
+
+def format_score(value: Any) -> str:
+    """A fraction as a percentage with one decimal; null / NaN as "n/a"."""
+    number = _as_float(value)
+    return NA if math.isnan(number) else f"{number * 100:.1f}"
+
+
+def format_params(value: Any) -> str:
+    number = _as_float(value)
+    if math.isnan(number):
+        return NA
+    return np.format_float_positional(number, precision=3, unique=False, fractional=False, trim="-")
+
+
+def _format(col: Column, value: Any) -> str:
+    if col.kind == SCORE:
+        return format_score(value)
+    if col.kind == NUMBER:
+        return format_params(value)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    text = str(value)
+    if col.kind == SHA:
+        return text[:12]
+    if col.kind == TIME:
+        return format_time(text)
+    return text
+
+
+def sort_runs(df: pd.DataFrame, by: str = DEFAULT_SORT, ascending: bool = False) -> pd.DataFrame:
+    """Sort by one raw column with NaN last (either direction); ties by model name."""
+    if df.empty or by not in df.columns:
+        return df
+    return df.sort_values([by, "model"], ascending=[ascending, True], na_position="last", kind="stable")
+
+
+def filter_runs(df: pd.DataFrame, search: str = "", model_types: Sequence[str] = (),
+                sizes: Sequence[str] = ()) -> pd.DataFrame:
+    """Rows whose model name contains `search` (case-insensitive; several terms separated by ';' match any),
+    whose type is one of `model_types` and whose size bucket is one of `sizes` (empty: no filter)."""
+    mask = pd.Series(True, index=df.index)
+    terms = [t.strip().lower() for t in (search or "").split(";") if t.strip()]
+    if terms:
+        names = df["model"].fillna("").astype(str).str.lower()
+        hit = pd.Series(False, index=df.index)
+        for term in terms:
+            hit |= names.str.contains(term, regex=False)
+        mask &= hit
+    if model_types:
+        mask &= df["model_type"].isin(list(model_types))
+    if sizes:
+        mask &= df["params_billions"].map(size_bucket).isin(list(sizes))
+    return df[mask]
+
+
+def display_frame(df: pd.DataFrame, search: str = "", model_types: Sequence[str] = (),
+                  sizes: Sequence[str] = ()) -> pd.DataFrame:
+    """The board: shown columns under their labels, every cell text (percentages with one decimal, "n/a"),
+    filtered, sorted by the default column descending with n/a last."""
+    rows = sort_runs(filter_runs(df, search, model_types or (), sizes or ()))
+    out = pd.DataFrame({c.label: [_format(c, v) for v in rows[c.name]] for c in SHOWN}, columns=display_headers())
+    return out.astype(object).reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the queue
+
+def format_time(text: str | None) -> str:
+    """ISO time -> 'YYYY-MM-DD HH:MM:SS UTC' (text that does not parse is shown as is)."""
+    if not text:
+        return ""
+    try:
+        moment = q.parse_time(text)
+    except ValueError:
+        return str(text)
+    if moment is None:
+        return ""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%d %H:%M:%S") + " UTC"
+
+
+def progress_text(progress: dict | None) -> str:
+    """{"benchmark": "cure", "done": 12, "total": 20, "rate": 1.4} -> "cure 12/20 (1.4 it/s)"."""
+    if not progress:
+        return "starting"
+    bench = str(progress.get("benchmark") or "").strip()
+    done, total, rate = progress.get("done"), progress.get("total"), progress.get("rate")
+    parts = [bench] if bench else []
+    if done is not None and total:
+        parts.append(f"{done}/{total}")
+    elif done is not None:
+        parts.append(str(done))
+    rate_f = _as_float(rate)
+    if not math.isnan(rate_f) and rate_f > 0:
+        parts.append(f"({rate_f:.1f} it/s)")
+    text = " ".join(parts)
+    if not text:
+        stage = progress.get("stage") or progress.get("message")
+        text = str(stage) if stage else "running"
+    return text
+
+
+# queue column label -> function of (request, position)
+_QUEUE_CELLS = {
+    "#": lambda r, pos: str(pos) if pos else "",
+    "Model": lambda r, pos: r.model,
+    "Revision": lambda r, pos: (r.revision or "")[:12],
+    "Precision": lambda r, pos: r.precision,
+    "Type": lambda r, pos: r.model_type,
+    "Submitted": lambda r, pos: format_time(r.submitted_time),
+    "Started": lambda r, pos: format_time(r.started_time),
+    "Finished": lambda r, pos: format_time(r.finished_time),
+    "Cancelled": lambda r, pos: format_time(r.finished_time),
+    "Attempts": lambda r, pos: str(r.attempts),
+    "Progress": lambda r, pos: progress_text(r.progress),
+    "Note": lambda r, pos: r.error or "",
+    "Error": lambda r, pos: r.error or "",
+    "Log tail": lambda r, pos: r.log_tail or "",
+    "Key": lambda r, pos: r.key,
+}
+
+QUEUE_COLUMNS: dict[str, tuple[str, ...]] = {
+    q.PENDING: ("#", "Model", "Revision", "Precision", "Type", "Submitted", "Attempts", "Note", "Key"),
+    q.RUNNING: ("Model", "Revision", "Precision", "Type", "Submitted", "Started", "Attempts", "Progress", "Key"),
+    q.FINISHED: ("Model", "Revision", "Precision", "Type", "Submitted", "Started", "Finished", "Attempts", "Key"),
+    q.FAILED: ("Model", "Revision", "Precision", "Type", "Submitted", "Finished", "Attempts", "Error", "Log tail", "Key"),
+    q.CANCELLED: ("Model", "Revision", "Precision", "Type", "Submitted", "Cancelled", "Key"),
+}
+
+
+def queue_frame(requests: Iterable[q.Request], status: str) -> pd.DataFrame:
+    """Requests in one status, as text. PENDING: queue order (oldest first) with the position;
+    RUNNING: oldest start first; the others: most recently finished first."""
+    if status not in QUEUE_COLUMNS:
+        raise ValueError(f"unknown status {status!r}")
+    chosen = [r for r in requests if r.status == status]
+    if status == q.PENDING:
+        chosen.sort(key=lambda r: (r.submitted_time or "", r.path))
+    elif status == q.RUNNING:
+        chosen.sort(key=lambda r: (r.started_time or "", r.path))
+    else:
+        chosen.sort(key=lambda r: (r.finished_time or r.submitted_time or "", r.path), reverse=True)
+    labels = QUEUE_COLUMNS[status]
+    rows = [[_QUEUE_CELLS[label](r, i + 1 if status == q.PENDING else 0) for label in labels]
+            for i, r in enumerate(chosen)]
+    return pd.DataFrame(rows, columns=list(labels), dtype=object)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# leaderboard.parquet
+
+def parquet_bytes(df: pd.DataFrame) -> bytes:
+    """The raw frame as parquet (pyarrow), with explicit types so an empty board is a valid file too."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fields = []
+    arrays = []
+    for col in COLUMNS:
+        values = df[col.name].tolist() if col.name in df.columns else [None] * len(df)
+        if col.kind in (SCORE, NUMBER):
+            typ = pa.float64()
+            values = [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v) for v in values]
+        else:
+            typ = pa.string()
+            values = [None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in values]
+        fields.append(pa.field(col.name, typ, metadata={"label": col.label, "description": col.description}))
+        arrays.append(pa.array(values, type=typ))
+    schema = pa.schema(fields, metadata={"columns": json.dumps([c.name for c in COLUMNS])})
+    buffer = io.BytesIO()
+    pq.write_table(pa.Table.from_arrays(arrays, schema=schema), buffer)
+    return buffer.getvalue()
+
+
+def rebuild_leaderboard(store: Store) -> pd.DataFrame:
+    """Rebuild `leaderboard.parquet` (one row per finished run, raw fractions) from the results in the store."""
+    df = sort_runs(leaderboard_frame(load_results(store))).reset_index(drop=True)
+    store.write_bytes(LEADERBOARD_PATH, parquet_bytes(df))
+    return df

@@ -1,0 +1,40 @@
+"""The Space's Gradio app: one module per tab, wired together by `build_app`.
+
+No global mutable state: each tab's `build(demo, settings, store)` closes over the settings and the store it is given.
+Endpoints for clients (gradio_client): /leaderboard, /queue, /submit, /cancel.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+import gradio as gr  # noqa: E402
+
+from leaderboard.settings import Settings  # noqa: E402
+from leaderboard.store import Store  # noqa: E402
+from leaderboard.ui import about, board, queue_tab, submit  # noqa: E402
+
+TITLE = "Open VLM Reasoning Leaderboard"
+INTRO = (f"# {TITLE}\n"
+         "Submit any public Hugging Face Hub model; a background evaluator runs the benchmarks at a pinned commit "
+         "and the board ranks the results. Scores are percentages.")
+
+
+def build_app(settings: Settings, store: Store) -> gr.Blocks:
+    """The whole Space: Leaderboard, Submit, Queue and About tabs."""
+    with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+        gr.Markdown(INTRO)
+        with gr.Tabs():
+            with gr.Tab("Leaderboard", id="leaderboard"):
+                board.build(demo, settings, store)
+            with gr.Tab("Submit", id="submit"):
+                submit.build(demo, settings, store)
+            with gr.Tab("Queue", id="queue"):
+                queue_tab.build(demo, settings, store)
+            with gr.Tab("About", id="about"):
+                about.build(demo, settings, store)
+    return demo
+
+
+__all__ = ["build_app", "TITLE"]

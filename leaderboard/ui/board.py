@@ -1,0 +1,105 @@
+"""The Leaderboard tab: search and filters over a sortable, read-only table of every finished run.
+
+The results are read from the store on page load, every REFRESH_SECONDS and on the Refresh button (that event is
+the `/leaderboard` API endpoint); typing in the search box or changing a filter re-filters the copy this browser
+session already holds (a gr.State), so it does not read the store again.
+"""
+from __future__ import annotations
+
+import gradio as gr
+import pandas as pd
+
+from leaderboard import tables
+from leaderboard.queue import MODEL_TYPES
+from leaderboard.settings import Settings
+from leaderboard.store import Store
+
+REFRESH_SECONDS = 30
+
+HELP = ("Scores are percentages (higher is better); **n/a** means the ratio is undefined (for example CURE Cf when "
+        "no chain was fully right). Ranked by **CURE Ro**; click a column header to sort by it. "
+        "The metrics are explained in the About tab.")
+
+EMPTY = ("### No results yet\n"
+         "Nothing has been evaluated on this leaderboard so far. To add a model, open the **Submit** tab, enter its "
+         "Hugging Face Hub id (for example `org/model-name`), pick the precision and model type and press "
+         "**Submit**. The request joins the queue (see the **Queue** tab); when its run finishes, the model's row "
+         "appears here.")
+
+NO_MATCH = "No run matches the search and filters."
+
+
+def _empty_raw() -> pd.DataFrame:
+    return tables.leaderboard_frame([])
+
+
+def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
+    """Lay out the tab inside the current Blocks context and wire its events."""
+
+    def reload(search: str, model_types: list[str], sizes: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+        raw = tables.leaderboard_frame(tables.load_results(store))
+        return tables.display_frame(raw, search or "", model_types or (), sizes or ()), raw
+
+    def refilter(raw: pd.DataFrame | None, search: str, model_types: list[str], sizes: list[str]) -> pd.DataFrame:
+        if raw is None:
+            raw = tables.leaderboard_frame(tables.load_results(store))
+        return tables.display_frame(raw, search or "", model_types or (), sizes or ())
+
+    def empty_state(raw: pd.DataFrame | None, search: str, model_types: list[str], sizes: list[str]):
+        if raw is None or len(raw) == 0:
+            return gr.Markdown(EMPTY, visible=True), gr.Dataframe(visible=False)
+        shown = tables.filter_runs(raw, search or "", model_types or (), sizes or ())
+        if len(shown) == 0:
+            return gr.Markdown(NO_MATCH, visible=True), gr.Dataframe(visible=True)
+        return gr.Markdown(visible=False), gr.Dataframe(visible=True)
+
+    gr.Markdown(HELP)
+    with gr.Row(equal_height=True):
+        search = gr.Textbox(value="", label="Search models", placeholder="Part of a model name; separate several with ;",
+                            scale=2, elem_id="board-search")
+        model_types = gr.CheckboxGroup(choices=list(MODEL_TYPES), value=[], label="Model type", scale=2,
+                                       elem_id="board-types")
+        sizes = gr.CheckboxGroup(choices=list(tables.SIZE_BUCKETS), value=[], label="Size (parameters)", scale=2,
+                                 elem_id="board-sizes")
+    with gr.Row():
+        refresh = gr.Button("Refresh", size="sm", scale=0, elem_id="board-refresh")
+    empty = gr.Markdown(EMPTY, visible=False, elem_id="board-empty")
+    table = gr.Dataframe(
+        value=tables.display_frame(_empty_raw()),
+        headers=tables.display_headers(),
+        datatype="str",
+        interactive=False,
+        wrap=False,
+        pinned_columns=1,
+        max_height=700,
+        label="Leaderboard",
+        show_label=False,
+        elem_id="leaderboard-table",
+    )
+    raw_state = gr.State(None)
+    timer = gr.Timer(REFRESH_SECONDS)
+
+    filters = [search, model_types, sizes]
+    gr.on(
+        triggers=[demo.load, timer.tick, refresh.click],
+        fn=reload,
+        inputs=filters,
+        outputs=[table, raw_state],
+        api_name="leaderboard",
+        api_description="The board as shown (percentages, n/a for undefined), filtered like the tab.",
+        show_progress="hidden",
+        trigger_mode="always_last",
+        concurrency_limit=None,
+    ).then(empty_state, inputs=[raw_state, *filters], outputs=[empty, table], api_visibility="private",
+           show_progress="hidden")
+    gr.on(
+        triggers=[search.submit, search.change, model_types.change, sizes.change],
+        fn=refilter,
+        inputs=[raw_state, *filters],
+        outputs=table,
+        api_visibility="private",
+        show_progress="hidden",
+        trigger_mode="always_last",
+        concurrency_limit=None,
+    ).then(empty_state, inputs=[raw_state, *filters], outputs=[empty, table], api_visibility="private",
+           show_progress="hidden")

@@ -1,0 +1,147 @@
+"""The Queue tab: pending, running (with progress), finished, failed (reason + log tail) and cancelled requests,
+and a box to cancel a PENDING request. Refreshed on load, every REFRESH_SECONDS and on the Refresh button
+(that event is the `/queue` API endpoint: five tables, in the order of SECTIONS)."""
+from __future__ import annotations
+
+import logging
+from pathlib import PurePosixPath
+
+import gradio as gr
+import pandas as pd
+
+from leaderboard import queue as q
+from leaderboard import tables
+from leaderboard.settings import Settings
+from leaderboard.store import Store
+from leaderboard.ui.submit import escape_markdown
+
+log = logging.getLogger(__name__)
+
+REFRESH_SECONDS = 5
+
+# status -> section title
+SECTIONS: dict[str, str] = {
+    q.PENDING: "Pending",
+    q.RUNNING: "Running",
+    q.FINISHED: "Finished",
+    q.FAILED: "Failed",
+    q.CANCELLED: "Cancelled",
+}
+_OPEN = {q.PENDING: True, q.RUNNING: True, q.FINISHED: False, q.FAILED: True, q.CANCELLED: False}
+
+HELP = ("Requests move from **Pending** to **Running** when the evaluator claims them, then to **Finished** (the "
+        "model appears on the board) or **Failed** (with the reason and the last lines of the worker's log). "
+        "A pending request can be cancelled below. Click a failed run to read its log tail.")
+
+
+def _section_label(status: str, count: int) -> str:
+    return f"{SECTIONS[status]} ({count})"
+
+
+def _pending_choices(pending: pd.DataFrame | None) -> list[tuple[str, str]]:
+    if pending is None or len(pending) == 0 or "Key" not in pending.columns:
+        return []
+    choices = []
+    for _, row in pending.iterrows():
+        key = str(row["Key"] or "")
+        if key:
+            choices.append((f"{row['Model']} @ {row['Revision']} ({row['Precision']})", key))
+    return choices
+
+
+def cancel_request(store: Store, key: str) -> str:
+    """Cancel the PENDING request named by its key (<org>/<model>/<sha12>_<precision>); a Markdown message."""
+    key = (key or "").strip()
+    if key.startswith("requests/"):
+        key = key[len("requests/"):]
+    if key.endswith(".json"):
+        key = key[: -len(".json")]
+    if not key:
+        return "Pick a pending request (or paste its key) first."
+    if not q.is_request_key(key) or any(part in (".", "..") for part in PurePosixPath(key).parts):
+        return (f"**{escape_markdown(key, limit=120)}** is not a request key; a key looks like "
+                "`org/model/0123456789ab_auto` (see the Key column).")
+    try:
+        done, message = q.cancel(store, f"requests/{key}.json")
+    except (ValueError, OSError, TimeoutError) as error:
+        log.warning("cancel of %s failed: %s", key, error)
+        return "The request could not be cancelled right now; please try again."
+    return ("Done: " if done else "Not cancelled: ") + escape_markdown(message, limit=300)
+
+
+def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
+    """Lay out the tab inside the current Blocks context and wire its events."""
+
+    def frames() -> tuple[pd.DataFrame, ...]:
+        requests = q.all_requests(store)
+        return tuple(tables.queue_frame(requests, status) for status in SECTIONS)
+
+    def decorate(*shown: pd.DataFrame):
+        counts = [0 if df is None else len(df) for df in shown]
+        labels = [gr.Accordion(label=_section_label(status, n)) for status, n in zip(SECTIONS, counts)]
+        return (*labels, gr.Dropdown(choices=_pending_choices(shown[0])))
+
+    def show_log(failed: pd.DataFrame, evt: gr.SelectData) -> str:
+        row = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
+        if failed is None or not isinstance(row, int) or row >= len(failed):
+            return ""
+        record = failed.iloc[row]
+        return f"{record['Model']} @ {record['Revision']}: {record['Error']}\n\n{record['Log tail']}"
+
+    gr.Markdown(HELP)
+    refresh = gr.Button("Refresh", size="sm", elem_id="queue-refresh")
+    accordions: list[gr.Accordion] = []
+    outputs: list[gr.Dataframe] = []
+    failed_log = None
+    for status, title in SECTIONS.items():
+        with gr.Accordion(label=_section_label(status, 0), open=_OPEN[status],
+                          elem_id=f"queue-section-{status.lower()}") as accordion:
+            table = gr.Dataframe(
+                value=tables.queue_frame([], status),
+                headers=list(tables.QUEUE_COLUMNS[status]),
+                datatype="str",
+                interactive=False,
+                wrap=True,
+                max_height=400,
+                show_label=False,
+                label=title,
+                elem_id=f"queue-{status.lower()}",
+            )
+            if status == q.FAILED:
+                failed_log = gr.Textbox(label="Log tail of the selected failed run", lines=8, max_lines=30,
+                                        interactive=False, elem_id="queue-failed-log")
+        accordions.append(accordion)
+        outputs.append(table)
+
+    with gr.Group():
+        with gr.Row(equal_height=True):
+            pick = gr.Dropdown(choices=[], value=None, allow_custom_value=True, label="Cancel a pending request",
+                               info="Pick one, or paste its key (org/model/sha12_precision)", scale=4,
+                               elem_id="queue-cancel-pick")
+            cancel = gr.Button("Cancel request", variant="stop", scale=1, elem_id="queue-cancel")
+    cancel_message = gr.Markdown(elem_id="queue-cancel-message")
+
+    timer = gr.Timer(REFRESH_SECONDS)
+    gr.on(
+        triggers=[demo.load, timer.tick, refresh.click],
+        fn=frames,
+        outputs=outputs,
+        api_name="queue",
+        api_description="The queue: pending, running, finished, failed and cancelled requests, as five tables.",
+        show_progress="hidden",
+        trigger_mode="always_last",
+        concurrency_limit=None,
+    ).then(decorate, inputs=outputs, outputs=[*accordions, pick], api_visibility="private", show_progress="hidden")
+
+    cancel.click(
+        lambda key: cancel_request(store, key),
+        inputs=pick,
+        outputs=cancel_message,
+        api_name="cancel",
+        api_description="Cancel a PENDING request by its key; returns a message.",
+    ).then(lambda: None, outputs=pick, api_visibility="private", show_progress="hidden").then(
+        frames, outputs=outputs, api_visibility="private", show_progress="hidden").then(
+        decorate, inputs=outputs, outputs=[*accordions, pick], api_visibility="private", show_progress="hidden")
+
+    outputs[list(SECTIONS).index(q.FAILED)].select(show_log, inputs=outputs[list(SECTIONS).index(q.FAILED)],
+                                                    outputs=failed_log, api_visibility="private")

@@ -1,0 +1,92 @@
+"""The Submit tab: a Hub model id, an optional revision, a precision and a model type; the Submit button
+(the `/submit` API endpoint) answers with one Markdown message."""
+from __future__ import annotations
+
+import html
+import logging
+import re
+
+import gradio as gr
+
+from leaderboard.queue import MODEL_TYPES, PRECISIONS
+from leaderboard.settings import Settings
+from leaderboard.store import Store
+
+log = logging.getLogger(__name__)
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:])")
+
+EMPTY_ID = ("**Please enter a model id**, the Hugging Face Hub name of the model such as `org/model-name`; "
+            "nothing was submitted.")
+
+HELP = (f"Enter the id of a public model on the Hugging Face Hub (`org/model-name`). The model is pinned to the "
+        f"commit of the revision you give (a branch, tag or commit sha; empty: `main`), must keep its weights in "
+        f"safetensors, must not need remote code and may have at most {{max_params:g}}B parameters. "
+        f"**auto** precision means bfloat16 on a GPU and float32 on the CPU.")
+
+
+def escape_markdown(text: object, limit: int | None = None) -> str:
+    """Untrusted text made inert inside gr.Markdown: one line, Markdown punctuation backslash-escaped and
+    &, <, > turned into HTML entities (the entities contain no Markdown punctuation, so the order is safe)."""
+    text = " ".join(str(text).split())
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return html.escape(_MD_SPECIAL.sub(r"\\\1", text), quote=False)
+
+
+def submit_message(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",
+                   model_type: str = "pretrained", submitter: str = "anonymous") -> str:
+    """Validate and queue a submission; the Markdown message shown under the form."""
+    model_id = (model_id or "").strip() if isinstance(model_id, str) else ""
+    revision = (revision or "").strip() if isinstance(revision, str) else ""
+    if not model_id:
+        return EMPTY_ID
+    try:
+        from leaderboard.submission import submit  # imported lazily: it pulls in the Hub client
+    except ImportError:  # pragma: no cover - only before the submission module exists
+        log.exception("leaderboard.submission is not importable")
+        return "Submissions are not open on this leaderboard yet; nothing was submitted."
+    try:
+        outcome = submit(settings, store, model_id, revision=revision, precision=precision or "auto",
+                         model_type=model_type or "pretrained", submitter=submitter)
+    except Exception:  # submit() refuses with an Outcome; this is a bug or an outage, never the visitor's fault
+        log.exception("submit() raised for %r", model_id[:200])
+        return "The submission could not be processed because of an internal error; nothing was queued. Please try again later."
+    # Outcome.message is Markdown-safe by contract (submission escapes the user's text in it).
+    message = outcome.message or ("Submitted." if outcome.ok else "The submission was refused.")
+    if outcome.ok and outcome.position and "position" not in message.lower():
+        message += f" Position {outcome.position} in the queue."
+    if outcome.ok and outcome.duplicate:
+        return f"ℹ️ {message}"
+    return f"✅ {message}" if outcome.ok else f"❌ {message}"
+
+
+def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
+    """Lay out the tab inside the current Blocks context and wire its events."""
+
+    def on_submit(model_id: str, revision: str, precision: str, model_type: str) -> str:
+        return submit_message(settings, store, model_id, revision, precision, model_type)
+
+    gr.Markdown(HELP.format(max_params=settings.max_params_billions))
+    with gr.Row():
+        model_id = gr.Textbox(value="", label="Model id", placeholder="org/model-name", max_length=300, scale=3,
+                              elem_id="submit-model")
+        revision = gr.Textbox(value="", label="Revision (optional)", placeholder="main", max_length=300, scale=2,
+                              elem_id="submit-revision")
+    with gr.Row():
+        precision = gr.Dropdown(choices=list(PRECISIONS), value=PRECISIONS[0], label="Precision",
+                                elem_id="submit-precision")
+        model_type = gr.Dropdown(choices=list(MODEL_TYPES), value=MODEL_TYPES[0], label="Model type",
+                                 elem_id="submit-type")
+    button = gr.Button("Submit", variant="primary", elem_id="submit-button")
+    message = gr.Markdown(elem_id="submit-message")
+    button.click(
+        on_submit,
+        inputs=[model_id, revision, precision, model_type],
+        outputs=message,
+        api_name="submit",
+        api_description="Submit a model for evaluation; returns a Markdown message (queued: with the position).",
+        concurrency_limit=4,
+    )
+    model_id.submit(on_submit, inputs=[model_id, revision, precision, model_type], outputs=message,
+                    api_visibility="private", concurrency_limit=4)

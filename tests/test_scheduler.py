@@ -1,0 +1,136 @@
+"""The scheduler tick end to end on the real worker subprocess and tiny models from the offline Hub cache."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+
+import pandas as pd
+
+from leaderboard import queue, scheduler
+from leaderboard.queue import Request
+
+
+def _request(model, precision="auto", **extra) -> Request:
+    return Request(model=model.repo_id, revision=model.sha, precision=precision, architecture="test", **extra)
+
+
+def _wait_for(predicate, timeout=120.0, step=0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError("timed out waiting")
+
+
+def test_tick_runs_the_worker_and_publishes(settings, store, tiny_llava):
+    settings = settings.with_(limit=3)
+    request = _request(tiny_llava)
+    queue.save(store, request)
+    report = scheduler.tick(settings, store)
+    assert report.request == request.path and report.status == queue.FINISHED, report.error
+    stored = queue.load(store, request.path)
+    assert stored.status == queue.FINISHED and stored.finished_time and stored.lease_owner is None
+    assert "wrote" in stored.log_tail
+    results = store.read_json(f"results/{request.key}.json")
+    assert results["model"] == "tiny-org/tiny-llava" and results["revision"] == tiny_llava.sha
+    assert set(results["benchmarks"]["cure"]["scores"]) >= {"Rh", "Rcot", "Ro", "Cf", "Cb", "step_accuracy"}
+    run = results["run"]
+    assert run["device"] == "cpu" and run["dtype"] == "float32" and run["suite"] == "sample"
+    assert run["item_counts"]["cure"] == 3 and run["prompt_hashes"] and run["versions"]["torch"]
+    details = pd.read_parquet(store.root / "details" / request.key / "cure.parquet")
+    assert {"question_id", "prompt", "prediction", "parsed_answer", "gold", "correct"} <= set(details.columns)
+    assert details["question_id"].nunique() == 3
+    board = pd.read_parquet(store.root / "leaderboard.parquet")
+    assert list(board["model"]) == ["tiny-org/tiny-llava"]
+    # an empty queue: the next tick does nothing
+    assert scheduler.tick(settings, store).request is None
+
+
+def test_text_only_model_finishes_with_cure_skipped(settings, store, tiny_llama):
+    request = _request(tiny_llama)
+    queue.save(store, request)
+    report = scheduler.tick(settings, store)
+    assert report.status == queue.FINISHED, report.error
+    results = store.read_json(f"results/{request.key}.json")
+    assert results["benchmarks"] == {} and "text-only" in results["skipped"]["cure"]
+
+
+def test_failed_run_records_the_reason_and_log_tail(settings, store, tiny_llava):
+    request = Request(model=tiny_llava.repo_id, revision="0" * 40)  # a commit the cache does not hold
+    queue.save(store, request)
+    report = scheduler.tick(settings, store)
+    assert report.status == queue.FAILED
+    stored = queue.load(store, request.path)
+    assert stored.error and "\n" not in stored.error and "exited with code" not in stored.error
+    assert "error: " in stored.log_tail and len(stored.log_tail.splitlines()) <= queue.LOG_TAIL_LINES
+    assert store.list("results") == [] and store.list("details") == []
+
+
+def test_token_never_reaches_the_log_tail(settings, store, tiny_llava, monkeypatch):
+    token = "hf_SECRETTOKEN1234567890"
+    monkeypatch.setenv("HF_TOKEN", token)
+    settings = settings.with_(hf_token=token)
+    queue.save(store, Request(model=tiny_llava.repo_id, revision="1" * 40))
+    scheduler.tick(settings, store)
+    stored = queue.all_requests(store)[0]
+    assert stored.status == queue.FAILED
+    assert token not in (stored.log_tail or "") and token not in (stored.error or "")
+    assert token not in json.dumps(store.read_json(stored.path))
+
+
+def _start_tick_in_thread(settings, store, stop=None):
+    box = {}
+    thread = threading.Thread(target=lambda: box.setdefault("report", scheduler.tick(settings, store, stop)))
+    thread.start()
+    return thread, box
+
+
+def _running_worker(settings):
+    pid_files = list(settings.runs_dir.rglob("worker.pid"))
+    progress = list(settings.runs_dir.rglob("progress.json"))
+    return int(pid_files[0].read_text()) if pid_files and progress else None
+
+
+def test_worker_killed_mid_run_publishes_nothing_and_is_retried(settings, store, tiny_llava):
+    request = _request(tiny_llava)
+    queue.save(store, request)
+    thread, box = _start_tick_in_thread(settings, store)
+    pid = _wait_for(lambda: _running_worker(settings))
+    os.kill(pid, signal.SIGKILL)
+    thread.join(timeout=120)
+    assert box["report"].status == queue.PENDING
+    stored = queue.load(store, request.path)
+    assert stored.status == queue.PENDING and stored.attempts == 1 and "SIGKILL" in stored.error
+    assert store.list("results") == [] and store.list("details") == [] and store.read_bytes("leaderboard.parquet") is None
+
+
+def test_progress_reaches_the_request_while_running(settings, store, tiny_llava):
+    queue.save(store, _request(tiny_llava))
+    stop = threading.Event()
+    thread, box = _start_tick_in_thread(settings, store, stop)
+    progress = _wait_for(lambda: queue.all_requests(store)[0].progress.get("total"), timeout=180)
+    stop.set()  # clean shutdown: the run stops and the request goes back to the queue, no attempt counted
+    thread.join(timeout=60)
+    stored = queue.all_requests(store)[0]
+    assert progress > 0
+    assert stored.status == queue.PENDING and stored.attempts == 0 and "shut down" in stored.error
+    assert store.list("results") == []
+
+
+def test_scheduler_object_runs_ticks_and_shuts_down_cleanly(settings, store):
+    sched = scheduler.Scheduler(settings.with_(scheduler_interval=0.2), store)
+    sched.start()
+    time.sleep(0.5)
+    sched.shutdown()
+    assert not sched._scheduler.running
+
+
+def test_worker_loop_processes_the_queue(settings, store, tiny_llama):
+    queue.save(store, _request(tiny_llama, precision="float32"))
+    runs = scheduler.run_worker_loop(settings.with_(scheduler_interval=0.01), store, threading.Event(), max_ticks=2)
+    assert runs == 1 and queue.all_requests(store)[0].status == queue.FINISHED

@@ -1,0 +1,423 @@
+"""Submission checks against a hand-made offline Hub cache (real huggingface_hub, real safetensors files).
+
+The only stand-in is a tiny object at the HfApi edge (model_info), for what the offline cache cannot say:
+gated and private repos, and the Hub's own errors.
+"""
+from __future__ import annotations
+
+import json
+import re
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from safetensors.numpy import save as save_safetensors
+
+from leaderboard import hub
+from leaderboard.queue import CANCELLED, FAILED, FINISHED, PENDING, RUNNING, load, pending_position, save
+from leaderboard.submission import OFFLINE_NOTE, folder_sha, submit
+from tests.hub_cache import LICENSED_CARD, fake_sha, lay_into_hub_cache
+
+HEX40 = re.compile(r"^[0-9a-f]{40}$")
+
+LLAMA_CONFIG = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": 64, "hidden_size": 32,
+    "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2,
+    "max_position_embeddings": 128, "rms_norm_eps": 1e-6, "bos_token_id": 1, "eos_token_id": 2,
+    "tie_word_embeddings": False, "torch_dtype": "float32",
+}
+
+
+def weights(*shapes) -> bytes:
+    """A safetensors file with one float32 tensor per shape."""
+    return save_safetensors({f"w{i}": np.zeros(shape, dtype=np.float32) for i, shape in enumerate(shapes)})
+
+
+def make_repo(cache, name, *, config=None, files=None, card=LICENSED_CARD, weight_shapes=((8, 16), (16,)),
+              refs=("main",), sha=None) -> str:
+    """Lay test-org/<name> into the Hub cache: config.json, model.safetensors, README.md (unless None)."""
+    content = {"config.json": json.dumps(LLAMA_CONFIG if config is None else config)}
+    if weight_shapes:
+        content["model.safetensors"] = weights(*weight_shapes)
+    if card is not None:
+        content["README.md"] = card
+    content.update(files or {})
+    return lay_into_hub_cache(cache, f"test-org/{name}", files=content, sha=sha, refs=refs, add_card=False)
+
+
+def refused(outcome, store, *words):
+    assert not outcome.ok, outcome.message
+    assert outcome.request is None
+    assert not outcome.duplicate
+    for word in words:
+        assert word.lower() in outcome.message.lower(), outcome.message
+    assert store.list("requests") == []
+
+
+# ---------------------------------------------------------------- happy paths
+def test_tiny_llava_is_queued_at_its_full_sha(settings, store, tiny_llava):
+    outcome = submit(settings, store, "tiny-org/tiny-llava", submitter="alice")
+    assert outcome.ok and not outcome.duplicate, outcome.message
+    assert outcome.message == f"Queued tiny-org/tiny-llava @ {tiny_llava.sha[:12]} (auto): position 1 in the queue."
+    assert outcome.position == 1
+    request = outcome.request
+    assert request.revision == tiny_llava.sha and request.status == PENDING
+    assert request.architecture == "LlavaForConditionalGeneration"
+    assert request.source == "hub" and request.submitter == "alice"
+    assert OFFLINE_NOTE in request.notes
+    stored = load(store, request.path)
+    assert stored == request
+    assert store.list("requests") == [request.path]
+
+
+def test_params_counted_from_safetensors_headers(settings, store, tiny_llava):
+    from safetensors import safe_open
+
+    expected = 0
+    with safe_open(str(tiny_llava.folder / "model.safetensors"), "np") as handle:
+        for key in handle.keys():
+            expected += int(np.prod(handle.get_slice(key).get_shape()))
+    outcome = submit(settings, store, "tiny-org/tiny-llava")
+    assert outcome.ok
+    assert outcome.request.params_billions == pytest.approx(expected / 1e9)
+
+
+def test_hand_made_repo_params_and_metadata_skipped(settings, store, hub_cache):
+    files = {"model.safetensors": save_safetensors({"a": np.zeros((3, 5), np.float32), "b": np.zeros((), np.float32)},
+                                                   metadata={"format": "pt"})}
+    make_repo(hub_cache, "counted", files=files)
+    outcome = submit(settings, store, "test-org/counted")
+    assert outcome.ok, outcome.message
+    assert outcome.request.params_billions == pytest.approx(16 / 1e9)
+
+
+def test_second_model_gets_next_position(settings, store, hub_cache, tiny_llava):
+    make_repo(hub_cache, "second")
+    first = submit(settings, store, "tiny-org/tiny-llava")
+    assert first.position == 1
+    outcome = submit(settings, store, "test-org/second", precision="float32")
+    # the queue orders by submission time (then path): both positions are distinct and reported as stored
+    assert outcome.ok and outcome.position == pending_position(store, outcome.request)
+    assert {pending_position(store, first.request), outcome.position} == {1, 2}
+    assert f"position {outcome.position} in the queue" in outcome.message
+    assert outcome.request.path.endswith("_float32.json")
+
+
+# ---------------------------------------------------------------- step 1: malformed input
+@pytest.mark.parametrize("model_id", ["", "   ", "noslash", "a/b/c", "org/na me", "org/na$me", "org/--x", "org/x..y",
+                                      "org/", "https://huggingface.co/org/name", "org/name.git", "-org/name",
+                                      ])
+def test_malformed_model_ids_are_refused(settings, store, model_id):
+    outcome = submit(settings, store, model_id)
+    refused(outcome, store, "model id")
+
+
+def test_malformed_id_is_escaped_in_the_message(settings, store):
+    outcome = submit(settings, store, "<img src=x onerror=alert(1)>")
+    refused(outcome, store, "model id")
+    assert "\\<img" in outcome.message and not re.search(r"(?<!\\)[<>]", outcome.message)
+
+
+def test_bad_precision_model_type_and_revision(settings, store, tiny_llava):
+    refused(submit(settings, store, "tiny-org/tiny-llava", precision="int3"), store, "precision", "int3")
+    refused(submit(settings, store, "tiny-org/tiny-llava", model_type="magic"), store, "model type", "magic")
+    for revision in ["../../etc", "a b", "-x", "main/", "refs..x"]:
+        refused(submit(settings, store, "tiny-org/tiny-llava", revision=revision), store, "revision")
+
+
+# ---------------------------------------------------------------- step 3: the Hub (offline cache)
+def test_repo_not_found(settings, store, hub_cache):
+    outcome = submit(settings, store, "test-org/does-not-exist")
+    refused(outcome, store, "test-org/does-not-exist", "not in the local Hub cache", "offline")
+
+
+def test_revision_not_found(settings, store, hub_cache):
+    make_repo(hub_cache, "revs-missing")
+    refused(submit(settings, store, "test-org/revs-missing", revision="nope"), store, "revision nope", "not in the local Hub cache")
+    refused(submit(settings, store, "test-org/revs-missing", revision="0" * 40), store, "revision", "not in the local Hub cache")
+
+
+def test_branch_and_tag_resolve_to_the_full_sha(settings, store, hub_cache):
+    main_sha = make_repo(hub_cache, "branches", refs=("main",), sha=fake_sha("branches", "main"))
+    dev_sha = make_repo(hub_cache, "branches", refs=("dev",), sha=fake_sha("branches", "dev"))
+    tag_sha = make_repo(hub_cache, "branches", refs=("v1.0",), sha=fake_sha("branches", "v1.0"),
+                        weight_shapes=((4, 4),))
+    assert len({main_sha, dev_sha, tag_sha}) == 3
+    dev = submit(settings, store, "test-org/branches", revision="dev")
+    assert dev.ok, dev.message
+    assert dev.request.revision == dev_sha and HEX40.match(dev.request.revision)
+    assert dev_sha[:12] in dev.message and "dev" not in dev.request.path
+    tag = submit(settings, store, "test-org/branches", revision="v1.0")
+    assert tag.ok and tag.request.revision == tag_sha
+    assert tag.request.params_billions == pytest.approx(16 / 1e9)
+    default = submit(settings, store, "test-org/branches")
+    assert default.ok and default.request.revision == main_sha
+    by_sha = submit(settings, store, "test-org/branches", revision=dev_sha)
+    assert by_sha.duplicate and by_sha.request.revision == dev_sha
+    assert len(store.list("requests")) == 3
+
+
+# ---------------------------------------------------------------- step 4: code and architecture
+def test_remote_code_is_refused(settings, store, hub_cache):
+    config = dict(LLAMA_CONFIG, auto_map={"AutoModelForCausalLM": "modeling_x.XForCausalLM"})
+    make_repo(hub_cache, "remote-code", config=config, files={"modeling_x.py": "raise SystemExit\n"})
+    refused(submit(settings, store, "test-org/remote-code"), store, "trust_remote_code", "never enables")
+
+
+def test_remote_code_in_tokenizer_config_is_refused(settings, store, hub_cache):
+    tok = {"auto_map": {"AutoTokenizer": ["tokenization_x.XTokenizer", None]}}
+    make_repo(hub_cache, "remote-tokenizer", files={"tokenizer_config.json": json.dumps(tok)})
+    refused(submit(settings, store, "test-org/remote-tokenizer"), store, "trust_remote_code", "tokenizer_config.json")
+
+
+def test_unsupported_architecture_is_refused(settings, store, hub_cache):
+    config = dict(LLAMA_CONFIG, model_type="frobnicator", architectures=["FrobnicatorForCausalLM"])
+    make_repo(hub_cache, "unknown-arch", config=config)
+    outcome = submit(settings, store, "test-org/unknown-arch")
+    refused(outcome, store, "frobnicator", "support")
+
+
+def test_architecture_check_without_the_evaluator(settings, store, hub_cache, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "evaluator.models", None)  # import fails: transformers' mappings decide
+    config = dict(LLAMA_CONFIG, model_type="frobnicator2", architectures=["Frob"])
+    make_repo(hub_cache, "unknown-arch-2", config=config)
+    refused(submit(settings, store, "test-org/unknown-arch-2"), store, "frobnicator2", "not supported")
+    make_repo(hub_cache, "clip-only", config={"model_type": "clip", "architectures": ["CLIPModel"]})
+    refused(submit(settings, store, "test-org/clip-only"), store, "clip", "cannot be evaluated")
+    make_repo(hub_cache, "llama-ok")
+    outcome = submit(settings, store, "test-org/llama-ok")
+    assert outcome.ok and outcome.request.architecture == "LlamaForCausalLM"
+
+
+def test_invalid_config_json_is_refused(settings, store, hub_cache):
+    lay_into_hub_cache(hub_cache, "test-org/bad-json", files={"config.json": "{not json", "model.safetensors": weights((2,))})
+    refused(submit(settings, store, "test-org/bad-json"), store, "config.json", "not valid JSON")
+
+
+def test_missing_config_is_refused(settings, store, hub_cache):
+    lay_into_hub_cache(hub_cache, "test-org/no-config", files={"model.safetensors": weights((2, 2))})
+    refused(submit(settings, store, "test-org/no-config"), store, "config.json")
+
+
+# ---------------------------------------------------------------- steps 5-7: weights, size, licence
+def test_bin_only_weights_are_refused(settings, store, hub_cache):
+    make_repo(hub_cache, "bin-only", weight_shapes=(), files={"pytorch_model.bin": b"\x80\x02not really"})
+    refused(submit(settings, store, "test-org/bin-only"), store, "safetensors", "only .bin", "pytorch_model.bin")
+
+
+def test_no_weights_at_all_are_refused(settings, store, hub_cache):
+    make_repo(hub_cache, "no-weights", weight_shapes=())
+    refused(submit(settings, store, "test-org/no-weights"), store, "safetensors", "no weight files")
+
+
+def test_too_many_parameters_are_refused(settings, store, hub_cache):
+    make_repo(hub_cache, "too-big", weight_shapes=((32, 64),))  # 2,048 parameters
+    small = settings.with_(max_params_billions=1e-6)          # 1,000 parameters
+    outcome = submit(small, store, "test-org/too-big")
+    refused(outcome, store, "2,048", "limit", "1e-06B")
+    assert submit(settings, store, "test-org/too-big").ok  # the default limit lets it through
+
+
+def test_card_without_licence_is_refused(settings, store, hub_cache):
+    make_repo(hub_cache, "no-licence", card="---\ntags:\n- vision\n---\n# A model without a licence\n")
+    refused(submit(settings, store, "test-org/no-licence"), store, "licence", "license:")
+
+
+def test_missing_card_is_refused(settings, store, hub_cache):
+    make_repo(hub_cache, "no-card", card=None)
+    refused(submit(settings, store, "test-org/no-card"), store, "no model card", "licence")
+
+
+def test_unparseable_card_metadata_counts_as_no_licence(settings, store, hub_cache):
+    make_repo(hub_cache, "bad-card", card="---\nlicense: [unclosed\n---\n# x\n")
+    refused(submit(settings, store, "test-org/bad-card"), store, "licence")
+
+
+# ---------------------------------------------------------------- steps 8-10: queue state
+def test_duplicate_is_answered_with_the_existing_request(settings, store, tiny_llava):
+    first = submit(settings, store, "tiny-org/tiny-llava", submitter="alice")
+    again = submit(settings, store, "tiny-org/tiny-llava", revision=tiny_llava.sha, submitter="bob")
+    assert again.ok and again.duplicate
+    assert again.request.path == first.request.path and again.request.submitter == "alice"
+    assert again.position == 1
+    assert "already" in again.message and PENDING in again.message and "position 1" in again.message
+    assert store.list("requests") == [first.request.path]
+    assert load(store, first.request.path) == first.request  # unchanged
+
+
+@pytest.mark.parametrize("status", [RUNNING, FINISHED])
+def test_duplicate_of_running_or_finished(settings, store, tiny_llava, status):
+    first = submit(settings, store, "tiny-org/tiny-llava").request
+    first.status = status
+    save(store, first)
+    again = submit(settings, store, "tiny-org/tiny-llava")
+    assert again.ok and again.duplicate and again.position == 0
+    assert status in again.message and "position" not in again.message
+    assert load(store, first.path).status == status
+
+
+@pytest.mark.parametrize("status", [FAILED, CANCELLED])
+def test_failed_or_cancelled_request_can_be_resubmitted(settings, store, tiny_llava, status):
+    first = submit(settings, store, "tiny-org/tiny-llava").request
+    first.status, first.error, first.attempts = status, "boom", 3
+    save(store, first)
+    again = submit(settings, store, "tiny-org/tiny-llava", submitter="carol")
+    assert again.ok and not again.duplicate, again.message
+    stored = load(store, first.path)
+    assert stored.status == PENDING and stored.error is None and stored.attempts == 0 and stored.submitter == "carol"
+    assert again.position == 1 and store.list("requests") == [first.path]
+
+
+def test_rate_limit_per_submitter(settings, store, hub_cache):
+    for name in ("rate-a", "rate-b", "rate-c"):
+        make_repo(hub_cache, name)
+    limited = settings.with_(max_pending_per_user=2)
+    assert submit(limited, store, "test-org/rate-a", submitter="dave").ok
+    assert submit(limited, store, "test-org/rate-b", submitter="dave").ok
+    outcome = submit(limited, store, "test-org/rate-c", submitter="dave")
+    assert not outcome.ok and "pending" in outcome.message and "2" in outcome.message
+    assert len(store.list("requests")) == 2
+    assert submit(limited, store, "test-org/rate-a", submitter="dave").duplicate  # asking again is not refused
+    assert submit(limited, store, "test-org/rate-c", submitter="erin").ok
+
+
+# ---------------------------------------------------------------- local folders
+def test_local_folder_accepted_when_allowed(settings, store, tiny_llava, monkeypatch):
+    local = settings.with_(allow_local_models=True)
+    outcome = submit(local, store, str(tiny_llava.folder))
+    assert outcome.ok, outcome.message
+    request = outcome.request
+    assert request.model == f"local/{tiny_llava.folder.name}" and request.source == "local"
+    assert request.local_path == str(tiny_llava.folder.resolve())
+    assert HEX40.match(request.revision) and request.revision == folder_sha(tiny_llava.folder)
+    assert request.architecture == "LlavaForConditionalGeneration" and request.params_billions > 0
+    monkeypatch.chdir(tiny_llava.folder.parent)
+    again = submit(local, store, f"./{tiny_llava.folder.name}")
+    assert again.duplicate and again.request.path == request.path
+
+
+def test_local_folder_refused_when_disabled(settings, store, tiny_llava):
+    outcome = submit(settings.with_(allow_local_models=False), store, str(tiny_llava.folder))
+    refused(outcome, store, "local model folders are disabled")
+
+
+def test_local_folder_without_config_is_refused(settings, store, tmp_path):
+    (tmp_path / "empty").mkdir()
+    refused(submit(settings.with_(allow_local_models=True), store, str(tmp_path / "empty")), store, "config.json")
+    refused(submit(settings.with_(allow_local_models=True), store, str(tmp_path / "missing")), store, "does not exist")
+
+
+def test_folder_sha_changes_with_content(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    before = folder_sha(tmp_path)
+    (tmp_path / "config.json").write_text('{"a": 1}')
+    assert HEX40.match(before) and folder_sha(tmp_path) != before
+
+
+# ---------------------------------------------------------------- the online path: a stand-in for HfApi
+class FakeApi:
+    """What HfApi.model_info answers (or raises); the Hub itself cannot be reached from tests."""
+
+    def __init__(self, info=None, error=None):
+        self.info, self.error, self.calls = info, error, []
+
+    def model_info(self, repo_id, revision=None, files_metadata=False):
+        self.calls.append((repo_id, revision))
+        if self.error is not None:
+            raise self.error
+        return self.info
+
+
+def info_for(model, *, gated=False, private=False, total=None):
+    return SimpleNamespace(id=model.repo_id, sha=model.sha, gated=gated, private=private, card_data=None,
+                           siblings=[SimpleNamespace(rfilename=p.relative_to(model.folder).as_posix())
+                                     for p in model.folder.rglob("*") if p.is_file()] + [SimpleNamespace(rfilename="README.md")],
+                           safetensors=SimpleNamespace(total=total) if total is not None else None)
+
+
+@pytest.fixture
+def online(monkeypatch):
+    monkeypatch.setattr(hub, "OFFLINE", False)
+
+
+def http_error(cls, status, text="error"):
+    import httpx2
+
+    response = httpx2.Response(status, request=httpx2.Request("GET", "https://huggingface.co/api/models/x"))
+    return cls(text, response=response)
+
+
+def test_online_gated_is_refused(settings, store, tiny_llava, online):
+    api = FakeApi(info_for(tiny_llava, gated="auto"))
+    refused(submit(settings, store, "tiny-org/tiny-llava", api=api), store, "gated")
+    assert api.calls == [("tiny-org/tiny-llava", None)]
+
+
+def test_online_gated_error_is_refused(settings, store, online):
+    from huggingface_hub.errors import GatedRepoError
+
+    api = FakeApi(error=http_error(GatedRepoError, 403))
+    refused(submit(settings, store, "test-org/gated", api=api), store, "gated")
+
+
+def test_online_private_is_refused(settings, store, tiny_llava, online):
+    refused(submit(settings, store, "tiny-org/tiny-llava", api=FakeApi(info_for(tiny_llava, private=True))), store, "private")
+
+
+def test_online_repo_not_found(settings, store, online):
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    api = FakeApi(error=http_error(RepositoryNotFoundError, 404))
+    refused(submit(settings, store, "test-org/nowhere", api=api), store, "test-org/nowhere", "not found")
+
+
+def test_online_revision_not_found(settings, store, online):
+    from huggingface_hub.errors import RevisionNotFoundError
+
+    api = FakeApi(error=http_error(RevisionNotFoundError, 404))
+    refused(submit(settings, store, "test-org/somewhere", revision="v9", api=api), store, "revision v9", "not found")
+    assert api.calls == [("test-org/somewhere", "v9")]
+
+
+def test_online_hub_unreachable(settings, store, online):
+    import httpx2
+
+    refused(submit(settings, store, "test-org/far", api=FakeApi(error=httpx2.ConnectError("no route"))), store,
+            "could not be reached")
+
+
+def test_online_accepts_a_public_model(settings, store, tiny_llava, online):
+    # files come through hf_hub_download at the pinned sha (served by the offline cache here)
+    api = FakeApi(info_for(tiny_llava, total=123_456))
+    outcome = submit(settings, store, "tiny-org/tiny-llava", revision="main", api=api)
+    assert outcome.ok, outcome.message
+    assert outcome.request.revision == tiny_llava.sha
+    assert outcome.request.params_billions == pytest.approx(123_456 / 1e9)
+    assert OFFLINE_NOTE not in outcome.request.notes
+    assert api.calls == [("tiny-org/tiny-llava", "main")]
+
+
+# ---------------------------------------------------------------- tokens
+TOKEN = "hf_" + "SeCrEt" * 6
+
+
+def test_token_never_in_messages(settings, store, hub_cache, online):
+    with_token = settings.with_(hf_token=TOKEN)
+    outcomes = [
+        submit(with_token, store, TOKEN),
+        submit(with_token, store, f"org/{TOKEN}", api=FakeApi(error=RuntimeError(f"bad header Bearer {TOKEN}"))),
+        submit(with_token, store, "org/x", api=FakeApi(error=ConnectionError(f"token={TOKEN}"))),
+        submit(with_token, store, "org/x", precision=TOKEN),
+    ]
+    for outcome in outcomes:
+        assert not outcome.ok
+        assert TOKEN not in outcome.message and "SeCrEtSeCrEt" not in outcome.message, outcome.message
+    assert store.list("requests") == []
+
+
+def test_token_never_in_offline_messages(settings, store, hub_cache):
+    outcome = submit(settings.with_(hf_token=TOKEN), store, f"org/{TOKEN}")
+    refused(outcome, store, "not in the local Hub cache")
+    assert TOKEN not in outcome.message
