@@ -55,6 +55,8 @@ def log_tail(log_path: Path, settings: Settings, lines: int = queue.LOG_TAIL_LIN
         content = log_path.read_text(errors="replace").splitlines()
     except FileNotFoundError:
         return ""
+    # progress bars redraw with carriage returns: keep what the line finally showed
+    content = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in content]
     return scrub("\n".join(content[-lines:]), settings)
 
 

@@ -260,13 +260,66 @@ def filter_runs(df: pd.DataFrame, search: str = "", model_types: Sequence[str] =
     return df[mask]
 
 
+def board_frame(df: pd.DataFrame, search: str = "", model_types: Sequence[str] = (),
+                sizes: Sequence[str] = ()) -> pd.DataFrame:
+    """The board with typed values: shown columns under their labels, filtered, sorted by the default column
+    descending with undefined last; scores as percentages rounded to one decimal (NaN: undefined), parameters in
+    billions (NaN: unknown), everything else text. `display_frame` and `board_table` format it."""
+    rows = sort_runs(filter_runs(df, search, model_types or (), sizes or ()))
+    data = {}
+    for c in SHOWN:
+        if c.kind == SCORE:
+            data[c.label] = [round(v * 100, 1) if not math.isnan(v) else math.nan
+                             for v in (_as_float(x) for x in rows[c.name])]
+        elif c.kind == NUMBER:
+            data[c.label] = [_as_float(x) for x in rows[c.name]]
+        else:
+            data[c.label] = [_format(c, x) for x in rows[c.name]]
+    out = pd.DataFrame(data, columns=display_headers())
+    for c in SHOWN:
+        out[c.label] = out[c.label].astype("float64" if c.kind in (SCORE, NUMBER) else object)
+    return out.reset_index(drop=True)
+
+
+def _cell_text(c: Column, value: Any) -> str:
+    if c.kind == SCORE:
+        return format_score(None if value is None or math.isnan(value) else value / 100)
+    if c.kind == NUMBER:
+        return format_params(value)
+    return "" if value is None else str(value)
+
+
 def display_frame(df: pd.DataFrame, search: str = "", model_types: Sequence[str] = (),
                   sizes: Sequence[str] = ()) -> pd.DataFrame:
-    """The board: shown columns under their labels, every cell text (percentages with one decimal, "n/a"),
+    """The board as text: shown columns under their labels, percentages with one decimal, "n/a" for undefined,
     filtered, sorted by the default column descending with n/a last."""
-    rows = sort_runs(filter_runs(df, search, model_types or (), sizes or ()))
-    out = pd.DataFrame({c.label: [_format(c, v) for v in rows[c.name]] for c in SHOWN}, columns=display_headers())
-    return out.astype(object).reset_index(drop=True)
+    board = board_frame(df, search, model_types, sizes)
+    out = pd.DataFrame({c.label: [_cell_text(c, v) for v in board[c.label]] for c in SHOWN}, columns=display_headers())
+    return out.astype(object)
+
+
+def board_table(board: pd.DataFrame) -> dict:
+    """`board_frame`'s output as the value gr.Dataframe takes: `data` holds the numbers (None when undefined), so
+    sorting a column in the browser is numeric, and `metadata.display_value` the text shown, the same as
+    `display_frame` ("54.6", "n/a"; undefined sorts as the lowest value). Built directly: a pandas Styler does
+    the same but takes seconds for a thousand rows."""
+    headers = [c.label for c in SHOWN]
+    data, text = [], []
+    columns = [(c, board[c.label].tolist()) for c in SHOWN]
+    for i in range(len(board)):
+        row, shown = [], []
+        for c, values in columns:
+            value = values[i]
+            if c.kind in (SCORE, NUMBER):
+                value = None if value is None or math.isnan(value) else float(value)
+            else:
+                value = "" if value is None else str(value)
+            row.append(value)
+            shown.append(_cell_text(c, math.nan if value is None else value))
+        data.append(row)
+        text.append(shown)
+    metadata = {"display_value": text, "styling": [[""] * len(headers) for _ in text]} if data else None
+    return {"headers": headers, "data": data, "metadata": metadata}
 
 
 # ---------------------------------------------------------------------------------------------------------------

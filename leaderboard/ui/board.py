@@ -1,5 +1,10 @@
 """The Leaderboard tab: search and filters over a sortable, read-only table of every finished run.
 
+The table's value is `tables.board_table` (what a pandas Styler gives gr.Dataframe, built directly because a Styler
+is slow): numeric cells (percentages; null when undefined) so that sorting a column in the browser is numeric,
+displayed as text ("54.3", "n/a"). Through the API the same event gives `data` (numbers, null when undefined) and
+`metadata.display_value` (the text shown).
+
 The results are read from the store on page load, every REFRESH_SECONDS and on the Refresh button (that event is
 the `/leaderboard` API endpoint); typing in the search box or changing a filter re-filters the copy this browser
 session already holds (a gr.State), so it does not read the store again.
@@ -36,14 +41,17 @@ def _empty_raw() -> pd.DataFrame:
 def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
     """Lay out the tab inside the current Blocks context and wire its events."""
 
-    def reload(search: str, model_types: list[str], sizes: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-        raw = tables.leaderboard_frame(tables.load_results(store))
-        return tables.display_frame(raw, search or "", model_types or (), sizes or ()), raw
+    def shown(raw: pd.DataFrame, search: str, model_types: list[str], sizes: list[str]):
+        return tables.board_table(tables.board_frame(raw, search or "", model_types or (), sizes or ()))
 
-    def refilter(raw: pd.DataFrame | None, search: str, model_types: list[str], sizes: list[str]) -> pd.DataFrame:
+    def reload(search: str, model_types: list[str], sizes: list[str]):
+        raw = tables.leaderboard_frame(tables.load_results(store))
+        return shown(raw, search, model_types, sizes), raw
+
+    def refilter(raw: pd.DataFrame | None, search: str, model_types: list[str], sizes: list[str]):
         if raw is None:
             raw = tables.leaderboard_frame(tables.load_results(store))
-        return tables.display_frame(raw, search or "", model_types or (), sizes or ())
+        return shown(raw, search, model_types, sizes)
 
     def empty_state(raw: pd.DataFrame | None, search: str, model_types: list[str], sizes: list[str]):
         if raw is None or len(raw) == 0:
@@ -65,7 +73,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         refresh = gr.Button("Refresh", size="sm", scale=0, elem_id="board-refresh")
     empty = gr.Markdown(EMPTY, visible=False, elem_id="board-empty")
     table = gr.Dataframe(
-        value=tables.display_frame(_empty_raw()),
+        value=tables.display_frame(_empty_raw()),  # headers only; events fill it with numbers + display text
         headers=tables.display_headers(),
         datatype="str",
         interactive=False,

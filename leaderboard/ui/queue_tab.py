@@ -72,28 +72,37 @@ def cancel_request(store: Store, key: str) -> str:
 def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
     """Lay out the tab inside the current Blocks context and wire its events."""
 
-    def frames() -> tuple[pd.DataFrame, ...]:
+    def frames() -> tuple:
+        """The five tables (the /queue endpoint's outputs), then a summary kept in a gr.State (clients skip it)."""
         requests = q.all_requests(store)
-        return tuple(tables.queue_frame(requests, status) for status in SECTIONS)
+        shown = tuple(tables.queue_frame(requests, status) for status in SECTIONS)
+        failed = shown[list(SECTIONS).index(q.FAILED)]
+        summary = {
+            "counts": [len(df) for df in shown],
+            "choices": _pending_choices(shown[0]),
+            "failed": {str(row["Key"]): f"{row['Model']} @ {row['Revision']}: {row['Error']}\n\n{row['Log tail']}"
+                       for _, row in failed.iterrows()},
+        }
+        return (*shown, summary)
 
-    def decorate(*shown: pd.DataFrame):
-        counts = [0 if df is None else len(df) for df in shown]
+    def decorate(summary: dict | None):
+        counts = (summary or {}).get("counts") or [0] * len(SECTIONS)
         labels = [gr.Accordion(label=_section_label(status, n)) for status, n in zip(SECTIONS, counts)]
-        return (*labels, gr.Dropdown(choices=_pending_choices(shown[0])))
+        return (*labels, gr.Dropdown(choices=(summary or {}).get("choices") or []))
 
-    def show_log(failed: pd.DataFrame, evt: gr.SelectData) -> str:
-        row = evt.index[0] if isinstance(evt.index, (list, tuple)) else evt.index
-        if failed is None or not isinstance(row, int) or row >= len(failed):
-            return ""
-        record = failed.iloc[row]
-        return f"{record['Model']} @ {record['Revision']}: {record['Error']}\n\n{record['Log tail']}"
+    def show_log(summary: dict | None, evt: gr.SelectData) -> str:
+        row = evt.row_value or []
+        key = str(row[-1]) if row else ""  # Key is the last column (survives sorting in the browser)
+        return ((summary or {}).get("failed") or {}).get(key, "")
 
     gr.Markdown(HELP)
-    refresh = gr.Button("Refresh", size="sm", elem_id="queue-refresh")
+    with gr.Row():
+        refresh = gr.Button("Refresh", size="sm", scale=0, min_width=120, elem_id="queue-refresh")
     accordions: list[gr.Accordion] = []
     outputs: list[gr.Dataframe] = []
-    failed_log = None
+    failed_log = pick = cancel = cancel_message = None
     for status, title in SECTIONS.items():
+        failed = status == q.FAILED
         with gr.Accordion(label=_section_label(status, 0), open=_OPEN[status],
                           elem_id=f"queue-section-{status.lower()}") as accordion:
             table = gr.Dataframe(
@@ -101,37 +110,40 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
                 headers=list(tables.QUEUE_COLUMNS[status]),
                 datatype="str",
                 interactive=False,
-                wrap=True,
+                wrap=failed,
+                max_chars=160 if failed else None,  # the whole log tail is in the box below the table
                 max_height=400,
                 show_label=False,
                 label=title,
                 elem_id=f"queue-{status.lower()}",
             )
-            if status == q.FAILED:
-                failed_log = gr.Textbox(label="Log tail of the selected failed run", lines=8, max_lines=30,
-                                        interactive=False, elem_id="queue-failed-log")
+            if failed:
+                failed_log = gr.Textbox(label="Error and log tail of the selected failed run (click a row)",
+                                        lines=4, max_lines=25, interactive=False, elem_id="queue-failed-log")
+            if status == q.PENDING:
+                with gr.Row(equal_height=False):
+                    pick = gr.Dropdown(choices=[], value=None, allow_custom_value=True,
+                                       label="Cancel a pending request",
+                                       info="Pick one, or paste its key (org/model/sha12_precision)", scale=4,
+                                       elem_id="queue-cancel-pick")
+                    cancel = gr.Button("Cancel request", variant="stop", scale=1, min_width=140,
+                                       elem_id="queue-cancel")
+                cancel_message = gr.Markdown(elem_id="queue-cancel-message")
         accordions.append(accordion)
         outputs.append(table)
 
-    with gr.Group():
-        with gr.Row(equal_height=True):
-            pick = gr.Dropdown(choices=[], value=None, allow_custom_value=True, label="Cancel a pending request",
-                               info="Pick one, or paste its key (org/model/sha12_precision)", scale=4,
-                               elem_id="queue-cancel-pick")
-            cancel = gr.Button("Cancel request", variant="stop", scale=1, elem_id="queue-cancel")
-    cancel_message = gr.Markdown(elem_id="queue-cancel-message")
-
+    summary = gr.State(None)
     timer = gr.Timer(REFRESH_SECONDS)
     gr.on(
         triggers=[demo.load, timer.tick, refresh.click],
         fn=frames,
-        outputs=outputs,
+        outputs=[*outputs, summary],
         api_name="queue",
         api_description="The queue: pending, running, finished, failed and cancelled requests, as five tables.",
         show_progress="hidden",
         trigger_mode="always_last",
         concurrency_limit=None,
-    ).then(decorate, inputs=outputs, outputs=[*accordions, pick], api_visibility="private", show_progress="hidden")
+    ).then(decorate, inputs=summary, outputs=[*accordions, pick], api_visibility="private", show_progress="hidden")
 
     cancel.click(
         lambda key: cancel_request(store, key),
@@ -140,8 +152,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         api_name="cancel",
         api_description="Cancel a PENDING request by its key; returns a message.",
     ).then(lambda: None, outputs=pick, api_visibility="private", show_progress="hidden").then(
-        frames, outputs=outputs, api_visibility="private", show_progress="hidden").then(
-        decorate, inputs=outputs, outputs=[*accordions, pick], api_visibility="private", show_progress="hidden")
+        frames, outputs=[*outputs, summary], api_visibility="private", show_progress="hidden").then(
+        decorate, inputs=summary, outputs=[*accordions, pick], api_visibility="private", show_progress="hidden")
 
-    outputs[list(SECTIONS).index(q.FAILED)].select(show_log, inputs=outputs[list(SECTIONS).index(q.FAILED)],
-                                                    outputs=failed_log, api_visibility="private")
+    outputs[list(SECTIONS).index(q.FAILED)].select(show_log, inputs=summary, outputs=failed_log,
+                                                    api_visibility="private")

@@ -56,9 +56,7 @@ def submit_message(settings: Settings, store: Store, model_id: str, revision: st
     message = outcome.message or ("Submitted." if outcome.ok else "The submission was refused.")
     if outcome.ok and outcome.position and "position" not in message.lower():
         message += f" Position {outcome.position} in the queue."
-    if outcome.ok and outcome.duplicate:
-        return f"ℹ️ {message}"
-    return f"✅ {message}" if outcome.ok else f"❌ {message}"
+    return message if outcome.ok else f"**Not submitted.** {message}"
 
 
 def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:

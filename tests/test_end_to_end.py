@@ -1,0 +1,74 @@
+"""The whole product: submit through the app, one scheduler tick runs the real worker, the board shows the run."""
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pytest
+
+from leaderboard import queue as q
+from leaderboard import scheduler
+from tests.test_ui import app_url, client  # noqa: F401  (fixtures: the app on 127.0.0.1 and a gradio_client)
+
+CURE_LABELS = ["CURE Ro", "CURE Rh", "CURE Rcot", "CURE Cf", "CURE Cb"]
+
+
+def test_submit_tick_board_through_gradio_client(client, settings, store, tiny_llava):  # noqa: F811
+    message = client.predict("tiny-org/tiny-llava", "main", "auto", "pretrained", api_name="/submit")
+    assert "Queued" in message and "position 1" in message, message
+    [request] = q.all_requests(store)
+    assert request.status == q.PENDING and request.revision == tiny_llava.sha  # "main" was pinned to the sha
+
+    report = scheduler.tick(settings, store)  # one tick, directly: no timers
+    assert report.status == q.FINISHED, report.error
+
+    results = store.read_json(f"results/{request.key}.json")
+    assert results["revision"] == tiny_llava.sha and results["run"]["item_counts"]["cure"] == 20
+    details = pd.read_parquet(store.root / "details" / request.key / "cure.parquet")
+    assert details["question_id"].nunique() == 20
+    assert set(details["part"]) >= {"high", "step1", "step2"}
+
+    board = client.predict("", [], [], api_name="/leaderboard")
+    row = dict(zip(board["headers"], board["metadata"]["display_value"][0]))
+    assert row["Model"] == "tiny-org/tiny-llava"
+    scores = results["benchmarks"]["cure"]["scores"]
+    for label, key in zip(CURE_LABELS, ["Ro", "Rh", "Rcot", "Cf", "Cb"]):
+        expected = "n/a" if scores[key] is None else f"{100 * scores[key]:.1f}"
+        assert row[label] == expected, label
+
+    queue_tables = client.predict(api_name="/queue")
+    finished = queue_tables[2]
+    assert "tiny-org/tiny-llava" in [r[0] for r in finished["data"]]
+
+    again = client.predict("tiny-org/tiny-llava", "", "auto", "pretrained", api_name="/submit")
+    assert "already" in again.lower() and len(q.all_requests(store)) == 1
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/chromium") and os.environ.get("REQUIRE_BROWSER") != "1",
+                    reason="the browser test needs Debian's chromium at /usr/bin/chromium")
+def test_submit_in_the_browser_then_the_row_appears(settings, store, tiny_llava, app_url):  # noqa: F811
+    from tests.test_browser import CHROMIUM, CHROMIUM_ARGS
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(30_000)
+            page.goto(app_url)
+            page.get_by_text("No results yet").wait_for(state="visible")
+            page.get_by_role("tab", name="Submit").click()
+            page.locator("#submit-model input, #submit-model textarea").first.fill("tiny-org/tiny-llava")
+            page.locator("#submit-button").click()
+            page.locator("#submit-message").get_by_text("position 1", exact=False).wait_for(state="visible")
+            assert "Queued" in page.locator("#submit-message").inner_text()
+
+            assert scheduler.tick(settings, store).status == q.FINISHED
+
+            page.get_by_role("tab", name="Leaderboard").click()
+            page.locator("#board-refresh").click()
+            cell = page.locator("#leaderboard-table [role=gridcell][data-col='0']").filter(visible=True)
+            cell.get_by_text("tiny-org/tiny-llava", exact=True).first.wait_for(state="visible")
+            assert cell.all_inner_texts() == ["tiny-org/tiny-llava"]
+        finally:
+            browser.close()

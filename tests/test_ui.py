@@ -1,0 +1,133 @@
+"""The Gradio app driven through gradio_client: /submit, /leaderboard, /queue and /cancel."""
+from __future__ import annotations
+
+import os
+import socket
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+import pytest  # noqa: E402
+
+from leaderboard import queue as q  # noqa: E402
+from tests.test_tables import SHA_A, SHA_B, result, write_result  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def app_url(settings, store):
+    """build_app(settings, store) served on 127.0.0.1; yields its URL and closes it afterwards."""
+    from leaderboard.ui import build_app
+
+    demo = build_app(settings, store)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                show_error=True)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+@pytest.fixture
+def client(app_url):
+    from gradio_client import Client
+
+    return Client(app_url, verbose=False, download_files=False)
+
+
+def test_endpoints_are_named(client):
+    names = set(client.view_api(print_info=False, return_format="dict")["named_endpoints"])
+    assert {"/leaderboard", "/queue", "/submit", "/cancel"} <= names
+
+
+@pytest.mark.parametrize("model_id", ["", "   "])
+def test_empty_submission_gets_a_clear_message_and_queues_nothing(client, store, model_id):
+    message = client.predict(model_id, "", "auto", "pretrained", api_name="/submit")
+    assert "model id" in message.lower()
+    assert "nothing was submitted" in message.lower()
+    assert q.all_requests(store) == []
+
+
+def test_malformed_id_is_refused_with_the_user_text_escaped(client, store):
+    message = client.predict("<b>bad</b> id", "", "auto", "pretrained", api_name="/submit")
+    assert message.startswith("**Not submitted.**")
+    assert "<b>" not in message  # the raw tag never reaches the Markdown
+    assert q.all_requests(store) == []
+
+
+def test_leaderboard_endpoint_is_empty_then_shows_a_results_file(client, store):
+    empty = client.predict("", [], [], api_name="/leaderboard")
+    assert empty["data"] == []
+    assert empty["headers"][:2] == ["Model", "Revision"]
+
+    write_result(store, result("tiny-org/tiny-llava", Ro=0.1, Cf=None))
+    write_result(store, result("tiny-org/tiny-llama", sha=SHA_B, Ro=0.5, model_type="instruction-tuned",
+                               params=7.0))
+    board = client.predict("", [], [], api_name="/leaderboard")
+    headers = board["headers"]
+    shown = board["metadata"]["display_value"]  # the text the table shows
+    assert [row[0] for row in shown] == ["tiny-org/tiny-llama", "tiny-org/tiny-llava"]  # Ro descending
+    llava = dict(zip(headers, shown[1]))
+    assert llava["Revision"] == SHA_A[:12]
+    assert llava["CURE Ro"] == "10.0" and llava["CURE Rh"] == "50.0" and llava["CURE Cf"] == "n/a"
+    numbers = dict(zip(headers, board["data"][1]))  # the sortable values behind the text
+    assert numbers["CURE Ro"] == pytest.approx(10.0) and numbers["CURE Cf"] is None
+
+    filtered = client.predict("LLAVA", [], [], api_name="/leaderboard")
+    assert [row[0] for row in filtered["data"]] == ["tiny-org/tiny-llava"]
+    by_type = client.predict("", ["instruction-tuned"], ["7-15B"], api_name="/leaderboard")
+    assert [row[0] for row in by_type["data"]] == ["tiny-org/tiny-llama"]
+
+
+def test_queue_endpoint_shows_a_pending_request_and_cancel_works(client, store):
+    request = q.Request(model="tiny-org/tiny-llava", revision=SHA_A, submitted_time="2026-11-22T02:00:00+00:00")
+    q.save(store, request)
+    running = q.Request(model="tiny-org/tiny-llama", revision=SHA_B, status=q.RUNNING,
+                        started_time="2026-11-22T02:05:00+00:00",
+                        progress={"benchmark": "cure", "done": 12, "total": 20, "rate": 1.4})
+    q.save(store, running)
+
+    pending, run, finished, failed, cancelled = client.predict(api_name="/queue")
+    assert [row[1] for row in pending["data"]] == ["tiny-org/tiny-llava"]
+    row = dict(zip(pending["headers"], pending["data"][0]))
+    assert row["#"] == "1" and row["Revision"] == SHA_A[:12] and row["Key"] == request.key
+    assert dict(zip(run["headers"], run["data"][0]))["Progress"] == "cure 12/20 (1.4 it/s)"
+    assert finished["data"] == [] and failed["data"] == [] and cancelled["data"] == []
+
+    refused = client.predict("../../etc/passwd", api_name="/cancel")
+    assert "not a request key" in refused
+    not_pending = client.predict(running.key, api_name="/cancel")
+    assert "Only a PENDING request" in not_pending
+    done = client.predict(request.key, api_name="/cancel")
+    assert done.startswith("Done")
+    assert q.load(store, request.path).status == q.CANCELLED
+
+    pending, _, _, _, cancelled = client.predict(api_name="/queue")
+    assert pending["data"] == []
+    assert [row[0] for row in cancelled["data"]] == ["tiny-org/tiny-llava"]
+
+
+def test_failed_request_shows_reason_and_log_tail(client, store):
+    q.save(store, q.Request(model="org/broken", revision=SHA_A, status=q.FAILED, error="worker exited with code 1",
+                            log_tail="Traceback ...\nRuntimeError: <script>boom</script>", attempts=1,
+                            finished_time="2026-11-22T03:00:00+00:00"))
+    _, _, _, failed, _ = client.predict(api_name="/queue")
+    row = dict(zip(failed["headers"], failed["data"][0]))
+    assert row["Error"] == "worker exited with code 1"
+    assert row["Log tail"].endswith("RuntimeError: <script>boom</script>")  # text, rendered as text
+
+
+def test_submitting_a_model_queues_it_with_its_position(client, store, tiny_llava):
+    message = client.predict(tiny_llava.repo_id, "", "auto", "pretrained", api_name="/submit")
+    assert message.startswith("Queued"), message
+    assert "position 1" in message
+    (request,) = q.all_requests(store)
+    assert request.status == q.PENDING and request.revision == tiny_llava.sha
+    again = client.predict(tiny_llava.repo_id, "", "auto", "pretrained", api_name="/submit")
+    assert "already submitted" in again
+    assert len(q.all_requests(store)) == 1
