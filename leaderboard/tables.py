@@ -438,3 +438,24 @@ def rebuild_leaderboard(store: Store) -> pd.DataFrame:
     df = sort_runs(leaderboard_frame(load_results(store))).reset_index(drop=True)
     store.write_bytes(LEADERBOARD_PATH, parquet_bytes(df))
     return df
+
+
+def load_board(store: Store) -> pd.DataFrame:
+    """The raw board frame, read from `leaderboard.parquet` (one file, however many runs).
+
+    Without that file, or when it predates a column of the schema (a benchmark was added), the frame is built from
+    the results files instead (and the file rewritten in the second case).
+    """
+    data = store.read_bytes(LEADERBOARD_PATH)
+    if data is None:
+        return leaderboard_frame(load_results(store))
+    try:
+        frame = pd.read_parquet(io.BytesIO(data))
+    except Exception as exc:  # a damaged file must not take the board down
+        log.warning("leaderboard.parquet unreadable (%s); rebuilding it from the results", exc)
+        return rebuild_leaderboard(store)
+    if [c.name for c in COLUMNS if c.name not in frame.columns]:
+        return rebuild_leaderboard(store)
+    for col in COLUMNS:
+        frame[col.name] = frame[col.name].astype("float64" if col.kind in (SCORE, NUMBER) else object)
+    return frame[[c.name for c in COLUMNS]]

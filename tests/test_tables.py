@@ -271,3 +271,27 @@ def test_rebuild_leaderboard_with_no_results_writes_an_empty_board(store):
     assert df.empty
     back = pd.read_parquet(store.root / tables.LEADERBOARD_PATH)
     assert back.empty and list(back.columns) == [c.name for c in tables.COLUMNS]
+
+
+# ------------------------------------------------------------------------------------------------ load_board
+
+def test_load_board_reads_the_parquet_and_rebuilds_when_the_schema_grew(store):
+    write_result(store, result("org/a", Ro=0.3))
+    write_result(store, result("org/b", sha=SHA_B, Ro=0.6, Cf=None))
+    fallback = tables.load_board(store)  # no leaderboard.parquet yet: built from the results files
+    assert sorted(fallback["model"]) == ["org/a", "org/b"]
+
+    tables.rebuild_leaderboard(store)
+    store.delete("results/org/a/" + SHA_A[:12] + "_auto.json")  # the board now comes from the parquet alone
+    board = tables.load_board(store)
+    assert list(board["model"]) == ["org/b", "org/a"]
+    assert list(board.columns) == [c.name for c in tables.COLUMNS]
+    assert math.isnan(board.loc[0, "cure_Cf"]) and board.loc[1, "cure_Ro"] == pytest.approx(0.3)
+
+    old = board.drop(columns=["cure_Cb"])  # a file written before a column existed
+    store.write_bytes(tables.LEADERBOARD_PATH, old.to_parquet(index=False))
+    rebuilt = tables.load_board(store)
+    assert list(rebuilt["model"]) == ["org/b"] and "cure_Cb" in rebuilt.columns
+
+    store.write_bytes(tables.LEADERBOARD_PATH, b"not parquet")
+    assert list(tables.load_board(store)["model"]) == ["org/b"]

@@ -45,12 +45,12 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         return tables.board_table(tables.board_frame(raw, search or "", model_types or (), sizes or ()))
 
     def reload(search: str, model_types: list[str], sizes: list[str]):
-        raw = tables.leaderboard_frame(tables.load_results(store))
+        raw = tables.load_board(store)
         return shown(raw, search, model_types, sizes), raw
 
     def refilter(raw: pd.DataFrame | None, search: str, model_types: list[str], sizes: list[str]):
         if raw is None:
-            raw = tables.leaderboard_frame(tables.load_results(store))
+            raw = tables.load_board(store)
         return shown(raw, search, model_types, sizes)
 
     def empty_state(raw: pd.DataFrame | None, search: str, model_types: list[str], sizes: list[str]):

@@ -1,0 +1,56 @@
+"""Board load for 1,000 finished runs: from leaderboard.parquet (what the board reads) vs from the results files.
+
+Times both ways in one run (median of several repetitions) on a local store in a temporary folder and prints the
+ratio. Run: `.venv/bin/python bench/board_load.py [runs]`. Not part of the test suite.
+"""
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from leaderboard import tables  # noqa: E402
+from leaderboard.store.local import LocalStore  # noqa: E402
+
+
+def fake_result(i: int, rng: random.Random) -> dict:
+    sha = f"{i:040x}"
+    scores = {k: rng.random() for k in ("Rh", "Rcot", "Ro", "Cf", "Cb", "step_accuracy")}
+    return {"model": f"org{i % 37}/model-{i}", "revision": sha, "precision": "auto", "model_type": "pretrained",
+            "params_billions": rng.uniform(0.1, 20), "key": f"org{i % 37}/model-{i}/{sha[:12]}_auto",
+            "run": {"suite": "sample", "dtype": "float32", "device": "cpu"},
+            "benchmarks": {"cure": {"scores": scores, "counts": {"items": 20}}}}
+
+
+def median_seconds(fn, repeats: int = 5) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main(runs: int = 1000) -> None:
+    rng = random.Random(0)
+    with tempfile.TemporaryDirectory() as folder:
+        store = LocalStore(Path(folder))
+        for i in range(runs):
+            result = fake_result(i, rng)
+            store.write_json(f"results/{result['key']}.json", result)
+        tables.rebuild_leaderboard(store)
+        from_files = median_seconds(lambda: tables.sort_runs(tables.leaderboard_frame(tables.load_results(store))))
+        from_parquet = median_seconds(lambda: tables.load_board(store))
+        shown = median_seconds(lambda: tables.board_table(tables.board_frame(tables.load_board(store))))
+    print(f"{runs} runs: results files {from_files * 1000:.1f} ms, leaderboard.parquet {from_parquet * 1000:.1f} ms, "
+          f"parquet + display table {shown * 1000:.1f} ms")
+    print(f"board load: leaderboard.parquet is {from_files / from_parquet:.2f}x faster than reading {runs} results files")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000)
