@@ -6,14 +6,16 @@ never take the same request.
 """
 from __future__ import annotations
 
+import os
+import random
 import re
 import socket
-import os
+import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from leaderboard.store import Store
+from leaderboard.store import Store, StoreConflict
 
 PENDING, RUNNING, FINISHED, FAILED, CANCELLED = "PENDING", "RUNNING", "FINISHED", "FAILED", "CANCELLED"
 STATUSES = (PENDING, RUNNING, FINISHED, FAILED, CANCELLED)
@@ -118,48 +120,68 @@ def pending_position(store: Store, request: Request) -> int:
     return pending.index(request.path) + 1 if request.path in pending else 0
 
 
+def transact(store: Store, step, attempts: int = 6):
+    """Run step() under the store's lock, again (after a short random wait) when it lost a race to another writer."""
+    for attempt in range(attempts):
+        try:
+            with store.lock():
+                return step()
+        except StoreConflict:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(random.uniform(0.05, 0.25) * (attempt + 1))
+
+
 def claim(store: Store, owner: str, lease_seconds: float) -> Request | None:
     """Atomically turn the oldest PENDING request into RUNNING, leased to `owner`."""
-    with store.lock():
-        for request in all_requests(store):
-            if request.status != PENDING:
-                continue
-            request.status = RUNNING
-            request.lease_owner = owner
-            request.lease_expires = iso(now() + timedelta(seconds=lease_seconds))
-            request.started_time = iso(now())
-            request.error = None
-            request.progress = {}
-            save(store, request)
-            return request
+    return transact(store, lambda: _claim(store, owner, lease_seconds))
+
+
+def _claim(store: Store, owner: str, lease_seconds: float) -> Request | None:
+    for request in all_requests(store):
+        if request.status != PENDING:
+            continue
+        request.status = RUNNING
+        request.lease_owner = owner
+        request.lease_expires = iso(now() + timedelta(seconds=lease_seconds))
+        request.started_time = iso(now())
+        request.error = None
+        request.progress = {}
+        save(store, request)
+        return request
     return None
 
 
 def heartbeat(store: Store, path: str, owner: str, lease_seconds: float, progress: dict | None = None) -> bool:
     """Extend the lease (and record progress). False if the lease is no longer ours."""
-    with store.lock():
-        request = load(store, path)
-        if request is None or request.status != RUNNING or request.lease_owner != owner:
-            return False
-        request.lease_expires = iso(now() + timedelta(seconds=lease_seconds))
-        if progress is not None:
-            request.progress = progress
-        save(store, request)
-        return True
+    return transact(store, lambda: _heartbeat(store, path, owner, lease_seconds, progress))
+
+
+def _heartbeat(store: Store, path: str, owner: str, lease_seconds: float, progress: dict | None) -> bool:
+    request = load(store, path)
+    if request is None or request.status != RUNNING or request.lease_owner != owner:
+        return False
+    request.lease_expires = iso(now() + timedelta(seconds=lease_seconds))
+    if progress is not None:
+        request.progress = progress
+    save(store, request)
+    return True
 
 
 def recover(store: Store, max_attempts: int, at: datetime | None = None) -> list[Request]:
     """Expired RUNNING leases go back to PENDING (attempts + 1), or FAILED after max_attempts."""
-    moment = at or now()
+    return transact(store, lambda: _recover(store, max_attempts, at or now()))
+
+
+def _recover(store: Store, max_attempts: int, moment: datetime) -> list[Request]:
     changed = []
-    with store.lock():
-        for request in all_requests(store):
-            expires = parse_time(request.lease_expires)
-            if request.status != RUNNING or expires is None or expires > moment:
-                continue
-            _count_lost_attempt(request, max_attempts, f"the worker's lease expired at {request.lease_expires}")
-            save(store, request)
-            changed.append(request)
+    for request in all_requests(store):
+        expires = parse_time(request.lease_expires)
+        if request.status != RUNNING or expires is None or expires > moment:
+            continue
+        _count_lost_attempt(request, max_attempts, f"the worker's lease expired at {request.lease_expires}")
+        save(store, request)
+        changed.append(request)
     return changed
 
 
@@ -178,37 +200,44 @@ def _count_lost_attempt(request: Request, max_attempts: int, reason: str) -> Non
 
 def finish(store: Store, path: str, owner: str, status: str, error: str | None = None,
            log_tail: str | None = None, max_attempts: int | None = None) -> Request | None:
-    """Close a run we hold: FINISHED, FAILED, or (status=PENDING) a lost attempt to retry."""
-    with store.lock():
-        request = load(store, path)
-        if request is None or request.lease_owner != owner or request.status != RUNNING:
-            return None
-        if status == PENDING:
-            _count_lost_attempt(request, max_attempts or 1, error or "the worker stopped")
-        elif status == "RELEASE":  # clean shutdown: back to the queue, no attempt counted
-            request.status = PENDING
-            request.lease_owner = request.lease_expires = None
-            request.error = error
-        else:
-            request.status = status
-            request.error = error
-            request.lease_owner = request.lease_expires = None
-            request.finished_time = iso(now())
-        if log_tail is not None:
-            request.log_tail = log_tail
-        save(store, request)
-        return request
+    """Close a run we hold: FINISHED, FAILED, PENDING (a lost attempt, to retry) or RELEASE (back, uncounted)."""
+    return transact(store, lambda: _finish(store, path, owner, status, error, log_tail, max_attempts))
+
+
+def _finish(store: Store, path: str, owner: str, status: str, error: str | None, log_tail: str | None,
+            max_attempts: int | None) -> Request | None:
+    request = load(store, path)
+    if request is None or request.lease_owner != owner or request.status != RUNNING:
+        return None
+    if status == PENDING:
+        _count_lost_attempt(request, max_attempts or 1, error or "the worker stopped")
+    elif status == "RELEASE":  # clean shutdown: back to the queue, no attempt counted
+        request.status = PENDING
+        request.lease_owner = request.lease_expires = None
+        request.error = error
+    else:
+        request.status = status
+        request.error = error
+        request.lease_owner = request.lease_expires = None
+        request.finished_time = iso(now())
+    if log_tail is not None:
+        request.log_tail = log_tail
+    save(store, request)
+    return request
 
 
 def cancel(store: Store, path: str) -> tuple[bool, str]:
     """Cancel a PENDING request. Returns (done, message)."""
-    with store.lock():
-        request = load(store, path)
-        if request is None:
-            return False, "No such request."
-        if request.status != PENDING:
-            return False, f"Only a PENDING request can be cancelled; this one is {request.status}."
-        request.status = CANCELLED
-        request.finished_time = iso(now())
-        save(store, request)
-        return True, f"Cancelled {request.model} @ {request.revision[:12]} ({request.precision})."
+    return transact(store, lambda: _cancel(store, path))
+
+
+def _cancel(store: Store, path: str) -> tuple[bool, str]:
+    request = load(store, path)
+    if request is None:
+        return False, "No such request."
+    if request.status != PENDING:
+        return False, f"Only a PENDING request can be cancelled; this one is {request.status}."
+    request.status = CANCELLED
+    request.finished_time = iso(now())
+    save(store, request)
+    return True, f"Cancelled {request.model} @ {request.revision[:12]} ({request.precision})."

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from leaderboard import hub
 from leaderboard.queue import (CANCELLED, FAILED, MODEL_TYPES, PENDING, PRECISIONS, Request, all_requests, load,
-                               pending_position, request_path, save)
+                               pending_position, request_path, save, transact)
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 
@@ -172,15 +172,17 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
     # 9: rate limit
     _check_rate(settings, store, submitter)
     # 10: write, re-checking under the lock
-    with store.lock():
+    def write() -> Outcome:
         existing = _existing(store, request.path)
         if existing is not None:
             return _duplicate(store, existing)
         _check_rate(settings, store, submitter)
         save(store, request)
         position = pending_position(store, request)
-    return Outcome(True, f"Queued {md(name)} @ {request.revision[:12]} ({precision}): position {position} in the queue.",
-                   request=request, position=position)
+        return Outcome(True, f"Queued {md(name)} @ {request.revision[:12]} ({precision}): position {position} in the "
+                             "queue.", request=request, position=position)
+
+    return transact(store, write)
 
 
 # ---------------------------------------------------------------- step 1: text checks

@@ -149,3 +149,22 @@ def test_local_store_refuses_paths_outside_and_writes_atomically(store):
     assert store.read_json("requests/a/b/c.json") == {"x": 1}
     assert store.list("requests") == ["requests/a/b/c.json"]
     assert not [p for p in store.root.rglob(".tmp-*")]
+
+
+def test_a_step_that_loses_a_race_is_run_again(store):
+    from leaderboard.store import StoreConflict
+
+    _enqueue(store, 1)
+    calls = {"writes": 0}
+    original = store.write_bytes
+
+    def flaky_write(path, data):  # the first write loses the race, as a Hub commit with a stale parent does
+        calls["writes"] += 1
+        if calls["writes"] == 1:
+            raise StoreConflict("parent moved")
+        original(path, data)
+
+    store.write_bytes = flaky_write
+    claimed = queue.claim(store, "w1", 60)
+    assert claimed is not None and calls["writes"] == 2
+    assert queue.load(store, claimed.path).lease_owner == "w1"

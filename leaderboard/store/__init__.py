@@ -11,6 +11,10 @@ from typing import ContextManager, Protocol
 from leaderboard.settings import Settings
 
 
+class StoreConflict(RuntimeError):
+    """A write inside `lock()` lost a race (the Hub store's commit found a newer parent); run the whole step again."""
+
+
 class Store(Protocol):
     """The operations the queue, the scheduler and the UI need."""
 
@@ -21,7 +25,10 @@ class Store(Protocol):
     def write_many(self, files: dict[str, bytes]) -> None: ...
     def delete(self, path: str) -> None: ...
     def list(self, prefix: str, suffix: str = "") -> list[str]: ...
-    def lock(self) -> ContextManager[None]: ...
+    def lock(self) -> ContextManager[None]:
+        """Reads and writes inside are one atomic step: a file lock locally, a parent_commit check on the Hub
+        (which raises StoreConflict when another writer got there first)."""
+        ...
 
 
 def open_store(settings: Settings) -> Store:
