@@ -11,6 +11,7 @@ runs the same loop without the UI.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -29,6 +30,8 @@ from leaderboard.settings import Settings
 from leaderboard.store import Store
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
+# a tick that is still running when the next is due is skipped on purpose; APScheduler would warn each time
+logging.getLogger("apscheduler.scheduler").setLevel(logging.ERROR)
 
 
 @dataclass

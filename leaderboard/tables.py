@@ -77,7 +77,11 @@ def benchmark_columns(benchmark: str, title: str, metrics: Sequence[tuple[str, s
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("cure", "CURE", "Chain-of-thought visual reasoning and its consistency (arXiv 2309.04461): each item "
               "has a high-level inference about a marked image region and a chain of 2-4 sub-questions leading to it, "
-              "all 6-way multiple choice."),
+              "all 6-way multiple choice. How it runs here: the region is drawn on the full image as a thick red "
+              "rectangle (not cropped, so the context stays visible); each question is answered by option "
+              "likelihood, choosing the candidate with the highest mean log-likelihood per token (the choice by "
+              "summed log-likelihood is kept in the details); a text-only model skips CURE; an image that cannot be "
+              "fetched is counted and reported per item and left out of the scores."),
 )
 
 COLUMNS: tuple[Column, ...] = (
@@ -97,11 +101,13 @@ COLUMNS: tuple[Column, ...] = (
         ("Cb", "Backward consistency, Ro / Rh: P(whole chain correct | high-level correct). n/a when Rh is 0."),
         ("step_accuracy", "Mean per-step accuracy over all sub-questions of all chains."),
     ]),
+    Column("suite", "Suite", ("run", "suite"), TEXT,
+           "sample (the small suites shipped with the project) or full (the benchmarks' complete data); runs on "
+           "different suites are not comparable."),
     # in the raw frame and leaderboard.parquet only
     Column("key", "Key", ("key",), TEXT, "<org>/<model>/<sha12>_<precision>: names the request, results and details.",
            group="run", shown=False),
     Column("architecture", "Architecture", ("architecture",), TEXT, "The model's architecture class.", group="run", shown=False),
-    Column("suite", "Suite", ("run", "suite"), TEXT, "sample (shipped with the project) or full.", group="run", shown=False),
     Column("dtype", "Dtype", ("run", "dtype"), TEXT, "The dtype the weights were loaded in.", group="run", shown=False),
     Column("device", "Device", ("run", "device"), TEXT, "cuda or cpu.", group="run", shown=False),
     Column("submitted_time", "Submitted", ("submitted_time",), TIME, "When the request was submitted (UTC).",

@@ -31,10 +31,18 @@ class Store(Protocol):
         ...
 
 
-def open_store(settings: Settings) -> Store:
-    """The store named by settings.store_backend."""
+def open_store(settings: Settings, api=None) -> Store:
+    """The store named by settings.store_backend. `api` stands in for huggingface_hub.HfApi (tests pass a fake)."""
     if settings.store_backend == "local":
         from leaderboard.store.local import LocalStore
 
         return LocalStore(settings.home / "store")
+    if settings.store_backend == "hub":
+        from leaderboard.store.hub import HubStore
+
+        if api is None:
+            from huggingface_hub import HfApi
+
+            api = HfApi(token=settings.hf_token or None)
+        return HubStore(api, settings.results_repo, settings.requests_repo)
     raise ValueError(f"unknown store backend {settings.store_backend!r}")

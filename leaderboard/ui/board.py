@@ -22,7 +22,7 @@ from leaderboard.store import Store
 REFRESH_SECONDS = 30
 
 HELP = ("Scores are percentages (higher is better); **n/a** means the ratio is undefined (for example CURE Cf when "
-        "no chain was fully right). Ranked by **CURE Ro**; click a column header to sort by it. "
+        "no chain was fully right). Ranked by **CURE Ro**; to sort by another column, use the menu in its header. "
         "The metrics are explained in the About tab.")
 
 EMPTY = ("### No results yet\n"
