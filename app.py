@@ -6,6 +6,7 @@ Builds the Gradio app on the store named by the settings and starts the backgrou
 from __future__ import annotations
 
 import os
+import signal
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
@@ -15,7 +16,12 @@ from leaderboard.store import open_store  # noqa: E402
 from leaderboard.ui import build_app  # noqa: E402
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt  # SIGTERM (a Space stopping) unblocks launch() like Ctrl-C, so the scheduler shuts down
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _interrupt)
     settings = Settings.from_env()
     store = open_store(settings)
     demo = build_app(settings, store)

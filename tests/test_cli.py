@@ -1,0 +1,73 @@
+"""The evaluator's command line, as the scheduler and a person run it, and the standalone worker process."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+
+from leaderboard import queue
+from leaderboard.queue import Request
+from tests.conftest import PROJECT
+
+
+def evaluator(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "evaluator", *args], cwd=PROJECT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_list_benchmarks():
+    done = evaluator("list-benchmarks")
+    assert done.returncode == 0 and "cure" in done.stdout.split()
+
+
+def test_run_by_generation_on_a_pinned_hub_model(tiny_llava, tmp_path):
+    out = tmp_path / "out"
+    done = evaluator("run", "--model", tiny_llava.repo_id, "--revision", tiny_llava.sha, "--limit", "2",
+                     "--option", "cure.mode=generation", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads((out / "results.json").read_text())
+    assert results["revision"] == tiny_llava.sha and results["benchmarks"]["cure"]["extra"]["mode"] == "generation"
+    details = pd.read_parquet(out / "details" / "cure.parquet")
+    assert set(details["extraction"]) == {"letter"} and details["question_id"].nunique() == 2
+    assert "cure: " in done.stdout  # the scores line printed for the log
+
+
+def test_failures_exit_non_zero_with_a_one_line_reason(tiny_llava, tmp_path):
+    cases = [
+        (["--model", tiny_llava.repo_id, "--benchmarks", "nope"], "unknown benchmark 'nope'"),
+        (["--model", "tiny-org/not-there"], "error: "),
+        (["--model", tiny_llava.repo_id, "--option", "cure.mode=guess", "--limit", "1"], "mode"),
+    ]
+    for args, expected in cases:
+        done = evaluator("run", *args, "--out", str(tmp_path / "out"))
+        last = done.stderr.strip().splitlines()[-1]
+        assert done.returncode == 1 and last.startswith("error: ") and expected in last, (args, last)
+    assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_standalone_worker_runs_the_queue_and_stops_cleanly(settings, store, tiny_llava):
+    """`python -m leaderboard.worker`: SIGTERM mid-run returns the request to the queue, uncounted, and exits 0."""
+    queue.save(store, Request(model=tiny_llava.repo_id, revision=tiny_llava.sha))
+    env = {**os.environ, "LEADERBOARD_HOME": str(settings.home), "LEADERBOARD_HEARTBEAT_SECONDS": "0.5",
+           "LEADERBOARD_SCHEDULER_INTERVAL": "0.5"}
+    worker = subprocess.Popen([sys.executable, "-m", "leaderboard.worker"], cwd=PROJECT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not queue.all_requests(store)[0].progress.get("total"):
+            time.sleep(0.2)
+        assert queue.all_requests(store)[0].status == queue.RUNNING
+        worker.send_signal(signal.SIGTERM)
+        output, _ = worker.communicate(timeout=60)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert worker.returncode == 0, output
+    stored = queue.all_requests(store)[0]
+    assert stored.status == queue.PENDING and stored.attempts == 0 and stored.lease_owner is None
+    assert "stopped after" in output and store.list("results") == []
