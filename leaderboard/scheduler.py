@@ -26,6 +26,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from leaderboard import queue, tables
 from leaderboard.queue import Request
+from leaderboard.redact import redact
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 
@@ -46,11 +47,8 @@ class TickReport:
 
 
 def scrub(text: str, settings: Settings) -> str:
-    """Remove secrets from text that will be stored or shown."""
-    for secret in {settings.hf_token, os.environ.get("HF_TOKEN", ""), os.environ.get("LEADERBOARD_JUDGE_TOKEN", "")}:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return text
+    """Remove secrets (the settings' token, tokens in the environment) from text that will be stored or shown."""
+    return redact(text, settings.hf_token, os.environ.get("HF_TOKEN"), os.environ.get("LEADERBOARD_JUDGE_TOKEN"))
 
 
 def log_tail(log_path: Path, settings: Settings, lines: int = queue.LOG_TAIL_LINES) -> str:

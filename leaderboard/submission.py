@@ -16,6 +16,7 @@ from pathlib import Path
 from leaderboard import hub
 from leaderboard.queue import (CANCELLED, FAILED, MODEL_TYPES, PENDING, PRECISIONS, Request, all_requests, load,
                                pending_position, request_path, save, transact)
+from leaderboard.redact import redact
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 
@@ -25,7 +26,6 @@ REPLACEABLE = (FAILED, CANCELLED)  # a request in one of these states may be sub
 OFFLINE_NOTE = "gated/private status not checked (offline)"
 _REVISION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/\-]{0,254}$")
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>&|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
-_TOKEN_RE = re.compile(r"hf_[A-Za-z0-9]{20,}")
 _CUSTOM_CODE_KEYS = ("auto_map", "custom_pipelines")
 
 
@@ -57,9 +57,7 @@ def md(text: object, limit: int = 200) -> str:
 
 def scrub(text: str, token: str = "") -> str:
     """Remove the token (and anything shaped like a Hub token) from text."""
-    if token:
-        text = text.replace(token, "***")
-    return _TOKEN_RE.sub("hf_***", text)
+    return redact(text, token)
 
 
 # ---------------------------------------------------------------- the entry point

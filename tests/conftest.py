@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,3 +71,72 @@ def store(settings):
     from leaderboard.store import open_store
 
     return open_store(settings)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def app_url(settings, store):
+    """build_app(settings, store) served on 127.0.0.1 (no scheduler: tests tick by hand); closed afterwards."""
+    from leaderboard.ui import build_app
+
+    demo = build_app(settings, store)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, show_error=True)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+@pytest.fixture
+def client(app_url):
+    """A gradio_client on the served app."""
+    from gradio_client import Client
+
+    return Client(app_url, verbose=False, download_files=False)
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+BROWSER_TIMEOUT_MS = 30_000
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's chromium driven by Playwright. Skipped without it, unless REQUIRE_BROWSER=1 (CI), where it fails."""
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("REQUIRE_BROWSER") == "1":
+            pytest.fail(f"REQUIRE_BROWSER=1 but {CHROMIUM} is missing (apt-get install -y chromium)")
+        pytest.skip(f"browser tests need Debian's chromium at {CHROMIUM} (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def open_page(browser):
+    """open_page(url) -> a Playwright Page on the app, loaded (the tab bar is visible). Closed after the test."""
+    contexts = []
+
+    def _open(url: str):
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(BROWSER_TIMEOUT_MS)
+        page.goto(url)
+        page.get_by_role("tab", name="Leaderboard").wait_for(state="visible")
+        return page
+
+    yield _open
+    for context in contexts:
+        context.close()

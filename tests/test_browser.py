@@ -5,54 +5,8 @@ opens a page on the served app and waits for Gradio to be up; reuse it for longe
 """
 from __future__ import annotations
 
-import os
-import shutil
-
-import pytest
-
-CHROMIUM = "/usr/bin/chromium"
-if not os.path.exists(CHROMIUM):
-    if os.environ.get("REQUIRE_BROWSER") == "1":  # CI installs chromium: a missing browser there is a failure
-        raise RuntimeError(f"REQUIRE_BROWSER=1 but {CHROMIUM} is missing")
-    pytest.skip(f"browser tests need Debian's chromium at {CHROMIUM} (apt-get install -y chromium)",
-                allow_module_level=True)
-playwright_api = pytest.importorskip("playwright.sync_api", reason="browser tests need playwright for Python")
-
-from leaderboard import queue as q  # noqa: E402
-from tests.test_tables import SHA_A, SHA_B, result, write_result  # noqa: E402
-from tests.test_ui import app_url  # noqa: E402,F401  (fixture: build_app served on 127.0.0.1)
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-TIMEOUT_MS = 20_000
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=shutil.which(CHROMIUM) or CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-@pytest.fixture
-def open_page(browser):
-    """open_page(url) -> a Playwright Page on the app, loaded (the tab bar is visible). Closed after the test."""
-    contexts = []
-
-    def _open(url: str):
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(url)
-        page.get_by_role("tab", name="Leaderboard").wait_for(state="visible")
-        return page
-
-    yield _open
-    for context in contexts:
-        context.close()
+from leaderboard import queue as q
+from tests.test_tables import SHA_A, SHA_B, result, write_result
 
 
 def board_cells(page, col: int) -> list[str]:
@@ -67,7 +21,7 @@ def sort_board(page, col: int, direction: str) -> None:
     page.get_by_role("menuitem", name=f"Sort {direction}").click()
 
 
-def test_board_shows_results_as_text_and_sorts_numerically(store, app_url, open_page):  # noqa: F811
+def test_board_shows_results_as_text_and_sorts_numerically(store, app_url, open_page):
     write_result(store, result("tiny-org/tiny-llava", Ro=0.1, Cf=None))
     write_result(store, result("tiny-org/tiny-llama", sha=SHA_B, Ro=0.09))
     write_result(store, result("evil/<b>bold</b>", Ro=1.0))  # would render bold if the cell were HTML
@@ -92,14 +46,14 @@ def test_board_shows_results_as_text_and_sorts_numerically(store, app_url, open_
         ".filter(e => e.offsetParent !== null).map(e => e.innerText.trim()).join(',') === 'tiny-org/tiny-llava'")
 
 
-def test_empty_board_explains_how_to_submit(app_url, open_page):  # noqa: F811
+def test_empty_board_explains_how_to_submit(app_url, open_page):
     page = open_page(app_url)
     page.get_by_text("No results yet").wait_for(state="visible")
     assert page.locator("#board-empty").get_by_text("Submit", exact=False).first.is_visible()
     assert not page.locator("#leaderboard-table").is_visible()  # no empty table under the message
 
 
-def test_empty_submission_is_refused_in_the_browser(store, app_url, open_page):  # noqa: F811
+def test_empty_submission_is_refused_in_the_browser(store, app_url, open_page):
     page = open_page(app_url)
     page.get_by_role("tab", name="Submit").click()
     page.locator("#submit-button").wait_for(state="visible")
@@ -109,7 +63,7 @@ def test_empty_submission_is_refused_in_the_browser(store, app_url, open_page): 
     assert q.all_requests(store) == []
 
 
-def test_queue_tab_lists_requests_shows_a_failed_log_and_cancels(store, app_url, open_page):  # noqa: F811
+def test_queue_tab_lists_requests_shows_a_failed_log_and_cancels(store, app_url, open_page):
     pending = q.Request(model="tiny-org/tiny-llava", revision=SHA_A)
     q.save(store, pending)
     q.save(store, q.Request(model="org/broken", revision=SHA_B, status=q.FAILED, error="worker exited with code 1",

@@ -1,19 +1,15 @@
 """The whole product: submit through the app, one scheduler tick runs the real worker, the board shows the run."""
 from __future__ import annotations
 
-import os
-
 import pandas as pd
-import pytest
 
 from leaderboard import queue as q
 from leaderboard import scheduler
-from tests.test_ui import app_url, client  # noqa: F401  (fixtures: the app on 127.0.0.1 and a gradio_client)
 
 CURE_LABELS = ["CURE Ro", "CURE Rh", "CURE Rcot", "CURE Cf", "CURE Cb"]
 
 
-def test_submit_tick_board_through_gradio_client(client, settings, store, tiny_llava):  # noqa: F811
+def test_submit_tick_board_through_gradio_client(client, settings, store, tiny_llava):
     message = client.predict("tiny-org/tiny-llava", "main", "auto", "pretrained", api_name="/submit")
     assert "Queued" in message and "position 1" in message, message
     [request] = q.all_requests(store)
@@ -44,31 +40,19 @@ def test_submit_tick_board_through_gradio_client(client, settings, store, tiny_l
     assert "already" in again.lower() and len(q.all_requests(store)) == 1
 
 
-@pytest.mark.skipif(not os.path.exists("/usr/bin/chromium") and os.environ.get("REQUIRE_BROWSER") != "1",
-                    reason="the browser test needs Debian's chromium at /usr/bin/chromium")
-def test_submit_in_the_browser_then_the_row_appears(settings, store, tiny_llava, app_url):  # noqa: F811
-    from tests.test_browser import CHROMIUM, CHROMIUM_ARGS
-    from playwright.sync_api import sync_playwright
+def test_submit_in_the_browser_then_the_row_appears(settings, store, tiny_llava, app_url, open_page):
+    page = open_page(app_url)
+    page.get_by_text("No results yet").wait_for(state="visible")
+    page.get_by_role("tab", name="Submit").click()
+    page.locator("#submit-model input, #submit-model textarea").first.fill("tiny-org/tiny-llava")
+    page.locator("#submit-button").click()
+    page.locator("#submit-message").get_by_text("position 1", exact=False).wait_for(state="visible")
+    assert "Queued" in page.locator("#submit-message").inner_text()
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(30_000)
-            page.goto(app_url)
-            page.get_by_text("No results yet").wait_for(state="visible")
-            page.get_by_role("tab", name="Submit").click()
-            page.locator("#submit-model input, #submit-model textarea").first.fill("tiny-org/tiny-llava")
-            page.locator("#submit-button").click()
-            page.locator("#submit-message").get_by_text("position 1", exact=False).wait_for(state="visible")
-            assert "Queued" in page.locator("#submit-message").inner_text()
+    assert scheduler.tick(settings, store).status == q.FINISHED
 
-            assert scheduler.tick(settings, store).status == q.FINISHED
-
-            page.get_by_role("tab", name="Leaderboard").click()
-            page.locator("#board-refresh").click()
-            cell = page.locator("#leaderboard-table [role=gridcell][data-col='0']").filter(visible=True)
-            cell.get_by_text("tiny-org/tiny-llava", exact=True).first.wait_for(state="visible")
-            assert cell.all_inner_texts() == ["tiny-org/tiny-llava"]
-        finally:
-            browser.close()
+    page.get_by_role("tab", name="Leaderboard").click()
+    page.locator("#board-refresh").click()
+    cell = page.locator("#leaderboard-table [role=gridcell][data-col='0']").filter(visible=True)
+    cell.get_by_text("tiny-org/tiny-llava", exact=True).first.wait_for(state="visible")
+    assert cell.all_inner_texts() == ["tiny-org/tiny-llava"]

@@ -1,43 +1,10 @@
 """The Gradio app driven through gradio_client: /submit, /leaderboard, /queue and /cancel."""
 from __future__ import annotations
 
-import os
-import socket
+import pytest
 
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-
-import pytest  # noqa: E402
-
-from leaderboard import queue as q  # noqa: E402
-from tests.test_tables import SHA_A, SHA_B, result, write_result  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture
-def app_url(settings, store):
-    """build_app(settings, store) served on 127.0.0.1; yields its URL and closes it afterwards."""
-    from leaderboard.ui import build_app
-
-    demo = build_app(settings, store)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                show_error=True)
-    try:
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        demo.close()
-
-
-@pytest.fixture
-def client(app_url):
-    from gradio_client import Client
-
-    return Client(app_url, verbose=False, download_files=False)
+from leaderboard import queue as q
+from tests.test_tables import SHA_A, SHA_B, result, write_result
 
 
 def test_endpoints_are_named(client):

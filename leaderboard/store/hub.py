@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 import time
 from contextlib import contextmanager
@@ -23,13 +22,13 @@ from typing import Iterator
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 from huggingface_hub.errors import HfHubHTTPError, RemoteEntryNotFoundError
 
+from leaderboard.redact import redact
 from leaderboard.store import StoreConflict
 from leaderboard.store.local import _safe_relative
 
 log = logging.getLogger(__name__)
 
 CONFLICT_STATUSES = (409, 412)  # 412: parent_commit is no longer the head; 409: a concurrent operation on the repo
-_TOKEN_RE = re.compile(r"hf_[A-Za-z0-9]{8,}")
 
 
 class HubStoreError(OSError):
@@ -68,10 +67,7 @@ class HubStore:
     # ------------------------------------------------------------------------------------------------ helpers
 
     def _scrub(self, text: str) -> str:
-        token = getattr(self.api, "token", None)
-        if isinstance(token, str) and token:
-            text = text.replace(token, "***")
-        return _TOKEN_RE.sub("hf_***", text)
+        return redact(text, getattr(self.api, "token", None))
 
     def _error(self, action: str, repo: str, what: str, exc: BaseException) -> HubStoreError:
         detail = self._scrub(f"{type(exc).__name__}: {exc}")

@@ -19,10 +19,10 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:])")
 EMPTY_ID = ("**Please enter a model id**, the Hugging Face Hub name of the model such as `org/model-name`; "
             "nothing was submitted.")
 
-HELP = (f"Enter the id of a public model on the Hugging Face Hub (`org/model-name`). The model is pinned to the "
-        f"commit of the revision you give (a branch, tag or commit sha; empty: `main`), must keep its weights in "
-        f"safetensors, must not need remote code and may have at most {{max_params:g}}B parameters. "
-        f"**auto** precision means bfloat16 on a GPU and float32 on the CPU.")
+HELP = ("Enter the id of a public model on the Hugging Face Hub (`org/model-name`). The model is pinned to the "
+        "commit of the revision you give (a branch, tag or commit sha; empty: `main`), must keep its weights in "
+        "safetensors, must not need remote code and may have at most {max_params:g}B parameters. "
+        "**auto** precision means bfloat16 on a GPU and float32 on the CPU.")
 
 
 def escape_markdown(text: object, limit: int | None = None) -> str:

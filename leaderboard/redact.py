@@ -1,0 +1,14 @@
+"""Keep secrets out of text that is stored, shown or logged."""
+from __future__ import annotations
+
+import re
+
+HUB_TOKEN_RE = re.compile(r"hf_[A-Za-z0-9]{8,}")  # anything shaped like a Hugging Face token
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """`text` with each given secret, and anything shaped like a Hub token, replaced by asterisks."""
+    for secret in secrets:
+        if isinstance(secret, str) and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return HUB_TOKEN_RE.sub("hf_***", text)
