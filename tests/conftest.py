@@ -58,6 +58,21 @@ def tiny_llama(hub_cache, tmp_path_factory) -> TinyModel:
     return TinyModel("tiny-org/tiny-llama", sha, folder)
 
 
+@pytest.fixture(scope="session")
+def tiny_folder(tmp_path_factory):
+    """tiny_folder(family) -> the folder of that family's tiny model (tests.tiny_models.FAMILIES), built once."""
+    from tests.tiny_models import FAMILIES
+
+    built: dict[str, Path] = {}
+
+    def _get(family: str) -> Path:
+        if family not in built:
+            built[family] = FAMILIES[family](tmp_path_factory.mktemp(f"tiny-{family}"))
+        return built[family]
+
+    return _get
+
+
 @pytest.fixture
 def settings(tmp_path):
     from leaderboard.settings import Settings

@@ -98,3 +98,10 @@ def build_tiny_llava(folder: Path) -> Path:
     model.save_pretrained(folder, safe_serialization=True)
     processor.save_pretrained(folder)
     return folder
+
+
+# family name -> builder. Tests parametrised over families read this; a new family is one builder + one line.
+FAMILIES = {
+    "llava": build_tiny_llava,
+    "llama": build_tiny_llama,
+}

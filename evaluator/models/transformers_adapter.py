@@ -7,13 +7,10 @@ from typing import Any
 
 import torch
 
+from evaluator.models import scoring
 from evaluator.models.base import GenerationRequest, OptionScore, UnsupportedModelError
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-
-# Per-token side inputs and the value used for appended option tokens (PaliGemma marks its suffix with
-# token_type_ids=1; Qwen2-VL marks text tokens with mm_token_type_ids=0).
-SIDE_INPUT_FILL = {"attention_mask": 1, "token_type_ids": 1, "mm_token_type_ids": 0}
 
 
 def describe_model_folder(folder: Path | str) -> dict[str, Any]:
@@ -74,8 +71,6 @@ def cut_at_stop(text: str, stop: list[str]) -> str:
 class TransformersAdapter:
     """ModelAdapter for AutoModelForImageTextToText (with a processor) or AutoModelForCausalLM (with a tokenizer)."""
 
-    scoring_path = "reference"  # one full forward pass per option
-
     def __init__(self, model: Any, processor: Any, tokenizer: Any, *, model_id: str, revision: str | None,
                  has_vision: bool, batch_size: int = 4) -> None:
         self.model = model
@@ -87,6 +82,9 @@ class TransformersAdapter:
         self.batch_size = max(1, int(batch_size))
         self.device = str(model.device.type)
         self.dtype = str(model.dtype).removeprefix("torch.")
+        # "shared_prefix" (the prompt's KV cache reused for every option) where the architecture allows, else
+        # "reference" (one full forward pass per option); recorded in the run metadata.
+        self.scoring_path = "shared_prefix" if scoring.supports_shared_prefix(model) else "reference"
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -201,48 +199,30 @@ class TransformersAdapter:
 
     # ---- option scoring ------------------------------------------------------------------------------------
 
-    def _option_inputs(self, prompt: str, images: list[Any], option: str,
-                       prompt_inputs: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], int]:
-        """Inputs for prompt + option (batch of 1) and the prompt's length in processed tokens.
+    def _option_ids(self, prompt: str, images: list[Any], option: str, prompt_ids: torch.Tensor) -> torch.Tensor:
+        """The option's token ids as a continuation of the prompt (1-D, on the model's device).
 
-        The prompt length comes from the processed prompt alone (processors expand image tokens). The option is
-        tokenized as a continuation of the prompt text; if that merges tokens across the boundary, it is tokenized
-        on its own and appended. Per-token side inputs are extended over the option tokens.
+        The option is tokenized together with the prompt text; if that merges tokens across the boundary (the
+        processed prompt is no longer a prefix), the option is tokenized on its own instead.
         """
-        prompt_ids = prompt_inputs["input_ids"][0]
         n_prompt = prompt_ids.shape[0]
         joint_ids = self._encode([prompt + option], [images])["input_ids"][0]
         if joint_ids.shape[0] > n_prompt and torch.equal(joint_ids[:n_prompt], prompt_ids):
-            option_ids = joint_ids[n_prompt:]
-        else:
-            option_ids = torch.tensor(self.tokenizer(option, add_special_tokens=False)["input_ids"],
-                                      dtype=prompt_ids.dtype, device=prompt_ids.device)
-        n_option = option_ids.shape[0]
-        inputs = dict(prompt_inputs)
-        inputs["input_ids"] = torch.cat([prompt_ids, option_ids]).unsqueeze(0)
-        for key, value in prompt_inputs.items():
-            if key == "input_ids" or not torch.is_tensor(value) or value.dim() != 2:
-                continue
-            if key in SIDE_INPUT_FILL or (value.shape == (1, n_prompt) and key.endswith(("_mask", "_ids"))):
-                fill = torch.full((1, n_option), SIDE_INPUT_FILL.get(key, 0), dtype=value.dtype, device=value.device)
-                inputs[key] = torch.cat([value, fill], dim=1)
-        return inputs, n_prompt
+            return joint_ids[n_prompt:]
+        return torch.tensor(self.tokenizer(option, add_special_tokens=False)["input_ids"], dtype=prompt_ids.dtype,
+                            device=prompt_ids.device)
 
     @torch.inference_mode()
-    def score_options(self, request: GenerationRequest, options: list[str]) -> list[OptionScore]:
-        """Log-likelihood of each option appended (verbatim) to the templated prompt; one forward pass each."""
+    def score_options(self, request: GenerationRequest, options: list[str],
+                      path: str | None = None) -> list[OptionScore]:
+        """Log-likelihood of each option appended (verbatim) to the templated prompt.
+
+        `path` picks "shared_prefix" or "reference"; by default the adapter's scoring_path.
+        """
         prompt = self.build_prompt(request)
         prompt_inputs = self._encode([prompt], [request.images])
-        scores = []
-        for option in options:
-            inputs, n_prompt = self._option_inputs(prompt, request.images, option, prompt_inputs)
-            ids = inputs["input_ids"][0]
-            n_tokens = ids.shape[0] - n_prompt
-            if n_tokens == 0:
-                scores.append(OptionScore(0.0, 0.0, 0))
-                continue
-            logits = self.model(**self._cast(inputs)).logits[0].float()
-            logprobs = torch.log_softmax(logits[n_prompt - 1:-1], dim=-1)
-            total = float(logprobs.gather(1, ids[n_prompt:].unsqueeze(1)).sum())
-            scores.append(OptionScore(total, total / n_tokens, n_tokens))
-        return scores
+        option_ids = [self._option_ids(prompt, request.images, o, prompt_inputs["input_ids"][0]) for o in options]
+        prompt_inputs = self._cast(prompt_inputs)
+        if (path or self.scoring_path) == "shared_prefix":
+            return scoring.score_shared_prefix(self.model, prompt_inputs, option_ids)
+        return scoring.score_reference(self.model, prompt_inputs, option_ids)
