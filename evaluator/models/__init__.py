@@ -38,9 +38,15 @@ def resolve_model_folder(source: str, revision: str | None = None) -> tuple[Path
     return folder, folder.name
 
 
-def load_model(source: str, revision: str | None = None, precision: str = "auto", batch_size: int = 4,
+def load_model(source: str, revision: str | None = None, precision: str = "auto", batch_size: int | str = 4,
                device: str | None = None) -> ModelAdapter:
-    """Load a Hub model (`org/name`, at `revision`) or a local folder behind the ModelAdapter interface."""
+    """Load a Hub model (`org/name`, at `revision`) or a local folder behind the ModelAdapter interface.
+
+    precision: "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16".
+    batch_size: generation batch size, or "auto" (64 on CUDA, 4 on the CPU). Either way a batch that runs out of
+    GPU memory is retried at half the size, and later batches keep the smaller size (adapter.batch_size).
+    Raises UnsupportedModelError ("unsupported architecture ...", "needs remote code") before loading weights.
+    """
     from evaluator.models.transformers_adapter import TransformersAdapter
 
     folder, resolved = resolve_model_folder(source, revision)

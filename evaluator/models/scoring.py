@@ -10,6 +10,9 @@ over the option tokens with SIDE_INPUT_FILL.
 """
 from __future__ import annotations
 
+import copy
+import inspect
+
 import torch
 
 from evaluator.models.base import OptionScore
@@ -55,12 +58,210 @@ def score_reference(model, prompt_inputs: dict, option_ids: list[torch.Tensor]) 
     return scores
 
 
+# ---- shared prefix ---------------------------------------------------------------------------------------------
+#
+# The prompt (image tokens included) is run once with use_cache=True. Its last position's logits score every
+# option's first token; its KV cache, repeated K times, then serves one right-padded batch of the K options (all but
+# each option's last token: nothing follows it), whose logits score the remaining tokens. Images are not encoded
+# again: the continuation carries text tokens only.
+#
+# Architectures are let onto this path by model type after tests/test_scoring.py checked that the scores equal the
+# reference path's (within 1e-4 in float32) on tiny models of each family. Everything else falls back to the
+# reference path, for one of these reasons:
+# - untested architectures (a new family is added here once its equality test passes);
+# - encoder-decoder language models (BLIP-2 / InstructBLIP with Flan-T5, ...): the prompt goes to the encoder and the
+#   options are decoded against it, which is another scheme than a decoder-only KV cache;
+# - sliding-window or other non-global attention layers (Gemma 2/3, Mistral, Qwen2 with use_sliding_window, ...):
+#   the cache keeps only the last window and is trimmed as it grows, untested with a repeated batch;
+# - caches holding more than keys and values (linear-attention / SSM state): their recurrent state would have to
+#   be copied per option too, untested.
+
+# Top-level model types checked against the reference path, and the text decoders checked under them.
+SHARED_PREFIX_MODEL_TYPES = frozenset({"llama", "qwen2", "llava", "llava_next", "idefics3", "smolvlm", "qwen2_vl",
+                                       "qwen2_5_vl", "paligemma", "blip-2", "instructblip"})
+SHARED_PREFIX_TEXT_TYPES = frozenset({"llama", "qwen2", "qwen2_vl_text", "qwen2_5_vl_text", "gemma", "opt"})
+# Models with multimodal rotary positions (M-RoPE): text positions after the prompt are shifted by the prompt's
+# rope delta (image tokens take fewer positions than tokens), so the continuation's position ids are given explicitly.
+MROPE_MODEL_TYPES = frozenset({"qwen2_vl", "qwen2_5_vl"})
+# Composite models whose top-level forward always encodes the image and takes no cache: the continuation runs on
+# their language model (a causal LM over the same token embeddings).
+LANGUAGE_MODEL_CONTINUATION_TYPES = frozenset({"blip-2", "instructblip"})
+
+DEFAULT_MAX_OPTIONS_PER_BATCH = 16
+
+
+def _text_config(config):
+    try:
+        return config.get_text_config(decoder=True)
+    except (AttributeError, TypeError, ValueError):
+        return config
+
+
 def supports_shared_prefix(model) -> bool:
     """Whether score_shared_prefix is correct for this architecture (checked against the reference in tests)."""
-    return False
+    config = getattr(model, "config", None)
+    model_type = getattr(config, "model_type", None)
+    if model_type not in SHARED_PREFIX_MODEL_TYPES:
+        return False
+    if model_type in LANGUAGE_MODEL_CONTINUATION_TYPES and not getattr(config, "use_decoder_only_language_model",
+                                                                        True):
+        return False  # an encoder-decoder language model (Flan-T5)
+    text = _text_config(config)
+    if getattr(text, "is_encoder_decoder", False) or getattr(text, "model_type", None) not in SHARED_PREFIX_TEXT_TYPES:
+        return False
+    layer_types = getattr(text, "layer_types", None) or []
+    if any(t != "full_attention" for t in layer_types):
+        return False
+    if getattr(text, "use_sliding_window", False) and getattr(text, "sliding_window", None):
+        return False
+    return True
+
+
+def _forward_params(module) -> set[str]:
+    try:
+        return set(inspect.signature(module.forward).parameters)
+    except (TypeError, ValueError):
+        return set()
+
+
+def _continuation_module(model):
+    """The module that runs the options over the cache: the model itself, or its language model (BLIP-2 style)."""
+    if getattr(model.config, "model_type", None) in LANGUAGE_MODEL_CONTINUATION_TYPES:
+        return model.language_model
+    return model
+
+
+def _past_key_values(output):
+    cache = getattr(output, "past_key_values", None)
+    if cache is None:  # BLIP-2 style outputs keep the language model's output apart
+        cache = getattr(getattr(output, "language_model_outputs", None), "past_key_values", None)
+    if cache is None:
+        raise RuntimeError("the model returned no past_key_values with use_cache=True")
+    return cache
+
+
+def _repeat_cache(cache, repeats: int):
+    """A cache holding `repeats` copies of `cache`'s batch of 1; `cache` itself is left as it is (reused per chunk)."""
+    from transformers.cache_utils import DynamicCache, DynamicLayer
+
+    if isinstance(cache, DynamicCache) and all(type(layer) is DynamicLayer for layer in cache.layers):
+        # Updates replace a DynamicLayer's tensors (torch.cat) rather than writing into them, so shallow copies of
+        # the layers with expanded (not copied) tensors are enough.
+        repeated = copy.copy(cache)
+        repeated.layers = []
+        for layer in cache.layers:
+            layer = copy.copy(layer)
+            if layer.is_initialized and layer.keys is not None and layer.keys.numel():
+                layer.keys = layer.keys.expand(repeats, *layer.keys.shape[1:])
+                layer.values = layer.values.expand(repeats, *layer.values.shape[1:])
+            repeated.layers.append(layer)
+        return repeated
+    repeated = copy.deepcopy(cache)
+    repeated.batch_repeat_interleave(repeats)
+    return repeated
+
+
+def _per_token_keys(prompt_inputs: dict, n_prompt: int) -> list[str]:
+    """Side inputs aligned with input_ids (besides input_ids and attention_mask), as extend_side_inputs finds them."""
+    keys = []
+    for key, value in prompt_inputs.items():
+        if key in ("input_ids", "attention_mask") or not torch.is_tensor(value) or value.dim() != 2:
+            continue
+        if key in SIDE_INPUT_FILL or (value.shape == (1, n_prompt) and key.endswith(("_mask", "_ids"))):
+            keys.append(key)
+    return keys
+
+
+def _mrope_delta(model, prompt_inputs: dict) -> int:
+    """M-RoPE: how far the text positions after the prompt are shifted from the token count (0 without images)."""
+    if prompt_inputs.get("image_grid_thw") is None and prompt_inputs.get("video_grid_thw") is None:
+        return 0
+    inner = getattr(model, "model", model)
+    get_rope_index = getattr(inner, "get_rope_index", None) or model.get_rope_index
+    accepted = set(inspect.signature(get_rope_index).parameters)
+    kwargs = {k: v for k, v in prompt_inputs.items() if k in accepted and k != "input_ids"}
+    _, deltas = get_rope_index(prompt_inputs["input_ids"], **kwargs)
+    return int(deltas.reshape(-1)[0])
+
+
+def _log_probs_of(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """log_softmax(logits)[..., target], without materialising the whole log-softmax."""
+    logits = logits.float()
+    return logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
 
 
 @torch.inference_mode()
-def score_shared_prefix(model, prompt_inputs: dict, option_ids: list[torch.Tensor]) -> list[OptionScore]:
-    """Encode the prompt once and score every option against its KV cache."""
-    raise NotImplementedError("shared-prefix scoring is not available yet; use score_reference")
+def score_shared_prefix(model, prompt_inputs: dict, option_ids: list[torch.Tensor],
+                        max_options_per_batch: int | None = DEFAULT_MAX_OPTIONS_PER_BATCH) -> list[OptionScore]:
+    """Encode the prompt once and score every option against its KV cache.
+
+    The options run as right-padded batches of at most `max_options_per_batch` (None: all at once) over the prompt's
+    cache repeated to the batch size. Empty options score 0 with n_tokens 0, as in score_reference.
+    """
+    scores: list[OptionScore | None] = [None] * len(option_ids)
+    todo = []
+    for i, ids in enumerate(option_ids):
+        if int(ids.shape[0]) == 0:
+            scores[i] = OptionScore(0.0, 0.0, 0)
+        else:
+            todo.append(i)
+    if not todo:
+        return scores  # type: ignore[return-value]
+
+    input_ids = prompt_inputs["input_ids"]
+    n_prompt = int(input_ids.shape[1])
+    device = input_ids.device
+    prompt_mask = prompt_inputs.get("attention_mask")
+    if prompt_mask is None:
+        prompt_mask = torch.ones_like(input_ids)
+
+    # 1. The prompt, once: its cache, and the distribution of the first option token.
+    prefill = dict(prompt_inputs, use_cache=True)
+    if "logits_to_keep" in _forward_params(model):
+        prefill["logits_to_keep"] = 1
+    output = model(**prefill)
+    first = output.logits[0, -1].float()
+    first = first - torch.logsumexp(first, dim=-1)
+    cache = _past_key_values(output)
+    del output
+
+    # 2. The options over that cache, longest first so that each batch pads little.
+    continuation = _continuation_module(model)
+    side_keys = [] if continuation is not model else _per_token_keys(prompt_inputs, n_prompt)
+    mrope = getattr(model.config, "model_type", None) in MROPE_MODEL_TYPES
+    delta = _mrope_delta(model, prompt_inputs) if mrope else 0
+    todo.sort(key=lambda i: -int(option_ids[i].shape[0]))
+    step = len(todo) if not max_options_per_batch else max(1, int(max_options_per_batch))
+    for start in range(0, len(todo), step):
+        chunk = todo[start:start + step]
+        lengths = [int(option_ids[i].shape[0]) for i in chunk]
+        totals = [float(first[option_ids[i][0]]) for i in chunk]
+        width = max(lengths) - 1  # each option's last token is never fed: nothing follows it
+        if width > 0:
+            k = len(chunk)
+            fed = torch.zeros((k, width), dtype=input_ids.dtype, device=device)
+            real = torch.zeros((k, width), dtype=torch.bool, device=device)
+            for row, i in enumerate(chunk):
+                ids = option_ids[i][:-1]
+                fed[row, :ids.shape[0]] = ids
+                fed[row, ids.shape[0]:] = ids[-1] if ids.shape[0] else option_ids[i][0]  # any text token
+                real[row, :ids.shape[0]] = True
+            mask = torch.cat([prompt_mask.expand(k, -1), real.to(prompt_mask.dtype)], dim=1)
+            inputs = {"input_ids": fed, "attention_mask": mask, "past_key_values": _repeat_cache(cache, k),
+                      "use_cache": True}
+            for key in side_keys:
+                value = prompt_inputs[key]
+                inputs[key] = torch.full((k, width), SIDE_INPUT_FILL.get(key, 0), dtype=value.dtype, device=device)
+            if mrope:
+                positions = torch.arange(n_prompt, n_prompt + width, device=device) + delta
+                inputs["position_ids"] = positions.view(1, 1, -1).expand(3, k, -1)
+            logits = continuation(**inputs).logits
+            targets = torch.zeros_like(fed)
+            for row, i in enumerate(chunk):
+                targets[row, :lengths[row] - 1] = option_ids[i][1:]
+            token_logprobs = _log_probs_of(logits, targets)
+            for row in range(k):
+                totals[row] += float(token_logprobs[row, :lengths[row] - 1].sum())
+        for i, total, n in zip(chunk, totals, lengths):
+            scores[i] = OptionScore(total, total / n, n)
+    return scores  # type: ignore[return-value]

@@ -1,22 +1,94 @@
-"""A ModelAdapter over Hugging Face transformers: chat-templated prompts, batched generation, option scoring."""
+"""A ModelAdapter over Hugging Face transformers: chat-templated prompts, batched generation, option scoring.
+
+One adapter serves every family; what differs between families (how a prompt is written, how images are handed
+to the processor, what runs a request without an image) lives in one table, PROMPT_STYLES.
+"""
 from __future__ import annotations
 
 import json
+import logging
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
 from evaluator.models import scoring
 from evaluator.models.base import GenerationRequest, OptionScore, UnsupportedModelError
 
+log = logging.getLogger(__name__)
+
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+# batch_size="auto": where generation starts before out-of-memory backoff halves it (CUDA), and the CPU default.
+AUTO_BATCH_SIZE = {"cuda": 64, "cpu": 4}
+
+
+@dataclass(frozen=True)
+class PromptStyle:
+    """How one family is prompted and fed.
+
+    prompt:        "chat" (the processor's / tokenizer's chat template; plain text if it has none),
+                   "plain" (the text as is) or "qa" ("Question: {text} Answer:").
+    image_marker:  "plain"/"qa" prompts: put the processor's image token before the text, once per image.
+    nested_images: hand images to the processor as one list per prompt (else one flat list).
+    mixes:         one processor call may hold prompts with and without images; if not, generate() splits
+                   such batches by "has images" (callers never see the difference).
+    text_only:     how a prompt without images runs: "processor" (the processor, then the full model),
+                   "language_model" (the tokenizer, then the model's language model alone), or a format for the
+                   tokenizer such as "{bos}{text}\\n" (what the processor would build around the text; full model).
+    max_images:    the most images one prompt may carry (None: no limit).
+    """
+
+    prompt: str = "chat"
+    image_marker: bool = False
+    nested_images: bool = False
+    mixes: bool = True
+    text_only: str = "processor"
+    max_images: int | None = None
+
+
+TEXT_STYLE = PromptStyle()  # text-only causal LMs: the tokenizer's chat template
+
+# The vision-language families this adapter runs (model_type -> style); each has a tiny test model
+# (tests/tiny_models.py). Any other image-text-to-text architecture is refused at submission time.
+PROMPT_STYLES: dict[str, PromptStyle] = {
+    "llava": PromptStyle(),
+    "llava_next": PromptStyle(),
+    "idefics3": PromptStyle(nested_images=True),
+    "smolvlm": PromptStyle(nested_images=True),
+    "qwen2_vl": PromptStyle(),
+    "qwen2_5_vl": PromptStyle(),
+    # No chat template: the prompt is the text; the processor adds the image tokens, BOS and the "\n" that ends
+    # the prefix (token_type_ids 0; what follows is the suffix, 1). Its processor refuses text without an image.
+    "paligemma": PromptStyle(prompt="plain", image_marker=True, mixes=False, text_only="{bos}{text}\n",
+                             max_images=1),
+    # No chat template; the processor puts the query-token placeholders before the text. The model needs pixel
+    # values, so a prompt without an image runs through its language model alone.
+    "blip-2": PromptStyle(prompt="qa", mixes=False, text_only="language_model", max_images=1),
+    "instructblip": PromptStyle(prompt="qa", mixes=False, text_only="language_model", max_images=1),
+}
+
+
+def prompt_style(model_type: str | None) -> PromptStyle:
+    """The family's prompt style (text-only models and unknown types: the chat template, else plain text)."""
+    return PROMPT_STYLES.get(model_type or "", TEXT_STYLE)
+
+
+def _not_text_generators() -> set[str]:
+    """Model types in the causal-LM mapping that are encoders or encoder-decoders, not decoder-only LMs."""
+    from transformers.models.auto import modeling_auto as auto
+
+    return (set(auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES) | set(auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES)
+            | {"bert-generation", "trocr", "xlnet"})
 
 
 def describe_model_folder(folder: Path | str) -> dict[str, Any]:
     """Architecture facts from `folder/config.json`, without loading weights.
 
-    Raises UnsupportedModelError when the model needs remote code or its model_type is unknown to transformers.
+    Raises UnsupportedModelError ("unsupported architecture X ...") when the model needs remote code or is not
+    one of the families this adapter runs: a vision-language model must be in PROMPT_STYLES, a text model must be
+    a decoder-only causal LM known to transformers.
     """
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
     from transformers.models.auto.modeling_auto import (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
@@ -29,20 +101,34 @@ def describe_model_folder(folder: Path | str) -> dict[str, Any]:
         config = json.loads(config_file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise UnsupportedModelError(f"unreadable config.json: {exc}") from exc
+    if not isinstance(config, dict):
+        raise UnsupportedModelError("unreadable config.json: not a JSON object")
     model_type = config.get("model_type")
     architectures = config.get("architectures") or []
-    architecture = architectures[0] if architectures else model_type
+    architecture = architectures[0] if architectures and isinstance(architectures[0], str) else model_type
     if config.get("auto_map"):
         raise UnsupportedModelError(f"model {architecture or '?'} needs remote code (config has auto_map), "
                                     "which this leaderboard never runs")
-    if not model_type or model_type not in CONFIG_MAPPING_NAMES:
+    if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING_NAMES:
         raise UnsupportedModelError(f"unsupported architecture {architecture or model_type or '?'} "
                                     f"(model_type {model_type!r} is unknown to transformers)")
-    has_vision = model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
-    if not has_vision and model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+    families = ", ".join(sorted(PROMPT_STYLES))
+    if model_type in PROMPT_STYLES:
+        text_config = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+        text_type = text_config.get("model_type")
+        if text_type in _not_text_generators() or text_config.get("is_encoder_decoder"):
+            # e.g. BLIP-2 / InstructBLIP with Flan-T5: generation slices and option scoring assume a decoder-only LM
+            raise UnsupportedModelError(f"unsupported architecture {architecture} with the encoder-decoder language "
+                                        f"model {text_type!r}: only decoder-only language models are run")
+        return {"architecture": architecture, "model_type": model_type, "has_vision": True}
+    if model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
+        raise UnsupportedModelError(f"unsupported architecture {architecture} (model_type {model_type!r}): the "
+                                    f"vision-language families this leaderboard runs are {families}")
+    if (model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES or model_type in _not_text_generators()
+            or config.get("is_encoder_decoder")):
         raise UnsupportedModelError(f"unsupported architecture {architecture} (model_type {model_type!r} is "
-                                    "neither image-text-to-text nor a causal language model)")
-    return {"architecture": architecture, "model_type": model_type, "has_vision": has_vision}
+                                    f"neither a decoder-only causal language model nor one of {families})")
+    return {"architecture": architecture, "model_type": model_type, "has_vision": False}
 
 
 def pick_device_dtype(precision: str = "auto", device: str | None = None) -> tuple[str, torch.dtype]:
@@ -57,6 +143,19 @@ def pick_device_dtype(precision: str = "auto", device: str | None = None) -> tup
     return device, dtype
 
 
+def resolve_batch_size(batch_size: int | str | None, device: str) -> int:
+    """An explicit batch size (>= 1), or for "auto" / 0 / None the starting size for the device."""
+    if batch_size in (None, 0, "0", "auto"):
+        return AUTO_BATCH_SIZE["cuda" if device.startswith("cuda") else "cpu"]
+    try:
+        size = int(batch_size)
+    except (TypeError, ValueError):
+        raise ValueError(f"batch size must be a positive integer or 'auto', got {batch_size!r}") from None
+    if size < 1:
+        raise ValueError(f"batch size must be a positive integer or 'auto', got {batch_size!r}")
+    return size
+
+
 def cut_at_stop(text: str, stop: list[str]) -> str:
     """Text up to the earliest occurrence of any stop string."""
     cut = len(text)
@@ -68,17 +167,25 @@ def cut_at_stop(text: str, stop: list[str]) -> str:
     return text[:cut]
 
 
+def _free_cuda_memory() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
 class TransformersAdapter:
     """ModelAdapter for AutoModelForImageTextToText (with a processor) or AutoModelForCausalLM (with a tokenizer)."""
 
     def __init__(self, model: Any, processor: Any, tokenizer: Any, *, model_id: str, revision: str | None,
-                 has_vision: bool, batch_size: int = 4) -> None:
+                 has_vision: bool, batch_size: int = 4, model_type: str | None = None) -> None:
         self.model = model
         self.processor = processor  # None for text-only models
         self.tokenizer = tokenizer
         self.model_id = model_id
         self.revision = revision
         self.has_vision = has_vision
+        self.model_type = model_type or getattr(model.config, "model_type", None)
+        self.style = prompt_style(self.model_type) if has_vision else TEXT_STYLE
+        # May shrink during a run: a batch that runs out of GPU memory is retried at half the size.
         self.batch_size = max(1, int(batch_size))
         self.device = str(model.device.type)
         self.dtype = str(model.dtype).removeprefix("torch.")
@@ -91,42 +198,60 @@ class TransformersAdapter:
 
     @classmethod
     def from_folder(cls, folder: Path | str, *, model_id: str, revision: str | None = None, precision: str = "auto",
-                    batch_size: int = 4, device: str | None = None) -> "TransformersAdapter":
+                    batch_size: int | str = 4, device: str | None = None) -> "TransformersAdapter":
         """Load a model folder (never with remote code); the class is picked from its config."""
         from transformers import (AutoModelForCausalLM, AutoModelForImageTextToText, AutoProcessor,
                                   AutoTokenizer)
 
         info = describe_model_folder(folder)
         device, dtype = pick_device_dtype(precision, device)
-        kwargs = {"dtype": dtype, "trust_remote_code": False}
+        size = resolve_batch_size(batch_size, device)
+        kwargs = {"dtype": dtype, "trust_remote_code": False, "attn_implementation": "sdpa"}
         if info["has_vision"]:
             processor = AutoProcessor.from_pretrained(folder, trust_remote_code=False)
             tokenizer = getattr(processor, "tokenizer", processor)
-            model = AutoModelForImageTextToText.from_pretrained(folder, **kwargs)
+            model_class = AutoModelForImageTextToText
         else:
             processor = None
             tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
-            model = AutoModelForCausalLM.from_pretrained(folder, **kwargs)
+            model_class = AutoModelForCausalLM
+        try:
+            model = model_class.from_pretrained(folder, **kwargs)
+        except (ValueError, ImportError) as exc:  # an architecture without SDPA: its default attention
+            if "sdpa" not in str(exc).lower():
+                raise
+            log.warning("%s: SDPA attention unavailable (%s); using the default", model_id, exc)
+            kwargs.pop("attn_implementation")
+            model = model_class.from_pretrained(folder, **kwargs)
         model.to(device).eval()
         return cls(model, processor, tokenizer, model_id=model_id, revision=revision,
-                   has_vision=info["has_vision"], batch_size=batch_size)
+                   has_vision=info["has_vision"], batch_size=size, model_type=info["model_type"])
 
     # ---- prompts -------------------------------------------------------------------------------------------
 
     def _chat_template_owner(self) -> Any | None:
+        if self.style.prompt != "chat":
+            return None
         owner = self.processor if self.has_vision else self.tokenizer
         return owner if getattr(owner, "chat_template", None) else None
 
+    def _image_token(self) -> str:
+        token = getattr(self.processor, "image_token", None) or "<image>"
+        return str(getattr(token, "content", token))  # BLIP processors hold an AddedToken
+
     def build_prompt(self, request: GenerationRequest) -> str:
-        """The prompt text as sent: the model's chat template with a generation prompt, or plain text."""
+        """The prompt text as sent: the model's chat template with a generation prompt, or the family's plain form."""
         if request.images and not self.has_vision:
             raise ValueError(f"{self.model_id} is a text-only model and cannot take images")
+        if self.style.max_images is not None and len(request.images) > self.style.max_images:
+            raise ValueError(f"{self.model_id} ({self.model_type}) takes at most {self.style.max_images} image(s) "
+                             f"per prompt, got {len(request.images)}")
         owner = self._chat_template_owner()
         if owner is None:
-            image_token = getattr(self.processor, "image_token", None) if self.has_vision else None
-            prefix = f"{image_token * len(request.images)}\n" if image_token and request.images else ""
             system = f"{request.system}\n\n" if request.system else ""
-            return f"{system}{prefix}{request.text}"
+            text = f"Question: {request.text} Answer:" if self.style.prompt == "qa" else request.text
+            marker = self._image_token() * len(request.images) if self.style.image_marker else ""
+            return f"{system}{marker}{text}"
         messages: list[dict[str, Any]] = []
         if self.has_vision:
             if request.system:
@@ -140,14 +265,28 @@ class TransformersAdapter:
         return owner.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
     def _encode(self, texts: list[str], images: list[list[Any]]) -> dict[str, torch.Tensor]:
-        """Tokenize (and process images for) a batch, left-padded, on the model's device."""
+        """Tokenize (and process images for) a batch, left-padded, on the model's device.
+
+        A VLM batch without any image goes the family's text-only way (PromptStyle.text_only).
+        """
         bos = self.tokenizer.bos_token
         # A template that already starts with BOS must not get a second one.
         add_special = not (bos and all(t.startswith(bos) for t in texts))
-        if self.has_vision:
-            flat = [img for row in images for img in row]
-            enc = self.processor(text=texts, images=flat or None, return_tensors="pt", padding=True,
+        has_images = any(images)
+        text_only = self.style.text_only
+        if self.has_vision and (has_images or text_only == "processor"):
+            if not has_images:
+                image_arg = None
+            elif self.style.nested_images:
+                image_arg = [list(row) for row in images]
+            else:
+                image_arg = [img for row in images for img in row]
+            enc = self.processor(text=texts, images=image_arg, return_tensors="pt", padding=True,
                                  add_special_tokens=add_special)
+        elif self.has_vision and text_only != "language_model":  # a format around the text, e.g. PaliGemma's
+            wrapped = [text_only.format(bos=bos or "", text=t) for t in texts]
+            enc = self.tokenizer(wrapped, return_tensors="pt", padding=True, add_special_tokens=False,
+                                 return_token_type_ids="token_type_ids" in self._side_inputs())
         else:
             enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=add_special,
                                  return_token_type_ids=False)
@@ -155,32 +294,68 @@ class TransformersAdapter:
         enc.pop("labels", None)
         return {k: (v.to(self.model.device) if torch.is_tensor(v) else v) for k, v in enc.items()}
 
+    def _side_inputs(self) -> list[str]:
+        return list(getattr(self.processor, "model_input_names", []) or [])
+
     def _cast(self, inputs: dict[str, Any]) -> dict[str, Any]:
         """Floating-point inputs (pixel values) in the model's dtype."""
         return {k: (v.to(self.model.dtype) if torch.is_tensor(v) and v.is_floating_point() else v)
                 for k, v in inputs.items()}
 
+    def _runner(self, has_images: bool) -> Any:
+        """The module that runs a batch: the model, or for a text-only prompt to BLIP-2 its language model."""
+        if self.has_vision and not has_images and self.style.text_only == "language_model":
+            return self.model.language_model
+        return self.model
+
     # ---- generation ----------------------------------------------------------------------------------------
 
     def generate(self, requests: list[GenerationRequest]) -> list[str]:
-        """Completions in the order of `requests`; batches share temperature and seed."""
+        """Completions in the order of `requests`.
+
+        A batch shares temperature and seed (and, for families that cannot mix them, having images or not). A batch
+        that runs out of GPU memory is retried at half the size (and later batches use the smaller size); at
+        batch size 1 the error is raised.
+        """
         outputs: list[str | None] = [None] * len(requests)
-        groups: dict[tuple[float, int | None], list[int]] = {}
+        groups: dict[tuple, list[int]] = {}
         for i, r in enumerate(requests):
             key = (0.0, None) if r.temperature <= 0 else (float(r.temperature), r.seed)
+            if self.has_vision and not self.style.mixes:
+                key = (*key, bool(r.images))
             groups.setdefault(key, []).append(i)
-        for (temperature, seed), indices in groups.items():
-            for start in range(0, len(indices), self.batch_size):
-                chunk = indices[start:start + self.batch_size]
-                texts = self._generate_batch([requests[i] for i in chunk], temperature, seed)
-                for i, text in zip(chunk, texts):
-                    outputs[i] = text
+        for key, indices in groups.items():
+            temperature, seed = key[0], key[1]
+            self._in_batches(indices, lambda chunk: self._generate_batch(
+                [requests[i] for i in chunk], temperature, seed), outputs)
         return [o or "" for o in outputs]
+
+    def _in_batches(self, indices: list[int], run: Callable[[list[int]], list[str]], outputs: list) -> None:
+        """run() over `indices` in chunks of self.batch_size, halving the size on CUDA out-of-memory."""
+        start = 0
+        while start < len(indices):
+            chunk = indices[start:start + self.batch_size]
+            try:
+                results = run(chunk)
+            except torch.cuda.OutOfMemoryError:
+                if len(chunk) <= 1:
+                    raise
+                results = None
+            if results is None:  # outside the except block, so the failed batch's tensors can be freed
+                self.batch_size = max(1, len(chunk) // 2)
+                log.warning("%s: out of memory at batch size %d; retrying at %d", self.model_id, len(chunk),
+                            self.batch_size)
+                _free_cuda_memory()
+                continue
+            for i, result in zip(chunk, results):
+                outputs[i] = result
+            start += len(chunk)
 
     @torch.inference_mode()
     def _generate_batch(self, batch: list[GenerationRequest], temperature: float, seed: int | None) -> list[str]:
         prompts = [self.build_prompt(r) for r in batch]
-        inputs = self._cast(self._encode(prompts, [r.images for r in batch]))
+        images = [r.images for r in batch]
+        inputs = self._cast(self._encode(prompts, images))
         max_new = max(r.max_new_tokens for r in batch)
         gen: dict[str, Any] = {"max_new_tokens": max_new, "pad_token_id": self.tokenizer.pad_token_id}
         if temperature > 0:
@@ -189,7 +364,7 @@ class TransformersAdapter:
                 torch.manual_seed(seed)
         else:
             gen.update(do_sample=False, temperature=None, top_k=None, top_p=None)
-        out = self.model.generate(**inputs, **gen)
+        out = self._runner(any(images)).generate(**inputs, **gen)
         new_tokens = out[:, inputs["input_ids"].shape[1]:]
         texts = []
         for row, r in zip(new_tokens, batch):
@@ -217,12 +392,16 @@ class TransformersAdapter:
                       path: str | None = None) -> list[OptionScore]:
         """Log-likelihood of each option appended (verbatim) to the templated prompt.
 
-        `path` picks "shared_prefix" or "reference"; by default the adapter's scoring_path.
+        `path` picks "shared_prefix" or "reference"; by default the adapter's scoring_path. A prompt without an
+        image to a BLIP-2-style model is scored on its language model, by the reference path unless that model is
+        cleared for the shared prefix too.
         """
         prompt = self.build_prompt(request)
         prompt_inputs = self._encode([prompt], [request.images])
         option_ids = [self._option_ids(prompt, request.images, o, prompt_inputs["input_ids"][0]) for o in options]
         prompt_inputs = self._cast(prompt_inputs)
-        if (path or self.scoring_path) == "shared_prefix":
-            return scoring.score_shared_prefix(self.model, prompt_inputs, option_ids)
-        return scoring.score_reference(self.model, prompt_inputs, option_ids)
+        model = self._runner(bool(request.images))
+        shared = (path or self.scoring_path) == "shared_prefix"
+        if shared and (model is self.model or scoring.supports_shared_prefix(model)):
+            return scoring.score_shared_prefix(model, prompt_inputs, option_ids)
+        return scoring.score_reference(model, prompt_inputs, option_ids)

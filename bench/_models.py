@@ -1,0 +1,89 @@
+"""A LLaVA of realistic shape (random weights) for the bench scripts, loaded through the real adapter.
+
+Text model: Llama, 8 layers, hidden 512, intermediate 1376, 8 heads. Vision tower: CLIP, 4 layers, hidden 384,
+image 128 / patch 16, so one image becomes 64 image tokens in the prompt (the CLS token is dropped, "default"
+strategy). The tokenizer and chat template are the tests' (tests/tiny_models.py): a byte-level BPE of ~400 tokens,
+so the LM head is far cheaper than a real model's (32k-150k vocabulary); the transformer body dominates the time.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+# 38 tokens with the tests' tokenizer (~40, as a short benchmark question).
+QUESTION = "What colour is the ball in the picture, and how many people are standing near the blue car?"
+
+
+def build_llava(folder: Path) -> Path:
+    """Save the realistic-shape LLaVA (weights seeded) with its processor into `folder`."""
+    import torch
+    from transformers import (CLIPImageProcessor, CLIPVisionConfig, LlamaConfig, LlavaConfig,
+                              LlavaForConditionalGeneration, LlavaProcessor)
+
+    from tests.tiny_models import CHAT_TEMPLATE, _tokenizer
+
+    folder = Path(folder)
+    tokenizer = _tokenizer(["<image>"])
+    image_processor = CLIPImageProcessor(size={"shortest_edge": 128}, crop_size={"height": 128, "width": 128})
+    processor = LlavaProcessor(image_processor=image_processor, tokenizer=tokenizer, patch_size=16,
+                               vision_feature_select_strategy="default", num_additional_image_tokens=1,
+                               chat_template=CHAT_TEMPLATE)
+    text = LlamaConfig(vocab_size=len(tokenizer), hidden_size=512, intermediate_size=1376, num_hidden_layers=8,
+                       num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=2048,
+                       bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                       pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=False)
+    vision = CLIPVisionConfig(hidden_size=384, intermediate_size=1536, num_hidden_layers=4, num_attention_heads=6,
+                              image_size=128, patch_size=16, projection_dim=512)
+    config = LlavaConfig(vision_config=vision, text_config=text,
+                         image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
+                         vision_feature_layer=-1, vision_feature_select_strategy="default",
+                         pad_token_id=tokenizer.pad_token_id)
+    torch.manual_seed(0)
+    model = LlavaForConditionalGeneration(config).eval()
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    return folder
+
+
+def load_llava(batch_size: int = 1):
+    """Build the model into a temporary folder and load it with evaluator.models.load_model (the real adapter)."""
+    from evaluator.models import load_model
+
+    folder = build_llava(Path(tempfile.mkdtemp(prefix="bench-llava-")))
+    return load_model(str(folder), batch_size=batch_size)
+
+
+def image(seed: int, size: tuple[int, int] = (160, 120)):
+    """A synthetic picture: a coloured background with a few rectangles."""
+    import random
+
+    from PIL import Image, ImageDraw
+
+    rng = random.Random(seed)
+    img = Image.new("RGB", size, tuple(rng.randrange(256) for _ in range(3)))
+    draw = ImageDraw.Draw(img)
+    for _ in range(4):
+        x, y = rng.randrange(size[0] - 20), rng.randrange(size[1] - 20)
+        draw.rectangle([x, y, x + rng.randrange(10, 40), y + rng.randrange(10, 40)],
+                       fill=tuple(rng.randrange(256) for _ in range(3)))
+    return img
+
+
+def median_seconds(fn, repeats: int) -> float:
+    import statistics
+    import time
+
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)

@@ -1,0 +1,232 @@
+"""Every model family on a real tiny random-weight model, loaded offline from a hand-made Hub cache.
+
+Parametrised over tests.tiny_models.FAMILIES: loading, prompts, batch invariance (batch 1 vs batch 4, float32 on the
+CPU), requests without an image and mixed batches, option scoring, architecture checks and out-of-memory backoff.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+from PIL import Image
+
+from evaluator.models import GenerationRequest, UnsupportedModelError, describe_model_folder, load_model
+from evaluator.models.transformers_adapter import PROMPT_STYLES, prompt_style, resolve_batch_size
+from tests.hub_cache import lay_into_hub_cache
+from tests.tiny_models import FAMILIES
+
+TEXT_ONLY = {"llama", "qwen2"}
+VLMS = [f for f in FAMILIES if f not in TEXT_ONLY]
+MAX_NEW = 6
+
+
+def _image(colour: str, size: tuple[int, int]) -> Image.Image:
+    return Image.new("RGB", size, colour)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    """These models are tiny: on a busy 2-core machine two OpenMP threads make each matrix product ~10x slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def family(tiny_folder, hub_cache):
+    """family(name) -> (adapter loaded by load_model from the offline Hub cache at a pinned sha, sha), once each."""
+    loaded: dict = {}
+
+    def _get(name: str):
+        if name not in loaded:
+            repo_id = f"tiny-families/tiny-{name}"
+            sha = lay_into_hub_cache(hub_cache, repo_id, tiny_folder(name))
+            loaded[name] = (load_model(repo_id, revision=sha, batch_size=4), sha)
+        return loaded[name]
+
+    return _get
+
+
+def _requests(with_images: bool | list[bool]) -> list[GenerationRequest]:
+    """Four greedy requests with differing prompts (and images of differing sizes and colours)."""
+    flags = with_images if isinstance(with_images, list) else [with_images] * 4
+    specs = [("What colour is the ball?", "red", (40, 30), None),
+             ("How many people are standing near the car?", "blue", (64, 48), "Be brief."),
+             ("Answer with the letter of the correct option.", "green", (24, 36), None),
+             ("Describe the picture.", "yellow", (32, 32), None)]
+    return [GenerationRequest(text, images=[_image(colour, size)] if flag else [], max_new_tokens=MAX_NEW,
+                              system=system)
+            for (text, colour, size, system), flag in zip(specs, flags)]
+
+
+def _one_by_one(adapter, requests):
+    adapter.batch_size = 1
+    try:
+        return adapter.generate(requests)
+    finally:
+        adapter.batch_size = 4
+
+
+# ---- loading and architecture checks -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_loads_from_hub_cache_with_vision_flag(family, name):
+    adapter, sha = family(name)
+    assert adapter.model_id == f"tiny-families/tiny-{name}" and adapter.revision == sha
+    assert adapter.has_vision == (name not in TEXT_ONLY)
+    assert (adapter.device, adapter.dtype, adapter.batch_size) == ("cpu", "float32", 4)
+    assert next(adapter.model.parameters()).dtype == torch.float32
+    assert adapter.model.config._attn_implementation == "sdpa"
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_describe_model_folder(tiny_folder, name):
+    folder = tiny_folder(name)
+    config = json.loads((folder / "config.json").read_text())
+    facts = describe_model_folder(folder)
+    assert facts == {"architecture": config["architectures"][0], "model_type": config["model_type"],
+                     "has_vision": name not in TEXT_ONLY}
+    assert (facts["model_type"] in PROMPT_STYLES) == facts["has_vision"]
+
+
+@pytest.mark.parametrize("model_type,architecture", [
+    ("bert", "BertLMHeadModel"),  # in transformers' causal-LM mapping, but an encoder
+    ("t5", "T5ForConditionalGeneration"),  # encoder-decoder
+    ("mllama", "MllamaForConditionalGeneration"),  # a vision-language family this adapter does not run
+    ("clip", "CLIPModel"),  # neither
+])
+def test_known_but_unusable_types_are_refused(tiny_folder, tmp_path, model_type, architecture):
+    config = json.loads((tiny_folder("llama") / "config.json").read_text())
+    config.update(model_type=model_type, architectures=[architecture])
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(UnsupportedModelError, match=f"unsupported architecture {architecture}"):
+        describe_model_folder(tmp_path)
+    with pytest.raises(UnsupportedModelError, match="unsupported architecture"):
+        load_model(str(tmp_path))
+
+
+def test_blip2_with_an_encoder_decoder_language_model_is_refused(tiny_folder, tmp_path):
+    config = json.loads((tiny_folder("blip2") / "config.json").read_text())
+    config["text_config"] = {"model_type": "t5", "is_encoder_decoder": True}  # as in Salesforce/blip2-flan-t5-xl
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(UnsupportedModelError, match="unsupported architecture Blip2ForConditionalGeneration .*'t5'"):
+        describe_model_folder(tmp_path)
+
+
+def test_remote_code_is_refused_for_a_vlm(tiny_folder, tmp_path):
+    config = json.loads((tiny_folder("qwen2_vl") / "config.json").read_text())
+    config["auto_map"] = {"AutoModelForImageTextToText": "modeling_x.XForConditionalGeneration"}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(UnsupportedModelError, match="remote code"):
+        describe_model_folder(tmp_path)
+
+
+def test_batch_size_setting():
+    assert resolve_batch_size("auto", "cuda") == 64 and resolve_batch_size("auto", "cpu") == 4
+    assert resolve_batch_size(0, "cpu") == 4 and resolve_batch_size("8", "cuda") == 8
+    for bad in (-1, "many"):
+        with pytest.raises(ValueError):
+            resolve_batch_size(bad, "cpu")
+
+
+# ---- prompts --------------------------------------------------------------------------------------------------
+
+EXPECTED_PROMPTS = {  # (with one image, without) for the text "What colour?"
+    "llava": ("user: <image>What colour?\nassistant:", "user: What colour?\nassistant:"),
+    "qwen2_vl": ("user: <|vision_start|><|image_pad|><|vision_end|>What colour?\nassistant:",
+                 "user: What colour?\nassistant:"),
+    "paligemma": ("<image>What colour?", "What colour?"),
+    "blip2": ("Question: What colour? Answer:", "Question: What colour? Answer:"),
+    "instructblip": ("Question: What colour? Answer:", "Question: What colour? Answer:"),
+    "llama": (None, "user: What colour?\nassistant:"),
+}
+
+
+@pytest.mark.parametrize("name", EXPECTED_PROMPTS)
+def test_prompt_styles(family, name):
+    adapter, _ = family(name)
+    with_image, without = EXPECTED_PROMPTS[name]
+    if with_image is not None:
+        assert adapter.build_prompt(GenerationRequest("What colour?", images=[_image("red", (40, 30))])) == with_image
+    assert adapter.build_prompt(GenerationRequest("What colour?")) == without
+    assert prompt_style("paligemma").prompt == "plain" and prompt_style("blip-2").prompt == "qa"
+    assert prompt_style("llama") == prompt_style(None) and prompt_style("llama").prompt == "chat"
+    if adapter.style.max_images == 1:  # a clear error before any work, not a shape mismatch in the model
+        two = GenerationRequest("What colour?", images=[_image("red", (40, 30))] * 2)
+        with pytest.raises(ValueError, match="at most 1 image"):
+            adapter.generate([two])
+
+
+# ---- generation -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_batch_invariance(family, name):
+    adapter, _ = family(name)
+    requests = _requests(with_images=adapter.has_vision)
+    batched = adapter.generate(requests)  # one left-padded batch of 4
+    assert len(batched) == 4 and all(isinstance(t, str) for t in batched)
+    assert batched == _one_by_one(adapter, requests)
+    assert adapter.generate(requests[::-1]) == batched[::-1]
+    assert any(batched)
+
+
+@pytest.mark.parametrize("name", VLMS)
+def test_requests_without_images_and_mixed_batches(family, name):
+    adapter, _ = family(name)
+    no_images = _requests(with_images=False)
+    assert adapter.generate(no_images) == _one_by_one(adapter, no_images)
+    mixed = _requests(with_images=[True, False, False, True])
+    singles = _one_by_one(adapter, mixed)
+    assert adapter.generate(mixed) == singles
+    assert singles[1:3] == adapter.generate(no_images[1:3])  # same text, no image: same answer in any company
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_score_options_reference(family, name):
+    adapter, _ = family(name)
+    options = [" A", " red", " The ball is red."]
+    for images in ([_image("red", (40, 30))], []) if adapter.has_vision else ([],):
+        request = GenerationRequest("What colour is the ball? A. red B. blue", images=images)
+        scores = adapter.score_options(request, options, path="reference")
+        assert len(scores) == len(options)
+        for score in scores:
+            assert score.n_tokens > 0 and math.isfinite(score.sum_logprob) and score.sum_logprob < 0
+            assert math.isclose(score.mean_logprob, score.sum_logprob / score.n_tokens, rel_tol=1e-9)
+
+
+# ---- out-of-memory backoff ------------------------------------------------------------------------------------
+
+def test_out_of_memory_backoff_keeps_every_output_in_order(family, monkeypatch):
+    adapter, _ = family("llava")
+    requests = _requests(with_images=True) + _requests(with_images=[False, True, False, True])[:3]
+    expected = _one_by_one(adapter, requests)
+    real_generate = adapter.model.generate
+    sizes: list[int] = []
+
+    def generate_with_oom(*args, **kwargs):
+        size = kwargs["input_ids"].shape[0]
+        sizes.append(size)
+        if size > 2:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
+        return real_generate(*args, **kwargs)
+
+    monkeypatch.setattr(adapter.model, "generate", generate_with_oom)
+    adapter.batch_size = 4
+    try:
+        assert adapter.generate(requests) == expected
+        assert sizes == [4, 2, 2, 2, 1] and adapter.batch_size == 2  # 7 requests: 4 fails, then 2+2+2+1
+        sizes.clear()
+        assert adapter.generate(requests[:3]) == expected[:3] and sizes == [2, 1]  # the smaller size sticks
+
+        def always_oom(*args, **kwargs):
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
+
+        monkeypatch.setattr(adapter.model, "generate", always_oom)
+        with pytest.raises(torch.cuda.OutOfMemoryError):
+            adapter.generate(requests[:2])
+        assert adapter.batch_size == 1
+    finally:
+        adapter.batch_size = 4

@@ -1,0 +1,153 @@
+"""Shared-prefix option scoring against the reference path (one full forward pass per option), for every family.
+
+Families come from tests.tiny_models.FAMILIES, so a family added there is covered here without edits. Where
+`supports_shared_prefix` says yes, the two paths must agree within 1e-4 (float32); where it says no, the adapter
+must record and use the reference path.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from types import SimpleNamespace
+
+import pytest
+import torch
+from PIL import Image
+
+from evaluator.models import GenerationRequest, OptionScore, load_model
+from evaluator.models import scoring
+from tests.tiny_models import FAMILIES
+
+TOLERANCE = 1e-4
+# Different lengths (one token, a sentence, ...), an empty option, and one that continues a word the prompt cut
+# ("bro" + "wn fox ..."), so the adapter's boundary handling is exercised too.
+MERGING = "wn fox jumps over the lazy dog."
+OPTIONS = [" A", " The ball is red.", "", " blue", MERGING, " no", " 7"]
+PROMPT_TAIL = " The quick bro"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    """The models are tiny: on a busy 2-core machine two OpenMP threads make each product far slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def adapters(tiny_folder):
+    cache = {}
+
+    def _get(family: str):
+        if family not in cache:
+            cache[family] = load_model(str(tiny_folder(family)), batch_size=2)
+        return cache[family]
+
+    return _get
+
+
+def _request(adapter, with_image: bool) -> GenerationRequest:
+    images = [Image.new("RGB", (40, 30), "red")] if with_image else []
+    return GenerationRequest("What colour is the ball? A. red B. blue", images=images, max_new_tokens=4)
+
+
+def _cut_prompt(adapter, monkeypatch) -> None:
+    """End every prompt inside a word, so that an option can complete it."""
+    build = type(adapter).build_prompt
+    monkeypatch.setattr(adapter, "build_prompt", lambda request: build(adapter, request) + PROMPT_TAIL)
+
+
+def _assert_close(shared: list[OptionScore], reference: list[OptionScore]) -> None:
+    assert len(shared) == len(reference)
+    for s, r in zip(shared, reference):
+        assert s.n_tokens == r.n_tokens
+        assert math.isclose(s.sum_logprob, r.sum_logprob, rel_tol=0, abs_tol=TOLERANCE), (s, r)
+        assert math.isclose(s.mean_logprob, r.mean_logprob, rel_tol=0, abs_tol=TOLERANCE), (s, r)
+
+
+CASES = [pytest.param(family, with_image, id=f"{family}-{'image' if with_image else 'text'}")
+         for family in FAMILIES for with_image in (False, True)]
+
+
+@pytest.mark.parametrize("family,with_image", CASES)
+def test_shared_prefix_matches_reference(adapters, family, with_image, monkeypatch):
+    adapter = adapters(family)
+    if with_image and not adapter.has_vision:
+        pytest.skip(f"{family} is a text-only model")
+    tail = adapter.tokenizer(PROMPT_TAIL, add_special_tokens=False)["input_ids"]
+    joint = adapter.tokenizer(PROMPT_TAIL + MERGING, add_special_tokens=False)["input_ids"]
+    assert joint[:len(tail)] != tail  # "bro" + "wn" merge into "brown"
+    _cut_prompt(adapter, monkeypatch)
+    request = _request(adapter, with_image)
+    try:
+        reference = adapter.score_options(request, OPTIONS, path="reference")
+    except (ValueError, TypeError) as exc:  # PaliGemma's processor, BLIP-2's forward need an image
+        if with_image:
+            raise
+        pytest.skip(f"{family} takes no prompt without an image ({exc})")
+    assert reference[OPTIONS.index("")] == OptionScore(0.0, 0.0, 0)
+    assert all(r.n_tokens > 0 and r.sum_logprob < 0 for o, r in zip(OPTIONS, reference) if o)
+    assert len({r.n_tokens for r in reference}) > 2  # options of different lengths
+
+    if not scoring.supports_shared_prefix(adapter.model):
+        # This architecture falls back: the adapter records and uses the reference path.
+        assert adapter.scoring_path == "reference"
+        assert adapter.score_options(request, OPTIONS) == reference
+        return
+
+    assert adapter.scoring_path == "shared_prefix"
+    shared = adapter.score_options(request, OPTIONS, path="shared_prefix")
+    _assert_close(shared, reference)
+    assert shared[OPTIONS.index("")] == OptionScore(0.0, 0.0, 0)
+    for s in shared:
+        if s.n_tokens:
+            assert math.isclose(s.mean_logprob, s.sum_logprob / s.n_tokens, rel_tol=1e-9)
+    # The adapter's default is the shared prefix; batches of 2 options (with padding and one batch of 1) agree too.
+    _assert_close(adapter.score_options(request, OPTIONS), reference)
+    monkeypatch.setattr(scoring, "score_shared_prefix",
+                        functools.partial(scoring.score_shared_prefix, max_options_per_batch=2))
+    _assert_close(adapter.score_options(request, OPTIONS, path="shared_prefix"), reference)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_shared_prefix_only_empty_or_single_token_options(adapters, family):
+    adapter = adapters(family)
+    if not scoring.supports_shared_prefix(adapter.model):
+        pytest.skip(f"{family} uses the reference path")
+    request = _request(adapter, with_image=adapter.has_vision)
+    assert adapter.score_options(request, ["", ""], path="shared_prefix") == [OptionScore(0.0, 0.0, 0)] * 2
+    options = [" A", "", " B"]
+    _assert_close(adapter.score_options(request, options, path="shared_prefix"),
+                  adapter.score_options(request, options, path="reference"))
+
+
+def test_unsupported_architecture_falls_back_to_reference(tiny_folder, monkeypatch):
+    family = next(iter(FAMILIES))
+    monkeypatch.setattr(scoring, "SHARED_PREFIX_MODEL_TYPES", frozenset())
+    adapter = load_model(str(tiny_folder(family)))
+    assert not scoring.supports_shared_prefix(adapter.model)
+    assert adapter.scoring_path == "reference"
+    request = _request(adapter, with_image=False)
+    assert adapter.score_options(request, [" A", " B"]) == adapter.score_options(request, [" A", " B"],
+                                                                                   path="reference")
+
+
+def test_supports_shared_prefix_by_config():
+    from transformers import (Blip2Config, InstructBlipConfig, LlamaConfig, MistralConfig, OPTConfig, Qwen2Config,
+                              T5Config)
+
+    def model(config):
+        return SimpleNamespace(config=config)
+
+    assert scoring.supports_shared_prefix(model(LlamaConfig()))
+    assert not scoring.supports_shared_prefix(model(MistralConfig(sliding_window=16)))  # untested type
+    assert not scoring.supports_shared_prefix(model(SimpleNamespace(model_type="frobnicator")))
+    if "qwen2" in scoring.SHARED_PREFIX_MODEL_TYPES:
+        assert scoring.supports_shared_prefix(model(Qwen2Config()))
+        assert not scoring.supports_shared_prefix(model(Qwen2Config(use_sliding_window=True, sliding_window=16)))
+    if "blip-2" in scoring.SHARED_PREFIX_MODEL_TYPES:
+        assert scoring.supports_shared_prefix(model(Blip2Config(text_config=OPTConfig().to_dict())))
+    # BLIP-2 over an encoder-decoder language model (Flan-T5) never takes the shared prefix.
+    assert not scoring.supports_shared_prefix(model(Blip2Config(text_config=T5Config().to_dict())))
+    assert not scoring.supports_shared_prefix(model(InstructBlipConfig(text_config=T5Config().to_dict())))
