@@ -3,7 +3,8 @@
 Text model: Llama, 8 layers, hidden 512, intermediate 1376, 8 heads. Vision tower: CLIP, 4 layers, hidden 384,
 image 128 / patch 16, so one image becomes 64 image tokens in the prompt (the CLS token is dropped, "default"
 strategy). The tokenizer and chat template are the tests' (tests/tiny_models.py): a byte-level BPE of ~400 tokens,
-so the LM head is far cheaper than a real model's (32k-150k vocabulary); the transformer body dominates the time.
+padded with added tokens to a real vocabulary's size (32,000, as Llama's) so that the LM head costs what it does in a
+real model.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+VOCAB_SIZE = 32_000
 # 38 tokens with the tests' tokenizer (~40, as a short benchmark question).
 QUESTION = "What colour is the ball in the picture, and how many people are standing near the blue car?"
 
@@ -31,6 +33,9 @@ def build_llava(folder: Path) -> Path:
 
     folder = Path(folder)
     tokenizer = _tokenizer(["<image>"])
+    # A real vocabulary's size (Llama's 32,000): the LM head then costs what it costs in a real model, which matters
+    # at every decoding step. The extra entries are plain added tokens; the questions still tokenize as before.
+    tokenizer.add_tokens([f"<w{i}>" for i in range(VOCAB_SIZE - len(tokenizer))])
     image_processor = CLIPImageProcessor(size={"shortest_edge": 128}, crop_size={"height": 128, "width": 128})
     processor = LlavaProcessor(image_processor=image_processor, tokenizer=tokenizer, patch_size=16,
                                vision_feature_select_strategy="default", num_additional_image_tokens=1,

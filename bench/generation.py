@@ -1,8 +1,8 @@
 """Generation: one batch of 8 requests (left-padded) vs the same 8 requests one at a time.
 
 A LLaVA of realistic shape with random weights (bench/_models.py: Llama 8 layers / hidden 512, CLIP tower giving
-64 image tokens; the tests' ~400-token vocabulary, so the LM head is unrealistically cheap) is saved to a temporary
-folder and loaded through evaluator.models.load_model. The same 8 requests, each with its own image and a question
+64 image tokens, a 32,000-entry vocabulary) is saved to a temporary folder and loaded through
+evaluator.models.load_model. The same 8 requests, each with its own image and a question
 of its own length, are generated greedily (16 new tokens) with `adapter.batch_size = 8` and with
 `adapter.batch_size = 1`; both ways run in this process, several repetitions each (interleaved), and the medians are
 printed with their ratio. The model's end-of-sequence token is switched off for the run so that every request
@@ -11,8 +11,9 @@ generates all 16 tokens in both ways (random weights could otherwise stop one re
 Why the ratio is not larger on this machine (profiled with torch.profiler, 2-core AMD EPYC, MKL, AVX2): the prompts
 (64 image tokens + the question, 84-112 tokens) make the prefill compute-bound already at batch 1, so the batch-8
 prefill costs ~7x one prefill (GEMMs of 896 rows run only ~1.3x more efficiently than of 112 rows); batching pays
-in the decode steps, but there a GEMM of 8 rows still costs ~2.5-3x one of 1 row here, and the growing
-DynamicCache is re-concatenated at every step for all 8 rows. The more tokens generated, the larger the ratio
+in the decode steps (above all in the LM head, whose 512 x 32,000 weights are read once per step for all 8 rows),
+but there a GEMM of 8 rows still costs ~2.5-3x one of 1 row here, and the growing DynamicCache is re-concatenated
+at every step for all 8 rows. The more tokens generated, the larger the ratio
 (CURE's chain-of-thought answers are far longer than 16 tokens): pass `--new-tokens 32` to see it.
 
 Run: `.venv/bin/python bench/generation.py [repeats] [--new-tokens N]`. Not part of the test suite.

@@ -27,7 +27,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--judge", default="", help="judge spec: local:<id or dir> | endpoint:<base url>|<model>")
     run.add_argument("--out", default="eval-out", help="output folder")
     run.add_argument("--request", help="a queue request JSON file: model, revision and precision come from it")
-    run.add_argument("--batch-size", type=int, default=4)
+    run.add_argument("--batch-size", default="auto", help="generation batch size, or auto (64 on a GPU with "
+                     "out-of-memory backoff, 4 on the CPU)")
     run.add_argument("--images-dir", default=None, help="image download cache (default: <out>/../cache/images)")
     run.add_argument("--source", action="append", default=[], metavar="BENCH=LOCATION",
                      help="full-suite location for a benchmark, e.g. cure=https://... (repeatable)")

@@ -40,7 +40,7 @@ class RunConfig:
     benchmarks: tuple[str, ...] = ("cure",)
     suite: str = "sample"
     limit: int = 0
-    batch_size: int = 4
+    batch_size: int | str = "auto"
     judge: str = ""
     images_dir: Path = Path(".cache/images")
     sources: dict[str, str] = field(default_factory=dict)
@@ -144,7 +144,7 @@ def run(config: RunConfig, out_dir: Path) -> dict:
     print(f"loaded on {model.device} as {model.dtype}; vision: {model.has_vision}", flush=True)
     progress = Progress(out_dir, config.benchmarks)
     ctx = BenchmarkContext(suite=config.suite, limit=config.limit, images_dir=config.images_dir,
-                           sources=config.sources, options=config.options, batch_size=config.batch_size,
+                           sources=config.sources, options=config.options, batch_size=model.batch_size,
                            progress=progress.update)
     benchmarks, skipped, prompt_hashes, item_counts = {}, {}, {}, {}
     for module in modules:

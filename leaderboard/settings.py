@@ -34,7 +34,8 @@ ENV_VARS: dict[str, tuple[str, str, str]] = {
     "cure_full": ("LEADERBOARD_CURE_FULL", "https://raw.githubusercontent.com/Yangyi-Chen/CoTConsistency/main/cot_consistency_eval.jsonl",
                   "the full CURE suite: a URL, a local path or `hf://datasets/<org>/<name>/<file>`"),
     "image_cache": ("LEADERBOARD_IMAGE_CACHE", "", "where downloaded benchmark images are cached (default: `<home>/cache/images`)"),
-    "batch_size": ("LEADERBOARD_BATCH_SIZE", "4", "generation batch size"),
+    "batch_size": ("LEADERBOARD_BATCH_SIZE", "auto", "generation batch size, or `auto` (64 on a GPU, backing off "
+                   "by halves on out-of-memory; 4 on the CPU)"),
     "max_pending_per_user": ("LEADERBOARD_MAX_PENDING_PER_USER", "5", "pending requests one submitter may have at once"),
     "python": ("LEADERBOARD_PYTHON", "", "Python used for the worker subprocess (default: this interpreter)"),
 }
@@ -69,7 +70,7 @@ class Settings:
     judge: str = ""
     cure_full: str = ENV_VARS["cure_full"][1]
     image_cache: Path | None = None
-    batch_size: int = 4
+    batch_size: str = "auto"  # a positive integer as text, or "auto"
     max_pending_per_user: int = 5
     python: str = ""
 
@@ -104,7 +105,7 @@ class Settings:
             judge=raw["judge"].strip(),
             cure_full=raw["cure_full"].strip(),
             image_cache=Path(raw["image_cache"]).expanduser() if raw["image_cache"].strip() else None,
-            batch_size=int(raw["batch_size"]),
+            batch_size=raw["batch_size"].strip().lower() or "auto",
             max_pending_per_user=int(raw["max_pending_per_user"]),
             python=raw["python"].strip(),
         )
@@ -125,6 +126,8 @@ class Settings:
             raise ValueError("LEADERBOARD_LEASE_SECONDS must be longer than LEADERBOARD_HEARTBEAT_SECONDS")
         if self.max_attempts < 1:
             raise ValueError("LEADERBOARD_MAX_ATTEMPTS must be at least 1")
+        if self.batch_size != "auto" and not (self.batch_size.isdigit() and int(self.batch_size) > 0):
+            raise ValueError(f"LEADERBOARD_BATCH_SIZE must be a positive integer or 'auto', not {self.batch_size!r}")
 
     def with_(self, **changes) -> "Settings":
         """A copy with some fields changed (tests and the CLI use this)."""

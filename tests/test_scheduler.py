@@ -42,6 +42,7 @@ def test_tick_runs_the_worker_and_publishes(settings, store, tiny_llava):
     run = results["run"]
     assert run["device"] == "cpu" and run["dtype"] == "float32" and run["suite"] == "sample"
     assert run["item_counts"]["cure"] == 3 and run["prompt_hashes"] and run["versions"]["torch"]
+    assert run["scoring_path"] == "shared_prefix" and run["batch_size"] == 4  # "auto" on the CPU
     details = pd.read_parquet(store.root / "details" / request.key / "cure.parquet")
     assert {"question_id", "prompt", "prediction", "parsed_answer", "gold", "correct"} <= set(details.columns)
     assert details["question_id"].nunique() == 3

@@ -16,6 +16,7 @@ def test_embedded_defaults():
     assert settings.suite == "sample" and settings.benchmarks == ("cure",)
     assert settings.allow_local_models and settings.run_scheduler and settings.heartbeat_seconds == 5
     assert settings.images_dir == Path("./leaderboard-data/cache/images")
+    assert settings.batch_size == "auto" and Settings.from_env({"LEADERBOARD_BATCH_SIZE": "8"}).batch_size == "8"
 
 
 def test_environment_overrides_and_space_defaults():
@@ -37,6 +38,8 @@ def test_environment_overrides_and_space_defaults():
     ({"LEADERBOARD_SUITE": "huge"}, "LEADERBOARD_SUITE"),
     ({"LEADERBOARD_LEASE_SECONDS": "3", "LEADERBOARD_HEARTBEAT_SECONDS": "5"}, "LEADERBOARD_LEASE_SECONDS"),
     ({"LEADERBOARD_MAX_ATTEMPTS": "0"}, "LEADERBOARD_MAX_ATTEMPTS"),
+    ({"LEADERBOARD_BATCH_SIZE": "0"}, "LEADERBOARD_BATCH_SIZE"),
+    ({"LEADERBOARD_BATCH_SIZE": "many"}, "LEADERBOARD_BATCH_SIZE"),
 ])
 def test_bad_settings_are_refused_naming_the_variable(env, message):
     with pytest.raises(ValueError, match=message):
