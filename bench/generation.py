@@ -38,7 +38,7 @@ QUESTIONS = [
 NEW_TOKENS = 16
 
 
-def main(repeats: int = 5, new_tokens: int = NEW_TOKENS) -> None:
+def main(repeats: int = 9, new_tokens: int = NEW_TOKENS) -> None:
     import torch
 
     from evaluator.models import GenerationRequest
@@ -74,7 +74,7 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("repeats", nargs="?", type=int, default=5)
+    parser.add_argument("repeats", nargs="?", type=int, default=9)
     parser.add_argument("--new-tokens", type=int, default=NEW_TOKENS)
     args = parser.parse_args()
     main(args.repeats, args.new_tokens)
