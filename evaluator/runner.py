@@ -131,6 +131,22 @@ class Progress:
             self.bar = None
 
 
+def make_run_judge(config: RunConfig, modules: list):
+    """The judge for this run, when a selected benchmark needs one (NEEDS_JUDGE); None otherwise.
+
+    Its token comes from LEADERBOARD_JUDGE_TOKEN (or HF_TOKEN) in the environment, never from the command line.
+    """
+    needing = [m.NAME for m in modules if getattr(m, "NEEDS_JUDGE", False)]
+    if not needing:
+        return None
+    if not config.judge:
+        raise ValueError(f"{', '.join(needing)} needs a judge: set LEADERBOARD_JUDGE or pass --judge")
+    from evaluator.judge import make_judge
+
+    token = os.environ.get("LEADERBOARD_JUDGE_TOKEN") or os.environ.get("HF_TOKEN") or None
+    return make_judge(config.judge, token=token)
+
+
 def run(config: RunConfig, out_dir: Path) -> dict:
     """Evaluate config.model on each benchmark; write details, then results.json. Returns the results."""
     from evaluator.models import load_model
@@ -142,10 +158,11 @@ def run(config: RunConfig, out_dir: Path) -> dict:
     model = load_model(config.model, revision=config.revision, precision=config.precision,
                        batch_size=config.batch_size)
     print(f"loaded on {model.device} as {model.dtype}; vision: {model.has_vision}", flush=True)
+    judge = make_run_judge(config, modules)
     progress = Progress(out_dir, config.benchmarks)
     ctx = BenchmarkContext(suite=config.suite, limit=config.limit, images_dir=config.images_dir,
                            sources=config.sources, options=config.options, batch_size=model.batch_size,
-                           progress=progress.update)
+                           progress=progress.update, judge=judge)
     benchmarks, skipped, prompt_hashes, item_counts = {}, {}, {}, {}
     for module in modules:
         if module.NEEDS_IMAGES and not model.has_vision:
@@ -179,7 +196,7 @@ def run(config: RunConfig, out_dir: Path) -> dict:
             "dtype": model.dtype, "device": model.device, "batch_size": model.batch_size,
             "has_vision": model.has_vision, "scoring_path": model.scoring_path,
             "versions": library_versions(), "git_commit": project_commit(), "host": platform.node(),
-            "judge": None, "prompt_hashes": prompt_hashes, "suite": config.suite, "limit": config.limit,
+            "judge": judge.identity if judge is not None else None, "prompt_hashes": prompt_hashes, "suite": config.suite, "limit": config.limit,
             "item_counts": item_counts, "wall_time_s": round(time.monotonic() - started, 2),
         },
         "benchmarks": benchmarks,

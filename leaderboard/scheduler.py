@@ -48,7 +48,8 @@ class TickReport:
 
 def scrub(text: str, settings: Settings) -> str:
     """Remove secrets (the settings' token, tokens in the environment) from text that will be stored or shown."""
-    return redact(text, settings.hf_token, os.environ.get("HF_TOKEN"), os.environ.get("LEADERBOARD_JUDGE_TOKEN"))
+    return redact(text, settings.hf_token, settings.judge_token, os.environ.get("HF_TOKEN"),
+                  os.environ.get("LEADERBOARD_JUDGE_TOKEN"))
 
 
 def log_tail(log_path: Path, settings: Settings, lines: int = queue.LOG_TAIL_LINES) -> str:
@@ -135,6 +136,8 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
     request_file.write_text(json.dumps(request.to_dict(), indent=2))
     report = TickReport(request=request.path, run_dir=run_dir)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if settings.judge_token or settings.hf_token:  # secrets reach the worker by environment, never its command line
+        env["LEADERBOARD_JUDGE_TOKEN"] = settings.judge_token or settings.hf_token
     started = time.monotonic()
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(worker_command(settings, request_file, out_dir), cwd=PROJECT_DIR, env=env,

@@ -31,6 +31,7 @@ ENV_VARS: dict[str, tuple[str, str, str]] = {
     "allow_local_models": ("LEADERBOARD_ALLOW_LOCAL_MODELS", "", "accept local model folders (default: on with the local store)"),
     "max_params_billions": ("LEADERBOARD_MAX_PARAMS_B", "15", "largest model accepted, in billions of parameters"),
     "judge": ("LEADERBOARD_JUDGE", "", "judge spec: `local:<id or dir>` or `endpoint:<base url>|<model>`"),
+    "judge_token": ("LEADERBOARD_JUDGE_TOKEN", "", "bearer token for an endpoint judge (default: HF_TOKEN); never logged"),
     "cure_full": ("LEADERBOARD_CURE_FULL", "https://raw.githubusercontent.com/Yangyi-Chen/CoTConsistency/main/cot_consistency_eval.jsonl",
                   "the full CURE suite: a URL, a local path or `hf://datasets/<org>/<name>/<file>`"),
     "image_cache": ("LEADERBOARD_IMAGE_CACHE", "", "where downloaded benchmark images are cached (default: `<home>/cache/images`)"),
@@ -68,6 +69,7 @@ class Settings:
     allow_local_models: bool = True
     max_params_billions: float = 15.0
     judge: str = ""
+    judge_token: str = field(default="", repr=False)
     cure_full: str = ENV_VARS["cure_full"][1]
     image_cache: Path | None = None
     batch_size: str = "auto"  # a positive integer as text, or "auto"
@@ -103,6 +105,7 @@ class Settings:
             allow_local_models=allow_local,
             max_params_billions=float(raw["max_params_billions"]),
             judge=raw["judge"].strip(),
+            judge_token=raw["judge_token"].strip(),
             cure_full=raw["cure_full"].strip(),
             image_cache=Path(raw["image_cache"]).expanduser() if raw["image_cache"].strip() else None,
             batch_size=raw["batch_size"].strip().lower() or "auto",

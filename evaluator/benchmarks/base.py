@@ -17,6 +17,7 @@ class BenchmarkContext:
     options: dict[str, str] = field(default_factory=dict)  # benchmark options, e.g. {"cure.mode": "likelihood"}
     batch_size: int = 4
     progress: Callable[[int, int], None] = lambda done, total: None  # items done, items in all
+    judge: object | None = None  # an evaluator.judge.Judge for benchmarks with NEEDS_JUDGE
 
 
 @dataclass
