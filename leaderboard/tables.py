@@ -63,11 +63,14 @@ class Benchmark:
     summary: str
 
 
+METRIC_LABELS = {"f_score": "F-score"}  # where "<metric> with spaces" reads badly
+
+
 def benchmark_columns(benchmark: str, title: str, metrics: Sequence[tuple[str, str]]) -> list[Column]:
     """Score columns of one benchmark: `metrics` lists (metric key in results["benchmarks"][benchmark]["scores"],
-    description). Labels are "<title> <metric>", names "<benchmark>_<metric>"."""
+    description). Labels are "<title> <metric>" (METRIC_LABELS can rename a metric), names "<benchmark>_<metric>"."""
     return [
-        Column(name=f"{benchmark}_{metric}", label=f"{title} {metric.replace('_', ' ')}",
+        Column(name=f"{benchmark}_{metric}", label=f"{title} {METRIC_LABELS.get(metric, metric.replace('_', ' '))}",
                path=("benchmarks", benchmark, "scores", metric), kind=SCORE, description=description,
                group=benchmark)
         for metric, description in metrics
@@ -82,6 +85,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "likelihood, choosing the candidate with the highest mean log-likelihood per token (the choice by "
               "summed log-likelihood is kept in the details); a text-only model skips CURE; an image that cannot be "
               "fetched is counted and reported per item and left out of the scores."),
+    Benchmark("simpleqa", "SimpleQA", "Short-form factuality (OpenAI): the model gets the bare question; an LLM judge "
+              "grades each answer against the gold answer as correct, incorrect (contradicts it, even hedged) or not "
+              "attempted. Fractions are of the graded answers; an answer the judge could not grade is counted and "
+              "shown, never scored as wrong. The judge's identity and the grader prompt's hash are in each results "
+              "file."),
 )
 
 COLUMNS: tuple[Column, ...] = (
@@ -100,6 +108,14 @@ COLUMNS: tuple[Column, ...] = (
         ("Cf", "Forward consistency, Ro / Rcot: P(high-level correct | whole chain correct). n/a when Rcot is 0."),
         ("Cb", "Backward consistency, Ro / Rh: P(whole chain correct | high-level correct). n/a when Rh is 0."),
         ("step_accuracy", "Mean per-step accuracy over all sub-questions of all chains."),
+    ]),
+    *benchmark_columns("simpleqa", "SimpleQA", [
+        ("correct", "Share of graded answers that give the gold answer without contradicting it."),
+        ("not_attempted", "Share of graded answers that give no answer and contradict nothing (\"I don't know\")."),
+        ("incorrect", "Share of graded answers that contradict the gold answer."),
+        ("correct_given_attempted", "Correct / (correct + incorrect): accuracy when the model does answer (0 when it "
+                                    "never does)."),
+        ("f_score", "Harmonic mean of correct and correct given attempted."),
     ]),
     Column("suite", "Suite", ("run", "suite"), TEXT,
            "sample (the small suites shipped with the project) or full (the benchmarks' complete data); runs on "

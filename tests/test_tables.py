@@ -61,7 +61,9 @@ def test_every_column_has_a_description_and_benchmark_columns_belong_to_a_benchm
 def test_board_columns_in_the_agreed_order():
     assert tables.display_headers() == [
         "Model", "Revision", "Precision", "Type", "Params (B)",
-        "CURE Ro", "CURE Rh", "CURE Rcot", "CURE Cf", "CURE Cb", "CURE step accuracy", "Suite"]
+        "CURE Ro", "CURE Rh", "CURE Rcot", "CURE Cf", "CURE Cb", "CURE step accuracy",
+        "SimpleQA correct", "SimpleQA not attempted", "SimpleQA incorrect", "SimpleQA correct given attempted",
+        "SimpleQA F-score", "Suite"]
     assert tables.DEFAULT_SORT == "cure_Ro"
 
 
