@@ -70,7 +70,7 @@ def test_board_columns_in_the_agreed_order():
 def test_adding_a_benchmark_is_one_declaration():
     cols = tables.benchmark_columns("simpleqa", "SimpleQA", [("f_score", "F-score."), ("correct", "Correct.")])
     assert [c.name for c in cols] == ["simpleqa_f_score", "simpleqa_correct"]
-    assert [c.label for c in cols] == ["SimpleQA f score", "SimpleQA correct"]
+    assert [c.label for c in cols] == ["SimpleQA F-score", "SimpleQA correct"]
     assert cols[0].path == ("benchmarks", "simpleqa", "scores", "f_score")
     assert all(c.kind == tables.SCORE and c.group == "simpleqa" for c in cols)
 
