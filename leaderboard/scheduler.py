@@ -78,7 +78,8 @@ def worker_command(settings: Settings, request_file: Path, out_dir: Path) -> lis
     command = [settings.python or sys.executable, "-m", "evaluator", "run", "--request", str(request_file),
                "--out", str(out_dir), "--benchmarks", ",".join(settings.benchmarks), "--suite", settings.suite,
                "--limit", str(settings.limit), "--batch-size", str(settings.batch_size),
-               "--images-dir", str(settings.images_dir.resolve()), "--source", f"cure={settings.cure_full}"]
+               "--images-dir", str(settings.images_dir.resolve()), "--source", f"cure={settings.cure_full}",
+               "--source", f"simpleqa={settings.simpleqa_full}"]
     if settings.judge:
         command += ["--judge", settings.judge]
     return command

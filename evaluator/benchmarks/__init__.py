@@ -9,6 +9,7 @@ from types import ModuleType
 
 REGISTRY: dict[str, str] = {
     "cure": "evaluator.benchmarks.cure",
+    "simpleqa": "evaluator.benchmarks.simpleqa",
 }
 
 

@@ -1,2 +1,9 @@
 """Pure metric functions (no model calls). Scores are fractions in 0..1; NaN where undefined."""
 from evaluator.metrics.cure import CURE_KEYS, cure_by_chain_length, cure_scores, cure_step_accuracy  # noqa: F401
+from evaluator.metrics.simpleqa import (  # noqa: F401
+    expected_calibration_error,
+    frequency_points,
+    reliability_points,
+    simpleqa_breakdown,
+    simpleqa_scores,
+)

@@ -1,0 +1,224 @@
+"""The LLM judge against real servers on 127.0.0.1: llm-katan (echo backend, with its failure injection), a scripted
+OpenAI-compatible server of ours, and the local backend on the tiny Llama model. Plus SimpleQA grade parsing."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from evaluator.judge import (RETRY_AFTER_CAP, JudgeError, JudgeResult, _parse_retry_after, make_judge,
+                             parse_simpleqa_grade, prompt_hash)
+from tests.conftest import free_port
+from tests.judge_servers import Reply, ScriptedServer, start_llm_katans
+
+TOKEN = "hf_SECRETtoken1234567890"
+MESSAGES = [{"role": "system", "content": "You grade answers."}, {"role": "user", "content": "Is 2+2=4? Say A."}]
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# llm-katan
+
+
+@pytest.fixture(scope="session")
+def katan(tmp_path_factory):
+    """llm-katan echo servers: healthy; 50% HTTP 500s; 500 on every call; 429 after the first request; slow (1 s)."""
+    configs = {
+        "ok": [],
+        "flaky": ["--error-rate", "0.5"],
+        "broken": ["--error-rate", "1.0"],
+        "limited": ["--rate-limit-after", "1"],
+        "slow": ["--latency-ms", "1000"],
+    }
+    servers = start_llm_katans(configs, tmp_path_factory.mktemp("llm-katan"), free_port)
+    try:
+        yield servers
+    finally:
+        for server in servers.values():
+            server.stop()
+
+
+def _katan_judge(server, **options):
+    options.setdefault("backoff", 0.01)
+    return make_judge(f"endpoint:{server.base_url}|{server.model}", TOKEN, **options)
+
+
+def test_katan_complete_returns_the_echo(katan):
+    judge = _katan_judge(katan["ok"])
+    text = judge.complete(MESSAGES, max_tokens=16)
+    assert "[echo] model=echo-judge" in text and "max_tokens=16" in text and "temperature=0" in text
+    assert "User: Is 2+2=4? Say A." in text and "messages=2" in text
+    assert judge.identity == {"kind": "endpoint", "base_url": katan["ok"].base_url, "model": "echo-judge"}
+    assert "".join(judge.stream(MESSAGES)).startswith("[echo] model=echo-judge")
+
+
+def test_katan_retries_injected_500s_and_succeeds(katan):
+    judge = _katan_judge(katan["flaky"], max_retries=20, concurrency=4)
+    results = judge.complete_many([[{"role": "user", "content": f"q{i}"}] for i in range(12)])
+    assert all(r.error is None for r in results), results
+    assert [r.text.splitlines()[-1] for r in results] == [f"User: q{i}" for i in range(12)]  # order kept
+    assert any(r.attempts > 1 for r in results)  # p(no 500 in 12 first attempts) = 1/4096
+
+
+def test_katan_failure_on_every_call(katan):
+    judge = _katan_judge(katan["broken"], max_retries=2)
+    results = judge.complete_many([MESSAGES, MESSAGES])
+    assert [(r.text, r.attempts) for r in results] == [(None, 3), (None, 3)]
+    assert all("HTTP 500" in r.error and "3 attempts" in r.error and TOKEN not in r.error for r in results)
+    with pytest.raises(JudgeError) as caught:
+        judge.complete(MESSAGES)
+    assert caught.value.attempts == 3 and TOKEN not in str(caught.value)
+
+
+def test_katan_persistent_429_fails_after_retries(katan):
+    judge = _katan_judge(katan["limited"], max_retries=2)
+    assert judge.complete(MESSAGES).startswith("[echo]")  # the first request passes
+    with pytest.raises(JudgeError, match="HTTP 429") as caught:
+        judge.complete(MESSAGES)
+    assert caught.value.attempts == 3
+
+
+def test_katan_latency_beyond_timeout(katan):
+    judge = _katan_judge(katan["slow"], timeout=0.3, max_retries=1)
+    start = time.monotonic()
+    [result] = judge.complete_many([MESSAGES])
+    assert result.text is None and "timed out" in result.error and result.attempts == 2
+    assert time.monotonic() - start < 5
+    assert _katan_judge(katan["slow"], timeout=10).complete(MESSAGES).startswith("[echo]")
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Our scripted server
+
+
+def _judge(server, **options):
+    options.setdefault("backoff", 0.01)
+    return make_judge(f"endpoint:{server.base_url}|judge-model", TOKEN, **options)
+
+
+def test_verdict_texts_and_bearer_token_never_leaked():
+    with ScriptedServer([Reply("The answer matches.\nA"), Reply("**Grade: B**")]) as server:
+        judge = _judge(server)
+        assert [parse_simpleqa_grade(judge.complete(MESSAGES)) for _ in range(2)] == ["A", "B"]
+        request = server.requests[0]
+        assert request.path == "/v1/chat/completions"
+        assert request.headers["Authorization"] == f"Bearer {TOKEN}"
+        assert request.body["model"] == "judge-model" and request.body["messages"] == MESSAGES
+        assert request.body["temperature"] == 0 and request.body["stream"] is False
+        assert TOKEN not in repr(judge) and TOKEN not in str(judge.identity)
+
+
+def test_token_not_in_errors_even_when_the_server_echoes_it(caplog):
+    bad = Reply(status=401, body=f'{{"error": "bad key {TOKEN}"}}')
+    with ScriptedServer([bad]) as server, caplog.at_level("DEBUG"):
+        with pytest.raises(JudgeError) as caught:
+            _judge(server).complete(MESSAGES)
+        assert "HTTP 401" in str(caught.value) and TOKEN not in str(caught.value)
+        assert caught.value.attempts == 1 and len(server.requests) == 1  # 4xx other than 429: no retry
+    with ScriptedServer([Reply(status=503, body=f"down {TOKEN}")]) as server, caplog.at_level("DEBUG"):
+        [result] = _judge(server, max_retries=1).complete_many([MESSAGES])
+        assert result.text is None and "HTTP 503" in result.error and TOKEN not in result.error
+    assert caplog.records and TOKEN not in caplog.text
+
+
+def test_429_with_retry_after_is_honoured():
+    replies = [Reply(status=429, headers={"Retry-After": "1"}), Reply(status=500), Reply("C")]
+    with ScriptedServer(replies) as server:
+        start = time.monotonic()
+        [result] = _judge(server).complete_many([MESSAGES])
+        assert result == JudgeResult(text="C", error=None, attempts=3)
+        assert time.monotonic() - start >= 0.95  # waited for Retry-After, not the 10 ms backoff
+
+
+def test_concurrency_is_bounded_and_order_kept():
+    def reply(index, body):
+        return Reply(content=body["messages"][-1]["content"].upper(), delay=0.15)
+
+    with ScriptedServer(reply) as server:
+        results = _judge(server, concurrency=3).complete_many([[{"role": "user", "content": f"x{i}"}]
+                                                               for i in range(10)])
+        assert [r.text for r in results] == [f"X{i}" for i in range(10)]
+        assert server.max_inflight == 3
+    with ScriptedServer(lambda i, b: Reply("A", delay=0.1)) as server:
+        _judge(server, concurrency=1).complete_many([MESSAGES] * 4)
+        assert server.max_inflight == 1
+
+
+def test_stream_yields_pieces():
+    with ScriptedServer([Reply(status=500), Reply("Reason: matches the target.\nA")]) as server:
+        pieces = list(_judge(server).stream(MESSAGES, max_tokens=32))
+        assert len(pieces) > 1 and "".join(pieces) == "Reason: matches the target.\nA"
+        assert server.requests[-1].body["stream"] is True and server.requests[-1].body["max_tokens"] == 32
+
+
+def test_connection_refused_is_retried_then_reported():
+    judge = make_judge(f"endpoint:http://127.0.0.1:{free_port()}/v1|m", TOKEN, max_retries=2, backoff=0.01)
+    [result] = judge.complete_many([MESSAGES])
+    assert result.text is None and "connection error" in result.error and result.attempts == 3
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Local backend
+
+
+def test_local_judge_on_tiny_llama(tiny_llama):
+    judge = make_judge(f"local:{tiny_llama.repo_id}@{tiny_llama.sha}")
+    assert judge.identity == {"kind": "local", "model": "tiny-org/tiny-llama", "revision": tiny_llama.sha}
+    conversation = MESSAGES + [{"role": "assistant", "content": "A"}, {"role": "user", "content": "Sure?"}]
+    text = judge.complete(conversation, max_tokens=4)
+    assert isinstance(text, str)
+    results = judge.complete_many([MESSAGES, conversation, []], max_tokens=4)
+    assert [r.text for r in results[:2]] == [judge.complete(MESSAGES, max_tokens=4), text]  # greedy, order kept
+    assert results[2].text is None and results[2].error
+    assert "".join(judge.stream(MESSAGES, max_tokens=4)) == results[0].text
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# make_judge specs, prompt_hash, grade parsing
+
+
+@pytest.mark.parametrize("spec", [
+    "", "   ", "tiny-org/tiny-llama", "remote:foo|bar", "local:", "local:org/name@", "local:@abc",
+    "local:not a model id", "endpoint:", "endpoint:http://127.0.0.1:1/v1", "endpoint:http://127.0.0.1:1/v1|",
+    "endpoint:|model", "endpoint:ftp://host/v1|m", "endpoint:127.0.0.1:8000/v1|m",
+    "endpoint:https://user:pw@host/v1|m",
+])
+def test_bad_specs(spec):
+    with pytest.raises(ValueError):
+        make_judge(spec)
+
+
+def test_bad_options_and_token_in_spec():
+    with pytest.raises(ValueError):
+        make_judge("endpoint:http://127.0.0.1:1/v1|m", concurrency=0)
+    with pytest.raises(ValueError) as caught:
+        make_judge(f"endpoint:http://127.0.0.1:1/{TOKEN}|m", TOKEN)
+    assert TOKEN not in str(caught.value)
+
+
+def test_retry_after_is_parsed_and_capped():
+    assert _parse_retry_after("2") == 2.0 and _parse_retry_after(None) is None and _parse_retry_after("x") is None
+    assert _parse_retry_after("3600") == RETRY_AFTER_CAP
+    assert _parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past: no wait
+
+
+def test_prompt_hash():
+    assert prompt_hash("") == "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    assert prompt_hash("a") != prompt_hash("b")
+
+
+@pytest.mark.parametrize("reply, grade", [
+    ("A", "A"), ("B", "B"), ("C", "C"), ("a", "A"), ("c", "C"),
+    ("CORRECT", "A"), ("INCORRECT", "B"), ("NOT_ATTEMPTED", "C"), ("not attempted", "C"), ("Correct", "A"),
+    ("incorrect", "B"),
+    ("The predicted answer names the same person as the gold target.\nA", "A"),
+    ("Reason: it hedges between two answers.\n\nB\n\n", "B"),
+    ("**A**", "A"), ("Grade: B", "B"), ("**Grade:** C", "C"), ("Final answer: A.", "A"), ("A.", "A"),
+    ("A) CORRECT", "A"), ("A: correct", "A"), ("B - INCORRECT", "B"), ("(C) NOT_ATTEMPTED", "C"), ('"B"', "B"),
+    ("`C`", "C"), ("Final grade: NOT ATTEMPTED", "C"),
+    ("", None), ("   \n \n", None), (None, None), ("I am not sure.", None), ("A or B", None),
+    ("A) INCORRECT", None), ("B: correct", None), ("CORRECT INCORRECT", None), ("D", None),
+    ("A\nThe grade is obviously debatable", None), ("ABC", None), ("CORRECTLY", None), ("INCORRECT.", "B"),
+    ("The answer is correct because", None),
+])
+def test_parse_simpleqa_grade(reply, grade):
+    assert parse_simpleqa_grade(reply) == grade
