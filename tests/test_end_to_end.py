@@ -1,10 +1,13 @@
 """The whole product: submit through the app, one scheduler tick runs the real worker, the board shows the run."""
 from __future__ import annotations
 
+import json
+
 import pandas as pd
+import pytest
 
 from leaderboard import queue as q
-from leaderboard import scheduler
+from leaderboard import scheduler, tables
 
 CURE_LABELS = ["CURE Ro", "CURE Rh", "CURE Rcot", "CURE Cf", "CURE Cb"]
 
@@ -56,3 +59,55 @@ def test_submit_in_the_browser_then_the_row_appears(settings, store, tiny_llava,
     cell = page.locator("#leaderboard-table [role=gridcell][data-col='0']").filter(visible=True)
     cell.get_by_text("tiny-org/tiny-llava", exact=True).first.wait_for(state="visible")
     assert cell.all_inner_texts() == ["tiny-org/tiny-llava"]
+
+
+def _scripted_grades(index: int, body: dict):
+    """A judge that grades by the question's reference answer: deterministic A / B / C, and one unusable reply."""
+    from tests.judge_servers import Reply
+
+    prompt = body["messages"][-1]["content"]
+    gold = prompt.split("Reference answer: ")[-1].split("\n")[0]
+    if gold == "206":
+        return Reply(content="I cannot decide on this one.")  # no grade line: ungraded, never scored as wrong
+    grade = "ABC"[sum(map(ord, gold)) % 3]
+    return Reply(content=f"Scripted reason for {gold}.\n{grade}")
+
+
+def test_simpleqa_sample_on_the_tiny_text_model_with_a_scripted_judge(settings, store, tiny_llama):
+    from tests.judge_servers import ScriptedServer
+
+    token = "sk-judge-e2e-secret"
+    with ScriptedServer(_scripted_grades) as server:
+        settings = settings.with_(benchmarks=("simpleqa",), judge=f"endpoint:{server.base_url}|scripted-judge",
+                                  judge_token=token)
+        request = q.Request(model=tiny_llama.repo_id, revision=tiny_llama.sha)
+        q.save(store, request)
+        report = scheduler.tick(settings, store)
+        assert report.status == q.FINISHED, report.error
+        assert all(r.headers.get("Authorization") == f"Bearer {token}" for r in server.requests)
+
+    results = store.read_json(f"results/{request.key}.json")
+    simpleqa = results["benchmarks"]["simpleqa"]
+    scores, counts = simpleqa["scores"], simpleqa["counts"]
+    assert counts["items"] == 31 and counts["ungraded"] == 1 and counts["graded"] == 30
+    assert scores["correct"] + scores["incorrect"] + scores["not_attempted"] == pytest.approx(1.0)
+    assert set(scores) >= {"correct", "incorrect", "not_attempted", "correct_given_attempted", "f_score", "ece"}
+    assert simpleqa["extra"]["calibration"] == {"confidence": True, "frequency": True}
+    assert results["run"]["judge"] == {"kind": "endpoint", "base_url": server.base_url, "model": "scripted-judge"}
+    assert results["run"]["prompt_hashes"]["simpleqa/simpleqa_grader"].startswith("sha256:")
+
+    details = pd.read_parquet(store.root / "details" / request.key / "simpleqa.parquet")
+    answers = details[details["part"] == "answer"]
+    assert len(answers) == 31
+    graded = answers[answers["grade"] != ""]
+    assert graded["judge_rationale"].str.startswith("Scripted reason for").all()
+    assert graded["judge_raw"].str.contains("\n").all()
+    ungraded = answers[answers["gold"] == "206"].iloc[0]
+    assert ungraded["grade"] == "" and ungraded["judge_error"] and pd.isna(ungraded["score"])
+    assert not ungraded["correct"]
+
+    board = tables.load_board(store)
+    row = board[board["model"] == tiny_llama.repo_id].iloc[0]
+    assert row["simpleqa_f_score"] == pytest.approx(scores["f_score"])
+    stored = json.dumps(results) + details.to_json() + json.dumps(store.read_json(request.path))
+    assert token not in stored
