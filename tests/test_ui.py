@@ -98,3 +98,17 @@ def test_submitting_a_model_queues_it_with_its_position(client, store, tiny_llav
     again = client.predict(tiny_llava.repo_id, "", "auto", "pretrained", api_name="/submit")
     assert "already submitted" in again
     assert len(q.all_requests(store)) == 1
+
+
+def test_calibration_endpoint_plots_a_run_with_simpleqa(client, store):
+    res = result("tiny-org/tiny-llama", sha=SHA_B)
+    res["benchmarks"]["simpleqa"] = {
+        "scores": {"correct": 0.5, "incorrect": 0.25, "not_attempted": 0.25, "correct_given_attempted": 0.667,
+                   "f_score": 0.571, "ece": 0.2},
+        "extra": {"calibration": {"confidence": True, "frequency": False},
+                  "reliability": [{"bin_low": 0.8, "bin_high": 0.9, "confidence": 0.85, "accuracy": 0.5, "n": 4}]}}
+    write_result(store, res)
+    plot = client.predict(res["key"], api_name="/calibration")
+    text = str(plot)
+    assert "stated confidence (ECE 0.200)" in text and "not run: answer frequency" in text
+    assert client.predict("../../etc/passwd", api_name="/calibration") is None

@@ -14,8 +14,8 @@ from __future__ import annotations
 import gradio as gr
 import pandas as pd
 
-from leaderboard import tables
-from leaderboard.queue import MODEL_TYPES
+from leaderboard import plots, tables
+from leaderboard.queue import MODEL_TYPES, is_request_key as queue_key_ok
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 
@@ -100,6 +100,34 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         concurrency_limit=None,
     ).then(empty_state, inputs=[raw_state, *filters], outputs=[empty, table], api_visibility="private",
            show_progress="hidden")
+    # SimpleQA section: one run's calibration plot
+    with gr.Accordion("SimpleQA calibration", open=False, elem_id="simpleqa-section"):
+        gr.Markdown("Accuracy against the model's stated confidence (it is asked for an answer and a 0-100 "
+                    "confidence) and against how often its most frequent answer came up among samples at "
+                    "temperature 1. Points on the diagonal are perfectly calibrated; the ECE is the weighted mean "
+                    "gap.")
+        run_pick = gr.Dropdown(choices=[], value=None, label="Run", elem_id="calibration-run",
+                               allow_custom_value=True)  # the key is checked in calibration()
+        calibration_plot = gr.Plot(label="Calibration", elem_id="calibration-plot")
+
+    def simpleqa_runs(raw: pd.DataFrame | None):
+        if raw is None or len(raw) == 0 or "simpleqa_f_score" not in raw:
+            return gr.Dropdown(choices=[], value=None)
+        runs = raw[raw["simpleqa_f_score"].notna()]
+        choices = [(f"{r.model} @ {str(r.revision)[:12]} ({r.precision})", r.key) for r in runs.itertuples()]
+        return gr.Dropdown(choices=choices)
+
+    def calibration(key: str | None):
+        if not key or not queue_key_ok(key):
+            return None
+        result = store.read_json(f"results/{key}.json")
+        return plots.calibration_figure(result) if result else None
+
+    raw_state.change(simpleqa_runs, inputs=raw_state, outputs=run_pick, api_visibility="private",
+                     show_progress="hidden")
+    run_pick.change(calibration, inputs=run_pick, outputs=calibration_plot, api_name="calibration",
+                    show_progress="hidden")
+
     gr.on(
         triggers=[search.submit, search.change, model_types.change, sizes.change],
         fn=refilter,
