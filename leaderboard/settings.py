@@ -42,6 +42,10 @@ ENV_VARS: dict[str, tuple[str, str, str]] = {
                    "by halves on out-of-memory; 4 on the CPU)"),
     "max_pending_per_user": ("LEADERBOARD_MAX_PENDING_PER_USER", "5", "pending requests one submitter may have at once"),
     "python": ("LEADERBOARD_PYTHON", "", "Python used for the worker subprocess (default: this interpreter)"),
+    "playground_per_minute": ("LEADERBOARD_PLAYGROUND_PER_MINUTE", "6",
+                              "judge playground: gradings one browser session may ask for per minute"),
+    "playground_max_chars": ("LEADERBOARD_PLAYGROUND_MAX_CHARS", "2000",
+                             "judge playground: longest question, gold answer or candidate answer accepted (characters)"),
 }
 
 
@@ -79,6 +83,8 @@ class Settings:
     batch_size: str = "auto"  # a positive integer as text, or "auto"
     max_pending_per_user: int = 5
     python: str = ""
+    playground_per_minute: int = 6
+    playground_max_chars: int = 2000
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> "Settings":
@@ -116,6 +122,8 @@ class Settings:
             batch_size=raw["batch_size"].strip().lower() or "auto",
             max_pending_per_user=int(raw["max_pending_per_user"]),
             python=raw["python"].strip(),
+            playground_per_minute=int(raw["playground_per_minute"]),
+            playground_max_chars=int(raw["playground_max_chars"]),
         )
         values.update(overrides)
         settings = cls(**values)
@@ -136,6 +144,10 @@ class Settings:
             raise ValueError("LEADERBOARD_MAX_ATTEMPTS must be at least 1")
         if self.batch_size != "auto" and not (self.batch_size.isdigit() and int(self.batch_size) > 0):
             raise ValueError(f"LEADERBOARD_BATCH_SIZE must be a positive integer or 'auto', not {self.batch_size!r}")
+        if self.playground_per_minute < 1:
+            raise ValueError("LEADERBOARD_PLAYGROUND_PER_MINUTE must be at least 1")
+        if self.playground_max_chars < 1:
+            raise ValueError("LEADERBOARD_PLAYGROUND_MAX_CHARS must be at least 1")
 
     def with_(self, **changes) -> "Settings":
         """A copy with some fields changed (tests and the CLI use this)."""

@@ -13,7 +13,7 @@ import gradio as gr  # noqa: E402
 
 from leaderboard.settings import Settings  # noqa: E402
 from leaderboard.store import Store  # noqa: E402
-from leaderboard.ui import about, board, queue_tab, submit  # noqa: E402
+from leaderboard.ui import about, board, judge, queue_tab, submit  # noqa: E402
 
 TITLE = "Open VLM Reasoning Leaderboard"
 INTRO = (f"# {TITLE}\n"
@@ -32,6 +32,8 @@ def build_app(settings: Settings, store: Store) -> gr.Blocks:
                 submit.build(demo, settings, store)
             with gr.Tab("Queue", id="queue"):
                 queue_tab.build(demo, settings, store)
+            with gr.Tab("Judge playground", id="judge"):
+                judge.build(demo, settings, store)
             with gr.Tab("About", id="about"):
                 about.build(demo, settings, store)
     return demo

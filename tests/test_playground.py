@@ -1,0 +1,201 @@
+"""The Judge playground tab, end to end: the real app on 127.0.0.1, a real scripted judge server, gradio_client and
+a real browser. The judge's replies come from tests.judge_servers.ScriptedServer (OpenAI-compatible, streams when
+asked)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import free_port
+from tests.judge_servers import Reply, ScriptedServer
+
+TOKEN = "sekret-judge-token-0123456789"
+MODE = "SimpleQA grade"
+
+
+@pytest.fixture
+def serve(settings, store):
+    """serve(**setting changes) -> the URL of build_app(settings.with_(...), store), served on a free port."""
+    from leaderboard.ui import build_app
+
+    demos = []
+
+    def _serve(**changes) -> str:
+        demo = build_app(settings.with_(**changes), store)
+        port = free_port()
+        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, show_error=True)
+        demos.append(demo)
+        return f"http://127.0.0.1:{port}/"
+
+    yield _serve
+    for demo in demos:
+        demo.close()
+
+
+def connect(url: str):
+    from gradio_client import Client
+
+    return Client(url, verbose=False, download_files=False)
+
+
+def grade(client, question="Which element has the symbol W?", gold="Tungsten", candidate="It is tungsten."):
+    message, verdict, rationale, identity, raw = client.predict(MODE, question, gold, candidate, api_name="/grade")
+    return {"message": message, "verdict": verdict, "rationale": rationale, "identity": identity, "raw": raw}
+
+
+def test_grade_shows_verdict_rationale_and_identity_but_never_the_token(serve):
+    with ScriptedServer([Reply("Reason.\nA")]) as server:
+        client = connect(serve(judge=f"endpoint:{server.base_url}|scripted", judge_token=TOKEN))
+        out = grade(client)
+        assert "CORRECT" in out["verdict"] and out["verdict"].startswith("A")
+        assert out["rationale"] == "Reason."
+        assert out["raw"] == "Reason.\nA"
+        assert server.base_url in out["identity"] and "scripted" in out["identity"]
+        assert all(TOKEN not in str(value) for value in out.values())
+        assert len(server.requests) == 1
+        sent = server.requests[0]
+        assert sent.headers.get("Authorization") == f"Bearer {TOKEN}"
+        assert sent.body.get("stream") is True  # the reply was streamed in
+        prompt = sent.body["messages"][0]["content"]
+        assert "It is tungsten." in prompt and "Tungsten" in prompt and "symbol W" in prompt
+
+
+def test_ungraded_reply_is_said_so(serve):
+    with ScriptedServer([Reply("I cannot decide.")]) as server:
+        client = connect(serve(judge=f"endpoint:{server.base_url}|scripted"))
+        out = grade(client)
+        assert out["verdict"] == "ungraded: the judge's reply had no grade line"
+        assert out["raw"] == "I cannot decide."
+
+
+def test_unreachable_judge_gives_a_clear_message(serve):
+    port = free_port()  # nothing listens there any more
+    client = connect(serve(judge=f"endpoint:http://127.0.0.1:{port}/v1|scripted", judge_token=TOKEN))
+    out = grade(client)
+    assert "The judge could not be reached" in out["message"]
+    assert "Traceback" not in out["message"] and TOKEN not in out["message"]
+    assert out["verdict"] == ""
+
+
+def test_refusals_call_no_judge(serve):
+    with ScriptedServer([Reply("Reason.\nA")]) as server:
+        client = connect(serve(judge=f"endpoint:{server.base_url}|scripted", playground_max_chars=50))
+        out = grade(client, candidate="   ")
+        assert "fill in the candidate answer" in out["message"] and out["verdict"] == ""
+        out = grade(client, question="")
+        assert "fill in the question" in out["message"]
+        out = grade(client, gold="x" * 51)
+        assert "too long" in out["message"] and "gold answer" in out["message"]
+        assert server.requests == []
+
+
+def test_no_judge_configured(serve):
+    client = connect(serve(judge=""))
+    out = grade(client)
+    assert "No judge is configured" in out["message"] and out["verdict"] == ""
+
+
+def test_rate_limit_per_session(serve):
+    with ScriptedServer([Reply("Reason.\nB")]) as server:
+        client = connect(serve(judge=f"endpoint:{server.base_url}|scripted", playground_per_minute=2))
+        assert "INCORRECT" in grade(client)["verdict"]
+        assert "INCORRECT" in grade(client)["verdict"]
+        out = grade(client)
+        assert "Too many gradings" in out["message"] and out["verdict"] == ""
+        assert len(server.requests) == 2
+        # another browser session has its own allowance
+        assert "INCORRECT" in grade(connect(client.src))["verdict"]
+        assert len(server.requests) == 3
+
+
+def _value(page, elem_id: str) -> str:
+    return page.evaluate(
+        "(id) => { const e = document.querySelector(`#${id} textarea, #${id} input`); return e ? e.value : null; }",
+        elem_id)
+
+
+def test_playground_in_the_browser(serve, open_page):
+    with ScriptedServer([Reply("The answer names the right number.\nA")]) as server:
+        page = open_page(serve(judge=f"endpoint:{server.base_url}|scripted", judge_token=TOKEN))
+        page.get_by_role("tab", name="Judge playground").click()
+        pick = page.locator("#judge-question-pick input").first
+        pick.wait_for(state="visible")
+        pick.click()
+        pick.fill("bones")
+        page.get_by_role("option").filter(has_text="bones").filter(visible=True).first.click()
+        page.wait_for_function("() => document.querySelector('#judge-gold textarea, #judge-gold input').value === '206'")
+        assert "bones" in _value(page, "judge-question")
+
+        page.locator("#judge-candidate textarea, #judge-candidate input").first.fill("206 bones.")
+        page.locator("#judge-grade").click()
+        page.wait_for_function(
+            "() => (document.querySelector('#judge-verdict textarea, #judge-verdict input') || {}).value === 'A CORRECT'")
+        assert page.locator("#judge-verdict").is_visible()
+        assert _value(page, "judge-rationale") == "The answer names the right number."
+        assert server.base_url in _value(page, "judge-identity")
+        assert TOKEN not in page.content()
+
+        page.locator("#judge-gold textarea, #judge-gold input").first.fill("")
+        page.locator("#judge-random").click()  # another question of the suite, with its gold answer
+        page.wait_for_function("() => document.querySelector('#judge-gold textarea, #judge-gold input').value !== ''")
+        assert "bones" not in _value(page, "judge-question")
+        assert _value(page, "judge-question")
+
+
+def _write_run(store, model: str, sha: str, answers: dict[str, tuple[str, str]]) -> None:
+    """A finished run with SimpleQA details: answers maps question_id -> (prompt, prediction)."""
+    import io
+
+    import pandas as pd
+
+    from tests.test_tables import result, write_result
+
+    res = result(model, sha=sha)
+    write_result(store, res)
+    rows = []
+    for qid, (prompt, prediction) in answers.items():
+        rows.append({"benchmark": "simpleqa", "question_id": qid, "part": "confidence", "prompt": "conf",
+                     "prediction": "not this one"})
+        rows.append({"benchmark": "simpleqa", "question_id": qid, "part": "answer", "prompt": prompt,
+                     "prediction": prediction})
+    buffer = io.BytesIO()
+    pd.DataFrame(rows).to_parquet(buffer)
+    store.write_bytes(f"details/{res['key']}/simpleqa.parquet", buffer.getvalue())
+
+
+def test_stored_answers_of_finished_runs_load_into_the_candidate_box(store, serve, open_page):
+    from evaluator.benchmarks import simpleqa
+    from tests.test_tables import SHA_A, SHA_B
+
+    bones = next(q for q in simpleqa.load_questions(simpleqa.SAMPLE_PATH) if "bones" in q["problem"])
+    _write_run(store, "org/answers-bones", SHA_A, {bones["question_id"]: (bones["problem"], "<b>206</b> bones")})
+    _write_run(store, "org/other-questions", SHA_B, {"simpleqa-9999": ("Something else?", "x")})
+    page = open_page(serve(judge=""))
+    page.get_by_role("tab", name="Judge playground").click()
+    pick = page.locator("#judge-question-pick input").first
+    pick.click()
+    pick.fill("bones")
+    page.get_by_role("option").filter(has_text="bones").filter(visible=True).first.click()
+    page.wait_for_function("() => document.querySelector('#judge-gold textarea, #judge-gold input').value === '206'")
+
+    runs = page.locator("#judge-run-pick input").first
+    runs.click()
+    page.get_by_role("option").filter(has_text="org/answers-bones").filter(visible=True).first.click()
+    page.wait_for_function(
+        "() => document.querySelector('#judge-candidate textarea, #judge-candidate input').value === '<b>206</b> bones'")
+    page.locator("#judge-run-note").get_by_text("Loaded the stored answer").wait_for(state="visible")
+
+    runs.click()
+    page.get_by_role("option").filter(has_text="org/other-questions").filter(visible=True).first.click()
+    page.locator("#judge-run-note").get_by_text("has no stored answer").wait_for(state="visible")
+    assert page.locator("#judge-run-note b").count() == 0  # names are escaped, never HTML
+
+
+def test_full_suite_that_cannot_load_falls_back_to_the_sample(tmp_path, serve, open_page):
+    page = open_page(serve(suite="full", simpleqa_full=str(tmp_path / "missing.csv"), judge=""))
+    page.get_by_role("tab", name="Judge playground").click()
+    page.locator("#judge-suite-note").get_by_text("could not be loaded").wait_for(state="visible")
+    pick = page.locator("#judge-question-pick input").first
+    pick.click()
+    pick.fill("bones")
+    page.get_by_role("option").filter(has_text="bones").filter(visible=True).first.click()
+    page.wait_for_function("() => document.querySelector('#judge-gold textarea, #judge-gold input').value === '206'")
