@@ -82,6 +82,8 @@ def worker_command(settings: Settings, request_file: Path, out_dir: Path) -> lis
                "--source", f"simpleqa={settings.simpleqa_full}"]
     if settings.judge:
         command += ["--judge", settings.judge]
+    for option in settings.options:
+        command += ["--option", option]
     return command
 
 

@@ -27,6 +27,8 @@ ENV_VARS: dict[str, tuple[str, str, str]] = {
     "max_run_seconds": ("LEADERBOARD_MAX_RUN_SECONDS", "21600", "a worker running longer is stopped and the request FAILED"),
     "suite": ("LEADERBOARD_SUITE", "sample", "`sample` (shipped with the project) or `full` (downloaded)"),
     "benchmarks": ("LEADERBOARD_BENCHMARKS", "cure", "comma-separated benchmarks run for each request"),
+    "options": ("LEADERBOARD_OPTIONS", "", "benchmark options for every run, comma-separated `key=value` (e.g. "
+                "`cure.mode=generation,simpleqa.grader=letter,simpleqa.samples=10`)"),
     "limit": ("LEADERBOARD_LIMIT", "0", "items per benchmark (0: all)"),
     "allow_local_models": ("LEADERBOARD_ALLOW_LOCAL_MODELS", "", "accept local model folders (default: on with the local store)"),
     "max_params_billions": ("LEADERBOARD_MAX_PARAMS_B", "15", "largest model accepted, in billions of parameters"),
@@ -72,6 +74,7 @@ class Settings:
     max_run_seconds: float = 21600.0
     suite: str = "sample"
     benchmarks: tuple[str, ...] = ("cure",)
+    options: tuple[str, ...] = ()  # "key=value" benchmark options passed to every run
     limit: int = 0
     allow_local_models: bool = True
     max_params_billions: float = 15.0
@@ -111,6 +114,7 @@ class Settings:
             max_run_seconds=float(raw["max_run_seconds"]),
             suite=raw["suite"].strip().lower(),
             benchmarks=tuple(b.strip() for b in raw["benchmarks"].split(",") if b.strip()),
+            options=tuple(o.strip() for o in raw["options"].split(",") if o.strip()),
             limit=int(raw["limit"]),
             allow_local_models=allow_local,
             max_params_billions=float(raw["max_params_billions"]),
@@ -142,6 +146,9 @@ class Settings:
             raise ValueError("LEADERBOARD_LEASE_SECONDS must be longer than LEADERBOARD_HEARTBEAT_SECONDS")
         if self.max_attempts < 1:
             raise ValueError("LEADERBOARD_MAX_ATTEMPTS must be at least 1")
+        for option in self.options:
+            if "=" not in option or not option.split("=", 1)[0].strip():
+                raise ValueError(f"LEADERBOARD_OPTIONS takes comma-separated key=value pairs, not {option!r}")
         if self.batch_size != "auto" and not (self.batch_size.isdigit() and int(self.batch_size) > 0):
             raise ValueError(f"LEADERBOARD_BATCH_SIZE must be a positive integer or 'auto', not {self.batch_size!r}")
         if self.playground_per_minute < 1:

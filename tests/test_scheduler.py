@@ -138,8 +138,10 @@ def test_worker_loop_processes_the_queue(settings, store, tiny_llama):
 
 
 def test_judge_token_is_not_on_the_worker_command_line(settings, tmp_path):
-    settings = settings.with_(judge="endpoint:http://127.0.0.1:9/v1|m", judge_token="sk-judge-secret-123")
+    settings = settings.with_(judge="endpoint:http://127.0.0.1:9/v1|m", judge_token="sk-judge-secret-123",
+                              options=("simpleqa.grader=letter",))
     command = scheduler.worker_command(settings, tmp_path / "request.json", tmp_path / "out")
+    assert command[command.index("--option") + 1] == "simpleqa.grader=letter"
     assert "--judge" in command and "endpoint:http://127.0.0.1:9/v1|m" in command
     assert not any("sk-judge-secret-123" in part for part in command)
     assert "sk-judge-secret-123" not in scheduler.scrub("failed: sk-judge-secret-123", settings)

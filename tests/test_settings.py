@@ -26,6 +26,8 @@ def test_environment_overrides_and_space_defaults():
     settings = Settings.from_env(env)
     assert settings.home == Path("/tmp/x") and settings.benchmarks == ("cure", "simpleqa")
     assert settings.max_params_billions == 2.5 and not settings.run_scheduler
+    assert Settings.from_env({"LEADERBOARD_OPTIONS": "cure.mode=generation, simpleqa.grader=letter"}).options == (
+        "cure.mode=generation", "simpleqa.grader=letter")
     assert settings.host == "0.0.0.0"  # on a Space
     assert not settings.allow_local_models  # off by default with the Hub store
     assert settings.heartbeat_seconds == 60  # each heartbeat is a commit on the Hub
@@ -39,6 +41,7 @@ def test_environment_overrides_and_space_defaults():
     ({"LEADERBOARD_LEASE_SECONDS": "3", "LEADERBOARD_HEARTBEAT_SECONDS": "5"}, "LEADERBOARD_LEASE_SECONDS"),
     ({"LEADERBOARD_MAX_ATTEMPTS": "0"}, "LEADERBOARD_MAX_ATTEMPTS"),
     ({"LEADERBOARD_BATCH_SIZE": "0"}, "LEADERBOARD_BATCH_SIZE"),
+    ({"LEADERBOARD_OPTIONS": "cure.mode"}, "LEADERBOARD_OPTIONS"),
     ({"LEADERBOARD_BATCH_SIZE": "many"}, "LEADERBOARD_BATCH_SIZE"),
 ])
 def test_bad_settings_are_refused_naming_the_variable(env, message):

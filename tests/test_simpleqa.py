@@ -274,6 +274,25 @@ def test_max_new_tokens_option():
         simpleqa.run(model, ctx)
 
 
+def test_grader_style_reason_or_letter_alone():
+    reason = simpleqa.load_prompts()["simpleqa_grader"]
+    letter = simpleqa.load_prompts(grader_style="letter")["simpleqa_grader"]
+    assert "{answer_format}" not in reason and "{answer_format}" not in letter
+    assert 'starting with "Reason:"' in reason and "letter of the grade only" not in reason
+    assert "letter of the grade only" in letter and 'starting with "Reason:"' not in letter
+    with pytest.raises(ValueError, match="simpleqa.grader"):
+        simpleqa.load_prompts(grader_style="essay")
+
+    model, ctx = _five_ctx(grader="letter")
+    prompts_sent = []
+    original = ctx.judge.complete_many
+    ctx.judge.complete_many = lambda conversations, **g: (prompts_sent.extend(c[0]["content"] for c in conversations),
+                                                           original(conversations, **g))[1]
+    res = simpleqa.run(model, ctx)
+    assert prompts_sent and all("letter of the grade only" in p for p in prompts_sent)
+    assert res.prompts["simpleqa_grader"] == letter and res.counts["graded"] == 3
+
+
 def test_confidence_calibration():
     qs = _sample()[:4]
     answers = {q["problem"]: "x" for q in qs}

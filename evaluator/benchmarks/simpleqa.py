@@ -47,7 +47,8 @@ NEEDS_JUDGE = True
 
 SAMPLE_PATH = Path(__file__).resolve().parent.parent / "data" / "simpleqa_sample.csv"
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
-PROMPT_FILES = ("simpleqa_grader", "simpleqa_confidence")
+PROMPT_FILES = ("simpleqa_grader", "simpleqa_confidence", "simpleqa_format_reason", "simpleqa_format_letter")
+GRADER_STYLES = ("reason", "letter")  # option simpleqa.grader: a reason then the letter (default), or the letter alone
 # Where the full suite is read from when ctx.sources has no "simpleqa" entry (the official public file).
 OFFICIAL_URL = "https://openaipublic.blob.core.windows.net/simple-evals/simple_qa_test_set.csv"
 DEFAULT_MAX_NEW_TOKENS = 48
@@ -145,9 +146,18 @@ def _http_text(url: str) -> str:
 
 # --------------------------------------------------------------------------------------------- prompts
 
-def load_prompts(directory: Path = PROMPTS_DIR) -> dict[str, str]:
-    """The SimpleQA prompt templates (our own wording), by name."""
-    return {name: (Path(directory) / f"{name}.txt").read_text(encoding="utf-8") for name in PROMPT_FILES}
+def load_prompts(directory: Path = PROMPTS_DIR, grader_style: str = "reason") -> dict[str, str]:
+    """The SimpleQA prompt templates (our own wording), by name.
+
+    "simpleqa_grader" comes with its answer format filled in: a one-sentence reason then a final line holding only
+    the letter ("reason", the default), or the letter alone ("letter", as the reference grader asks).
+    """
+    if grader_style not in GRADER_STYLES:
+        raise ValueError(f"simpleqa.grader must be one of {', '.join(GRADER_STYLES)}, not {grader_style!r}")
+    prompts = {name: (Path(directory) / f"{name}.txt").read_text(encoding="utf-8") for name in PROMPT_FILES}
+    answer_format = prompts[f"simpleqa_format_{grader_style}"].strip()
+    prompts["simpleqa_grader"] = prompts["simpleqa_grader"].replace("{answer_format}", answer_format)
+    return prompts
 
 
 _FIELD = re.compile(r"\{(question|gold|predicted)\}")
@@ -389,7 +399,7 @@ def run(model, ctx: BenchmarkContext) -> BenchmarkResult:
     questions = load_questions(source)
     if ctx.limit and ctx.limit > 0:
         questions = questions[: ctx.limit]
-    prompts = load_prompts()
+    prompts = load_prompts(grader_style=str(ctx.options.get("simpleqa.grader", "reason")).strip().lower())
     grader = prompts["simpleqa_grader"]
 
     details: list[dict] = []
