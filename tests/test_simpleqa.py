@@ -386,3 +386,16 @@ def test_full_suite_defaults_to_no_calibration(tmp_path):
     res = simpleqa.run(model, ctx)
     assert res.extra["calibration"] == {"confidence": False, "frequency": False}
     assert res.scores["correct"] == 1.0 and res.scores["f_score"] == 1.0
+
+
+def test_full_suite_calibration_follows_the_cost_limit():
+    full = lambda **o: BenchmarkContext(suite="full", options={f"simpleqa.{k}": str(v) for k, v in o.items()})
+    assert simpleqa.calibration_defaults(full(), 5) == (False, False)  # 2x and 6x exceed the default 1.5x
+    assert simpleqa.calibration_defaults(full(max_cost=2), 5) == (True, False)
+    assert simpleqa.calibration_defaults(full(max_cost=6), 5) == (True, True)
+    assert simpleqa.calibration_defaults(full(max_cost=6, frequency="off"), 5) == (True, False)
+    assert simpleqa.calibration_defaults(full(confidence="on"), 5) == (True, False)
+    sample = BenchmarkContext(suite="sample")
+    assert simpleqa.calibration_defaults(sample, 5) == (True, True)
+    with pytest.raises(ValueError, match="simpleqa.max_cost"):
+        simpleqa.calibration_defaults(full(max_cost="lots"), 5)

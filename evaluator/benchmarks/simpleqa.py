@@ -298,6 +298,26 @@ def split_judge_reply(text: str | None, grade: str | None) -> str:
 
 # --------------------------------------------------------------------------------------------- running
 
+DEFAULT_FULL_SUITE_MAX_COST = 1.5  # option simpleqa.max_cost: run-time factor calibration may add on the full suite
+
+
+def calibration_defaults(ctx: BenchmarkContext, n_samples: int) -> tuple[bool, bool]:
+    """Whether to run (stated confidence, answer frequency) calibration.
+
+    Explicit options win ("simpleqa.confidence" / "simpleqa.frequency" = on / off). Otherwise both run on the sample
+    suite; on the full suite each runs only if it keeps the run within "simpleqa.max_cost" times the plain run
+    (default 1.5): stated confidence costs 2x (a second generation per question), answer frequency (1 + k)x.
+    """
+    if ctx.suite == "sample":
+        return _flag(ctx, "simpleqa.confidence", True), _flag(ctx, "simpleqa.frequency", True)
+    try:
+        max_cost = float(ctx.options.get("simpleqa.max_cost", DEFAULT_FULL_SUITE_MAX_COST))
+    except ValueError:
+        raise ValueError(f"simpleqa.max_cost must be a number, not {ctx.options.get('simpleqa.max_cost')!r}") from None
+    return (_flag(ctx, "simpleqa.confidence", 2.0 <= max_cost),
+            _flag(ctx, "simpleqa.frequency", 1.0 + n_samples <= max_cost))
+
+
 def _flag(ctx: BenchmarkContext, key: str, default: bool) -> bool:
     value = str(ctx.options.get(key, "on" if default else "off")).strip().lower()
     if value in ("on", "true", "1", "yes"):
@@ -392,8 +412,7 @@ def run(model, ctx: BenchmarkContext) -> BenchmarkResult:
     judge_generation = {}
     if ctx.options.get("simpleqa.judge_max_tokens"):
         judge_generation["max_tokens"] = _int_option(ctx, "simpleqa.judge_max_tokens", 0, 1)
-    use_confidence = _flag(ctx, "simpleqa.confidence", ctx.suite == "sample")
-    use_frequency = _flag(ctx, "simpleqa.frequency", ctx.suite == "sample")
+    use_confidence, use_frequency = calibration_defaults(ctx, n_samples)
 
     source = SAMPLE_PATH if ctx.suite == "sample" else (ctx.sources.get(NAME) or OFFICIAL_URL)
     questions = load_questions(source)
