@@ -117,6 +117,9 @@ COLUMNS: tuple[Column, ...] = (
                                     "never does)."),
         ("f_score", "Harmonic mean of correct and correct given attempted."),
     ]),
+    Column("simpleqa_ungraded", "SimpleQA ungraded", ("benchmarks", "simpleqa", "counts", "ungraded"), NUMBER,
+           "Answers the judge could not grade (it failed after its retries, or its reply had no grade line): "
+           "counted here and left out of the fractions, never scored as wrong.", group="simpleqa"),
     Column("suite", "Suite", ("run", "suite"), TEXT,
            "sample (the small suites shipped with the project) or full (the benchmarks' complete data); runs on "
            "different suites are not comparable."),

@@ -108,6 +108,6 @@ def test_simpleqa_sample_on_the_tiny_text_model_with_a_scripted_judge(settings, 
 
     board = tables.load_board(store)
     row = board[board["model"] == tiny_llama.repo_id].iloc[0]
-    assert row["simpleqa_f_score"] == pytest.approx(scores["f_score"])
+    assert row["simpleqa_f_score"] == pytest.approx(scores["f_score"]) and row["simpleqa_ungraded"] == 1
     stored = json.dumps(results) + details.to_json() + json.dumps(store.read_json(request.path))
     assert token not in stored

@@ -63,7 +63,7 @@ def test_board_columns_in_the_agreed_order():
         "Model", "Revision", "Precision", "Type", "Params (B)",
         "CURE Ro", "CURE Rh", "CURE Rcot", "CURE Cf", "CURE Cb", "CURE step accuracy",
         "SimpleQA correct", "SimpleQA not attempted", "SimpleQA incorrect", "SimpleQA correct given attempted",
-        "SimpleQA F-score", "Suite"]
+        "SimpleQA F-score", "SimpleQA ungraded", "Suite"]
     assert tables.DEFAULT_SORT == "cure_Ro"
 
 
