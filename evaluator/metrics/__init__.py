@@ -7,3 +7,17 @@ from evaluator.metrics.simpleqa import (  # noqa: F401
     simpleqa_breakdown,
     simpleqa_scores,
 )
+from evaluator.metrics.captions import caption_scores  # noqa: F401
+from evaluator.metrics.reform import (  # noqa: F401
+    answer_entropy,
+    choice_text,
+    extract_option,
+    find_option_mark,
+    format_hit,
+    format_hit_rate,
+    instability,
+    kie_accuracy,
+    ocr_word_accuracy,
+    reform_accuracy,
+    score_choice,
+)

@@ -1,0 +1,406 @@
+"""ReForm-Eval data (arXiv 2310.02569): the dataset table, a loader for the official file format, the sample suite.
+
+Official files (Hub dataset `Aweminus/ReForm-Eval-Data`, folder `huggingface_data/`) are JSON, either
+`{"version", "split", "data": [...]}` or a bare list. Three shapes of item are read:
+- multiple choice: question_id, image_id, question, answer (the option *text*, or an index into the options as the
+  prediction dumps store it), answer_options (list of strings);
+- caption: image + references (a list of strings; "answer"/"captions" are accepted too);
+- ocr / kie: image + answer (one word or a list of accepted strings).
+An image is a base64 string (as the Hub files store it, with or without a `data:image/...;base64,` prefix) or a
+path, resolved against the data file's folder (a local folder, an http(s) URL, or the same hf:// dataset repo).
+
+Every item comes back normalised:
+    {question_id, dataset, dimension, form, question, options, answer, image, image_ref, history}
+with `options` a list (empty unless multiple choice), `answer` the option text for multiple choice and a list of
+strings for caption / ocr / kie, `image` a PIL.Image in RGB (None when load_images=False), `image_ref` a short
+description of where the image came from ("base64" or the resolved path / URL), and `history` the previous turns
+of a multi-turn dialogue as [{"from": "human"|"assistant", "value": str}, ...] (usually empty).
+A malformed item raises ValueError naming its index.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urljoin
+
+from PIL import Image, UnidentifiedImageError
+
+from evaluator.images import ImageUnavailable, fetch_image, is_url
+
+HUB_REPO = "Aweminus/ReForm-Eval-Data"
+SAMPLE_PATH = Path(__file__).resolve().parent.parent / "data" / "reform_sample.json"
+
+# task forms
+MC = "multiple_choice"
+CAPTION = "caption"
+OCR = "ocr"
+KIE = "kie"
+FORMS = (MC, CAPTION, OCR, KIE)
+
+# the 8 capability dimensions, in the paper's order: key -> label
+DIMENSIONS = {
+    "coarse_perception": "Coarse-grained perception",
+    "fine_perception": "Fine-grained perception",
+    "scene_text": "Scene-text perception",
+    "visual_reasoning": "Visually grounded reasoning",
+    "spatial": "Spatial understanding",
+    "cross_modal_inference": "Cross-modal inference",
+    "description": "Visual description",
+    "multi_turn_dialogue": "Multi-turn dialogue",
+}
+
+
+@dataclass(frozen=True)
+class ReformDataset:
+    name: str
+    dimension: str
+    form: str
+    hub_path: str       # path inside Aweminus/ReForm-Eval-Data
+    confirmed: bool     # True: the path appears in the official configs (FudanDISC/ReForm-Eval build/configs/*.yaml)
+    #                     or in the Hub file listing; False: our guess from the naming pattern, not verified
+    single_file: bool = True  # False: the official loader combines several files (not readable by load_items)
+
+
+_H = "huggingface_data/"
+# One line per dataset. confirmed=False lines are guesses that follow the naming pattern of their neighbours.
+DATASETS: tuple[ReformDataset, ...] = (
+    # coarse-grained perception
+    ReformDataset("Flowers102", "coarse_perception", MC, _H + "Flowers102/flower102_val_1p.json", True),
+    ReformDataset("CIFAR10", "coarse_perception", MC, _H + "CIFAR10/cifar10_test_10p.json", True),
+    ReformDataset("ImageNet-1K", "coarse_perception", MC, _H + "ImageNet-1K/imagenet1k_val_10p.json", True),
+    ReformDataset("Pets37", "coarse_perception", MC, _H + "Pets37/pets37_test_10p.json", True),
+    ReformDataset("VizWiz-quality", "coarse_perception", MC, _H + "VizWiz/vizwiz_quality_singleChoice.json", False),
+    ReformDataset("TDIUC-sport", "coarse_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True, False),
+    ReformDataset("TDIUC-scene", "coarse_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True, False),
+    ReformDataset("MEDIC", "coarse_perception", MC, _H + "MEDIC/disaster-type-selection-sampled.json", True),
+    # fine-grained perception
+    ReformDataset("TDIUC-color", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True, False),
+    ReformDataset("TDIUC-utility", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True, False),
+    ReformDataset("TDIUC-position", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True, False),
+    ReformDataset("TDIUC-detection", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True, False),
+    ReformDataset("TDIUC-counting", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True, False),
+    ReformDataset("RefCOCO", "fine_perception", MC, _H + "RefCOCO/referring-expression-selection-sampled.json", True),
+    ReformDataset("MSCOCO-MCI", "fine_perception", MC, _H + "MSCOCO/mci_core_multiple_choice.json", True),
+    ReformDataset("MSCOCO-GOI", "fine_perception", MC, _H + "MSCOCO/goi_core_multiple_choice.json", False),
+    ReformDataset("MSCOCO-MOS", "fine_perception", MC, _H + "MSCOCO/mos_core_multiple_choice.json", False),
+    ReformDataset("MSCOCO-OC", "fine_perception", MC, _H + "MSCOCO/object-counting-all.json", True, False),
+    # scene-text perception
+    ReformDataset("CUTE80", "scene_text", OCR, _H + "CUTE80/cute80_core_open_ended.json", True),
+    ReformDataset("IC15", "scene_text", OCR, _H + "IC15/ic15_core_open_ended.json", True),
+    ReformDataset("IIIT5K", "scene_text", OCR, _H + "IIIT5K/iiit5k_core_open_ended.json", True),
+    ReformDataset("COCO-Text", "scene_text", OCR, _H + "COCO_text/cocotext_core_open_ended.json", False),
+    ReformDataset("WordArt", "scene_text", OCR, _H + "WordArt/wordart_core_open_ended.json", True),
+    ReformDataset("TextOCR", "scene_text", OCR, _H + "TextOCR/textocr_core_open_ended.json", True),
+    ReformDataset("FUNSD", "scene_text", KIE, _H + "FUNSD/funsd_core_open_ended.json", True),
+    ReformDataset("POIE", "scene_text", KIE, _H + "POIE/poie_core_open_ended.json", True),
+    ReformDataset("SROIE", "scene_text", KIE, _H + "SROIE/sroie_core_open_ended.json", True),
+    ReformDataset("DocVQA", "scene_text", KIE, _H + "DocVQA/docvqa_val_10p.json", True),
+    ReformDataset("TextVQA", "scene_text", KIE, _H + "TextVQA/textvqa_val_10p.json", False),
+    ReformDataset("OCR-VQA", "scene_text", KIE, _H + "OCR-VQA/ocrvqa_test_10p.json", False),
+    # visually grounded reasoning
+    ReformDataset("VQA-v2", "visual_reasoning", MC, _H + "VQA_v2/vqa_val_10p.json", True),
+    ReformDataset("GQA", "visual_reasoning", MC, _H + "GQA/gqa_testdev_10p.json", True),
+    ReformDataset("Whoops", "visual_reasoning", MC, _H + "Whoops/whoops_all_10p.json", True),
+    ReformDataset("OK-VQA", "visual_reasoning", MC, _H + "OK-VQA/okvqa_val_10p.json", False),
+    ReformDataset("ScienceQA", "visual_reasoning", MC, _H + "ScienceQA/scienceqa_test_10p.json", True),
+    ReformDataset("VizWiz-VQA", "visual_reasoning", MC, _H + "VizWiz/vizwiz_val_10p.json", False),
+    ReformDataset("ViQuAE", "visual_reasoning", MC, _H + "ViQuAE/viquae_test.json", False),
+    ReformDataset("A-OKVQA", "visual_reasoning", MC, _H + "A-OKVQA/aokvqa_val.json", False),
+    ReformDataset("ImageNetVC", "visual_reasoning", MC, _H + "ImageNetVC/imagenetvc_10p.json", False),
+    # spatial understanding
+    ReformDataset("CLEVR", "spatial", MC, _H + "CLEVR/clevr_core_multiple_choice.json", True),
+    ReformDataset("VSR", "spatial", MC, _H + "VSR/vsr_core_multiple_choice.json", True),
+    ReformDataset("MP3D-Spatial", "spatial", MC, _H + "MP3D/mp3d_core_multiple_choice.json", True),
+    # cross-modal inference
+    ReformDataset("MSCOCO-ITM", "cross_modal_inference", MC,
+                  _H + "MSCOCO/image-text-matching-object-sampled.json", True),
+    ReformDataset("MSCOCO-ITS", "cross_modal_inference", MC,
+                  _H + "MSCOCO/image-text-selection-object-sampled.json", True),
+    ReformDataset("Winoground", "cross_modal_inference", MC,
+                  _H + "Winoground/caption-selection-sampled.json", False),
+    ReformDataset("SNLI-VE", "cross_modal_inference", MC,
+                  _H + "SNLI_VE/visual-entailment-matching-sampled.json", True),
+    ReformDataset("MOCHEG", "cross_modal_inference", MC, _H + "MOCHEG/mocheg_test_10p.json", True),
+    ReformDataset("WikiHow", "cross_modal_inference", MC, _H + "WikiHow/temporal-ordering-sampled.json", False),
+    # visual description
+    ReformDataset("MSCOCO-caption", "description", CAPTION, _H + "MSCOCO/captions-sampled.json", True),
+    ReformDataset("TextCaps", "description", CAPTION, _H + "TextCaps/captions-sampled.json", True),
+    ReformDataset("NoCaps", "description", CAPTION, _H + "NoCaps/captions-sampled.json", True),
+    ReformDataset("Flickr30K", "description", CAPTION, _H + "Flickr30K/captions-sampled.json", True),
+    # multi-turn dialogue
+    ReformDataset("VQA-MT", "multi_turn_dialogue", MC, _H + "VisDial/VQA_MultiTurn_v1.0.json", True),
+    ReformDataset("VisDial", "multi_turn_dialogue", MC, _H + "VisDial/Visdial_1.0_val_v1.2.json", True),
+)
+DATASETS_BY_NAME = {d.name: d for d in DATASETS}
+
+_IMAGE_KEYS = ("image", "img", "image_base64", "image_path", "image_name", "image_id")
+_IMAGE_EXT = re.compile(r"\.(jpe?g|png|gif|bmp|webp|tiff?)$", re.IGNORECASE)
+_DATA_URI = re.compile(r"^data:image/[\w.+-]+;base64,", re.IGNORECASE)
+
+
+# --------------------------------------------------------------------------------------------- sources
+
+def _parse_hf(ref: str) -> tuple[str, str | None, str]:
+    """hf://datasets/<org>/<name>[@revision]/<path/in/repo> -> (repo_id, revision, path)."""
+    m = re.fullmatch(r"hf://datasets/([^/@]+/[^/@]+)(?:@([^/]+))?/(.+)", ref)
+    if not m:
+        raise ValueError(f"expected hf://datasets/<org>/<name>/<file>, got {ref!r}")
+    return m.group(1), m.group(2), m.group(3)
+
+
+def _hf_download(repo_id: str, filename: str, revision: str | None) -> str:
+    from huggingface_hub import hf_hub_download
+
+    return hf_hub_download(repo_id=repo_id, filename=filename, repo_type="dataset", revision=revision)
+
+
+def _http_text(url: str) -> str:
+    import requests
+
+    try:
+        resp = requests.get(url, timeout=120)
+    except requests.RequestException as exc:
+        raise OSError(f"could not download ReForm-Eval data from {url}: {type(exc).__name__}") from None
+    if resp.status_code != 200:
+        raise OSError(f"could not download ReForm-Eval data from {url}: HTTP {resp.status_code}")
+    resp.encoding = resp.encoding or "utf-8"
+    return resp.text
+
+
+def _read_source(source: str):
+    """(text, resolve(ref) -> str): the file's text and how to resolve a relative image path against its folder."""
+    if source.startswith("hf://"):
+        repo_id, revision, filename = _parse_hf(source)
+        text = Path(_hf_download(repo_id, filename, revision)).read_text(encoding="utf-8")
+        folder = filename.rsplit("/", 1)[0] + "/" if "/" in filename else ""
+        at = f"@{revision}" if revision else ""
+        return text, lambda ref: f"hf://datasets/{repo_id}{at}/{folder}{ref}"
+    if is_url(source):
+        return _http_text(source), lambda ref: urljoin(source, ref)
+    path = Path(source)
+    if not path.is_file():
+        raise FileNotFoundError(f"ReForm-Eval data not found: {path}")
+    return path.read_text(encoding="utf-8"), lambda ref: str((path.parent / ref).resolve())
+
+
+def _records(text: str, source: str) -> list:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{source}: not valid JSON ({exc})") from None
+    if isinstance(data, dict):
+        data = data.get("data")
+    if not isinstance(data, list):
+        raise ValueError(f"{source}: expected a list of items or an object with a 'data' list")
+    return data
+
+
+# --------------------------------------------------------------------------------------------- images
+
+def decode_base64_image(text: str) -> Image.Image:
+    """A base64 string (optionally a data: URI) -> RGB PIL image. Raises ValueError when it is not an image."""
+    payload = _DATA_URI.sub("", text.strip())
+    try:
+        raw = base64.b64decode("".join(payload.split()), validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("image is neither a path nor valid base64") from None
+    try:
+        with Image.open(io.BytesIO(raw)) as img:
+            img.load()
+            return img.convert("RGB")
+    except (UnidentifiedImageError, OSError, SyntaxError) as exc:
+        raise ValueError(f"base64 image does not decode ({type(exc).__name__})") from None
+
+
+def encode_image_base64(image: Image.Image, fmt: str = "PNG") -> str:
+    """The inverse of decode_base64_image (no data: prefix), as the Hub files store images."""
+    buf = io.BytesIO()
+    image.save(buf, format=fmt, optimize=True)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _looks_like_path(ref: str) -> bool:
+    s = ref.strip()
+    return bool(_IMAGE_EXT.search(s)) or is_url(s) or s.startswith(("hf://", "/", "./", "../")) or len(s) < 64
+
+
+def _image_field(record: dict):
+    for key in _IMAGE_KEYS:
+        value = record.get(key)
+        if isinstance(value, str) and value.strip():
+            if key == "image_id" and not _IMAGE_EXT.search(value) and len(value) < 256:
+                continue  # a plain id (e.g. a COCO number), not a reference to an image
+            return value
+    return None
+
+
+def _open_image(ref: str, resolve, cache_dir: Path) -> tuple[Image.Image, str]:
+    if not _looks_like_path(ref):
+        return decode_base64_image(ref), "base64"
+    s = ref.strip()
+    if not (is_url(s) or s.startswith("hf://") or Path(s).is_absolute()):
+        s = resolve(s)
+    try:
+        if s.startswith("hf://"):
+            repo_id, revision, filename = _parse_hf(s)
+            local = _hf_download(repo_id, filename, revision)
+            img = fetch_image(local, cache_dir)
+        else:
+            img = fetch_image(s, cache_dir)
+    except ImageUnavailable as exc:
+        raise ValueError(f"image {s!r} unavailable: {exc.reason}") from None
+    except Exception as exc:  # noqa: BLE001 - a Hub failure on one image
+        raise ValueError(f"image {s!r} unavailable ({type(exc).__name__})") from None
+    return img.convert("RGB"), s
+
+
+# --------------------------------------------------------------------------------------------- items
+
+def _strings(value, what: str) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{what} must be a non-empty string or list of strings")
+    if not any(v.strip() for v in value):
+        raise ValueError(f"{what} is empty")
+    return list(value)
+
+
+def _history(value) -> list[dict]:
+    """Previous turns as [{"from": "human"|"assistant", "value": str}]; alternating strings start with human."""
+    if value in (None, ""):
+        return []
+    if not isinstance(value, list):
+        raise ValueError("history must be a list")
+    turns = []
+    for k, turn in enumerate(value):
+        if isinstance(turn, str):
+            turns.append({"from": "human" if k % 2 == 0 else "assistant", "value": turn})
+        elif isinstance(turn, dict) and isinstance(turn.get("value"), str):
+            who = str(turn.get("from", turn.get("role", "human"))).lower()
+            turns.append({"from": "human" if who in ("human", "user") else "assistant", "value": turn["value"]})
+        elif isinstance(turn, dict) and isinstance(turn.get("question"), str) and isinstance(turn.get("answer"), str):
+            turns.append({"from": "human", "value": turn["question"]})
+            turns.append({"from": "assistant", "value": turn["answer"]})
+        else:
+            raise ValueError(f"history[{k}] is not a turn")
+    return turns
+
+
+def normalise_item(record, index: int, form: str | None = None, dataset: str = "", dimension: str = "",
+                   resolve=None, load_images: bool = True, cache_dir: Path | None = None) -> dict:
+    """One official item -> the normalised dict (module docstring). Raises ValueError naming `index`."""
+    try:
+        if not isinstance(record, dict):
+            raise ValueError("not an object")
+        form_ = record.get("form") or form
+        if form_ not in FORMS:
+            raise ValueError(f"form must be one of {', '.join(FORMS)}, got {form_!r}")
+        dimension_ = record.get("dimension") or dimension
+        if dimension_ and dimension_ not in DIMENSIONS:
+            raise ValueError(f"unknown dimension {dimension_!r}")
+        question = record.get("question", "")
+        if question is None:
+            question = ""
+        if not isinstance(question, str):
+            raise ValueError("question must be a string")
+        options: list[str] = []
+        if form_ == MC:
+            options = record.get("answer_options", record.get("options"))
+            if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) for o in options):
+                raise ValueError("answer_options must be a list of at least 2 strings")
+            if not question.strip():
+                raise ValueError("question is empty")
+            gold = record.get("answer")
+            if isinstance(gold, str):
+                if gold not in options:
+                    raise ValueError(f"answer {gold!r} is not among the answer_options")
+                answer = gold
+            elif isinstance(gold, int) and not isinstance(gold, bool) and 0 <= gold < len(options):
+                answer = options[gold]  # prediction dumps store the index
+            else:
+                raise ValueError(f"answer must be an option text or index, got {gold!r}")
+        elif form_ == CAPTION:
+            refs = next((record[k] for k in ("references", "answer", "captions", "caption") if k in record), None)
+            answer = _strings(refs, "references")
+        else:
+            answer = _strings(record.get("answer", record.get("answers")), "answer")
+        ref = _image_field(record)
+        if ref is None:
+            raise ValueError("no image (expected a base64 string or a path in 'image')")
+        image, image_ref = None, ref if _looks_like_path(ref) else "base64"
+        if load_images:
+            image, image_ref = _open_image(ref, resolve or (lambda r: r),
+                                           cache_dir or Path(tempfile.gettempdir()) / "reform_images")
+        history = _history(record.get("history"))
+        qid = next((record[k] for k in ("question_id", "sample_id", "id") if record.get(k) not in (None, "")), None)
+    except ValueError as exc:
+        raise ValueError(f"ReForm-Eval item {index}: {exc}") from None
+    return {
+        "question_id": str(qid) if qid is not None else f"{dataset or 'reform'}-{index:05d}",
+        "dataset": record.get("dataset") or dataset,
+        "dimension": dimension_,
+        "form": form_,
+        "question": question,
+        "options": list(options),
+        "answer": answer,
+        "image": image,
+        "image_ref": image_ref,
+        "history": history,
+    }
+
+
+def load_items(source: str | Path, form: str | None = None, *, dataset: str = "", dimension: str = "",
+               load_images: bool = True, cache_dir: str | Path | None = None) -> list[dict]:
+    """Read a ReForm-Eval file from a local path, an http(s) URL or hf://datasets/<org>/<name>[@rev]/<file>.
+
+    `form` is one of FORMS; None means each item carries its own "form" (as the sample suite does). `dataset`
+    and `dimension` label every item unless the item has its own. With load_images=False the images are not
+    decoded (item["image"] is None), for reading prediction dumps whose image paths are not available.
+    Raises ValueError naming the index of a malformed item.
+    """
+    source = str(source)
+    if form is not None and form not in FORMS:
+        raise ValueError(f"form must be one of {', '.join(FORMS)}, got {form!r}")
+    text, resolve = _read_source(source)
+    cache = Path(cache_dir) if cache_dir else None
+    return [normalise_item(rec, i, form, dataset, dimension, resolve, load_images, cache)
+            for i, rec in enumerate(_records(text, source))]
+
+
+def hub_source(entry: ReformDataset, revision: str | None = None) -> str:
+    at = f"@{revision}" if revision else ""
+    return f"hf://datasets/{HUB_REPO}{at}/{entry.hub_path}"
+
+
+def load_full_suite(names: list[str] | None = None, revision: str | None = None,
+                    load_images: bool = True) -> list[dict]:
+    """Download the datasets of the table (all single-file ones, or those named) from the Hub and load them.
+
+    Multi-file datasets (TDIUC, MSCOCO object counting: questions, annotations and choice lists in separate
+    files) are not readable by load_items and are left out unless named, in which case a ValueError says so.
+    """
+    chosen = []
+    for name in names or [d.name for d in DATASETS if d.single_file]:
+        entry = DATASETS_BY_NAME.get(name)
+        if entry is None:
+            raise ValueError(f"unknown ReForm-Eval dataset {name!r}")
+        if not entry.single_file:
+            raise ValueError(f"{name}: the official data spans several files; not supported by load_items")
+        chosen.append(entry)
+    items: list[dict] = []
+    for entry in chosen:
+        items.extend(load_items(hub_source(entry, revision), entry.form, dataset=entry.name,
+                                dimension=entry.dimension, load_images=load_images))
+    return items
+
+
+def load_sample_suite(load_images: bool = True) -> list[dict]:
+    """Our own small suite (evaluator/data/reform_sample.json, drawn by draw_reform_sample.py): >= 5 per dimension."""
+    return load_items(SAMPLE_PATH, None, load_images=load_images)

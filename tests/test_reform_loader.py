@@ -1,0 +1,283 @@
+"""ReForm-Eval loader: the official file shape (written here, base64 image included), malformed items, the
+dataset table, the sample suite, and the prediction dumps in ../shared/data/reform_eval when present."""
+from __future__ import annotations
+
+import base64
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image, ImageStat
+
+from evaluator.benchmarks import reform_data as rd
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "reform_eval"
+DRAW_SCRIPT = rd.SAMPLE_PATH.parent / "draw_reform_sample.py"
+
+
+def _png_b64(color=(200, 30, 30), size=(24, 16)) -> str:
+    return rd.encode_image_base64(Image.new("RGB", size, color))
+
+
+def _write(path: Path, doc) -> Path:
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def _mc_doc(**overrides) -> dict:
+    item = {"question_id": "q1", "image_id": "img1", "question": "What colour is the box?", "answer": "red",
+            "answer_options": ["blue", "red", "green"], "image": _png_b64()}
+    item.update(overrides)
+    return {"version": "1.0", "split": "test", "data": [item]}
+
+
+# --------------------------------------------------------------------------------------------- official shape
+
+def test_multiple_choice_file_with_base64_image(tmp_path):
+    path = _write(tmp_path / "mc.json", _mc_doc())
+    [item] = rd.load_items(path, rd.MC, dataset="TOY", dimension="fine_perception")
+    assert item["question_id"] == "q1"
+    assert item["dataset"] == "TOY" and item["dimension"] == "fine_perception" and item["form"] == rd.MC
+    assert item["options"] == ["blue", "red", "green"]
+    assert item["answer"] == "red"
+    assert item["history"] == []
+    assert isinstance(item["image"], Image.Image) and item["image"].mode == "RGB"
+    assert item["image"].size == (24, 16) and item["image"].getpixel((3, 3)) == (200, 30, 30)
+    assert item["image_ref"] == "base64"
+
+
+def test_data_uri_and_index_answer_and_bare_list(tmp_path):
+    doc = _mc_doc(answer=2, image="data:image/png;base64," + _png_b64((0, 0, 255)))["data"]
+    [item] = rd.load_items(_write(tmp_path / "list.json", doc), rd.MC)
+    assert item["answer"] == "green"  # an index (as the prediction dumps store it) maps to the option text
+    assert item["image"].getpixel((0, 0)) == (0, 0, 255)
+
+
+def test_image_path_resolved_against_the_files_folder(tmp_path):
+    (tmp_path / "imgs").mkdir()
+    Image.new("RGB", (8, 8), (0, 200, 0)).save(tmp_path / "imgs" / "a.png")
+    doc = {"data": [{"question_id": 7, "image": "imgs/a.png", "answer": ["Hello"], "question": "Text?"}]}
+    [item] = rd.load_items(_write(tmp_path / "ocr.json", doc), rd.OCR)
+    assert item["question_id"] == "7"
+    assert item["answer"] == ["Hello"] and item["options"] == []
+    assert item["image"].getpixel((1, 1)) == (0, 200, 0)
+    assert item["image_ref"] == str((tmp_path / "imgs" / "a.png").resolve())
+
+
+def test_caption_and_history(tmp_path):
+    doc = {"data": [
+        {"sample_id": 3, "image": _png_b64(), "references": ["a red box", "red square"], "question": "Describe."},
+        {"question_id": "d1", "image": _png_b64(), "question": "And now?", "answer": "no",
+         "answer_options": ["yes", "no"],
+         "history": [{"from": "human", "value": "Is it red?"}, {"from": "assistant", "value": "(A) yes"}]},
+    ]}
+    path = _write(tmp_path / "mixed.json", doc)
+    [cap] = rd.load_items(_write(tmp_path / "cap.json", {"data": doc["data"][:1]}), rd.CAPTION)
+    assert cap["answer"] == ["a red box", "red square"] and cap["question_id"] == "3"
+    [dia] = rd.load_items(_write(tmp_path / "dia.json", {"data": doc["data"][1:]}), rd.MC)
+    assert dia["history"] == [{"from": "human", "value": "Is it red?"}, {"from": "assistant", "value": "(A) yes"}]
+    with pytest.raises(ValueError, match="item 0"):
+        rd.load_items(path, rd.MC)  # the caption item has no options
+
+
+def test_load_images_false_keeps_the_reference(tmp_path):
+    doc = {"data": [{"question_id": "x", "image": "/nowhere/pic.jpg", "answer": "w", "question": "?"}]}
+    [item] = rd.load_items(_write(tmp_path / "o.json", doc), rd.OCR, load_images=False)
+    assert item["image"] is None and item["image_ref"] == "/nowhere/pic.jpg"
+    with pytest.raises(ValueError, match="item 0: image"):
+        rd.load_items(tmp_path / "o.json", rd.OCR)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"answer": "purple"}, "not among the answer_options"),
+    ({"answer": 5}, "option text or index"),
+    ({"answer_options": ["only one"]}, "at least 2 strings"),
+    ({"answer_options": "red,blue"}, "at least 2 strings"),
+    ({"question": ""}, "question is empty"),
+    ({"image": None}, "no image"),
+    ({"image": "!!notbase64" * 20}, "neither a path nor valid base64"),
+    ({"image": base64.b64encode(b"plain text, not a picture " * 4).decode()}, "does not decode"),
+    ({"history": "hi"}, "history must be a list"),
+])
+def test_malformed_item_names_its_index(tmp_path, bad, message):
+    doc = _mc_doc()
+    good = dict(doc["data"][0])
+    broken = dict(good, question_id="q2")
+    broken.update(bad)
+    doc["data"] = [good, broken]
+    with pytest.raises(ValueError, match=rf"item 1: .*{re.escape(message)}"):
+        rd.load_items(_write(tmp_path / "bad.json", doc), rd.MC)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"answer": []}, "answer must be"),
+    ({"answer": ["  "]}, "answer is empty"),
+    ({"answer": 3}, "answer must be"),
+])
+def test_malformed_ocr_item(tmp_path, bad, message):
+    item = {"question_id": "o", "image": _png_b64(), "question": "?", "answer": "word"}
+    item.update(bad)
+    with pytest.raises(ValueError, match=rf"item 0: {message}"):
+        rd.load_items(_write(tmp_path / "o.json", {"data": [item]}), rd.OCR)
+
+
+def test_bad_file_and_form(tmp_path):
+    (tmp_path / "x.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        rd.load_items(tmp_path / "x.json", rd.MC)
+    with pytest.raises(ValueError, match="'data' list"):
+        rd.load_items(_write(tmp_path / "y.json", {"version": "1"}), rd.MC)
+    with pytest.raises(ValueError, match="form must be one of"):
+        rd.load_items(tmp_path / "y.json", "essay")
+    with pytest.raises(ValueError, match="item 0: form must be one of"):
+        rd.load_items(_write(tmp_path / "z.json", _mc_doc()), None)  # no form given and none on the item
+    with pytest.raises(FileNotFoundError):
+        rd.load_items(tmp_path / "missing.json", rd.MC)
+
+
+def test_hf_source_goes_through_the_hub_download(tmp_path, monkeypatch):
+    local = _write(tmp_path / "hub.json", _mc_doc())
+    calls = []
+
+    def fake_download(repo_id, filename, revision):
+        calls.append((repo_id, filename, revision))
+        return str(local)
+
+    monkeypatch.setattr(rd, "_hf_download", fake_download)
+    [item] = rd.load_items("hf://datasets/Aweminus/ReForm-Eval-Data@abc/huggingface_data/X/x.json", rd.MC)
+    assert item["answer"] == "red"
+    assert calls == [("Aweminus/ReForm-Eval-Data", "huggingface_data/X/x.json", "abc")]
+    entry = rd.DATASETS_BY_NAME["VSR"]
+    assert rd.hub_source(entry) == ("hf://datasets/Aweminus/ReForm-Eval-Data/"
+                                    "huggingface_data/VSR/vsr_core_multiple_choice.json")
+
+    calls.clear()
+    monkeypatch.setattr(rd, "_hf_download", lambda repo_id, filename, revision: (
+        calls.append(filename) or str(_write(tmp_path / "h2.json", _mc_doc()))))
+    items = rd.load_full_suite(["VSR"])
+    assert calls == [entry.hub_path] and items[0]["dataset"] == "VSR" and items[0]["dimension"] == "spatial"
+    with pytest.raises(ValueError, match="several files"):
+        rd.load_full_suite(["TDIUC-color"])
+    with pytest.raises(ValueError, match="unknown"):
+        rd.load_full_suite(["NoSuchSet"])
+
+
+# --------------------------------------------------------------------------------------------- table
+
+def test_dataset_table():
+    names = [d.name for d in rd.DATASETS]
+    assert len(names) == len(set(names))
+    assert {d.dimension for d in rd.DATASETS} == set(rd.DIMENSIONS)
+    assert all(d.form in rd.FORMS for d in rd.DATASETS)
+    assert all(d.hub_path.startswith("huggingface_data/") and d.hub_path.endswith(".json") for d in rd.DATASETS)
+    assert {d.form for d in rd.DATASETS if d.dimension == "description"} == {rd.CAPTION}
+    assert sum(d.confirmed for d in rd.DATASETS) >= 30
+
+
+# --------------------------------------------------------------------------------------------- sample suite
+
+def test_sample_suite():
+    items = rd.load_sample_suite()
+    by_dim = Counter(i["dimension"] for i in items)
+    assert set(by_dim) == set(rd.DIMENSIONS)
+    assert min(by_dim.values()) >= 5, by_dim
+    assert len({i["question_id"] for i in items}) == len(items)
+    assert {i["form"] for i in items} == set(rd.FORMS)
+    for item in items:
+        img = item["image"]
+        assert isinstance(img, Image.Image) and img.mode == "RGB" and min(img.size) >= 16, item["question_id"]
+        assert max(hi - lo for lo, hi in ImageStat.Stat(img).extrema) > 0, f"{item['question_id']}: blank image"
+        assert item["question"].strip()
+        if item["form"] == rd.MC:
+            assert item["answer"] in item["options"] and len(set(item["options"])) == len(item["options"])
+        else:
+            assert item["options"] == [] and item["answer"] and all(a.strip() for a in item["answer"])
+    # the answers are not always in the same position
+    assert len(Counter(i["options"].index(i["answer"]) for i in items if i["form"] == rd.MC)) >= 3
+    dialogue = [i for i in items if i["dimension"] == "multi_turn_dialogue"]
+    assert sum(bool(i["history"]) for i in dialogue) >= 4
+    assert all(i["form"] == rd.CAPTION and len(i["answer"]) >= 2 for i in items if i["dimension"] == "description")
+
+
+def _ink(img: Image.Image) -> np.ndarray:
+    """True where a pixel differs from the background (the top-left pixel's colour)."""
+    arr = np.asarray(img.convert("RGB")).astype(int)
+    return (np.abs(arr - arr[0, 0]).sum(axis=2) > 60)
+
+
+def _crop_ink(mask: np.ndarray) -> np.ndarray:
+    ys, xs = np.nonzero(mask)
+    return mask[ys.min(): ys.max() + 1, xs.min(): xs.max() + 1]
+
+
+def _contains(hay: np.ndarray, needle: np.ndarray) -> bool:
+    h, w = needle.shape
+    if h > hay.shape[0] or w > hay.shape[1]:
+        return False
+    windows = np.lib.stride_tricks.sliding_window_view(hay, (h, w))
+    return bool((windows == needle).all(axis=(2, 3)).any())
+
+
+def test_sample_ocr_words_are_rendered():
+    """Each OCR/KIE answer is a word really drawn in its image: the word rendered alone with the same font (at
+    one of the drawing's scales) appears pixel for pixel in the image's ink."""
+    sys.path.insert(0, str(DRAW_SCRIPT.parent))
+    try:
+        import draw_reform_sample as draw
+    finally:
+        sys.path.remove(str(DRAW_SCRIPT.parent))
+    items = [i for i in rd.load_sample_suite() if i["form"] in (rd.OCR, rd.KIE)]
+    assert len(items) >= 5
+    for item in items:
+        [word] = item["answer"]
+        assert re.fullmatch(r"[A-Za-z0-9.]+", word), word
+        hay = _ink(item["image"])
+        found = any(_contains(hay, _crop_ink(_ink(draw.text_image([word], scale=s)))) for s in (1, 2, 3, 4))
+        assert found, f"{item['question_id']}: {word!r} is not drawn in the image"
+        other = "QZXJ" if word != "QZXJ" else "WVKY"
+        assert not any(_contains(hay, _crop_ink(_ink(draw.text_image([other], scale=s)))) for s in (1, 2, 3, 4))
+
+
+def test_draw_script_is_deterministic(tmp_path):
+    before = rd.SAMPLE_PATH.read_bytes()
+    assert len(before) < 300_000
+    subprocess.run([sys.executable, str(DRAW_SCRIPT)], check=True, capture_output=True)
+    assert rd.SAMPLE_PATH.read_bytes() == before
+
+
+# --------------------------------------------------------------------------------------------- shared dumps
+
+DUMPS = {
+    "TDIUC_SingleChoice_likelihood_imagebindLLM_imagebindLLM.json": rd.MC,
+    "MSCOCO_Generation_generation_lynx_LYNX.json": rd.CAPTION,
+    "FUNSD_KIEOpenEnded_generation_blip2_blip2_t5_instruct.json": rd.KIE,
+}
+
+
+@pytest.mark.parametrize("name, form", sorted(DUMPS.items()))
+def test_shared_prediction_dumps(name, form):
+    path = SHARED / name
+    if not path.is_file():
+        pytest.skip(f"ReForm-Eval dump not found at {path} (tests read ../shared/data/reform_eval; not shipped)")
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    # the dumps point at images on the authors' machines, so only the structure is loaded
+    items = rd.load_items(path, form, dataset=name.split("_")[0], load_images=False)
+    assert len(items) == len(raw) > 0
+    for item, rec in zip(items, raw):
+        assert item["image"] is None and item["image_ref"] == rec["image"]
+        assert item["question_id"] == str(rec["sample_id"])
+        if form == rd.MC:
+            assert item["answer"] == rec["answer_options"][rec["answer"]]
+            assert item["history"] and item["history"][0]["from"] == "human"
+        elif form == rd.CAPTION:
+            assert item["answer"] == rec["references"]
+        else:
+            assert item["answer"] == [rec["answer"]]
+    if form == rd.MC:
+        assert len(items) == 55  # 11 samples x 5 repeats (accuracy 0.581818 = 32/55)
+        assert Counter(Counter(i["question_id"] for i in items).values()) == {5: 11}

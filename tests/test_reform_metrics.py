@@ -1,0 +1,248 @@
+"""ReForm-Eval metrics: hand-checked cases and the reference run's dumps in shared/data/reform_eval."""
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from evaluator.metrics import (
+    caption_scores,
+    choice_text,
+    extract_option,
+    find_option_mark,
+    format_hit_rate,
+    instability,
+    kie_accuracy,
+    ocr_word_accuracy,
+    reform_accuracy,
+    score_choice,
+)
+from evaluator.metrics.vqa_normalize import normalize_answer, normalize_punctuation
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "reform_eval"
+TDIUC = DATA / "TDIUC_SingleChoice_likelihood_imagebindLLM_imagebindLLM.json"
+FUNSD = DATA / "FUNSD_KIEOpenEnded_generation_blip2_blip2_t5_instruct.json"
+COCO = DATA / "MSCOCO_Generation_generation_lynx_LYNX.json"
+
+
+def _load(path: Path):
+    if not path.exists():
+        pytest.skip(f"reference dump not found: {path} (shared/data/reform_eval is absent)")
+    return json.loads(path.read_text())
+
+
+# ------------------------------------------------------------------------------------------- extract_option
+def test_extract_option_first_mark_wins():
+    assert extract_option("(B) no, sorry, I meant (A)", 4) == 1
+    assert extract_option("The answer is (C) red; not (A).", 4) == 2
+
+
+def test_extract_option_mark_styles():
+    assert extract_option("(A) white", 4) == 0
+    assert extract_option("(a) white", 4) == 0
+    assert extract_option("(1) white", 4) == 0
+    assert extract_option("answer: (d)", 4) == 3
+    assert extract_option("(4)", 4) == 3
+    assert find_option_mark("(Z)") == 25 and find_option_mark("(9)") == 8
+
+
+def test_extract_option_no_mark():
+    assert extract_option("white", 4) is None
+    assert extract_option("A) white", 4) is None
+    assert extract_option("(AB) white", 4) is None
+    assert extract_option("(0) zero is not a mark", 4) is None
+    assert extract_option("", 4) is None
+
+
+def test_extract_option_mark_beyond_n_options():
+    assert extract_option("(E) purple", 4) is None
+    assert extract_option("(5)", 4) is None
+    # only the first mark is looked at, as in the official code
+    assert extract_option("(E) or (A)", 4) is None
+    # the official mapping has no range check: the raw index, and an official format hit
+    assert find_option_mark("(E) purple") == 4
+    assert format_hit_rate(["(E) purple", "(A) x", "no mark", 2]) == 0.75
+
+
+def test_extract_option_exact_text_fallback_only_with_options():
+    assert extract_option("white", 3, options=["red", "white", "blue"]) == 1
+    assert extract_option("White", 3, options=["red", "white", "blue"]) is None
+    assert extract_option("(C) white", 3, options=["red", "white", "blue"]) == 2
+
+
+def test_score_choice_and_accuracy():
+    assert score_choice("(B) yes", 1, 4) == (True, 1)
+    assert score_choice("(E) yes", 4, 4) == (False, None)
+    assert score_choice(2, 2, 4) == (True, 2)
+    assert score_choice("nothing", 0, 4) == (False, None)
+    assert reform_accuracy([[True, False], [True, True]]) == 0.75
+    assert reform_accuracy([1, 0, 0, 1]) == 0.5
+    assert math.isnan(reform_accuracy([]))
+
+
+# ---------------------------------------------------------------------------------------------- instability
+def test_instability_hand_checked():
+    assert instability([["white"] * 5]) == 0.0
+    assert instability([["a", "b", "c", "d", "e"]]) == pytest.approx(math.log(5))
+    # two samples: 0 and ln 5 -> mean
+    assert instability([["x"] * 5, list("abcde")]) == pytest.approx(math.log(5) / 2)
+    # 3/2 split: -(0.6 ln 0.6 + 0.4 ln 0.4)
+    assert instability([["a", "a", "a", "b", "b"]]) == pytest.approx(-(0.6 * math.log(0.6) + 0.4 * math.log(0.4)))
+    assert math.isnan(instability([]))
+
+
+def test_instability_unparsable_counts_as_its_own_answer():
+    options = ["red", "white", "blue"]
+    outputs = ["(B) white", "(b)", "I am not sure", "(2) white", "(E)"]
+    texts = [choice_text(extract_option(o, 3), options, "<unparsable> " + o) for o in outputs]
+    assert texts[:2] == ["white", "white"] and texts[3] == "white"
+    # 3 x white, 2 distinct unparsable outputs -> -(0.6 ln 0.6 + 2 * 0.2 ln 0.2)
+    expected = -(0.6 * math.log(0.6) + 2 * 0.2 * math.log(0.2))
+    assert instability([texts]) == pytest.approx(expected)
+    assert format_hit_rate(outputs) == 0.8  # "(E)" is an official hit
+
+
+# ---------------------------------------------------------------------------------------------- OCR / KIE
+def test_ocr_word_accuracy():
+    assert ocr_word_accuracy("The sign says STOP.", "stop") == 1.0
+    assert ocr_word_accuracy("stopping here", "stop") == 0.0  # whole word only
+    assert ocr_word_accuracy("It reads: Coca-Cola!", "cocacola") == 1.0  # punctuation removed on both sides
+    assert ocr_word_accuracy("It reads Coca-Cola", "Coca-Cola") == 1.0
+    assert ocr_word_accuracy("new york city", "New York") == 1.0  # phrase
+    assert ocr_word_accuracy("york new", "New York") == 0.0
+    assert ocr_word_accuracy("the word is exit", ["stop", "EXIT"]) == 1.0  # any answer
+    assert ocr_word_accuracy("the word is exit", ["stop", "go"]) == 0.0
+    assert ocr_word_accuracy("", "stop") == 0.0
+
+
+def test_vqa_normalisation():
+    assert normalize_answer("Two dogs") == "2 dogs"
+    assert normalize_answer("The answer is\tyes.") == "answer is yes"
+    assert normalize_answer("dont know") == "don't know"
+    assert normalize_answer("12/10/98") == "12 10 98"
+    assert normalize_answer("3.5 kg") == "3.5 kg"
+    assert normalize_punctuation("yes, sir") == "yes sir"  # ", " touches a space -> deleted
+    assert normalize_punctuation("1,000") == "1000"
+    assert normalize_punctuation("a-b") == "a b"
+
+
+def test_kie_accuracy():
+    assert kie_accuracy("The total is two dollars", "2 dollars") == 1.0
+    assert kie_accuracy("Date: 12/10/98", "12/10/98") == 1.0
+    assert kie_accuracy("Acme Inc.", "ACME INC") == 1.0
+    assert kie_accuracy("Acme Incorporated", "Acme Inc") == 0.0
+    assert kie_accuracy("r. j. reynolds", ["Lorillard", "R.J. Reynolds"]) == 0.0  # "r j" vs "rj"
+    assert kie_accuracy("rj reynolds", ["Lorillard", "R.J. Reynolds"]) == 1.0
+
+
+# ---------------------------------------------------------------------------------------------- captions
+def test_caption_scores_identical_and_known_case():
+    same = caption_scores({"1": "a cat sits on the mat"}, {"1": ["a cat sits on the mat"]})
+    assert same["BLEU-4"] == pytest.approx(1.0, abs=1e-6)
+    assert same["CIDEr"] == 0.0  # one item: every IDF is log(1) = 0
+    # hand-checked: p1 = 5/6, p2 = 3/5, p3 = 2/4, p4 = 1/3, same length (BP = 1)
+    s = caption_scores({"1": "the cat sat on the mat"}, {"1": ["the cat sat on a mat"]})
+    assert s["BLEU-4"] == pytest.approx((5 / 6 * 3 / 5 * 2 / 4 * 1 / 3) ** 0.25, rel=1e-6)
+    # two items each repeating its own (distinct) reference: cosine 1 at every n, x10
+    two = caption_scores({"a": "a dog runs in the park", "b": "two birds sit on a wire"},
+                         {"a": ["a dog runs in the park"], "b": ["two birds sit on a wire"]})
+    assert two["CIDEr"] == pytest.approx(10.0)
+    assert two["BLEU-4"] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_caption_scores_raw_strings_and_errors():
+    # raw strings: case and attached punctuation matter (no PTB tokenizer)
+    s = caption_scores({"1": "A Dog runs in the park."}, {"1": ["a dog runs in the park"]})
+    assert s["BLEU-4"] < 0.6
+    with pytest.raises(ValueError):
+        caption_scores({"1": "x"}, {"2": ["x"]})
+    assert all(math.isnan(v) for v in caption_scores({}, {}).values())
+
+
+# ---------------------------------------------------------------------------------------------- reference run
+def test_reference_tdiuc_accuracy_and_instability():
+    rows = _load(TDIUC)
+    correct: dict[str, list[bool]] = defaultdict(list)
+    texts: dict[str, list[str]] = defaultdict(list)
+    for r in rows:  # likelihood run: "prediction" is already the chosen index into this repeat's options
+        ok, idx = score_choice(r["prediction"], r["answer"], len(r["answer_options"]))
+        correct[r["sample_id"]].append(ok)
+        texts[r["sample_id"]].append(choice_text(idx, r["answer_options"], r["prediction"]))
+    assert len(correct) == 11 and all(len(v) == 5 for v in correct.values())
+    acc = reform_accuracy(list(correct.values()))
+    ent = instability(list(texts.values()))
+    hit = format_hit_rate(r["prediction"] for r in rows)
+    print(f"\nTDIUC accuracy={acc:.6f} instability={ent:.6f} format_hit_rate={hit}")
+    assert round(acc, 6) == 0.581818
+    assert round(ent, 6) == 0.712210
+    assert hit == 1.0
+    # the log's full-precision figures
+    assert acc == pytest.approx(0.5818181818181818, abs=1e-12)
+    assert ent == pytest.approx(0.7122099355998233, abs=1e-12)
+
+
+def _official_style_kie(pred: str, gt: str) -> int:
+    """An independent, literal re-statement of the reference KIE rule used as the test oracle."""
+    from evaluator.metrics.vqa_normalize import CONTRACTIONS
+
+    numbers = {"none": "0", "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+               "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10"}
+    punct = [";", r"/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`", ",", "?",
+             "!"]
+
+    def proc(t: str) -> str:
+        t = t.replace("\n", " ").replace("\t", " ").strip()
+        out = t
+        for p in punct:
+            if (p + " " in t or " " + p in t) or re.search(r"(\d)(\,)(\d)", t) is not None:
+                out = out.replace(p, "")
+            else:
+                out = out.replace(p, " ")
+        out = re.compile(r"(?!<=\d)(\.)(?!\d)").sub("", out, 32)
+        words = [numbers.get(w, w) for w in out.lower().split()]
+        words = [CONTRACTIONS.get(w, w) for w in words if w not in ("a", "an", "the")]
+        return " ".join(words)
+
+    return int(re.search(r"\b" + re.escape(proc(gt)) + r"\b", proc(pred)) is not None)
+
+
+def test_reference_funsd_kie_accuracy():
+    rows = _load(FUNSD)
+    ours = [kie_accuracy(r["prediction"], r["answer"]) for r in rows]
+    oracle = [_official_style_kie(r["prediction"], r["answer"]) for r in rows]
+    acc = sum(ours) / len(ours)
+    print(f"\nFUNSD KIE accuracy={acc:.6f} ({int(sum(ours))}/{len(ours)}); OCR word accuracy on the same="
+          f"{sum(ocr_word_accuracy(r['prediction'], r['answer']) for r in rows) / len(rows):.6f}")
+    assert ours == [float(x) for x in oracle]
+    assert len(rows) == 588 and int(sum(ours)) == 4
+    assert round(acc, 6) == 0.006803
+
+
+def test_reference_mscoco_bleu4_and_cider():
+    pytest.importorskip("pycocoevalcap")
+    from pycocoevalcap.bleu.bleu import Bleu
+    from pycocoevalcap.cider.cider import Cider
+
+    rows = _load(COCO)
+    # the reference code's feeding: keys f"{i}", {key: [prediction]} and {key: references}, raw strings
+    gts = {f"{i}": r["references"] for i, r in enumerate(rows)}
+    res = {f"{i}": [r["prediction"]] for i, r in enumerate(rows)}
+    direct_cider, _ = Cider().compute_score(gts, res)
+    direct_bleu, _ = Bleu(4).compute_score(gts, res, verbose=0)
+    ours = caption_scores({f"s{r['sample_id']}": r["prediction"] for r in rows},
+                          {f"s{r['sample_id']}": r["references"] for r in rows})
+    print(f"\nMSCOCO BLEU-4={ours['BLEU-4']:.6f} CIDEr={ours['CIDEr']:.6f} "
+          f"(direct pycocoevalcap: BLEU-4={direct_bleu[3]:.6f} CIDEr={direct_cider:.6f})")
+    assert ours["BLEU-4"] == pytest.approx(direct_bleu[3], abs=1e-9)
+    assert ours["CIDEr"] == pytest.approx(direct_cider, abs=1e-9)
+    assert round(ours["BLEU-4"], 6) == 0.239976
+    assert round(ours["CIDEr"], 6) == 0.800410
+    # CIDEr's IDF depends on the evaluated set: a subset scores its items differently
+    half = {f"{i}": rows[i] for i in range(250)}
+    sub = caption_scores({k: v["prediction"] for k, v in half.items()}, {k: v["references"] for k, v in half.items()})
+    _, per_item = Cider().compute_score(gts, res)
+    assert sub["CIDEr"] != pytest.approx(float(sum(per_item[:250]) / 250), abs=1e-9)
