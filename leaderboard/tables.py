@@ -90,7 +90,27 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "attempted. Fractions are of the graded answers; an answer the judge could not grade is counted and "
               "shown, never scored as wrong. The judge's identity and the grader prompt's hash are in each results "
               "file."),
+    Benchmark("reform", "ReForm", "ReForm-Eval (arXiv 2310.02569): existing vision-language datasets re-formulated "
+              "into multiple choice, OCR, key-information extraction and captioning, in 8 dimensions (coarse and "
+              "fine perception, scene text, grounded reasoning, spatial, cross-modal inference, description, "
+              "multi-turn dialogue). Multiple choice is asked 5 times per item with our own varied instructions, "
+              "shuffled options and mark styles, both by generation (first (X) mark; format hit rate reported) and "
+              "by option likelihood; instability is the entropy of the repeated answers. Per-dimension scores are "
+              "in the results files."),
 )
+
+# ReForm-Eval per-dimension scores (generation and likelihood): hidden by default, selectable on the board.
+REFORM_DIMENSIONS = {
+    "coarse_perception": "coarse perception", "fine_perception": "fine perception", "scene_text": "scene text",
+    "visual_reasoning": "visual reasoning", "spatial": "spatial", "cross_modal_inference": "cross-modal inference",
+    "description": "description", "multi_turn_dialogue": "multi-turn dialogue",
+}
+REFORM_DIMENSION_COLUMNS: tuple[Column, ...] = tuple(
+    Column(f"reform_{mode}_{dim}", f"ReForm {mode} {label}", ("benchmarks", "reform", "scores", f"{mode}_{dim}"),
+           SCORE, f"ReForm-Eval {label} ({'generation' if mode == 'gen' else 'likelihood'} mode): the mean of the "
+           "dimension's dataset scores (accuracy over the repeats; captioning: CIDEr).", group="reform", shown=False)
+    for mode in ("gen", "lik") for dim, label in REFORM_DIMENSIONS.items())
+OPTIONAL_COLUMNS: tuple[str, ...] = tuple(c.name for c in REFORM_DIMENSION_COLUMNS)  # addable to the board
 
 COLUMNS: tuple[Column, ...] = (
     Column("model", "Model", ("model",), TEXT, "The Hugging Face Hub model id (or local folder) that was evaluated."),
@@ -120,10 +140,29 @@ COLUMNS: tuple[Column, ...] = (
     Column("simpleqa_ungraded", "SimpleQA ungraded", ("benchmarks", "simpleqa", "counts", "ungraded"), NUMBER,
            "Answers the judge could not grade (it failed after its retries, or its reply had no grade line): "
            "counted here and left out of the fractions, never scored as wrong.", group="simpleqa"),
+    *benchmark_columns("reform", "ReForm", [
+        ("gen_overall", "Generation (black-box) score: options listed as (A) x; (B) y; ... after a one-shot format "
+                        "example, the answer is the first (X) mark; 5 repeats per item with varied instruction, "
+                        "option order and mark style. Mean over the 8 dimensions of the mean over their datasets "
+                        "(accuracy; captioning: CIDEr; OCR / key-information extraction: word accuracy)."),
+        ("lik_overall", "Likelihood (white-box) score: options not listed; each option text is scored as the reply "
+                        "and the highest summed log-likelihood is the choice; 5 repeats with varied instruction and "
+                        "option order. Averaged over dimensions as for generation (the free-form dimensions are "
+                        "answered by generation)."),
+    ]),
+    Column("reform_instability", "ReForm instability", ("benchmarks", "reform", "scores", "instability"), NUMBER,
+           "Generation mode: mean over multiple-choice items of the entropy (natural log) of the 5 repeats' chosen "
+           "option texts; 0 = always the same answer, ln 5 = 1.609 = a different answer every time. An output "
+           "without a mark counts as its own answer. Not a percentage.", group="reform"),
+    *benchmark_columns("reform", "ReForm", [
+        ("format_hit_rate", "Generation mode: share of multiple-choice outputs that contain an option mark such as "
+                            "(A), (a) or (1)."),
+    ]),
     Column("suite", "Suite", ("run", "suite"), TEXT,
            "sample (the small suites shipped with the project) or full (the benchmarks' complete data); runs on "
            "different suites are not comparable."),
-    # in the raw frame and leaderboard.parquet only
+    # in the raw frame and leaderboard.parquet only; the ReForm dimension columns can be added to the board
+    *REFORM_DIMENSION_COLUMNS,
     Column("key", "Key", ("key",), TEXT, "<org>/<model>/<sha12>_<precision>: names the request, results and details.",
            group="run", shown=False),
     Column("architecture", "Architecture", ("architecture",), TEXT, "The model's architecture class.", group="run", shown=False),
@@ -285,14 +324,24 @@ def filter_runs(df: pd.DataFrame, search: str = "", model_types: Sequence[str] =
     return df[mask]
 
 
+def board_columns(extra: Sequence[str] = ()) -> list[Column]:
+    """The board's columns: the shown ones, plus the optional columns named in `extra` (OPTIONAL_COLUMNS) just
+    before "Suite", in schema order."""
+    chosen = [c for c in COLUMNS if c.name in set(extra or ()) and c.name in OPTIONAL_COLUMNS]
+    base = list(SHOWN)
+    at = next((i for i, c in enumerate(base) if c.name == "suite"), len(base))
+    return base[:at] + chosen + base[at:]
+
+
 def board_frame(df: pd.DataFrame, search: str = "", model_types: Sequence[str] = (),
-                sizes: Sequence[str] = ()) -> pd.DataFrame:
+                sizes: Sequence[str] = (), extra: Sequence[str] = ()) -> pd.DataFrame:
     """The board with typed values: shown columns under their labels, filtered, sorted by the default column
     descending with undefined last; scores as percentages rounded to one decimal (NaN: undefined), parameters in
     billions (NaN: unknown), everything else text. `display_frame` and `board_table` format it."""
     rows = sort_runs(filter_runs(df, search, model_types or (), sizes or ()))
+    cols = board_columns(extra)
     data = {}
-    for c in SHOWN:
+    for c in cols:
         if c.kind == SCORE:
             data[c.label] = [round(v * 100, 1) if not math.isnan(v) else math.nan
                              for v in (_as_float(x) for x in rows[c.name])]
@@ -300,8 +349,8 @@ def board_frame(df: pd.DataFrame, search: str = "", model_types: Sequence[str] =
             data[c.label] = [_as_float(x) for x in rows[c.name]]
         else:
             data[c.label] = [_format(c, x) for x in rows[c.name]]
-    out = pd.DataFrame(data, columns=display_headers())
-    for c in SHOWN:
+    out = pd.DataFrame(data, columns=[c.label for c in cols])
+    for c in cols:
         out[c.label] = out[c.label].astype("float64" if c.kind in (SCORE, NUMBER) else object)
     return out.reset_index(drop=True)
 
@@ -328,9 +377,11 @@ def board_table(board: pd.DataFrame) -> dict:
     sorting a column in the browser is numeric, and `metadata.display_value` the text shown, the same as
     `display_frame` ("54.6", "n/a"; undefined sorts as the lowest value). Built directly: a pandas Styler does
     the same but takes seconds for a thousand rows."""
-    headers = [c.label for c in SHOWN]
+    by_label = {c.label: c for c in COLUMNS}
+    cols = [by_label[label] for label in board.columns]
+    headers = [c.label for c in cols]
     data, text = [], []
-    columns = [(c, board[c.label].tolist()) for c in SHOWN]
+    columns = [(c, board[c.label].tolist()) for c in cols]
     for i in range(len(board)):
         row, shown = [], []
         for c, values in columns:

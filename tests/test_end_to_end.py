@@ -111,3 +111,39 @@ def test_simpleqa_sample_on_the_tiny_text_model_with_a_scripted_judge(settings, 
     assert row["simpleqa_f_score"] == pytest.approx(scores["f_score"]) and row["simpleqa_ungraded"] == 1
     stored = json.dumps(results) + details.to_json() + json.dumps(store.read_json(request.path))
     assert token not in stored
+
+
+def test_reform_sample_on_the_tiny_llava(settings, store, tiny_llava):
+    from evaluator.benchmarks.reform_data import DIMENSIONS
+
+    settings = settings.with_(benchmarks=("reform",), limit=1)  # one item per dimension
+    request = q.Request(model=tiny_llava.repo_id, revision=tiny_llava.sha)
+    q.save(store, request)
+    report = scheduler.tick(settings, store)
+    assert report.status == q.FINISHED, report.error
+
+    results = store.read_json(f"results/{request.key}.json")
+    reform = results["benchmarks"]["reform"]
+    scores, counts = reform["scores"], reform["counts"]
+    assert counts["items"] == len(DIMENSIONS) and counts["repeats"] == 5
+    for dim in DIMENSIONS:
+        assert f"gen_{dim}" in scores and f"lik_{dim}" in scores
+    assert 0.0 <= scores["instability"] <= 1.61 and 0.0 <= scores["format_hit_rate"] <= 1.0
+    assert results["run"]["prompt_hashes"]["reform/reform_gen_templates"].startswith("sha256:")
+
+    details = pd.read_parquet(store.root / "details" / request.key / "reform.parquet")
+    gen = details[(details["mode"] == "generation") & (details["form"] == "multiple_choice")]
+    assert len(gen) == counts["multiple_choice"] * 5
+    for _, row in gen.iterrows():
+        first = json.loads(row["options"])[0]
+        assert first in row["prompt"] and "<image>" in row["prompt"]  # the prompt as sent (chat template)
+    assert set(details["extraction"]) >= {"mark", "likelihood", "likelihood_mean", "ocr", "caption"}
+
+    board = tables.load_board(store)
+    row = board[board["model"] == tiny_llava.repo_id].iloc[0]
+    assert row["reform_gen_overall"] == pytest.approx(scores["gen_overall"])
+    assert row["reform_lik_overall"] == pytest.approx(scores["lik_overall"])
+    assert row["reform_instability"] == pytest.approx(scores["instability"])
+    assert row["reform_format_hit_rate"] == pytest.approx(scores["format_hit_rate"])
+    shown = tables.display_frame(board)
+    assert {"ReForm gen overall", "ReForm instability"} <= set(shown.columns)

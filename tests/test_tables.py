@@ -63,7 +63,8 @@ def test_board_columns_in_the_agreed_order():
         "Model", "Revision", "Precision", "Type", "Params (B)",
         "CURE Ro", "CURE Rh", "CURE Rcot", "CURE Cf", "CURE Cb", "CURE step accuracy",
         "SimpleQA correct", "SimpleQA not attempted", "SimpleQA incorrect", "SimpleQA correct given attempted",
-        "SimpleQA F-score", "SimpleQA ungraded", "Suite"]
+        "SimpleQA F-score", "SimpleQA ungraded",
+        "ReForm gen overall", "ReForm lik overall", "ReForm instability", "ReForm format hit rate", "Suite"]
     assert tables.DEFAULT_SORT == "cure_Ro"
 
 
@@ -297,3 +298,16 @@ def test_load_board_reads_the_parquet_and_rebuilds_when_the_schema_grew(store):
 
     store.write_bytes(tables.LEADERBOARD_PATH, b"not parquet")
     assert list(tables.load_board(store)["model"]) == ["org/b"]
+
+
+def test_reform_dimension_columns_can_be_added_before_suite():
+    df = tables.leaderboard_frame([result("org/a")])
+    assert "reform_gen_spatial" in df.columns and "reform_lik_description" in df.columns
+    assert not any(c.shown for c in tables.REFORM_DIMENSION_COLUMNS) and len(tables.REFORM_DIMENSION_COLUMNS) == 16
+    board = tables.board_frame(df, extra=["reform_lik_spatial", "reform_gen_spatial", "bogus"])
+    headers = list(board.columns)
+    assert headers[-3:] == ["ReForm gen spatial", "ReForm lik spatial", "Suite"]
+    assert headers[:-3] == tables.display_headers()[:-1]
+    table = tables.board_table(board)
+    assert table["headers"] == headers and table["data"][0][-2] is None
+    assert list(tables.board_frame(df).columns) == tables.display_headers()

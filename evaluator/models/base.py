@@ -18,6 +18,8 @@ class GenerationRequest:
     stop: list[str] = field(default_factory=list)
     system: str | None = None
     seed: int | None = None
+    # earlier turns before the user turn: [{"role": "user"|"assistant", "content": str}, ...]
+    history: list[dict] = field(default_factory=list)
 
 
 @dataclass

@@ -167,6 +167,19 @@ def cut_at_stop(text: str, stop: list[str]) -> str:
     return text[:cut]
 
 
+def _role(turn: dict) -> str:
+    """A history turn's chat role: "assistant" or "user"."""
+    return "assistant" if str(turn.get("role", "")).lower() in ("assistant", "gpt", "model") else "user"
+
+
+def fold_history(history: list[dict], text: str) -> str:
+    """Earlier turns folded into one text for families without a chat template ("User: ...\nAssistant: ...")."""
+    if not history:
+        return text
+    lines = [f"{'Assistant' if _role(t) == 'assistant' else 'User'}: {t.get('content', '')}" for t in history]
+    return "\n".join(lines + [f"User: {text}"])
+
+
 def _free_cuda_memory() -> None:
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
@@ -247,20 +260,25 @@ class TransformersAdapter:
             raise ValueError(f"{self.model_id} ({self.model_type}) takes at most {self.style.max_images} image(s) "
                              f"per prompt, got {len(request.images)}")
         owner = self._chat_template_owner()
+        history = list(getattr(request, "history", None) or [])
         if owner is None:
             system = f"{request.system}\n\n" if request.system else ""
-            text = f"Question: {request.text} Answer:" if self.style.prompt == "qa" else request.text
+            text = fold_history(history, request.text)
+            text = f"Question: {text} Answer:" if self.style.prompt == "qa" else text
             marker = self._image_token() * len(request.images) if self.style.image_marker else ""
             return f"{system}{marker}{text}"
         messages: list[dict[str, Any]] = []
         if self.has_vision:
             if request.system:
                 messages.append({"role": "system", "content": [{"type": "text", "text": request.system}]})
+            messages.extend({"role": _role(t), "content": [{"type": "text", "text": str(t.get("content", ""))}]}
+                            for t in history)
             content = [{"type": "image"} for _ in request.images] + [{"type": "text", "text": request.text}]
             messages.append({"role": "user", "content": content})
         else:
             if request.system:
                 messages.append({"role": "system", "content": request.system})
+            messages.extend({"role": _role(t), "content": str(t.get("content", ""))} for t in history)
             messages.append({"role": "user", "content": request.text})
         return owner.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 

@@ -48,10 +48,13 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         raw = tables.load_board(store)
         return shown(raw, search, model_types, sizes), raw
 
-    def refilter(raw: pd.DataFrame | None, search: str, model_types: list[str], sizes: list[str]):
+    def with_dimensions(raw: pd.DataFrame | None, search: str, model_types: list[str], sizes: list[str],
+                        extra: list[str]):
+        """The table with the chosen ReForm dimension columns (the /leaderboard endpoint shows the standard ones)."""
         if raw is None:
             raw = tables.load_board(store)
-        return shown(raw, search, model_types, sizes)
+        return tables.board_table(tables.board_frame(raw, search or "", model_types or (), sizes or (),
+                                                     extra or ()))
 
     def empty_state(raw: pd.DataFrame | None, search: str, model_types: list[str], sizes: list[str]):
         if raw is None or len(raw) == 0:
@@ -71,6 +74,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
                                  elem_id="board-sizes")
     with gr.Row():
         refresh = gr.Button("Refresh", size="sm", scale=0, elem_id="board-refresh")
+        dimensions = gr.CheckboxGroup(choices=[(c.label, c.name) for c in tables.REFORM_DIMENSION_COLUMNS], value=[],
+                                      label="ReForm-Eval dimension columns", scale=4, elem_id="board-dimensions")
     empty = gr.Markdown(EMPTY, visible=False, elem_id="board-empty")
     table = gr.Dataframe(
         value=tables.display_frame(_empty_raw()),  # headers only; events fill it with numbers + display text
@@ -98,7 +103,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         show_progress="hidden",
         trigger_mode="always_last",
         concurrency_limit=None,
-    ).then(empty_state, inputs=[raw_state, *filters], outputs=[empty, table], api_visibility="private",
+    ).then(with_dimensions, inputs=[raw_state, *filters, dimensions], outputs=table, api_visibility="private",
+           show_progress="hidden").then(empty_state, inputs=[raw_state, *filters], outputs=[empty, table], api_visibility="private",
            show_progress="hidden")
     # SimpleQA section: one run's calibration plot
     with gr.Accordion("SimpleQA calibration", open=False, elem_id="simpleqa-section"):
@@ -129,9 +135,9 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
                     show_progress="hidden")
 
     gr.on(
-        triggers=[search.submit, search.change, model_types.change, sizes.change],
-        fn=refilter,
-        inputs=[raw_state, *filters],
+        triggers=[search.submit, search.change, model_types.change, sizes.change, dimensions.change],
+        fn=with_dimensions,
+        inputs=[raw_state, *filters, dimensions],
         outputs=table,
         api_visibility="private",
         show_progress="hidden",
