@@ -33,6 +33,9 @@ from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult
 from evaluator.images import ImageUnavailable, fetch_image, is_url
 from evaluator.metrics.cure import cure_by_chain_length, cure_scores, cure_step_accuracy
 from evaluator.models.base import GenerationRequest
+from evaluator.sources import hf_download as _hf_download
+from evaluator.sources import http_text
+from evaluator.sources import parse_hf as _parse_hf
 
 NAME = "cure"
 NEEDS_IMAGES = True
@@ -73,7 +76,7 @@ def load_instances(source: str | Path) -> list[dict]:
         def resolve(ref: str) -> str:
             return f"hf://datasets/{repo_id}{at}/{folder}{ref}"
     elif is_url(source):
-        text = _http_text(source)
+        text = http_text(source, "CURE data", timeout=60)
 
         def resolve(ref: str) -> str:
             return urljoin(source, ref)
@@ -178,33 +181,6 @@ def validate_instance(record, index: int) -> dict:
     inst["question_id"] = str(qid) if qid not in (None, "") else f"cure-{index:04d}"
     inst["chain_length"] = len(chain)
     return inst
-
-
-def _parse_hf(ref: str) -> tuple[str, str | None, str]:
-    """hf://datasets/<org>/<name>[@revision]/<path/in/repo> -> (repo_id, revision, path)."""
-    m = re.fullmatch(r"hf://datasets/([^/@]+/[^/@]+)(?:@([^/]+))?/(.+)", ref)
-    if not m:
-        raise ValueError(f"expected hf://datasets/<org>/<name>/<file>, got {ref!r}")
-    return m.group(1), m.group(2), m.group(3)
-
-
-def _hf_download(repo_id: str, filename: str, revision: str | None) -> str:
-    from huggingface_hub import hf_hub_download
-
-    return hf_hub_download(repo_id=repo_id, filename=filename, repo_type="dataset", revision=revision)
-
-
-def _http_text(url: str) -> str:
-    import requests
-
-    try:
-        resp = requests.get(url, timeout=60)
-    except requests.RequestException as exc:
-        raise OSError(f"could not download CURE data from {url}: {type(exc).__name__}") from None
-    if resp.status_code != 200:
-        raise OSError(f"could not download CURE data from {url}: HTTP {resp.status_code}")
-    resp.encoding = resp.encoding or "utf-8"
-    return resp.text
 
 
 # --------------------------------------------------------------------------------------------- images

@@ -32,6 +32,8 @@ from urllib.parse import urljoin
 from PIL import Image, UnidentifiedImageError
 
 from evaluator.images import ImageUnavailable, fetch_image, is_url
+from evaluator.sources import hf_download as _hf_download  # a module name, so tests can replace the download
+from evaluator.sources import http_text, parse_hf as _parse_hf
 
 HUB_REPO = "Aweminus/ReForm-Eval-Data"
 SAMPLE_PATH = Path(__file__).resolve().parent.parent / "data" / "reform_sample.json"
@@ -146,33 +148,6 @@ _DATA_URI = re.compile(r"^data:image/[\w.+-]+;base64,", re.IGNORECASE)
 
 # --------------------------------------------------------------------------------------------- sources
 
-def _parse_hf(ref: str) -> tuple[str, str | None, str]:
-    """hf://datasets/<org>/<name>[@revision]/<path/in/repo> -> (repo_id, revision, path)."""
-    m = re.fullmatch(r"hf://datasets/([^/@]+/[^/@]+)(?:@([^/]+))?/(.+)", ref)
-    if not m:
-        raise ValueError(f"expected hf://datasets/<org>/<name>/<file>, got {ref!r}")
-    return m.group(1), m.group(2), m.group(3)
-
-
-def _hf_download(repo_id: str, filename: str, revision: str | None) -> str:
-    from huggingface_hub import hf_hub_download
-
-    return hf_hub_download(repo_id=repo_id, filename=filename, repo_type="dataset", revision=revision)
-
-
-def _http_text(url: str) -> str:
-    import requests
-
-    try:
-        resp = requests.get(url, timeout=120)
-    except requests.RequestException as exc:
-        raise OSError(f"could not download ReForm-Eval data from {url}: {type(exc).__name__}") from None
-    if resp.status_code != 200:
-        raise OSError(f"could not download ReForm-Eval data from {url}: HTTP {resp.status_code}")
-    resp.encoding = resp.encoding or "utf-8"
-    return resp.text
-
-
 def _read_source(source: str):
     """(text, resolve(ref) -> str): the file's text and how to resolve a relative image path against its folder."""
     if source.startswith("hf://"):
@@ -182,7 +157,7 @@ def _read_source(source: str):
         at = f"@{revision}" if revision else ""
         return text, lambda ref: f"hf://datasets/{repo_id}{at}/{folder}{ref}"
     if is_url(source):
-        return _http_text(source), lambda ref: urljoin(source, ref)
+        return http_text(source, "ReForm-Eval data"), lambda ref: urljoin(source, ref)
     path = Path(source)
     if not path.is_file():
         raise FileNotFoundError(f"ReForm-Eval data not found: {path}")

@@ -40,6 +40,7 @@ from evaluator.metrics.simpleqa import (
     simpleqa_scores,
 )
 from evaluator.models.base import GenerationRequest
+from evaluator.sources import hf_download, http_text, parse_hf
 
 NAME = "simpleqa"
 NEEDS_IMAGES = False
@@ -75,15 +76,14 @@ def load_questions(source: str | Path) -> list[dict]:
     Each returned dict: question_id ("simpleqa-0042" from the row index), index, problem, answer, topic,
     answer_type, urls. Raises ValueError naming the row of a malformed record.
     """
-    from evaluator.benchmarks.cure import _hf_download, _parse_hf  # the same hf:// handling as CURE
     from evaluator.images import is_url
 
     source = str(source)
     if source.startswith("hf://"):
-        repo_id, revision, filename = _parse_hf(source)
-        text = Path(_hf_download(repo_id, filename, revision)).read_text(encoding="utf-8-sig")
+        repo_id, revision, filename = parse_hf(source)
+        text = Path(hf_download(repo_id, filename, revision)).read_text(encoding="utf-8-sig")
     elif is_url(source):
-        text = _http_text(source)
+        text = http_text(source, "SimpleQA data", timeout=60)
     else:
         path = Path(source)
         if not path.is_file():
@@ -129,19 +129,6 @@ def parse_csv(text: str, source: str = "<text>") -> list[dict]:
             "urls": [str(u) for u in urls] if isinstance(urls, (list, tuple)) else [str(urls)],
         })
     return questions
-
-
-def _http_text(url: str) -> str:
-    import requests
-
-    try:
-        resp = requests.get(url, timeout=60)
-    except requests.RequestException as exc:
-        raise OSError(f"could not download SimpleQA data from {url}: {type(exc).__name__}") from None
-    if resp.status_code != 200:
-        raise OSError(f"could not download SimpleQA data from {url}: HTTP {resp.status_code}")
-    resp.encoding = "utf-8"
-    return resp.text
 
 
 # --------------------------------------------------------------------------------------------- prompts
