@@ -6,14 +6,13 @@ ratio. Run: `.venv/bin/python bench/board_load.py [runs]`. Not part of the test 
 from __future__ import annotations
 
 import random
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _models import median_seconds  # noqa: E402  (bench/ is on sys.path when the script runs)
 from leaderboard import tables  # noqa: E402
 from leaderboard.store.local import LocalStore  # noqa: E402
 
@@ -27,13 +26,6 @@ def fake_result(i: int, rng: random.Random) -> dict:
             "benchmarks": {"cure": {"scores": scores, "counts": {"items": 20}}}}
 
 
-def median_seconds(fn, repeats: int = 5) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main(runs: int = 1000) -> None:
@@ -44,9 +36,9 @@ def main(runs: int = 1000) -> None:
             result = fake_result(i, rng)
             store.write_json(f"results/{result['key']}.json", result)
         tables.rebuild_leaderboard(store)
-        from_files = median_seconds(lambda: tables.sort_runs(tables.leaderboard_frame(tables.load_results(store))))
-        from_parquet = median_seconds(lambda: tables.load_board(store))
-        shown = median_seconds(lambda: tables.board_table(tables.board_frame(tables.load_board(store))))
+        from_files = median_seconds(lambda: tables.sort_runs(tables.leaderboard_frame(tables.load_results(store))), 5)
+        from_parquet = median_seconds(lambda: tables.load_board(store), 5)
+        shown = median_seconds(lambda: tables.board_table(tables.board_frame(tables.load_board(store))), 5)
     print(f"{runs} runs: results files {from_files * 1000:.1f} ms, leaderboard.parquet {from_parquet * 1000:.1f} ms, "
           f"parquet + display table {shown * 1000:.1f} ms")
     print(f"board load: leaderboard.parquet is {from_files / from_parquet:.2f}x faster than reading {runs} results files")

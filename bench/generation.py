@@ -21,7 +21,6 @@ Run: `.venv/bin/python bench/generation.py [repeats] [--new-tokens N]`. Not part
 from __future__ import annotations
 
 import statistics
-import sys
 
 import _models  # noqa: E402  (sets sys.path to the project root)
 

@@ -58,6 +58,18 @@ def tiny_llama(hub_cache, tmp_path_factory) -> TinyModel:
     return TinyModel("tiny-org/tiny-llama", sha, folder)
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """One torch thread for a module of tiny-model tests: on a busy 2-core machine two OpenMP threads make each
+    tiny matrix product far slower."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def tiny_folder(tmp_path_factory):
     """tiny_folder(family) -> the folder of that family's tiny model (tests.tiny_models.FAMILIES), built once."""

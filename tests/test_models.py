@@ -18,13 +18,7 @@ def _image(colour: str, size: tuple[int, int] = (40, 30)) -> Image.Image:
     return Image.new("RGB", size, colour)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """These models are tiny: on a busy 2-core machine two OpenMP threads make each matrix product ~10x slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

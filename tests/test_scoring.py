@@ -11,7 +11,6 @@ import math
 from types import SimpleNamespace
 
 import pytest
-import torch
 from PIL import Image
 
 from evaluator.models import GenerationRequest, OptionScore, load_model
@@ -26,13 +25,7 @@ OPTIONS = [" A", " The ball is red.", "", " blue", MERGING, " no", " 7"]
 PROMPT_TAIL = " The quick bro"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """The models are tiny: on a busy 2-core machine two OpenMP threads make each product far slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

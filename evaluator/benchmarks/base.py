@@ -1,6 +1,7 @@
 """What a benchmark module receives and returns. A benchmark module exposes NAME, NEEDS_IMAGES and run()."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -29,3 +30,12 @@ class BenchmarkResult:
     counts: dict[str, int]
     prompts: dict[str, str] = field(default_factory=dict)  # template name -> template text (the runner hashes them)
     extra: dict = field(default_factory=dict)  # breakdowns (e.g. accuracy by chain length), settings used
+
+
+def argmax(values: list[float]) -> int:
+    """First index of the largest value; NaN never wins; -1 when there is none (the option-choice rule)."""
+    best, best_val = -1, -math.inf
+    for i, v in enumerate(values):
+        if not math.isnan(v) and (best < 0 or v > best_val):
+            best, best_val = i, v
+    return best

@@ -30,6 +30,7 @@ from urllib.parse import urljoin
 from PIL import Image, ImageDraw
 
 from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult
+from evaluator.benchmarks.base import argmax as _argmax
 from evaluator.images import ImageUnavailable, fetch_image, is_url
 from evaluator.metrics.cure import cure_by_chain_length, cure_scores, cure_step_accuracy
 from evaluator.models.base import GenerationRequest
@@ -270,13 +271,6 @@ def extract_letter(text: str, n: int = N_OPTIONS) -> int | None:
     return None
 
 
-def _argmax(values: list[float]) -> int:
-    """First index of the largest value; NaN never wins."""
-    best, best_val = -1, -math.inf
-    for i, v in enumerate(values):
-        if not math.isnan(v) and (best < 0 or v > best_val):
-            best, best_val = i, v
-    return best
 
 
 # --------------------------------------------------------------------------------------------- running

@@ -37,6 +37,7 @@ import zlib
 from pathlib import Path
 
 from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult
+from evaluator.benchmarks.base import argmax as _argmax
 from evaluator.benchmarks.reform_data import (CAPTION, DIMENSIONS, KIE, MC, OCR, load_full_suite,
                                               load_sample_suite)
 from evaluator.metrics.captions import caption_scores
@@ -178,12 +179,6 @@ def _row(item: dict, mode: str, repeat: int, prompt: str, extraction: str) -> di
     }
 
 
-def _argmax(values: list[float]) -> int:
-    best, best_val = -1, -math.inf
-    for i, v in enumerate(values):
-        if not math.isnan(v) and (best < 0 or v > best_val):
-            best, best_val = i, v
-    return best
 
 
 def _select(items: list[dict], limit: int) -> list[dict]:
