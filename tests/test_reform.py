@@ -72,7 +72,7 @@ def test_generation_and_likelihood_texts():
     item = {"history": [{"from": "human", "value": "hi"}, {"from": "assistant", "value": "(A) red"}]}
     assert reform.dialogue_history(item) == [{"role": "user", "content": "hi"},
                                              {"role": "assistant", "content": "(A) red"}]
-    assert reform.repeat_seed(0, "q", 1) == reform.repeat_seed(0, "q", 1) != reform.repeat_seed(0, "q", 2)
+    assert reform.repeat_seed(0, 1) == reform.repeat_seed(0, 1) != reform.repeat_seed(0, 2) != reform.repeat_seed(1, 2)
 
 
 def test_history_folds_into_the_text_without_a_chat_template():

@@ -161,10 +161,100 @@ def test_hf_source_goes_through_the_hub_download(tmp_path, monkeypatch):
         calls.append(filename) or str(_write(tmp_path / "h2.json", _mc_doc()))))
     items = rd.load_full_suite(["VSR"])
     assert calls == [entry.hub_path] and items[0]["dataset"] == "VSR" and items[0]["dimension"] == "spatial"
-    with pytest.raises(ValueError, match="several files"):
-        rd.load_full_suite(["TDIUC-color"])
     with pytest.raises(ValueError, match="unknown"):
         rd.load_full_suite(["NoSuchSet"])
+
+
+# --------------------------------------------------------------------------------------------- multi-file sets
+
+def _tdiuc_files(root: Path) -> dict[str, Path]:
+    """TDIUC in the Hub layout: questions (base64 image in image_id), annotations, choice_list/<type>.json."""
+    (root / "choice_list").mkdir(parents=True)
+    questions = [
+        {"question_id": 30, "image_id": _png_b64((200, 30, 30)), "question": "What color is the bus?"},
+        {"question_id": 10, "image_id": _png_b64((0, 0, 200)), "question": "Is there a dog?"},
+        {"question_id": 20, "image_id": _png_b64((0, 200, 0)), "question": "What sport is this?"},
+        {"question_id": 40, "image_id": _png_b64((9, 9, 9)), "question": "What color is the car?"},
+    ]
+    annotations = {"annotations": [
+        {"question_id": 10, "question_type": "object_presence", "answers": [{"answer": "yes"}], "ans_source": "x"},
+        {"question_id": 20, "question_type": "sport_recognition", "answers": [{"answer": "tennis"}]},
+        {"question_id": 30, "question_type": "color", "answers": [{"answer": "red"}, {"answer": "blue"}]},
+        {"question_id": 40, "question_type": "color", "answers": [{"answer": "black"}]},
+    ]}
+    return {
+        "ques": _write(root / "TDIUC_val_ques.json", questions),
+        "anns": _write(root / "TDIUC_val_anns.json", annotations),
+        "color": _write(root / "choice_list" / "color.json",
+                        [{"choice": c} for c in ("red", "blue", "green", "black", "white", "pink")]),
+        "sport": _write(root / "choice_list" / "sport_recognition.json", {"choice": ["tennis", "golf"]}),
+    }
+
+
+def test_tdiuc_joins_questions_answers_and_choice_lists(tmp_path):
+    files = _tdiuc_files(tmp_path)
+    items = rd.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "choice_list"), "color",
+                          dataset="TDIUC-color", dimension="fine_perception")
+    assert [i["question_id"] for i in items] == ["30", "40"]  # only the color questions, in file order
+    bus = items[0]
+    assert bus["answer"] == "red" and bus["options"][-1] == "red"  # the first annotated answer is the gold
+    assert len(bus["options"]) == 4 and len(set(bus["options"])) == 4
+    assert set(bus["options"]) <= {"red", "blue", "green", "black", "white", "pink"}
+    assert bus["image"].getpixel((0, 0)) == (200, 30, 30) and bus["dataset"] == "TDIUC-color"
+    again = rd.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "choice_list"), "color")
+    assert [i["options"] for i in again] == [i["options"] for i in items]  # distractors seeded by question id
+    [dog] = rd.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "missing"), "object_presence")
+    assert dog["options"] == ["yes", "no"] and dog["answer"] == "yes"  # yes/no needs no choice list
+    [sport] = rd.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "choice_list"),
+                            "sport_recognition")
+    assert sport["options"] == ["golf", "tennis"]  # column-shaped choice file; fewer than 3 distractors
+
+
+def test_multi_file_sets_through_the_full_suite(tmp_path, monkeypatch):
+    files = _tdiuc_files(tmp_path / "tdiuc")
+    counting = [{"Image_ID": "COCO_1.jpg", "Question": "How many cats?", "Answer": 2,
+                 "Resolved_COCO_category": "cat", "image": _png_b64((1, 2, 3))},
+                {"Image_ID": "COCO_2.jpg", "Question": "How many dogs?", "Answer": 5,
+                 "Resolved_COCO_category": "dog", "image": _png_b64((4, 5, 6))}]
+    (tmp_path / "oc").mkdir()
+    hub = {
+        "huggingface_data/TDIUC/TDIUC_val_ques.json": files["ques"],
+        "huggingface_data/TDIUC/TDIUC_val_anns.json": files["anns"],
+        "huggingface_data/TDIUC/choice_list/color.json": files["color"],
+        "huggingface_data/MSCOCO/object-counting-all.json": _write(tmp_path / "oc" / "a.json", counting),
+        "huggingface_data/MSCOCO/objectCounting_answer_list/answer_list.json":
+            _write(tmp_path / "oc" / "c.json", [{"choice": n} for n in range(1, 11)]),
+    }
+    calls = []
+
+    def fake_download(repo_id, filename, revision):
+        calls.append((repo_id, filename, revision))
+        if filename not in hub:
+            raise FileNotFoundError(filename)
+        return str(hub[filename])
+
+    monkeypatch.setattr(rd, "_hf_download", fake_download)
+    items = rd.load_full_suite(["TDIUC-color", "MSCOCO-OC"], revision="r1")
+    assert {(i["dataset"], i["dimension"]) for i in items} == {("TDIUC-color", "fine_perception"),
+                                                               ("MSCOCO-OC", "fine_perception")}
+    oc = [i for i in items if i["dataset"] == "MSCOCO-OC"]
+    assert [i["question_id"] for i in oc] == ["1", "2"] and [i["answer"] for i in oc] == ["2", "5"]
+    assert all(len(i["options"]) == 4 and i["options"][-1] == i["answer"] for i in oc)
+    assert all(o in {str(n) for n in range(1, 11)} for i in oc for o in i["options"])
+    assert {c[2] for c in calls} == {"r1"} and {c[0] for c in calls} == {rd.HUB_REPO}
+    assert sum(d.multi_file for d in rd.DATASETS) == 8  # 7 TDIUC question types + COCO counting
+
+
+def test_multi_file_errors_name_the_problem(tmp_path):
+    files = _tdiuc_files(tmp_path)
+    _write(files["anns"], {"annotations": [{"question_id": 10, "question_type": "color",
+                                            "answers": [{"answer": "red"}]}]})
+    with pytest.raises(ValueError, match="question 30 has no annotation"):
+        rd.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "choice_list"), "color")
+    files = _tdiuc_files(tmp_path / "again")
+    _write(files["color"], [{"choice": "red"}])
+    with pytest.raises(ValueError, match="no distractor"):
+        rd.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "again" / "choice_list"), "color")
 
 
 # --------------------------------------------------------------------------------------------- table

@@ -17,8 +17,9 @@ Repeated test: every multiple-choice item is asked N = ctx.options["reform.repea
 uses template (base + r) mod T (a different template per repeat while N <= T), a shuffled option order and, in
 generation, a mark style (ctx.options["reform.marks"]: "random" (default; upper, lower or number drawn per
 repeat), "upper", "lower" or "number"). Everything is drawn from a random.Random seeded by (seed, question_id,
-repeat), so the same seed gives the same prompts. Generation samples at temperature 0.2 with a per-item, per-repeat
-seed. Accuracy is the mean over all repeats; instability the mean per-item entropy of the predicted option texts
+repeat), so the same seed gives the same prompts. Generation samples at temperature 0.2 with one sampling seed
+per repeat (shared by all items of that repeat, so the adapter can batch them; the sampled text of an item then
+also depends on the batch it falls in: the same seed and batch size give the same outputs). Accuracy is the mean over all repeats; instability the mean per-item entropy of the predicted option texts
 (an unparsable output enters as its own answer).
 
 OCR, key-information extraction and captioning items are answered once by free generation (greedy) with a short
@@ -97,9 +98,13 @@ def repeat_rng(seed: int, question_id: str, repeat: int) -> random.Random:
     return random.Random(f"reform|{seed}|{question_id}|{repeat}")
 
 
-def repeat_seed(seed: int, question_id: str, repeat: int) -> int:
-    """The sampling seed of one item's repeat (stable across runs and processes)."""
-    return zlib.crc32(f"reform|{seed}|{question_id}|{repeat}".encode("utf-8"))
+def repeat_seed(seed: int, repeat: int) -> int:
+    """The sampling seed of one repeat, shared by every item (stable across runs and processes).
+
+    One seed per repeat, not per item: the adapter batches requests that share temperature and seed, so per-item
+    seeds would run every sampled request alone.
+    """
+    return zlib.crc32(f"reform|{seed}|{repeat}".encode("utf-8"))
 
 
 def plan_repeat(question_id: str, options: list[str], repeat: int, n_templates: int, *, seed: int = 0,
@@ -292,7 +297,7 @@ def run(model, ctx: BenchmarkContext) -> BenchmarkResult:
                     text = generation_text(gen_templates[plan["template_id"]], item["question"], shown,
                                            plan["mark_style"])
                     req = GenerationRequest(text=text, images=images, max_new_tokens=mc_tokens,
-                                            temperature=TEMPERATURE, seed=repeat_seed(seed, item["question_id"], r),
+                                            temperature=TEMPERATURE, seed=repeat_seed(seed, r),
                                             history=example + history)
                     row = _row(item, "generation", r, _as_sent(model, req), "mark")
                     row.update(gold=str(plan["order"].index(gold_index)), mark_style=plan["mark_style"],

@@ -23,6 +23,7 @@ import base64
 import binascii
 import io
 import json
+import random
 import re
 import tempfile
 from dataclasses import dataclass
@@ -66,10 +67,17 @@ class ReformDataset:
     hub_path: str       # path inside Aweminus/ReForm-Eval-Data
     confirmed: bool     # True: the path appears in the official configs (FudanDISC/ReForm-Eval build/configs/*.yaml)
     #                     or in the Hub file listing; False: our guess from the naming pattern, not verified
-    single_file: bool = True  # False: the official loader combines several files (not readable by load_items)
+    question_type: str | None = None  # multi-file TDIUC: the annotations' question_type this dataset keeps
+    choices_path: str | None = None   # multi-file sets: distractor choice list (TDIUC: a folder of <type>.json)
+
+    @property
+    def multi_file(self) -> bool:
+        """True for the sets whose questions, answers and choice lists lie in separate files (TDIUC, COCO counting)."""
+        return self.choices_path is not None
 
 
 _H = "huggingface_data/"
+_TDIUC_CHOICES = _H + "TDIUC/choice_list/"  # TDIUC answers (TDIUC_val_anns.json) sit beside the questions file
 # One line per dataset. confirmed=False lines are guesses that follow the naming pattern of their neighbours.
 DATASETS: tuple[ReformDataset, ...] = (
     # coarse-grained perception
@@ -78,20 +86,28 @@ DATASETS: tuple[ReformDataset, ...] = (
     ReformDataset("ImageNet-1K", "coarse_perception", MC, _H + "ImageNet-1K/imagenet1k_val_10p.json", True),
     ReformDataset("Pets37", "coarse_perception", MC, _H + "Pets37/pets37_test_10p.json", True),
     ReformDataset("VizWiz-quality", "coarse_perception", MC, _H + "VizWiz/vizwiz_quality_singleChoice.json", False),
-    ReformDataset("TDIUC-sport", "coarse_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True, False),
-    ReformDataset("TDIUC-scene", "coarse_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True, False),
+    ReformDataset("TDIUC-sport", "coarse_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True,
+                  "sport_recognition", _TDIUC_CHOICES),
+    ReformDataset("TDIUC-scene", "coarse_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True,
+                  "scene_recognition", _TDIUC_CHOICES),
     ReformDataset("MEDIC", "coarse_perception", MC, _H + "MEDIC/disaster-type-selection-sampled.json", True),
     # fine-grained perception
-    ReformDataset("TDIUC-color", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True, False),
-    ReformDataset("TDIUC-utility", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True, False),
-    ReformDataset("TDIUC-position", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True, False),
-    ReformDataset("TDIUC-detection", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True, False),
-    ReformDataset("TDIUC-counting", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True, False),
+    ReformDataset("TDIUC-color", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True,
+                  "color", _TDIUC_CHOICES),
+    ReformDataset("TDIUC-utility", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True,
+                  "utility_affordance", _TDIUC_CHOICES),
+    ReformDataset("TDIUC-position", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True,
+                  "positional_reasoning", _TDIUC_CHOICES),
+    ReformDataset("TDIUC-detection", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True,
+                  "object_presence", _TDIUC_CHOICES),
+    ReformDataset("TDIUC-counting", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True,
+                  "counting", _TDIUC_CHOICES),
     ReformDataset("RefCOCO", "fine_perception", MC, _H + "RefCOCO/referring-expression-selection-sampled.json", True),
     ReformDataset("MSCOCO-MCI", "fine_perception", MC, _H + "MSCOCO/mci_core_multiple_choice.json", True),
     ReformDataset("MSCOCO-GOI", "fine_perception", MC, _H + "MSCOCO/goi_core_multiple_choice.json", False),
     ReformDataset("MSCOCO-MOS", "fine_perception", MC, _H + "MSCOCO/mos_core_multiple_choice.json", False),
-    ReformDataset("MSCOCO-OC", "fine_perception", MC, _H + "MSCOCO/object-counting-all.json", True, False),
+    ReformDataset("MSCOCO-OC", "fine_perception", MC, _H + "MSCOCO/object-counting-all.json", True,
+                  choices_path=_H + "MSCOCO/objectCounting_answer_list/answer_list.json"),
     # scene-text perception
     ReformDataset("CUTE80", "scene_text", OCR, _H + "CUTE80/cute80_core_open_ended.json", True),
     ReformDataset("IC15", "scene_text", OCR, _H + "IC15/ic15_core_open_ended.json", True),
@@ -349,30 +365,148 @@ def load_items(source: str | Path, form: str | None = None, *, dataset: str = ""
             for i, rec in enumerate(_records(text, source))]
 
 
-def hub_source(entry: ReformDataset, revision: str | None = None) -> str:
+def hub_source(entry: ReformDataset, revision: str | None = None, path: str | None = None) -> str:
+    """hf:// reference of a table entry's file (or of another `path` in the same Hub dataset)."""
     at = f"@{revision}" if revision else ""
-    return f"hf://datasets/{HUB_REPO}{at}/{entry.hub_path}"
+    return f"hf://datasets/{HUB_REPO}{at}/{path or entry.hub_path}"
+
+
+# --------------------------------------------------------------------------------------------- multi-file sets
+# TDIUC and MSCOCO object counting keep questions, answers and distractor lists in separate files; the official
+# loaders join them and draw 3 distractors per question from the choice list of its type (unseeded there; seeded by
+# question id here, so a run is reproducible). A yes/no TDIUC answer gets the options [yes, no].
+
+def _json_rows(text: str, source: str, list_keys: tuple[str, ...] = ("data",)) -> list:
+    """Rows of a JSON file as the Hub's `datasets` json builder reads it: a list, {key: list}, columns, or JSONL."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            data = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{source}: neither JSON nor JSON lines ({exc})") from None
+    if isinstance(data, dict):
+        key = next((k for k in list_keys if isinstance(data.get(k), list)), None)
+        if key is not None:
+            data = data[key]
+        elif data and all(isinstance(v, list) for v in data.values()) and len({len(v) for v in data.values()}) == 1:
+            names = list(data)
+            data = [dict(zip(names, values)) for values in zip(*data.values())]  # column-oriented
+    if not isinstance(data, list):
+        raise ValueError(f"{source}: expected a list of records")
+    return data
+
+
+def _choice_list(source: str) -> list:
+    """A distractor list file: rows with a "choice" field (as the official loaders read it), or bare values."""
+    text, _ = _read_source(source)
+    rows = _json_rows(text, source, ("choice", "choices", "data"))
+    values = [row.get("choice") if isinstance(row, dict) else row for row in rows]
+    if not values or any(v is None or isinstance(v, (dict, list)) for v in values):
+        raise ValueError(f"{source}: expected a list of choices")
+    return values
+
+
+def _draw_options(answer: str, pool: list, question_id: str) -> list[str]:
+    """3 distractors drawn from `pool` (the answer excluded) plus the answer, seeded by the question id."""
+    distractors = sorted({str(v) for v in pool} - {answer})
+    rng = random.Random(f"reform-choices|{question_id}")
+    drawn = rng.sample(distractors, min(3, len(distractors)))
+    if not drawn:
+        raise ValueError(f"question {question_id}: the choice list has no distractor for {answer!r}")
+    return drawn + [answer]
+
+
+def _child(folder: str, name: str) -> str:
+    return folder.rstrip("/") + "/" + name
+
+
+def load_tdiuc(questions: str, annotations: str, choices_dir: str, question_type: str, *, dataset: str = "",
+               dimension: str = "", load_images: bool = True, cache_dir: str | Path | None = None) -> list[dict]:
+    """One TDIUC question type from its three sources (paths, URLs or hf:// references).
+
+    questions: rows {question_id, image_id (the image, base64 on the Hub), question}; annotations: rows
+    {question_id, question_type, answers: [{answer}, ...]}; choices_dir: a folder holding <question_type>.json.
+    The gold answer is the first annotated answer.
+    """
+    q_text, resolve = _read_source(questions)
+    a_text, _ = _read_source(annotations)
+    answers = {}
+    for k, ann in enumerate(_json_rows(a_text, annotations, ("annotations", "data"))):
+        try:
+            answers[str(ann["question_id"])] = (ann["question_type"], str(ann["answers"][0]["answer"]))
+        except (KeyError, IndexError, TypeError):
+            raise ValueError(f"{annotations}: annotation {k} lacks question_id, question_type or answers") from None
+    pool = None
+    items = []
+    cache = Path(cache_dir) if cache_dir else None
+    for k, q in enumerate(_json_rows(q_text, questions, ("questions", "data"))):
+        if not isinstance(q, dict) or "question_id" not in q:
+            raise ValueError(f"ReForm-Eval item {k}: no question_id")
+        qid = str(q["question_id"])
+        if qid not in answers:
+            raise ValueError(f"ReForm-Eval item {k}: question {qid} has no annotation")
+        qtype, answer = answers[qid]
+        if qtype != question_type:
+            continue
+        if answer in ("yes", "no"):
+            options = ["yes", "no"]
+        else:
+            if pool is None:
+                pool = _choice_list(_child(choices_dir, f"{question_type}.json"))
+            options = _draw_options(answer, pool, qid)
+        record = {"question_id": qid, "question": q.get("question"), "answer": answer, "answer_options": options,
+                  "image": q.get("image") or q.get("image_id")}
+        items.append(normalise_item(record, k, MC, dataset, dimension, resolve, load_images, cache))
+    return items
+
+
+def load_object_counting(annotations: str, choices: str, *, dataset: str = "", dimension: str = "",
+                         load_images: bool = True, cache_dir: str | Path | None = None) -> list[dict]:
+    """MSCOCO object counting: rows {Image_ID, Question, Answer, image (base64)} + a list of count choices.
+
+    Question ids are the row numbers from 1, as the official loader numbers them.
+    """
+    text, resolve = _read_source(annotations)
+    pool = _choice_list(choices)
+    cache = Path(cache_dir) if cache_dir else None
+    items = []
+    for k, ann in enumerate(_json_rows(text, annotations)):
+        if not isinstance(ann, dict) or ann.get("Answer") in (None, ""):
+            raise ValueError(f"ReForm-Eval item {k}: no Answer")
+        qid, answer = str(k + 1), str(ann["Answer"])
+        record = {"question_id": qid, "question": ann.get("Question"), "answer": answer,
+                  "answer_options": _draw_options(answer, pool, qid),
+                  "image": ann.get("image") or ann.get("Image_ID")}
+        items.append(normalise_item(record, k, MC, dataset, dimension, resolve, load_images, cache))
+    return items
+
+
+def load_entry(entry: ReformDataset, revision: str | None = None, load_images: bool = True) -> list[dict]:
+    """The items of one table entry, downloaded from the Hub dataset."""
+    labels = {"dataset": entry.name, "dimension": entry.dimension, "load_images": load_images}
+    if not entry.multi_file:
+        return load_items(hub_source(entry, revision), entry.form, **labels)
+    if entry.question_type is not None:
+        annotations = entry.hub_path.replace("_ques.json", "_anns.json")
+        return load_tdiuc(hub_source(entry, revision), hub_source(entry, revision, annotations),
+                          hub_source(entry, revision, entry.choices_path), entry.question_type, **labels)
+    return load_object_counting(hub_source(entry, revision), hub_source(entry, revision, entry.choices_path),
+                                **labels)
 
 
 def load_full_suite(names: list[str] | None = None, revision: str | None = None,
                     load_images: bool = True) -> list[dict]:
-    """Download the datasets of the table (all single-file ones, or those named) from the Hub and load them.
-
-    Multi-file datasets (TDIUC, MSCOCO object counting: questions, annotations and choice lists in separate
-    files) are not readable by load_items and are left out unless named, in which case a ValueError says so.
-    """
+    """Download the datasets of the table (all, or those named) from the Hub and load them."""
     chosen = []
-    for name in names or [d.name for d in DATASETS if d.single_file]:
+    for name in names or [d.name for d in DATASETS]:
         entry = DATASETS_BY_NAME.get(name)
         if entry is None:
             raise ValueError(f"unknown ReForm-Eval dataset {name!r}")
-        if not entry.single_file:
-            raise ValueError(f"{name}: the official data spans several files; not supported by load_items")
         chosen.append(entry)
     items: list[dict] = []
     for entry in chosen:
-        items.extend(load_items(hub_source(entry, revision), entry.form, dataset=entry.name,
-                                dimension=entry.dimension, load_images=load_images))
+        items.extend(load_entry(entry, revision, load_images))
     return items
 
 
