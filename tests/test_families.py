@@ -224,3 +224,25 @@ def test_out_of_memory_backoff_keeps_every_output_in_order(family, monkeypatch):
         assert adapter.batch_size == 1
     finally:
         adapter.batch_size = 4
+
+
+HISTORY = [{"role": "user", "content": "Example?"}, {"role": "assistant", "content": "(B)"}]
+EXPECTED_HISTORY_PROMPTS = {  # the text "What colour?" with one image, after one example turn
+    "llava": "user: Example?\nassistant: (B)\nuser: <image>What colour?\nassistant:",
+    "paligemma": "<image>User: Example?\nAssistant: (B)\nUser: What colour?",
+    "blip2": "Question: Example? Answer: (B) Question: What colour? Answer:",
+    "instructblip": "Question: Example? Answer: (B) Question: What colour? Answer:",
+}
+
+
+@pytest.mark.parametrize("name", EXPECTED_HISTORY_PROMPTS)
+def test_history_turns_in_the_prompt(family, name):
+    """Earlier turns (ReForm-Eval's one-shot example, a dialogue's history) reach every prompt style, and the
+    prompt still generates in a batch with a history-free request."""
+    adapter, _ = family(name)
+    image = _image("red", (40, 30))
+    request = GenerationRequest("What colour?", images=[image], history=HISTORY, max_new_tokens=3)
+    assert adapter.build_prompt(request) == EXPECTED_HISTORY_PROMPTS[name]
+    plain = GenerationRequest("What colour?", images=[image], max_new_tokens=3)
+    outputs = adapter.generate([request, plain])
+    assert outputs == [adapter.generate([request])[0], adapter.generate([plain])[0]]

@@ -180,6 +180,25 @@ def fold_history(history: list[dict], text: str) -> str:
     return "\n".join(lines + [f"User: {text}"])
 
 
+def fold_qa_history(history: list[dict], text: str) -> str:
+    """The question-answer form of BLIP-2-style models, earlier turns chained before the question.
+
+    "Question: <user> Answer: <assistant> Question: <text> Answer:"; a user turn without its answer keeps an
+    empty "Answer:", an assistant turn without a question gets none.
+    """
+    parts: list[str] = []
+    for turn in history:
+        content = str(turn.get("content", ""))
+        if _role(turn) != "assistant":
+            parts.append(f"Question: {content} Answer:")
+        elif parts and parts[-1].startswith("Question:") and parts[-1].endswith(" Answer:"):
+            parts[-1] += f" {content}"
+        else:
+            parts.append(f"Answer: {content}")
+    parts.append(f"Question: {text} Answer:")
+    return " ".join(parts)
+
+
 def _free_cuda_memory() -> None:
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
@@ -263,8 +282,10 @@ class TransformersAdapter:
         history = list(getattr(request, "history", None) or [])
         if owner is None:
             system = f"{request.system}\n\n" if request.system else ""
-            text = fold_history(history, request.text)
-            text = f"Question: {text} Answer:" if self.style.prompt == "qa" else text
+            if self.style.prompt == "qa":
+                text = fold_qa_history(history, request.text)
+            else:
+                text = fold_history(history, request.text)
             marker = self._image_token() * len(request.images) if self.style.image_marker else ""
             return f"{system}{marker}{text}"
         messages: list[dict[str, Any]] = []
