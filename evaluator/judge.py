@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import requests
 
 __all__ = ["Judge", "JudgeError", "JudgeResult", "EndpointJudge", "LocalJudge", "make_judge",
-           "parse_simpleqa_grade", "prompt_hash"]
+           "parse_simpleqa_grade", "parse_lave_rating", "prompt_hash"]
 
 logger = logging.getLogger(__name__)
 
@@ -450,3 +450,28 @@ def parse_simpleqa_grade(text: str | None) -> str | None:
     if letter and word:
         return letter if _WORD_TO_GRADE[word] == letter else None
     return letter or _WORD_TO_GRADE[word]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# LAVE rating parsing
+
+# A lone 1, 2 or 3: not touching a letter, digit or underscore, and not part of a decimal ("0.3", "2.5"); "3." is fine.
+_LAVE_DIGIT = r"(?<![\w.])(?<!\d\.)([123])(?![\w]|[.,]\d)"
+_LAVE_LABELLED = re.compile(r"\brating\b[\s*_]*(?:is\b|of\b)?[\s*_]*[:=]?[\s*_]*" + _LAVE_DIGIT, re.IGNORECASE)
+_LAVE_BARE = re.compile(_LAVE_DIGIT)
+
+
+def parse_lave_rating(text: str | None) -> int | None:
+    """The LAVE rating (1, 2 or 3) in a judge reply; None when there is none (the caller falls back to 2 and flags it).
+
+    The rating is the last standalone 1, 2 or 3, a digit that is not part of a longer number or word ("10 apples" and
+    "2.5" hold none). When the reply labels a rating ("So rating=3", "Rating: 2", "the rating is **1**"), the last
+    labelled digit wins over later stray digits: "rating: 2/3" -> 2, "rating=2. Not a 3." -> 2. Non-strings -> None.
+    """
+    if not isinstance(text, str):
+        return None
+    labelled = _LAVE_LABELLED.findall(text)
+    if labelled:
+        return int(labelled[-1])
+    bare = _LAVE_BARE.findall(text)
+    return int(bare[-1]) if bare else None

@@ -21,3 +21,5 @@ from evaluator.metrics.reform import (  # noqa: F401
     reform_accuracy,
     score_choice,
 )
+from evaluator.metrics.vqa import anls, exact_match, vqa_accuracy  # noqa: F401
+from evaluator.metrics.lave import lave_agreement, lave_score  # noqa: F401
