@@ -80,6 +80,8 @@ def worker_command(settings: Settings, request_file: Path, out_dir: Path) -> lis
                "--limit", str(settings.limit), "--batch-size", str(settings.batch_size),
                "--images-dir", str(settings.images_dir.resolve()), "--source", f"cure={settings.cure_full}",
                "--source", f"simpleqa={settings.simpleqa_full}"]
+    if settings.lave_vqa:
+        command += ["--source", f"lave={settings.lave_vqa}"]
     if settings.judge:
         command += ["--judge", settings.judge]
     for option in settings.options:

@@ -39,6 +39,8 @@ ENV_VARS: dict[str, tuple[str, str, str]] = {
     "simpleqa_full": ("LEADERBOARD_SIMPLEQA_FULL",
                       "https://openaipublic.blob.core.windows.net/simple-evals/simple_qa_test_set.csv",
                       "the full SimpleQA suite (the official CSV): a URL, a local path or `hf://datasets/...`"),
+    "lave_vqa": ("LEADERBOARD_LAVE_VQA", "", "a VQA v2-style file added to the full LAVE suite (beside Docmatix): "
+                 "JSON or JSON lines of question_id, image, question, answers; a URL, a local path or `hf://datasets/...`"),
     "image_cache": ("LEADERBOARD_IMAGE_CACHE", "", "where downloaded benchmark images are cached (default: `<home>/cache/images`)"),
     "batch_size": ("LEADERBOARD_BATCH_SIZE", "auto", "generation batch size, or `auto` (64 on a GPU, backing off "
                    "by halves on out-of-memory; 4 on the CPU)"),
@@ -82,6 +84,7 @@ class Settings:
     judge_token: str = field(default="", repr=False)
     cure_full: str = ENV_VARS["cure_full"][1]
     simpleqa_full: str = ENV_VARS["simpleqa_full"][1]
+    lave_vqa: str = ENV_VARS["lave_vqa"][1]
     image_cache: Path | None = None
     batch_size: str = "auto"  # a positive integer as text, or "auto"
     max_pending_per_user: int = 5
@@ -122,6 +125,7 @@ class Settings:
             judge_token=raw["judge_token"].strip(),
             cure_full=raw["cure_full"].strip(),
             simpleqa_full=raw["simpleqa_full"].strip(),
+            lave_vqa=raw["lave_vqa"].strip(),
             image_cache=Path(raw["image_cache"]).expanduser() if raw["image_cache"].strip() else None,
             batch_size=raw["batch_size"].strip().lower() or "auto",
             max_pending_per_user=int(raw["max_pending_per_user"]),

@@ -63,7 +63,9 @@ class Benchmark:
     summary: str
 
 
-METRIC_LABELS = {"f_score": "F-score"}  # where "<metric> with spaces" reads badly
+METRIC_LABELS = {  # where "<metric> with spaces" reads badly
+    "f_score": "F-score", "lave": "score", "vqa_accuracy": "VQA accuracy", "anls": "ANLS", "bleu4": "BLEU-4",
+}
 
 
 def benchmark_columns(benchmark: str, title: str, metrics: Sequence[tuple[str, str]]) -> list[Column]:
@@ -97,6 +99,12 @@ BENCHMARKS: tuple[Benchmark, ...] = (
               "shuffled options and mark styles, both by generation (first (X) mark; format hit rate reported) and "
               "by option likelihood; instability is the entropy of the repeated answers. Per-dimension scores are "
               "in the results files."),
+    Benchmark("lave", "LAVE", "LLM-assisted VQA evaluation (arXiv 2310.02567): the model answers questions about "
+              "images freely; an LLM judge rates each answer 1-3 against the reference answers, with a one-sentence "
+              "rationale, from our own task text and demonstrations (yes/no questions get yes/no demonstrations; "
+              "rare reference answers are filtered out). The same answers are scored by VQA accuracy, ANLS, exact "
+              "match, BLEU-4 and CIDEr, and the results say how often each strict metric agrees with LAVE: on the "
+              "Docmatix zero-shot study, strict metrics scored near zero where LAVE gave 0.58."),
 )
 
 # ReForm-Eval per-dimension scores (generation and likelihood): hidden by default, selectable on the board.
@@ -110,7 +118,18 @@ REFORM_DIMENSION_COLUMNS: tuple[Column, ...] = tuple(
            SCORE, f"ReForm-Eval {label} ({'generation' if mode == 'gen' else 'likelihood'} mode): the mean of the "
            "dimension's dataset scores (accuracy over the repeats; captioning: CIDEr).", group="reform", shown=False)
     for mode in ("gen", "lik") for dim, label in REFORM_DIMENSIONS.items())
-OPTIONAL_COLUMNS: tuple[str, ...] = tuple(c.name for c in REFORM_DIMENSION_COLUMNS)  # addable to the board
+# How often LAVE and each strict string metric agree on correct vs not: hidden by default, selectable on the board.
+LAVE_STRING_METRICS = {"vqa_accuracy": "VQA accuracy", "anls": "ANLS", "exact_match": "exact match",
+                       "bleu4": "BLEU-4", "cider": "CIDEr"}
+LAVE_AGREEMENT_COLUMNS: tuple[Column, ...] = tuple(
+    Column(f"lave_agree_{metric}", f"LAVE agrees with {label}",
+           ("benchmarks", "lave", "extra", "agreement", metric, "agreement"), SCORE,
+           f"Share of answered items where LAVE and {label} agree on correct vs not (LAVE correct = rating 3; "
+           f"{label} correct at or above its threshold in the results file). The rest is what one of them misses; "
+           "the Spearman correlation of the per-item scores is in the results file.", group="lave", shown=False)
+    for metric, label in LAVE_STRING_METRICS.items())
+EXTRA_COLUMNS: tuple[Column, ...] = REFORM_DIMENSION_COLUMNS + LAVE_AGREEMENT_COLUMNS
+OPTIONAL_COLUMNS: tuple[str, ...] = tuple(c.name for c in EXTRA_COLUMNS)  # addable to the board
 
 COLUMNS: tuple[Column, ...] = (
     Column("model", "Model", ("model",), TEXT, "The Hugging Face Hub model id (or local folder) that was evaluated."),
@@ -158,11 +177,27 @@ COLUMNS: tuple[Column, ...] = (
         ("format_hit_rate", "Generation mode: share of multiple-choice outputs that contain an option mark such as "
                             "(A), (a) or (1)."),
     ]),
+    *benchmark_columns("lave", "LAVE", [
+        ("lave", "LLM-assisted VQA score: the judge rates each free-form answer 1 (incorrect), 2 (ambiguous or "
+                 "incomplete) or 3 (correct) against the reference answers; mean of (rating - 1) / 2. A reply "
+                 "without a rating counts as 2 (the paper's rule) and is flagged in the details."),
+        ("vqa_accuracy", "Official VQA accuracy of the same answers: min(1, matching annotators / 3) averaged over "
+                         "the 10 leave-one-out subsets, after the official answer normalisation."),
+        ("anls", "Average normalised Levenshtein similarity to the closest reference (0 below similarity 0.5)."),
+        ("exact_match", "Share of answers equal to a reference after the VQA answer normalisation."),
+        ("bleu4", "Corpus BLEU-4 of the answers against the references (pycocoevalcap, raw strings)."),
+    ]),
+    Column("lave_cider", "LAVE CIDEr", ("benchmarks", "lave", "scores", "cider"), NUMBER,
+           "Corpus CIDEr of the answers against the references (pycocoevalcap, raw strings). Not a percentage; "
+           "comparable only over the same item set.", group="lave"),
+    Column("lave_unrated", "LAVE unrated", ("benchmarks", "lave", "counts", "unrated"), NUMBER,
+           "Answers the judge could not rate (its call failed after the retries): counted here and left out of "
+           "LAVE, never scored as wrong.", group="lave"),
     Column("suite", "Suite", ("run", "suite"), TEXT,
            "sample (the small suites shipped with the project) or full (the benchmarks' complete data); runs on "
            "different suites are not comparable."),
-    # in the raw frame and leaderboard.parquet only; the ReForm dimension columns can be added to the board
-    *REFORM_DIMENSION_COLUMNS,
+    # in the raw frame and leaderboard.parquet only; these can be added to the board
+    *EXTRA_COLUMNS,
     Column("key", "Key", ("key",), TEXT, "<org>/<model>/<sha12>_<precision>: names the request, results and details.",
            group="run", shown=False),
     Column("architecture", "Architecture", ("architecture",), TEXT, "The model's architecture class.", group="run", shown=False),

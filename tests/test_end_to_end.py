@@ -147,3 +147,58 @@ def test_reform_sample_on_the_tiny_llava(settings, store, tiny_llava):
     assert row["reform_format_hit_rate"] == pytest.approx(scores["format_hit_rate"])
     shown = tables.display_frame(board)
     assert {"ReForm gen overall", "ReForm instability"} <= set(shown.columns)
+
+
+def _scripted_lave(index: int, body: dict):
+    """A LAVE judge that rates by the candidate's length (deterministic 1 / 2 / 3), and one reply without a rating."""
+    from tests.judge_servers import Reply
+
+    prompt = body["messages"][-1]["content"]
+    question = prompt.rsplit("Question: '", 1)[1].split("'\n", 1)[0]
+    candidate = prompt.rsplit("Candidate answer: '", 1)[1].rsplit("'\nOutput:", 1)[0]
+    if question == "Is it raining?":
+        return Reply(content="I cannot tell from the references.")  # no rating: the paper's fallback, flagged
+    rating = 1 + len(candidate) % 3
+    return Reply(content=f"Scripted rationale for {question} So rating={rating}")
+
+
+def test_lave_sample_on_the_tiny_llava_with_a_scripted_judge(settings, store, tiny_llava):
+    from tests.judge_servers import ScriptedServer
+
+    with ScriptedServer(_scripted_lave) as server:
+        settings = settings.with_(benchmarks=("lave",), judge=f"endpoint:{server.base_url}|lave-judge",
+                                  options=("lave.max_new_tokens=4",))
+        request = q.Request(model=tiny_llava.repo_id, revision=tiny_llava.sha)
+        q.save(store, request)
+        report = scheduler.tick(settings, store)
+        assert report.status == q.FINISHED, report.error
+        assert len(server.requests) == 30
+
+    results = store.read_json(f"results/{request.key}.json")
+    lave = results["benchmarks"]["lave"]
+    scores, counts = lave["scores"], lave["counts"]
+    assert counts == {"items": 30, "answered": 30, "rated": 30, "unrated": 0, "rating_fallback": 1,
+                      "image_unavailable": 0}
+    assert set(scores) == {"lave", "vqa_accuracy", "anls", "exact_match", "bleu4", "cider"}
+    assert set(lave["extra"]["agreement"]) == {"vqa_accuracy", "anls", "exact_match", "bleu4", "cider"}
+    assert all(a["n"] == 30 for a in lave["extra"]["agreement"].values())
+    assert results["run"]["judge"] == {"kind": "endpoint", "base_url": server.base_url, "model": "lave-judge"}
+    assert results["run"]["prompt_hashes"]["lave/lave_task"].startswith("sha256:")
+
+    details = pd.read_parquet(store.root / "details" / request.key / "lave.parquet")
+    assert len(details) == 30
+    rated = details[~details["rating_fallback"]]
+    assert rated["judge_rationale"].str.startswith("Scripted rationale for").all()
+    assert (rated["lave"] == (rated["rating"] - 1) / 2).all()
+    fallback = details[details["rating_fallback"]].iloc[0]
+    assert fallback["question"] == "Is it raining?" and fallback["rating"] == 2 and fallback["lave"] == 0.5
+    assert details["lave"].mean() == pytest.approx(scores["lave"])
+    assert details["prompt"].str.contains("<image>").all()
+
+    board = tables.load_board(store)
+    row = board[board["model"] == tiny_llava.repo_id].iloc[0]
+    for metric in ("lave", "vqa_accuracy", "anls", "exact_match", "bleu4", "cider"):
+        assert row[f"lave_{metric}"] == pytest.approx(scores[metric])
+    assert row["lave_agree_exact_match"] == pytest.approx(lave["extra"]["agreement"]["exact_match"]["agreement"])
+    shown = tables.display_frame(board)
+    assert {"LAVE score", "LAVE VQA accuracy", "LAVE CIDEr"} <= set(shown.columns)

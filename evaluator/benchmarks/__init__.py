@@ -9,6 +9,7 @@ from types import ModuleType
 
 REGISTRY: dict[str, str] = {
     "cure": "evaluator.benchmarks.cure",
+    "lave": "evaluator.benchmarks.lave",
     "reform": "evaluator.benchmarks.reform",
     "simpleqa": "evaluator.benchmarks.simpleqa",
 }

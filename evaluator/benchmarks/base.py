@@ -39,3 +39,9 @@ def argmax(values: list[float]) -> int:
         if not math.isnan(v) and (best < 0 or v > best_val):
             best, best_val = i, v
     return best
+
+
+def prompt_as_sent(model, request) -> str:
+    """The prompt text the model receives for a request (its chat template applied), for the details rows."""
+    build = getattr(model, "build_prompt", None)
+    return build(request) if callable(build) else request.text

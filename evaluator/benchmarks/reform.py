@@ -37,7 +37,7 @@ import random
 import zlib
 from pathlib import Path
 
-from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult
+from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult, prompt_as_sent
 from evaluator.benchmarks.base import argmax as _argmax
 from evaluator.benchmarks.reform_data import (CAPTION, DIMENSIONS, KIE, MC, OCR, load_full_suite,
                                               load_sample_suite)
@@ -151,11 +151,6 @@ def free_text(prompts: dict[str, str], item: dict) -> str:
     name = "reform_ocr" if item["form"] == OCR else "reform_kie"
     question = item["question"].strip() or "What is written in the image?"
     return prompts[name].replace("{question}", question).strip()
-
-
-def _as_sent(model, request: GenerationRequest) -> str:
-    build = getattr(model, "build_prompt", None)
-    return build(request) if callable(build) else request.text
 
 
 # --------------------------------------------------------------------------------------------- rows
@@ -283,7 +278,7 @@ def run(model, ctx: BenchmarkContext) -> BenchmarkResult:
             if item["form"] != MC:
                 req = GenerationRequest(text=free_text(prompts, item), images=images, max_new_tokens=free_tokens,
                                         history=history)
-                row = _row(item, "generation", 0, _as_sent(model, req), item["form"])
+                row = _row(item, "generation", 0, prompt_as_sent(model, req), item["form"])
                 row["gold"] = json.dumps(item["answer"], ensure_ascii=False)
                 jobs.append((req, row, item))
                 continue
@@ -299,7 +294,7 @@ def run(model, ctx: BenchmarkContext) -> BenchmarkResult:
                     req = GenerationRequest(text=text, images=images, max_new_tokens=mc_tokens,
                                             temperature=TEMPERATURE, seed=repeat_seed(seed, r),
                                             history=example + history)
-                    row = _row(item, "generation", r, _as_sent(model, req), "mark")
+                    row = _row(item, "generation", r, prompt_as_sent(model, req), "mark")
                     row.update(gold=str(plan["order"].index(gold_index)), mark_style=plan["mark_style"],
                                template_id=plan["template_id"], options=json.dumps(shown, ensure_ascii=False))
                     row["_shown"] = shown
@@ -311,7 +306,7 @@ def run(model, ctx: BenchmarkContext) -> BenchmarkResult:
                     req = GenerationRequest(text=likelihood_text(lik_templates[plan["template_id"]],
                                                                  item["question"]),
                                             images=images, history=history)
-                    prompt = _as_sent(model, req)
+                    prompt = prompt_as_sent(model, req)
                     scores = model.score_options(req, shown)
                     gold = plan["order"].index(gold_index)
                     option_scores = json.dumps([{"sum": s.sum_logprob, "mean": s.mean_logprob,

@@ -7,7 +7,7 @@ from evaluator.metrics.simpleqa import (  # noqa: F401
     simpleqa_breakdown,
     simpleqa_scores,
 )
-from evaluator.metrics.captions import caption_scores  # noqa: F401
+from evaluator.metrics.captions import caption_item_scores, caption_scores  # noqa: F401
 from evaluator.metrics.reform import (  # noqa: F401
     answer_entropy,
     choice_text,

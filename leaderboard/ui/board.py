@@ -50,7 +50,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
 
     def with_dimensions(raw: pd.DataFrame | None, search: str, model_types: list[str], sizes: list[str],
                         extra: list[str]):
-        """The table with the chosen ReForm dimension columns (the /leaderboard endpoint shows the standard ones)."""
+        """The table with the chosen extra columns (the /leaderboard endpoint shows the standard ones)."""
         if raw is None:
             raw = tables.load_board(store)
         return tables.board_table(tables.board_frame(raw, search or "", model_types or (), sizes or (),
@@ -74,8 +74,9 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
                                  elem_id="board-sizes")
     with gr.Row():
         refresh = gr.Button("Refresh", size="sm", scale=0, elem_id="board-refresh")
-        dimensions = gr.CheckboxGroup(choices=[(c.label, c.name) for c in tables.REFORM_DIMENSION_COLUMNS], value=[],
-                                      label="ReForm-Eval dimension columns", scale=4, elem_id="board-dimensions")
+        dimensions = gr.CheckboxGroup(choices=[(c.label, c.name) for c in tables.EXTRA_COLUMNS], value=[],
+                                      label="More columns: ReForm-Eval dimensions, LAVE agreement with strict metrics",
+                                      scale=4, elem_id="board-dimensions")
     empty = gr.Markdown(EMPTY, visible=False, elem_id="board-empty")
     table = gr.Dataframe(
         value=tables.display_frame(_empty_raw()),  # headers only; events fill it with numbers + display text
