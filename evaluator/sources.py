@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import Callable
+from urllib.parse import urljoin
 
 _HF_REF = re.compile(r"hf://datasets/([^/@]+/[^/@]+)(?:@([^/]+))?/(.+)")
 
@@ -33,3 +36,24 @@ def http_text(url: str, what: str = "data", timeout: float = 120) -> str:
         raise OSError(f"could not download {what} from {url}: HTTP {resp.status_code}")
     resp.encoding = resp.encoding or "utf-8"
     return resp.text
+
+
+def read_source(source: str, what: str, download: Callable[[str, str, str | None], str] | None = None):
+    """(text, resolve): a data file's text from a local path, an http(s) URL or an hf://datasets/... reference, and
+    resolve(ref) -> where a path written relative to that file points (same folder, URL or Hub dataset).
+
+    `download(repo_id, filename, revision) -> local path` fetches hf:// files (default: hf_download). A missing
+    local file raises FileNotFoundError naming `what`.
+    """
+    if source.startswith("hf://"):
+        repo_id, revision, filename = parse_hf(source)
+        text = Path((download or hf_download)(repo_id, filename, revision)).read_text(encoding="utf-8")
+        folder = filename.rsplit("/", 1)[0] + "/" if "/" in filename else ""
+        at = f"@{revision}" if revision else ""
+        return text, lambda ref: f"hf://datasets/{repo_id}{at}/{folder}{ref}"
+    if source.startswith(("http://", "https://")):
+        return http_text(source, what), lambda ref: urljoin(source, ref)
+    path = Path(source)
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} not found: {path}")
+    return path.read_text(encoding="utf-8"), lambda ref: str((path.parent / ref).resolve())

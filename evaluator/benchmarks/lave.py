@@ -32,7 +32,6 @@ import json
 import math
 from collections import Counter
 from pathlib import Path
-from urllib.parse import urljoin
 
 from PIL import Image, UnidentifiedImageError
 
@@ -44,7 +43,7 @@ from evaluator.metrics.captions import caption_item_scores, caption_scores
 from evaluator.metrics.lave import lave_agreement, lave_score
 from evaluator.metrics.vqa import anls, exact_match, vqa_accuracy
 from evaluator.models.base import GenerationRequest
-from evaluator.sources import hf_download, http_text, parse_hf
+from evaluator.sources import hf_download, parse_hf, read_source
 
 NAME = "lave"
 NEEDS_IMAGES = True
@@ -104,29 +103,13 @@ def _rows(text: str, source: str) -> list:
     return data
 
 
-def _read(source: str):
-    """(text, resolve(ref) -> image reference) for a local path, an http(s) URL or an hf:// reference."""
-    if source.startswith("hf://"):
-        repo_id, revision, filename = parse_hf(source)
-        text = Path(hf_download(repo_id, filename, revision)).read_text(encoding="utf-8")
-        folder = filename.rsplit("/", 1)[0] + "/" if "/" in filename else ""
-        at = f"@{revision}" if revision else ""
-        return text, lambda ref: f"hf://datasets/{repo_id}{at}/{folder}{ref}"
-    if is_url(source):
-        return http_text(source, "LAVE data"), lambda ref: urljoin(source, ref)
-    path = Path(source)
-    if not path.is_file():
-        raise FileNotFoundError(f"LAVE data not found: {path}")
-    return path.read_text(encoding="utf-8"), lambda ref: str((path.parent / ref).resolve())
-
-
 def load_vqa_file(source: str | Path, label: str = "vqa") -> list[dict]:
     """Items {question_id, question, answers, image_ref, image (None: read at run time), kind, style, source}.
 
     Raises ValueError naming the index of a malformed item, or a repeated question_id.
     """
     source = str(source)
-    text, resolve = _read(source)
+    text, resolve = read_source(source, "LAVE data", download=lambda *args: hf_download(*args))
     items, seen = [], set()
     for i, rec in enumerate(_rows(text, source)):
         try:

@@ -28,13 +28,13 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urljoin
 
 from PIL import Image, UnidentifiedImageError
 
 from evaluator.images import ImageUnavailable, fetch_image, is_url
 from evaluator.sources import hf_download as _hf_download  # a module name, so tests can replace the download
-from evaluator.sources import http_text, parse_hf as _parse_hf
+from evaluator.sources import parse_hf as _parse_hf
+from evaluator.sources import read_source
 
 HUB_REPO = "Aweminus/ReForm-Eval-Data"
 SAMPLE_PATH = Path(__file__).resolve().parent.parent / "data" / "reform_sample.json"
@@ -166,18 +166,7 @@ _DATA_URI = re.compile(r"^data:image/[\w.+-]+;base64,", re.IGNORECASE)
 
 def _read_source(source: str):
     """(text, resolve(ref) -> str): the file's text and how to resolve a relative image path against its folder."""
-    if source.startswith("hf://"):
-        repo_id, revision, filename = _parse_hf(source)
-        text = Path(_hf_download(repo_id, filename, revision)).read_text(encoding="utf-8")
-        folder = filename.rsplit("/", 1)[0] + "/" if "/" in filename else ""
-        at = f"@{revision}" if revision else ""
-        return text, lambda ref: f"hf://datasets/{repo_id}{at}/{folder}{ref}"
-    if is_url(source):
-        return http_text(source, "ReForm-Eval data"), lambda ref: urljoin(source, ref)
-    path = Path(source)
-    if not path.is_file():
-        raise FileNotFoundError(f"ReForm-Eval data not found: {path}")
-    return path.read_text(encoding="utf-8"), lambda ref: str((path.parent / ref).resolve())
+    return read_source(source, "ReForm-Eval data", download=lambda *args: _hf_download(*args))
 
 
 def _records(text: str, source: str) -> list:
