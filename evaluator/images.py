@@ -112,3 +112,20 @@ def fetch_image(url_or_path: str, cache_dir: Path, base_dir: Path | None = None,
         Path(tmp).unlink(missing_ok=True)
         raise
     return img
+
+
+def fetch_image_ref(ref: str, cache_dir: Path, shown: str | None = None) -> Image.Image:
+    """fetch_image, plus hf://datasets/<org>/<name>[@rev]/<file> references read through the Hub cache.
+
+    `shown` names the image in an ImageUnavailable (default: `ref`).
+    """
+    if not ref.startswith("hf://"):
+        return fetch_image(ref, cache_dir)
+    from evaluator.sources import hf_download, parse_hf
+
+    try:
+        repo_id, revision, filename = parse_hf(ref)
+        local = hf_download(repo_id, filename, revision)
+    except Exception as exc:  # noqa: BLE001 - any Hub failure makes this one image unavailable
+        raise ImageUnavailable(shown or ref, f"Hub download failed ({type(exc).__name__})") from None
+    return fetch_image(local, cache_dir)

@@ -133,3 +133,23 @@ def test_local_paths(tmp_path):
         fetch_image("imgs/bad.png", cache, base_dir=tmp_path)
     with pytest.raises(ImageUnavailable, match="unsupported scheme"):
         fetch_image("ftp://example.org/a.png", cache)
+
+
+def test_hf_references_are_read_through_the_hub_cache(tmp_path, monkeypatch):
+    import evaluator.sources as sources
+    from evaluator.images import fetch_image_ref
+
+    Image.new("RGB", (6, 4), (1, 2, 3)).save(tmp_path / "x.png")
+    calls = []
+
+    def fake_download(repo_id, filename, revision):
+        calls.append((repo_id, filename, revision))
+        if filename != "imgs/x.png":
+            raise FileNotFoundError(filename)
+        return str(tmp_path / "x.png")
+
+    monkeypatch.setattr(sources, "hf_download", fake_download)
+    img = fetch_image_ref("hf://datasets/org/data@abc/imgs/x.png", tmp_path / "cache")
+    assert img.getpixel((0, 0)) == (1, 2, 3) and calls == [("org/data", "imgs/x.png", "abc")]
+    with pytest.raises(ImageUnavailable, match="Hub download failed"):
+        fetch_image_ref("hf://datasets/org/data/imgs/missing.png", tmp_path / "cache", shown="http://x/y.png")

@@ -31,7 +31,7 @@ from PIL import Image, ImageDraw
 
 from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult
 from evaluator.benchmarks.base import argmax as _argmax
-from evaluator.images import ImageUnavailable, fetch_image, is_url
+from evaluator.images import ImageUnavailable, fetch_image_ref, is_url
 from evaluator.metrics.cure import cure_by_chain_length, cure_scores, cure_step_accuracy
 from evaluator.models.base import GenerationRequest
 from evaluator.sources import hf_download as _hf_download
@@ -217,14 +217,7 @@ def mark_region(image: Image.Image, bbox: dict, declared_size: tuple[float, floa
 
 
 def _fetch(inst: dict, ctx: BenchmarkContext) -> Image.Image:
-    ref = inst["image_ref"]
-    if ref.startswith("hf://"):
-        try:
-            repo_id, revision, filename = _parse_hf(ref)
-            ref = _hf_download(repo_id, filename, revision)
-        except Exception as exc:  # noqa: BLE001 - any Hub failure makes this one image unavailable
-            raise ImageUnavailable(inst["image"]["url"], f"Hub download failed ({type(exc).__name__})") from None
-    return fetch_image(ref, Path(ctx.images_dir))
+    return fetch_image_ref(inst["image_ref"], Path(ctx.images_dir), shown=inst["image"]["url"])
 
 
 # --------------------------------------------------------------------------------------------- prompts

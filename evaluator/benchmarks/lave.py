@@ -38,7 +38,7 @@ from PIL import Image, UnidentifiedImageError
 from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult, prompt_as_sent
 from evaluator.benchmarks.lave_rater import (build_lave_prompt, lave_messages, load_lave_prompts, prompt_texts,
                                              split_lave_reply)
-from evaluator.images import ImageUnavailable, fetch_image, is_url
+from evaluator.images import ImageUnavailable, fetch_image_ref, is_url
 from evaluator.metrics.captions import caption_item_scores, caption_scores
 from evaluator.metrics.lave import lave_agreement, lave_score
 from evaluator.metrics.vqa import anls, exact_match, vqa_accuracy
@@ -206,14 +206,7 @@ def _image(item: dict, ctx: BenchmarkContext) -> Image.Image:
         return item["image"]
     if item.get("image_error"):
         raise ImageUnavailable(item["image_ref"], item["image_error"])
-    ref = item["image_ref"]
-    if ref.startswith("hf://"):
-        try:
-            repo_id, revision, filename = parse_hf(ref)
-            ref = hf_download(repo_id, filename, revision)
-        except Exception as exc:  # noqa: BLE001 - any Hub failure makes this one image unavailable
-            raise ImageUnavailable(item["image_ref"], f"Hub download failed ({type(exc).__name__})") from None
-    return fetch_image(ref, Path(ctx.images_dir)).convert("RGB")
+    return fetch_image_ref(item["image_ref"], Path(ctx.images_dir)).convert("RGB")
 
 
 # --------------------------------------------------------------------------------------------- answering
