@@ -129,6 +129,34 @@ LAVE_AGREEMENT_COLUMNS: tuple[Column, ...] = tuple(
            "the Spearman correlation of the per-item scores is in the results file.", group="lave", shown=False)
     for metric, label in LAVE_STRING_METRICS.items())
 EXTRA_COLUMNS: tuple[Column, ...] = REFORM_DIMENSION_COLUMNS + LAVE_AGREEMENT_COLUMNS
+
+
+def lave_agreement_frame(result: dict | None) -> pd.DataFrame:
+    """One run's LAVE beside each strict metric: its score, how often it agrees with LAVE on correct vs not, the
+    Spearman correlation of the per-item scores and the items compared (empty when the run has no LAVE)."""
+    headers = ["Metric", "Score", "Agrees with LAVE", "Spearman", "Items"]
+    lave = ((result or {}).get("benchmarks") or {}).get("lave") or {}
+    if not lave.get("scores"):
+        return pd.DataFrame(columns=headers)
+
+    def number(value, percent: bool) -> str:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
+            return NA
+        return f"{100 * value:.1f}" if percent else f"{value:.3f}"
+
+    counts = lave.get("counts") or {}
+    ratings = (lave.get("extra") or {}).get("ratings") or {}
+    spread = ", ".join(f"{ratings.get(k, 0)} rated {k}" for k in ("3", "2", "1"))
+    rows = [["LAVE", number(lave["scores"].get("lave"), True), "-", "-",
+             f"{counts.get('rated', 0)} rated ({spread}; {counts.get('rating_fallback', 0)} without a rating "
+             f"counted as 2; {counts.get('unrated', 0)} unrated)"]]
+    agreement = (lave.get("extra") or {}).get("agreement") or {}
+    for metric, label in LAVE_STRING_METRICS.items():
+        agree = agreement.get(metric) or {}
+        rows.append([label, number(lave["scores"].get(metric), metric != "cider"),
+                     number(agree.get("agreement"), True), number(agree.get("spearman"), False),
+                     str(agree.get("n", 0))])
+    return pd.DataFrame(rows, columns=headers)
 OPTIONAL_COLUMNS: tuple[str, ...] = tuple(c.name for c in EXTRA_COLUMNS)  # addable to the board
 
 COLUMNS: tuple[Column, ...] = (

@@ -162,7 +162,7 @@ def _scripted_lave(index: int, body: dict):
     return Reply(content=f"Scripted rationale for {question} So rating={rating}")
 
 
-def test_lave_sample_on_the_tiny_llava_with_a_scripted_judge(settings, store, tiny_llava):
+def test_lave_sample_on_the_tiny_llava_with_a_scripted_judge(settings, store, tiny_llava, client):
     from tests.judge_servers import ScriptedServer
 
     with ScriptedServer(_scripted_lave) as server:
@@ -202,3 +202,13 @@ def test_lave_sample_on_the_tiny_llava_with_a_scripted_judge(settings, store, ti
     assert row["lave_agree_exact_match"] == pytest.approx(lave["extra"]["agreement"]["exact_match"]["agreement"])
     shown = tables.display_frame(board)
     assert {"LAVE score", "LAVE VQA accuracy", "LAVE CIDEr"} <= set(shown.columns)
+
+    # the board's LAVE section: the run's LAVE beside each strict metric, through the API
+    section = client.predict(request.key, api_name="/lave_agreement")
+    by_metric = {r[0]: r for r in section["data"]}
+    assert list(by_metric) == ["LAVE", "VQA accuracy", "ANLS", "exact match", "BLEU-4", "CIDEr"]
+    assert by_metric["LAVE"][1] == f"{100 * scores['lave']:.1f}" and "1 without a rating" in by_metric["LAVE"][4]
+    exact = lave["extra"]["agreement"]["exact_match"]
+    assert by_metric["exact match"][2] == f"{100 * exact['agreement']:.1f}" and by_metric["exact match"][4] == "30"
+    assert by_metric["CIDEr"][1] == f"{scores['cider']:.3f}"  # not a percentage
+    assert client.predict("../../etc/passwd", api_name="/lave_agreement")["data"] == []

@@ -117,20 +117,41 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
                                allow_custom_value=True)  # the key is checked in calibration()
         calibration_plot = gr.Plot(label="Calibration", elem_id="calibration-plot")
 
-    def simpleqa_runs(raw: pd.DataFrame | None):
-        if raw is None or len(raw) == 0 or "simpleqa_f_score" not in raw:
-            return gr.Dropdown(choices=[], value=None)
-        runs = raw[raw["simpleqa_f_score"].notna()]
-        choices = [(f"{r.model} @ {str(r.revision)[:12]} ({r.precision})", r.key) for r in runs.itertuples()]
-        return gr.Dropdown(choices=choices)
-
     def calibration(key: str | None):
         if not key or not queue_key_ok(key):
             return None
         result = store.read_json(f"results/{key}.json")
         return plots.calibration_figure(result) if result else None
 
-    raw_state.change(simpleqa_runs, inputs=raw_state, outputs=run_pick, api_visibility="private",
+    # LAVE section: one run's LAVE beside the strict string metrics, and how often they agree
+    with gr.Accordion("LAVE against strict metrics", open=False, elem_id="lave-section"):
+        gr.Markdown("The same free-form answers scored by the LLM judge (LAVE) and by the strict string metrics. "
+                    "*Agrees with LAVE* is the share of answers on which the metric and the judge agree (correct or "
+                    "not); where they disagree, usually a correct answer phrased differently from the references "
+                    "scored 0 by the strict metric. Every answer, rating and rationale is in the run's details.")
+        lave_pick = gr.Dropdown(choices=[], value=None, label="Run", elem_id="lave-run",
+                                allow_custom_value=True)  # the key is checked in lave_table()
+        lave_agreement = gr.Dataframe(value=tables.lave_agreement_frame(None), datatype="str", interactive=False,
+                                      wrap=True, show_label=False, elem_id="lave-agreement")
+
+    def runs_with(raw: pd.DataFrame | None, column: str):
+        if raw is None or len(raw) == 0 or column not in raw:
+            return gr.Dropdown(choices=[], value=None)
+        runs = raw[raw[column].notna()]
+        return gr.Dropdown(choices=[(f"{r.model} @ {str(r.revision)[:12]} ({r.precision})", r.key)
+                                    for r in runs.itertuples()])
+
+    def lave_table(key: str | None):
+        if not key or not queue_key_ok(key):
+            return tables.lave_agreement_frame(None)
+        return tables.lave_agreement_frame(store.read_json(f"results/{key}.json"))
+
+    raw_state.change(lambda raw: runs_with(raw, "lave_lave"), inputs=raw_state, outputs=lave_pick,
+                     api_visibility="private", show_progress="hidden")
+    lave_pick.change(lave_table, inputs=lave_pick, outputs=lave_agreement, api_name="lave_agreement",
+                     show_progress="hidden")
+
+    raw_state.change(lambda raw: runs_with(raw, "simpleqa_f_score"), inputs=raw_state, outputs=run_pick, api_visibility="private",
                      show_progress="hidden")
     run_pick.change(calibration, inputs=run_pick, outputs=calibration_plot, api_name="calibration",
                     show_progress="hidden")
