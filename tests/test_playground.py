@@ -199,3 +199,149 @@ def test_full_suite_that_cannot_load_falls_back_to_the_sample(tmp_path, serve, o
     pick.fill("bones")
     page.get_by_role("option").filter(has_text="bones").filter(visible=True).first.click()
     page.wait_for_function("() => document.querySelector('#judge-gold textarea, #judge-gold input').value === '206'")
+
+
+# -- LAVE mode ----------------------------------------------------------------------------------------------------------
+
+LAVE = "LAVE rating"
+
+
+def lave_grade(client, question="How many circles are there?", references="2\n two \n\n2\nthere are two circles",
+               candidate="two"):
+    message, verdict, rationale, identity, raw = client.predict(LAVE, question, references, candidate,
+                                                                api_name="/grade")
+    return {"message": message, "verdict": verdict, "rationale": rationale, "identity": identity, "raw": raw}
+
+
+def test_lave_rating_with_the_lave_prompt(serve):
+    from evaluator.benchmarks.lave_rater import load_lave_prompts
+
+    prompts = load_lave_prompts()
+    reply = "The candidate says two, matching the experts. So rating=3"
+    with ScriptedServer([Reply(reply)]) as server:
+        client = connect(serve(judge=f"endpoint:{server.base_url}|scripted", judge_token=TOKEN))
+        out = lave_grade(client)
+        assert out["message"] == "Graded."
+        assert out["verdict"] == "3 correct (score 1)"
+        assert out["rationale"] == "The candidate says two, matching the experts."
+        assert out["raw"] == reply
+        assert server.base_url in out["identity"] and "scripted" in out["identity"]
+        assert all(TOKEN not in str(value) for value in out.values())
+        sent = server.requests[0]
+        assert sent.body.get("stream") is True
+        assert len(sent.body["messages"]) == 1 and sent.body["messages"][0]["role"] == "user"
+        prompt = sent.body["messages"][0]["content"]
+        assert prompt.startswith(prompts.task)
+        # the item's references: one per line, stripped, blank lines dropped, then sorted and single-quoted
+        assert prompt.endswith("Question: 'How many circles are there?'\n"
+                               "Reference answers: '2', '2', 'there are two circles', 'two'\n"
+                               "Candidate answer: 'two'\nOutput:")
+        assert prompt.count("Candidate answer: ") == 9  # 8 demonstrations, then the item
+        assert all(demo["question"] in prompt for demo in prompts.demos[:8])
+        assert prompts.demos[8]["question"] not in prompt
+        assert not any(demo["question"] in prompt for demo in prompts.binary_demos)
+
+        # a yes/no question gets the binary demonstrations
+        out = lave_grade(client, question="Is it raining?", references="yes\nYes.\nno\nyes", candidate="It is.")
+        assert out["verdict"] == "3 correct (score 1)"
+        prompt = server.requests[1].body["messages"][0]["content"]
+        assert "Reference answers: 'Yes.', 'no', 'yes', 'yes'\nCandidate answer: 'It is.'\nOutput:" in prompt
+        assert all(demo["question"] in prompt for demo in prompts.binary_demos[:8])
+        assert not any(demo["question"] in prompt for demo in prompts.demos)
+
+
+def test_lave_ratings_and_the_fallback(serve):
+    replies = ["Not what the experts said. So rating=1", "Partly right. Rating: 2", "I am not sure what to say."]
+    with ScriptedServer([Reply(text) for text in replies]) as server:
+        client = connect(serve(judge=f"endpoint:{server.base_url}|scripted"))
+        assert lave_grade(client)["verdict"] == "1 incorrect (score 0)"
+        assert lave_grade(client)["verdict"] == "2 ambiguous or incomplete (score 0.5)"
+        out = lave_grade(client)
+        assert out["message"] == "Graded."
+        assert out["verdict"] == "2 (no rating in the judge's reply: the paper's fallback) (score 0.5)"
+        assert out["rationale"] == "I am not sure what to say."
+        assert len(server.requests) == 3
+
+
+def test_lave_refusals_call_no_judge(serve):
+    with ScriptedServer([Reply("Fine. So rating=3")]) as server:
+        client = connect(serve(judge=f"endpoint:{server.base_url}|scripted", playground_max_chars=50))
+        for references in ("", "  \n\n \n"):
+            out = lave_grade(client, references=references)
+            assert "fill in the reference answers" in out["message"] and out["verdict"] == ""
+        out = lave_grade(client, references="two\n" * 20)
+        assert "too long" in out["message"] and "reference answers" in out["message"]
+        out = lave_grade(client, candidate=" ")
+        assert "fill in the candidate answer" in out["message"]
+        assert server.requests == []
+
+
+def _write_lave_run(store, model: str, sha: str, answers: dict[str, tuple[str, str]]) -> None:
+    """A finished run with LAVE details: answers maps question_id -> (question, parsed_answer)."""
+    import io
+
+    import pandas as pd
+
+    from tests.test_tables import result, write_result
+
+    res = result(model, sha=sha)
+    write_result(store, res)
+    rows = [{"benchmark": "lave", "question_id": qid, "question": question, "prediction": f"Answer: {answer}\nMore.",
+             "parsed_answer": answer} for qid, (question, answer) in answers.items()]
+    buffer = io.BytesIO()
+    pd.DataFrame(rows).to_parquet(buffer)
+    store.write_bytes(f"details/{res['key']}/lave.parquet", buffer.getvalue())
+
+
+def test_lave_mode_in_the_browser(store, serve, open_page):
+    import json
+
+    from evaluator.benchmarks import lave, simpleqa
+    from tests.test_tables import SHA_A, SHA_B
+
+    first = lave.load_vqa_file(lave.SAMPLE_PATH, "sample")[0]
+    assert first["question_id"] == "lave-01"
+    _write_lave_run(store, "org/lave-answers", SHA_A, {"lave-01": (first["question"], "two")})
+    _write_lave_run(store, "org/lave-other-suite", SHA_B, {"lave-01": ("What is this?", "a cat")})
+    _write_run(store, "org/simpleqa-only", "c" * 40, {"simpleqa-0001": ("Q?", "x")})
+    with ScriptedServer([Reply("The candidate says two, matching the experts. So rating=3")]) as server:
+        page = open_page(serve(judge=f"endpoint:{server.base_url}|scripted"))
+        page.get_by_role("tab", name="Judge playground").click()
+        page.locator("#judge-gold").get_by_text("Gold answer").wait_for(state="visible")
+        page.locator("#judge-mode").get_by_text(LAVE).click()
+        page.locator("#judge-gold").get_by_text("Reference answers (one per line)").wait_for(state="visible")
+        page.locator("#judge-suite-note").get_by_text("The LAVE sample suite (30 questions)").wait_for(state="visible")
+
+        pick = page.locator("#judge-question-pick input").first
+        pick.click()
+        pick.fill("circles")
+        page.get_by_role("option").filter(has_text="lave-01 · How many circles").filter(visible=True).first.click()
+        page.wait_for_function(
+            "(refs) => document.querySelector('#judge-gold textarea, #judge-gold input').value === refs",
+            arg="\n".join(first["answers"]))
+        assert _value(page, "judge-question") == first["question"]
+
+        runs = page.locator("#judge-run-pick input").first
+        runs.click()
+        page.get_by_role("option").filter(has_text="org/lave-other-suite").filter(visible=True).first.click()
+        page.locator("#judge-run-note").get_by_text("answered a different question").wait_for(state="visible")
+        runs.click()
+        assert page.get_by_role("option").filter(has_text="org/simpleqa-only").filter(visible=True).count() == 0
+        page.get_by_role("option").filter(has_text="org/lave-answers").filter(visible=True).first.click()
+        page.wait_for_function(
+            "() => document.querySelector('#judge-candidate textarea, #judge-candidate input').value === 'two'")
+
+        page.locator("#judge-grade").click()
+        page.wait_for_function("() => (document.querySelector('#judge-verdict textarea, #judge-verdict input') "
+                               "|| {}).value === '3 correct (score 1)'")
+        assert _value(page, "judge-rationale") == "The candidate says two, matching the experts."
+        assert "Reference answers: '2', '2', '2', '2', '2', '2', 'two', 'two'" in \
+            server.requests[0].body["messages"][0]["content"]  # '3' and the one-off phrasing are filtered out
+
+        page.locator("#judge-mode").get_by_text("SimpleQA grade").click()
+        page.locator("#judge-gold").get_by_text("Gold answer").wait_for(state="visible")
+        page.locator("#judge-random").click()  # a question of the SimpleQA suite again
+        page.wait_for_function(
+            "() => (document.querySelector('#judge-question textarea, #judge-question input') || {}).value "
+            "!== " + json.dumps(first["question"]))
+        assert _value(page, "judge-question") in {q["problem"] for q in simpleqa.load_questions(simpleqa.SAMPLE_PATH)}
