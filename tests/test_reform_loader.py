@@ -266,7 +266,14 @@ def test_dataset_table():
     assert all(d.form in rd.FORMS for d in rd.DATASETS)
     assert all(d.hub_path.startswith("huggingface_data/") and d.hub_path.endswith(".json") for d in rd.DATASETS)
     assert {d.form for d in rd.DATASETS if d.dimension == "description"} == {rd.CAPTION}
-    assert sum(d.confirmed for d in rd.DATASETS) >= 30
+    assert all(d.confirmed for d in rd.DATASETS)  # every path checked against the official configs
+    by = rd.DATASETS_BY_NAME
+    assert by["VizWiz-quality"].hub_path == "huggingface_data/VizWiz/vizwiz_singleChoice_val_10p.json"
+    assert by["TDIUC-detection"].question_type == "object_recognition"  # TDIUC_detection.yaml task
+    tdiuc = [d for d in rd.DATASETS if d.name.startswith("TDIUC-")]
+    assert len(tdiuc) == 7 and len({d.question_type for d in tdiuc}) == 7
+    assert all(d.hub_path == "huggingface_data/TDIUC/TDIUC_val_ques.json"
+               and d.choices_path == "huggingface_data/TDIUC/choice_list/" for d in tdiuc)
 
 
 # --------------------------------------------------------------------------------------------- sample suite

@@ -78,14 +78,26 @@ class ReformDataset:
 
 _H = "huggingface_data/"
 _TDIUC_CHOICES = _H + "TDIUC/choice_list/"  # TDIUC answers (TDIUC_val_anns.json) sit beside the questions file
-# One line per dataset. confirmed=False lines are guesses that follow the naming pattern of their neighbours.
+# One line per dataset. Every hub_path (and the TDIUC question_type / choices_path, the COCO counting choices_path)
+# is the path the official config gives (FudanDISC/ReForm-Eval build/configs/, key huggingface_data / hf_*):
+#   ImageClassification_{flowers102,cifar10,imagenet1k,pets37}_val, ImageQuality_vizwiz_singleChoice_val,
+#   DisasterType_val, TDIUC_{sport,scene,color,utility,position,detection,counting}, ReferringExpression_val,
+#   MulticlassIdentification_val, GroundedObjIdentification_val, MissingObjectSelection_val, ObjectCounting_mscoco_val,
+#   OCR_{cute80,ic15,iiit5k,cocotext,wordart,textocr,docvqa,textvqa,ocrvqa}_val, KIE_{funsd,poie,sroie}_val,
+#   VQA_{vqa_v2,whoops,okvqa,viquae,aokvqa,imagenetvc}_val, VQA_{gqa,scienceqa,vizwiz}_val_v2.0,
+#   Spatial_{clevr,vsr,mp3d}_val, ImageTextMatching_val, ImageTextSelection_val, CaptionSelection_winoground_val,
+#   VisualEntailment_val, MCV_mocheg_val, TemporalOrdering_val, Caption_{MSCOCO,TextCaps,NoCaps,Flickr30K}_val,
+#   VQA_vqa_MultiRound_val, VisDial_val_v1.2.
+# The official loaders read these files with their own key names, which the generic loader below does not all accept
+# (see the module docstring's item shapes).
 DATASETS: tuple[ReformDataset, ...] = (
     # coarse-grained perception
     ReformDataset("Flowers102", "coarse_perception", MC, _H + "Flowers102/flower102_val_1p.json", True),
     ReformDataset("CIFAR10", "coarse_perception", MC, _H + "CIFAR10/cifar10_test_10p.json", True),
     ReformDataset("ImageNet-1K", "coarse_perception", MC, _H + "ImageNet-1K/imagenet1k_val_10p.json", True),
     ReformDataset("Pets37", "coarse_perception", MC, _H + "Pets37/pets37_test_10p.json", True),
-    ReformDataset("VizWiz-quality", "coarse_perception", MC, _H + "VizWiz/vizwiz_quality_singleChoice.json", False),
+    ReformDataset("VizWiz-quality", "coarse_perception", MC, _H + "VizWiz/vizwiz_singleChoice_val_10p.json",
+                  True),  # ImageQuality_vizwiz_singleChoice_val.yaml (hf_singleChoice_anns_path)
     ReformDataset("TDIUC-sport", "coarse_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True,
                   "sport_recognition", _TDIUC_CHOICES),
     ReformDataset("TDIUC-scene", "coarse_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True,
@@ -99,38 +111,40 @@ DATASETS: tuple[ReformDataset, ...] = (
     ReformDataset("TDIUC-position", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True,
                   "positional_reasoning", _TDIUC_CHOICES),
     ReformDataset("TDIUC-detection", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True,
-                  "object_presence", _TDIUC_CHOICES),
+                  "object_recognition", _TDIUC_CHOICES),  # TDIUC_detection.yaml: task 'object_recognition'
     ReformDataset("TDIUC-counting", "fine_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True,
                   "counting", _TDIUC_CHOICES),
     ReformDataset("RefCOCO", "fine_perception", MC, _H + "RefCOCO/referring-expression-selection-sampled.json", True),
     ReformDataset("MSCOCO-MCI", "fine_perception", MC, _H + "MSCOCO/mci_core_multiple_choice.json", True),
-    ReformDataset("MSCOCO-GOI", "fine_perception", MC, _H + "MSCOCO/goi_core_multiple_choice.json", False),
-    ReformDataset("MSCOCO-MOS", "fine_perception", MC, _H + "MSCOCO/mos_core_multiple_choice.json", False),
+    ReformDataset("MSCOCO-GOI", "fine_perception", MC, _H + "MSCOCO/goi_core_multiple_choice.json", True),
+    ReformDataset("MSCOCO-MOS", "fine_perception", MC, _H + "MSCOCO/mos_core_multiple_choice.json", True),
     ReformDataset("MSCOCO-OC", "fine_perception", MC, _H + "MSCOCO/object-counting-all.json", True,
                   choices_path=_H + "MSCOCO/objectCounting_answer_list/answer_list.json"),
     # scene-text perception
     ReformDataset("CUTE80", "scene_text", OCR, _H + "CUTE80/cute80_core_open_ended.json", True),
     ReformDataset("IC15", "scene_text", OCR, _H + "IC15/ic15_core_open_ended.json", True),
     ReformDataset("IIIT5K", "scene_text", OCR, _H + "IIIT5K/iiit5k_core_open_ended.json", True),
-    ReformDataset("COCO-Text", "scene_text", OCR, _H + "COCO_text/cocotext_core_open_ended.json", False),
+    # OCR_cocotext_val.yaml gives 'huggingface_data/COCO_Text/cocotext_core_open_ended' (no extension); the
+    # repo's own hf loading check reads COCO_Text/cocotext_core_open_ended.json (GroundOCR_cocotext_val: COCO_Text/)
+    ReformDataset("COCO-Text", "scene_text", OCR, _H + "COCO_Text/cocotext_core_open_ended.json", True),
     ReformDataset("WordArt", "scene_text", OCR, _H + "WordArt/wordart_core_open_ended.json", True),
     ReformDataset("TextOCR", "scene_text", OCR, _H + "TextOCR/textocr_core_open_ended.json", True),
     ReformDataset("FUNSD", "scene_text", KIE, _H + "FUNSD/funsd_core_open_ended.json", True),
     ReformDataset("POIE", "scene_text", KIE, _H + "POIE/poie_core_open_ended.json", True),
     ReformDataset("SROIE", "scene_text", KIE, _H + "SROIE/sroie_core_open_ended.json", True),
     ReformDataset("DocVQA", "scene_text", KIE, _H + "DocVQA/docvqa_val_10p.json", True),
-    ReformDataset("TextVQA", "scene_text", KIE, _H + "TextVQA/textvqa_val_10p.json", False),
-    ReformDataset("OCR-VQA", "scene_text", KIE, _H + "OCR-VQA/ocrvqa_test_10p.json", False),
+    ReformDataset("TextVQA", "scene_text", KIE, _H + "TextVQA/textvqa_val_10p.json", True),
+    ReformDataset("OCR-VQA", "scene_text", KIE, _H + "OCR-VQA/ocrvqa_test_10p.json", True),
     # visually grounded reasoning
     ReformDataset("VQA-v2", "visual_reasoning", MC, _H + "VQA_v2/vqa_val_10p.json", True),
     ReformDataset("GQA", "visual_reasoning", MC, _H + "GQA/gqa_testdev_10p.json", True),
     ReformDataset("Whoops", "visual_reasoning", MC, _H + "Whoops/whoops_all_10p.json", True),
-    ReformDataset("OK-VQA", "visual_reasoning", MC, _H + "OK-VQA/okvqa_val_10p.json", False),
+    ReformDataset("OK-VQA", "visual_reasoning", MC, _H + "OK-VQA/okvqa_val_10p.json", True),
     ReformDataset("ScienceQA", "visual_reasoning", MC, _H + "ScienceQA/scienceqa_test_10p.json", True),
-    ReformDataset("VizWiz-VQA", "visual_reasoning", MC, _H + "VizWiz/vizwiz_val_10p.json", False),
-    ReformDataset("ViQuAE", "visual_reasoning", MC, _H + "ViQuAE/viquae_test.json", False),
-    ReformDataset("A-OKVQA", "visual_reasoning", MC, _H + "A-OKVQA/aokvqa_val.json", False),
-    ReformDataset("ImageNetVC", "visual_reasoning", MC, _H + "ImageNetVC/imagenetvc_10p.json", False),
+    ReformDataset("VizWiz-VQA", "visual_reasoning", MC, _H + "VizWiz/vizwiz_val_10p.json", True),
+    ReformDataset("ViQuAE", "visual_reasoning", MC, _H + "ViQuAE/viquae_test_10p.json", True),
+    ReformDataset("A-OKVQA", "visual_reasoning", MC, _H + "A-OKVQA/aokvqa_val_10p.json", True),
+    ReformDataset("ImageNetVC", "visual_reasoning", MC, _H + "ImageNetVC/imagenetvc_all_10p.json", True),
     # spatial understanding
     ReformDataset("CLEVR", "spatial", MC, _H + "CLEVR/clevr_core_multiple_choice.json", True),
     ReformDataset("VSR", "spatial", MC, _H + "VSR/vsr_core_multiple_choice.json", True),
@@ -141,11 +155,12 @@ DATASETS: tuple[ReformDataset, ...] = (
     ReformDataset("MSCOCO-ITS", "cross_modal_inference", MC,
                   _H + "MSCOCO/image-text-selection-object-sampled.json", True),
     ReformDataset("Winoground", "cross_modal_inference", MC,
-                  _H + "Winoground/caption-selection-sampled.json", False),
+                  _H + "Winoground/winoground_all_10p.json", True),
     ReformDataset("SNLI-VE", "cross_modal_inference", MC,
                   _H + "SNLI_VE/visual-entailment-matching-sampled.json", True),
     ReformDataset("MOCHEG", "cross_modal_inference", MC, _H + "MOCHEG/mocheg_test_10p.json", True),
-    ReformDataset("WikiHow", "cross_modal_inference", MC, _H + "WikiHow/temporal-ordering-sampled.json", False),
+    ReformDataset("WikiHow", "cross_modal_inference", MC,
+                  _H + "WikiHow/wikihow-image-text-selection-in-method-sampled.json", True),
     # visual description
     ReformDataset("MSCOCO-caption", "description", CAPTION, _H + "MSCOCO/captions-sampled.json", True),
     ReformDataset("TextCaps", "description", CAPTION, _H + "TextCaps/captions-sampled.json", True),
