@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from PIL import Image, UnidentifiedImageError
+from PIL import Image, ImageDraw, UnidentifiedImageError
 
 _KNOWN_EXTENSIONS = {".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff"}
 _USER_AGENT = "open-vlm-reasoning-leaderboard/1.0 (image fetcher)"
@@ -129,3 +129,19 @@ def fetch_image_ref(ref: str, cache_dir: Path, shown: str | None = None) -> Imag
     except Exception as exc:  # noqa: BLE001 - any Hub failure makes this one image unavailable
         raise ImageUnavailable(shown or ref, f"Hub download failed ({type(exc).__name__})") from None
     return fetch_image(local, cache_dir)
+
+
+BOX_COLOR = (255, 0, 0)
+
+
+def mark_box(image: Image.Image, box: tuple[int, int, int, int]) -> Image.Image:
+    """A copy of `image` (RGB) with a thick red rectangle drawn just outside the pixel box (x0, y0, x1, y1), x1 and
+    y1 exclusive; the line is about 1% of the longer side (at least 3 px) so it survives the model's resizing."""
+    img = image.convert("RGB")  # convert() returns a new image, so the caller's image is left untouched
+    w, h = img.size
+    x0, y0 = max(0, min(int(box[0]), w)), max(0, min(int(box[1]), h))
+    x1, y1 = max(x0 + 1, min(int(box[2]), w)), max(y0 + 1, min(int(box[3]), h))
+    lw = max(3, round(max(img.size) / 100))
+    outer = (max(0, x0 - lw), max(0, y0 - lw), min(w - 1, x1 - 1 + lw), min(h - 1, y1 - 1 + lw))
+    ImageDraw.Draw(img).rectangle(outer, outline=BOX_COLOR, width=lw)
+    return img

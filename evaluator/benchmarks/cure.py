@@ -27,11 +27,11 @@ import re
 from pathlib import Path
 from urllib.parse import urljoin
 
-from PIL import Image, ImageDraw
+from PIL import Image
 
 from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult
 from evaluator.benchmarks.base import argmax as _argmax
-from evaluator.images import ImageUnavailable, fetch_image_ref, is_url
+from evaluator.images import ImageUnavailable, fetch_image_ref, is_url, mark_box
 from evaluator.metrics.cure import cure_by_chain_length, cure_scores, cure_step_accuracy
 from evaluator.models.base import GenerationRequest
 from evaluator.sources import hf_download as _hf_download
@@ -47,7 +47,6 @@ MODES = ("likelihood", "generation")
 SAMPLE_PATH = Path(__file__).resolve().parent.parent / "data" / "cure_sample.json"
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
 PROMPT_FILES = ("cure_high", "cure_step", "cure_choices", "cure_reply")
-BOX_COLOR = (255, 0, 0)
 GENERATION_MAX_NEW_TOKENS = 16
 CHOICE_RULES = {
     "likelihood": "argmax of per-token mean log-likelihood over the 6 candidates (choice_sum: argmax of the sum)",
@@ -208,12 +207,7 @@ def line_width(image_size: tuple[int, int]) -> int:
 
 def mark_region(image: Image.Image, bbox: dict, declared_size: tuple[float, float]) -> Image.Image:
     """A copy of `image` (RGB) with a thick red rectangle drawn just outside the (scaled) bbox."""
-    img = image.convert("RGB")  # convert() returns a new image, so the caller's image is left untouched
-    x0, y0, x1, y1 = region_box(bbox, declared_size, img.size)
-    lw = line_width(img.size)
-    outer = (max(0, x0 - lw), max(0, y0 - lw), min(img.width - 1, x1 - 1 + lw), min(img.height - 1, y1 - 1 + lw))
-    ImageDraw.Draw(img).rectangle(outer, outline=BOX_COLOR, width=lw)
-    return img
+    return mark_box(image, region_box(bbox, declared_size, image.size))
 
 
 def _fetch(inst: dict, ctx: BenchmarkContext) -> Image.Image:

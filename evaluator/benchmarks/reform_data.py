@@ -31,7 +31,7 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from evaluator.images import ImageUnavailable, fetch_image, is_url
+from evaluator.images import ImageUnavailable, fetch_image, is_url, mark_box
 from evaluator.sources import hf_download as _hf_download  # a module name, so tests can replace the download
 from evaluator.sources import parse_hf as _parse_hf
 from evaluator.sources import read_source
@@ -69,6 +69,8 @@ class ReformDataset:
     #                     or in the Hub file listing; False: our guess from the naming pattern, not verified
     question_type: str | None = None  # multi-file TDIUC: the annotations' question_type this dataset keeps
     choices_path: str | None = None   # multi-file sets: distractor choice list (TDIUC: a folder of <type>.json)
+    layout: str = "items"  # how the file's records are laid out: "items" (load_items reads them as they are) or
+    #                        a key of reform_layouts.LAYOUTS (the official builder's own layout, adapted)
 
     @property
     def multi_file(self) -> bool:
@@ -333,6 +335,12 @@ def normalise_item(record, index: int, form: str | None = None, dataset: str = "
         if load_images:
             image, image_ref = _open_image(ref, resolve or (lambda r: r),
                                            cache_dir or Path(tempfile.gettempdir()) / "reform_images")
+            region = record.get("region")
+            if region is not None:  # a referred region (x0, y0, x1, y1 in pixels), marked in red on the image
+                if not (isinstance(region, (list, tuple)) and len(region) == 4
+                        and all(isinstance(v, (int, float)) for v in region)):
+                    raise ValueError("region must be [x0, y0, x1, y1] in pixels")
+                image = mark_box(image, tuple(region))
         history = _history(record.get("history"))
         qid = next((record[k] for k in ("question_id", "sample_id", "id") if record.get(k) not in (None, "")), None)
     except ValueError as exc:
@@ -352,8 +360,11 @@ def normalise_item(record, index: int, form: str | None = None, dataset: str = "
 
 
 def load_items(source: str | Path, form: str | None = None, *, dataset: str = "", dimension: str = "",
-               load_images: bool = True, cache_dir: str | Path | None = None) -> list[dict]:
+               load_images: bool = True, cache_dir: str | Path | None = None, layout: str = "items") -> list[dict]:
     """Read a ReForm-Eval file from a local path, an http(s) URL or hf://datasets/<org>/<name>[@rev]/<file>.
+
+    `layout` "items" reads the records as they are; another name is a key of reform_layouts.LAYOUTS, whose
+    adapter turns the official file's own layout into such records first.
 
     `form` is one of FORMS; None means each item carries its own "form" (as the sample suite does). `dataset`
     and `dimension` label every item unless the item has its own. With load_images=False the images are not
@@ -365,8 +376,14 @@ def load_items(source: str | Path, form: str | None = None, *, dataset: str = ""
         raise ValueError(f"form must be one of {', '.join(FORMS)}, got {form!r}")
     text, resolve = _read_source(source)
     cache = Path(cache_dir) if cache_dir else None
+    if layout == "items":
+        records = _records(text, source)
+    else:
+        from evaluator.benchmarks.reform_layouts import adapt  # lazy: the layouts import this module
+
+        records = adapt(layout, text, source)
     return [normalise_item(rec, i, form, dataset, dimension, resolve, load_images, cache)
-            for i, rec in enumerate(_records(text, source))]
+            for i, rec in enumerate(records)]
 
 
 def hub_source(entry: ReformDataset, revision: str | None = None, path: str | None = None) -> str:
@@ -490,7 +507,7 @@ def load_entry(entry: ReformDataset, revision: str | None = None, load_images: b
     """The items of one table entry, downloaded from the Hub dataset."""
     labels = {"dataset": entry.name, "dimension": entry.dimension, "load_images": load_images}
     if not entry.multi_file:
-        return load_items(hub_source(entry, revision), entry.form, **labels)
+        return load_items(hub_source(entry, revision), entry.form, layout=entry.layout, **labels)
     if entry.question_type is not None:
         annotations = entry.hub_path.replace("_ques.json", "_anns.json")
         return load_tdiuc(hub_source(entry, revision), hub_source(entry, revision, annotations),
