@@ -408,5 +408,8 @@ def run(model, ctx: BenchmarkContext) -> BenchmarkResult:
         used += ["reform_gen_templates", "reform_example", "reform_example_answer"]
     if do_lik:
         used.append("reform_lik_templates")
-    return BenchmarkResult(scores=scores, details=details, counts=counts,
-                           prompts={name: prompts[name] for name in used}, extra=extra)
+    shown = {name: prompts[name] for name in used}
+    if ctx.suite != "sample":  # the full suite's question wording for datasets that have none (reform_layouts)
+        for name in ("reform_dataset_questions.json", "reform_mocheg.txt"):
+            shown[name.rsplit(".", 1)[0]] = (PROMPTS_DIR / name).read_text(encoding="utf-8")
+    return BenchmarkResult(scores=scores, details=details, counts=counts, prompts=shown, extra=extra)

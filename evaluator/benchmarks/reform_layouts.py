@@ -16,13 +16,142 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from evaluator.benchmarks import reform_dialogue, reform_templates
+from pathlib import Path
+
+from evaluator.benchmarks import reform_data, reform_dialogue, reform_templates
 
 Adapter = Callable[[Any], list[dict]]
+
+PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+
+
+# --------------------------------------------------------------------------------------------- open-ended and MOCHEG
+# The layouts below were read off the official builders' huggingface branch (FudanDISC/ReForm-Eval):
+#   "kie"     build/{FUNSD,POIE,SROIE}/kie_dataset.py: {"version","split","data":[{question_id, image (base64),
+#             question (a string), answer_txt}]}
+#   "ocr"     build/{CUTE80,IC15,IIIT5K,WordArt,COCO_text,textOCR}/ocr_dataset.py: as "kie", but question is a LIST
+#             of phrasings of one request (the builder picks one per duplicate; we take the first, the one it uses
+#             with its default random_instruct and a single duplicate); TextOCR adds bbox [x, y, w, h], and the
+#             builder crops the image to it
+#   "caption" build/{MSCOCO,TextCaps,NoCaps,Flickr30K}/caption_dataset.py: {"dataset_name","data":[{img (base64),
+#             annos: [reference captions]}]}, no question and no id (the builder numbers the items)
+#   "mocheg"  build/MOCHEG/mcv_dataset.py: {"version","split","data":[{instance_id, image_id (base64), claim,
+#             text_evidence, answer (option text), answer_options}]}; the question is composed from claim and
+#             evidence with our template prompts/reform_mocheg.txt ({claim}, {evidence})
+
+def _rows(data, wrapper: tuple[str, ...] = ("data",)) -> list:
+    """The item list of an official file: an object with every key of `wrapper`, its items under "data"."""
+    if not isinstance(data, dict):
+        raise TypeError(f"expected an object with keys {', '.join(wrapper)}, got a {type(data).__name__}")
+    missing = [k for k in wrapper if k not in data]
+    if missing:
+        raise KeyError(f"the file object has no {', '.join(map(repr, missing))} (keys: {', '.join(sorted(data))})")
+    rows = data["data"]
+    if not isinstance(rows, list):
+        raise TypeError("'data' is not a list")
+    return rows
+
+
+def _item(row, k: int) -> dict:
+    if not isinstance(row, dict):
+        raise TypeError(f"item {k} is not an object")
+    return row
+
+
+def _need(row: dict, k: int, *keys: str):
+    missing = [key for key in keys if key not in row]
+    if missing:
+        raise KeyError(f"item {k} has no {', '.join(map(repr, missing))} (keys: {', '.join(sorted(row))})")
+
+
+def _first_phrasing(question, k: int) -> str:
+    if isinstance(question, str):
+        return question
+    if isinstance(question, list) and question and isinstance(question[0], str):
+        return question[0]
+    raise TypeError(f"item {k}: question must be a string or a non-empty list of strings")
+
+
+def _crop(image, bbox, k: int):
+    """TextOCR: the image cropped to bbox [x, y, w, h] (as the builder does). A base64 image is cropped here; an
+    image given as a path cannot be read at this point, so its word box is marked instead ("region")."""
+    if not (isinstance(bbox, (list, tuple)) and len(bbox) == 4
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in bbox)):
+        raise TypeError(f"item {k}: bbox must be [x, y, w, h]")
+    x, y, w, h = bbox
+    box = (int(x), int(y), int(x + w), int(y + h))
+    if not isinstance(image, str) or reform_data._looks_like_path(image):
+        return image, list(box)
+    try:
+        cropped = reform_data.decode_base64_image(image).crop(box)
+    except ValueError as exc:
+        raise TypeError(f"item {k}: {exc}") from None
+    return reform_data.encode_image_base64(cropped), None
+
+
+def adapt_kie(data) -> list[dict]:
+    """FUNSD / POIE / SROIE: the question as it stands, the answer under answer_txt."""
+    out = []
+    for k, row in enumerate(_rows(data, ("version", "split", "data"))):
+        row = _item(row, k)
+        _need(row, k, "question_id", "image", "question", "answer_txt")
+        out.append({"question_id": row["question_id"], "question": _first_phrasing(row["question"], k),
+                    "answer": row["answer_txt"], "image": row["image"]})
+    return out
+
+
+def adapt_ocr(data) -> list[dict]:
+    """CUTE80 / IC15 / IIIT5K / WordArt / TextOCR / COCO-Text: first phrasing, answer_txt, TextOCR's word crop."""
+    out = []
+    for k, row in enumerate(_rows(data, ("version", "split", "data"))):
+        row = _item(row, k)
+        _need(row, k, "question_id", "image", "question", "answer_txt")
+        rec = {"question_id": row["question_id"], "question": _first_phrasing(row["question"], k),
+               "answer": row["answer_txt"], "image": row["image"]}
+        if row.get("bbox") is not None:
+            rec["image"], region = _crop(row["image"], row["bbox"], k)
+            if region is not None:
+                rec["region"] = region
+        out.append(rec)
+    return out
+
+
+def adapt_caption(data) -> list[dict]:
+    """MSCOCO / TextCaps / NoCaps / Flickr30K captions: references under annos, numbered as the builder does."""
+    out = []
+    for k, row in enumerate(_rows(data, ("dataset_name", "data"))):
+        row = _item(row, k)
+        _need(row, k, "img", "annos")
+        out.append({"question_id": str(k), "question": "", "references": row["annos"], "image": row["img"]})
+    return out
+
+
+def mocheg_template() -> str:
+    return (PROMPTS_DIR / "reform_mocheg.txt").read_text(encoding="utf-8").strip()
+
+
+def adapt_mocheg(data) -> list[dict]:
+    """MOCHEG: a question made of claim + text evidence (our template), the builder's options and answer."""
+    template = mocheg_template()
+    out = []
+    for k, row in enumerate(_rows(data, ("version", "split", "data"))):
+        row = _item(row, k)
+        _need(row, k, "instance_id", "image_id", "claim", "text_evidence", "answer", "answer_options")
+        if not isinstance(row["claim"], str) or not isinstance(row["text_evidence"], str):
+            raise TypeError(f"item {k}: claim and text_evidence must be strings")
+        question = template.replace("{claim}", row["claim"].strip()).replace("{evidence}", row["text_evidence"].strip())
+        out.append({"question_id": row["instance_id"], "question": question, "answer": row["answer"],
+                    "answer_options": row["answer_options"], "image": row["image_id"]})
+    return out
+
 
 LAYOUTS: dict[str, Adapter] = {
     **reform_templates.LAYOUTS,
     **reform_dialogue.LAYOUTS,
+    "kie": adapt_kie,
+    "ocr": adapt_ocr,
+    "caption": adapt_caption,
+    "mocheg": adapt_mocheg,
 }
 
 
