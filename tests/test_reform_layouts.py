@@ -157,3 +157,15 @@ def test_ocr_vqa_and_vqa_files_load_as_items(tmp_path):
                       "answer_options": ["red", "blue"]})
     [item] = rd.load_items(_write(tmp_path / "vqa_val_10p.json", doc), rd.MC, dataset="VQA-v2")
     assert item["options"] == ["red", "blue"] and item["answer"] == "red"
+
+
+def test_full_suite_reads_a_layout_entry_through_the_hub(tmp_path, monkeypatch):
+    """load_full_suite passes the table's layout on: FUNSD (layout "kie") from a faked Hub download."""
+    doc = _versioned({"question_id": "funsd-1", "image": _png_b64(), "question": "What is the date?",
+                      "answer_txt": "12/01/98"})
+    path = _write(tmp_path / "funsd.json", doc)
+    calls = []
+    monkeypatch.setattr(rd, "_hf_download", lambda repo_id, filename, revision: calls.append(filename) or str(path))
+    [item] = rd.load_full_suite(["FUNSD"])
+    assert calls == [rd.DATASETS_BY_NAME["FUNSD"].hub_path]
+    assert item["answer"] == ["12/01/98"] and item["dataset"] == "FUNSD" and item["form"] == rd.KIE
