@@ -185,6 +185,22 @@ def test_reference_tdiuc_accuracy_and_instability():
     assert ent == pytest.approx(0.7122099355998233, abs=1e-12)
 
 
+def test_reference_tdiuc_through_the_benchmark_scoring():
+    """The dump's predictions through reform.py's own per-dataset scoring and instability, as run() uses them."""
+    from evaluator.benchmarks import reform
+
+    rows = []
+    for r in _load(TDIUC):
+        ok, idx = score_choice(r["prediction"], r["answer"], len(r["answer_options"]))
+        rows.append({"question_id": r["sample_id"], "dataset": "TDIUC-color", "dimension": "fine_perception",
+                     "form": "multiple_choice", "score": 1.0 if ok else 0.0,
+                     "_answer_text": choice_text(idx, r["answer_options"], r["prediction"])})
+    per_dataset = reform.dataset_scores(rows, {})
+    assert round(per_dataset["TDIUC-color"]["score"], 6) == 0.581818 and per_dataset["TDIUC-color"]["rows"] == 55
+    assert reform.dimension_scores(per_dataset) == {"fine_perception": per_dataset["TDIUC-color"]["score"]}
+    assert round(reform._instability(rows), 6) == 0.712210
+
+
 def _official_style_kie(pred: str, gt: str) -> int:
     """An independent, literal re-statement of the reference KIE rule used as the test oracle."""
     from evaluator.metrics.vqa_normalize import CONTRACTIONS

@@ -179,8 +179,6 @@ def _row(item: dict, mode: str, repeat: int, prompt: str, extraction: str) -> di
     }
 
 
-
-
 def _select(items: list[dict], limit: int) -> list[dict]:
     """At most `limit` items per dimension (all when limit <= 0), in the suite's order."""
     if not limit or limit <= 0:
