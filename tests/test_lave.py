@@ -262,3 +262,19 @@ def test_a_tiny_vlm_answers_through_the_real_adapter(tiny_llava, one_torch_threa
         assert "<image>" in row["prompt"] and row["question"] in row["prompt"]
         assert all(not math.isnan(row[m]) for m in ("vqa_accuracy", "anls", "exact_match", "bleu4", "cider"))
     assert res.scores["lave"] == 0.0  # the scripted judge rates every unknown candidate 1
+
+
+def test_a_local_judge_rates_through_the_same_interface(tiny_llava, tiny_llama, one_torch_thread):
+    """LAVE with `local:<model>` as the judge: a real transformers judge (random weights, so its replies rarely hold
+    a rating) runs through the same interface; every item ends rated, with the fallback counted and flagged."""
+    from evaluator.judge import make_judge, parse_lave_rating
+    from evaluator.models import load_model
+
+    ctx = _ctx(limit=2, max_new_tokens=3, judge_max_tokens=8)
+    ctx.judge = make_judge(f"local:{tiny_llama.repo_id}@{tiny_llama.sha}")
+    res = lave.run(load_model(tiny_llava.repo_id, revision=tiny_llava.sha, batch_size=2), ctx)
+    assert res.counts["rated"] == 2 and res.counts["unrated"] == 0
+    assert res.extra["judge"]["kind"] == "local" and res.extra["judge"]["model"] == tiny_llama.repo_id
+    for row in res.details:
+        assert row["judge_prompt"].endswith("Output:") and row["rating"] in (1.0, 2.0, 3.0)
+        assert row["rating_fallback"] == (parse_lave_rating(row["judge_raw"]) is None)
