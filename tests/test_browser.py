@@ -85,3 +85,38 @@ def test_queue_tab_lists_requests_shows_a_failed_log_and_cancels(store, app_url,
     page.locator("#queue-cancel-message").get_by_text("Done").wait_for(state="visible")
     assert q.load(store, pending.path).status == q.CANCELLED
     page.get_by_text("Cancelled (1)").filter(visible=True).first.wait_for()
+
+
+def test_lave_columns_extra_columns_and_the_lave_section(store, app_url, open_page):
+    from leaderboard import tables
+
+    res = result("tiny-org/tiny-llava")
+    res["benchmarks"]["lave"] = {
+        "scores": {"lave": 0.75, "vqa_accuracy": 0.3, "anls": 0.4, "exact_match": 0.25, "bleu4": 0.01, "cider": 1.234},
+        "counts": {"items": 4, "answered": 4, "rated": 4, "unrated": 0, "rating_fallback": 1, "image_unavailable": 0},
+        "extra": {"ratings": {"1": 1, "2": 0, "3": 3},
+                  "agreement": {m: {"n": 4, "agreement": 0.5, "spearman": 0.25, "rule": "x"}
+                                for m in ("vqa_accuracy", "anls", "exact_match", "bleu4", "cider")}},
+    }
+    write_result(store, res)
+    page = open_page(app_url)
+    table = page.locator("#leaderboard-table")
+    table.get_by_text("tiny-org/tiny-llava", exact=True).filter(visible=True).first.wait_for(state="visible")
+    headers = tables.display_headers()
+    assert board_cells(page, headers.index("LAVE score")) == ["75.0"]
+    assert board_cells(page, headers.index("LAVE CIDEr")) == ["1.23"]  # a plain number, not a percentage
+
+    # an extra column, chosen in the "More columns" selector, joins the table
+    page.locator("#board-dimensions").get_by_label("LAVE agrees with exact match").check()
+    table.locator("th").filter(has_text="LAVE agrees with exact match").filter(visible=True).first.wait_for(
+        state="visible")
+
+    # the LAVE section: the run's LAVE beside each strict metric
+    page.get_by_text("LAVE against strict metrics").first.click()
+    runs = page.locator("#lave-run input").first
+    runs.wait_for(state="visible")
+    runs.click()
+    page.get_by_role("option").filter(has_text="tiny-org/tiny-llava").filter(visible=True).first.click()
+    section = page.locator("#lave-agreement")
+    section.get_by_text("exact match", exact=True).filter(visible=True).first.wait_for(state="visible")
+    assert section.get_by_text("3 rated 3", exact=False).filter(visible=True).count() >= 1
