@@ -14,9 +14,8 @@ layout has an adapter here, named in the dataset table (ReformDataset.layout):
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
-
 from pathlib import Path
+from typing import Any, Callable
 
 from evaluator.benchmarks import reform_data, reform_dialogue, reform_templates
 
