@@ -33,7 +33,7 @@ Every results file records, besides the scores and per-benchmark counts (items, 
 - `run.versions`: the versions of torch, transformers and the other libraries involved;
 - `run.git_commit`: this project's commit that ran the evaluation;
 - `run.judge`: the judge's identity (model id and revision, or endpoint and model name) where a judge grades;
-- `run.prompt_hashes`: a sha256 of every prompt template used;
+- `run.prompt_hashes`: a sha256 of every prompt template and demonstration file used;
 - `run.suite` (sample or full), `run.item_counts` per benchmark, `run.wall_time_s`, `run.scoring_path` and
   whether the model saw the images (`run.has_vision`);
 - the submitted and finished times, and the benchmarks that were skipped, with the reason.
@@ -52,6 +52,8 @@ def columns_markdown() -> str:
         if cols:
             parts.append(f"### {bench.title}\n{bench.summary}\n\n"
                          + "\n".join(f"- **{c.label}**: {c.description}" for c in cols))
+    parts.append("### Columns you can add\nChosen under **More columns** on the Leaderboard tab.\n\n"
+                 + "\n".join(f"- **{c.label}**: {c.description}" for c in tables.EXTRA_COLUMNS))
     return "\n\n".join(parts)
 
 
