@@ -168,3 +168,22 @@ def test_same_seed_same_prompts_and_modes_alone(llava, both):
     assert {r["repeat"] for r in lik_only.details if r["mode"] == "likelihood"} == {0, 1}
     with pytest.raises(ValueError):
         _run(llava, **{"reform.mode": "bogus"})
+
+
+def test_sampled_repeats_share_a_seed_so_they_batch(llava, monkeypatch):
+    """All items of one repeat carry the same sampling seed, so the adapter runs them as one batch (a seed per item
+    would make every sampled request a batch of one)."""
+    batches = []
+    original = llava._generate_batch
+
+    def spy(batch, temperature, seed):
+        batches.append((temperature, seed, len(batch)))
+        return original(batch, temperature, seed)
+
+    monkeypatch.setattr(llava, "_generate_batch", spy)
+    ctx = BenchmarkContext(limit=1, options={"reform.mode": "generation", "reform.repeats": "2"}, batch_size=64)
+    result = reform.run(llava, ctx)
+    sampled = [b for b in batches if b[0] > 0]
+    assert {seed for _, seed, _ in sampled} == {reform.repeat_seed(0, 0), reform.repeat_seed(0, 1)}
+    n_mc = result.counts["multiple_choice"]
+    assert sum(size for *_, size in sampled) == 2 * n_mc and max(size for *_, size in sampled) > 1
