@@ -155,7 +155,9 @@ def load_docmatix(location: str = DOCMATIX) -> list[dict]:
     assistant, source}), one item per row: its first question-answer pair and its first page image.
 
     `location` is an hf:// reference (downloaded through the Hub cache) or a local path. A row without a usable
-    image keeps the decode error and is reported image_unavailable at run time.
+    image keeps the decode error and is reported image_unavailable at run time. The layout is the one the Docmatix
+    authors declared when they pushed this config (features images = Sequence(Image), texts = [{user, assistant,
+    source}]), which parquet stores as list<struct<bytes, path>> and list<struct<user, assistant, source>>.
     """
     import pyarrow.parquet as pq
 
