@@ -1,6 +1,7 @@
 """Where benchmark data comes from: hf://datasets/... references and http(s) downloads, shared by the loaders."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Callable
@@ -57,3 +58,25 @@ def read_source(source: str, what: str, download: Callable[[str, str, str | None
     if not path.is_file():
         raise FileNotFoundError(f"{what} not found: {path}")
     return path.read_text(encoding="utf-8"), lambda ref: str((path.parent / ref).resolve())
+
+
+def json_records(text: str, source: str, list_keys: tuple[str, ...] = ("data",)) -> list:
+    """Rows of a JSON file as the Hub's `datasets` json builder reads it: a list, an object holding the list under
+    one of `list_keys`, a column-oriented object ({name: [values]}), or JSON lines. ValueError names `source`."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            data = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{source}: neither JSON nor JSON lines ({exc})") from None
+    if isinstance(data, dict):
+        key = next((k for k in list_keys if isinstance(data.get(k), list)), None)
+        if key is not None:
+            data = data[key]
+        elif data and all(isinstance(v, list) for v in data.values()) and len({len(v) for v in data.values()}) == 1:
+            names = list(data)
+            data = [dict(zip(names, values)) for values in zip(*data.values())]  # column-oriented
+    if not isinstance(data, list):
+        raise ValueError(f"{source}: expected a list of records")
+    return data

@@ -45,3 +45,18 @@ def prompt_as_sent(model, request) -> str:
     """The prompt text the model receives for a request (its chat template applied), for the details rows."""
     build = getattr(model, "build_prompt", None)
     return build(request) if callable(build) else request.text
+
+
+def int_option(ctx: BenchmarkContext, key: str, default: int, minimum: int) -> int:
+    """An integer benchmark option (ctx.options[key]); `default` when unset or empty; a ValueError naming the option
+    when it is not an integer or below `minimum`."""
+    raw = ctx.options.get(key)
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return default
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        raise ValueError(f"option {key} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise ValueError(f"option {key} must be at least {minimum}, got {value}")
+    return value

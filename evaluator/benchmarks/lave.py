@@ -35,7 +35,7 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult, prompt_as_sent
+from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult, int_option, prompt_as_sent
 from evaluator.benchmarks.lave_rater import (build_lave_prompt, lave_messages, load_lave_prompts, prompt_texts,
                                              split_lave_reply)
 from evaluator.images import ImageUnavailable, fetch_image_ref, is_url
@@ -43,7 +43,7 @@ from evaluator.metrics.captions import caption_item_scores, caption_scores
 from evaluator.metrics.lave import lave_agreement, lave_score
 from evaluator.metrics.vqa import anls, exact_match, vqa_accuracy
 from evaluator.models.base import GenerationRequest
-from evaluator.sources import hf_download, parse_hf, read_source
+from evaluator.sources import hf_download, json_records, parse_hf, read_source
 
 NAME = "lave"
 NEEDS_IMAGES = True
@@ -88,21 +88,6 @@ def _answers(value) -> list[str]:
     return out
 
 
-def _rows(text: str, source: str) -> list:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        try:
-            data = [json.loads(line) for line in text.splitlines() if line.strip()]
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{source}: neither JSON nor JSON lines ({exc})") from None
-    if isinstance(data, dict):
-        data = next((data[k] for k in ("items", "data", "questions") if isinstance(data.get(k), list)), None)
-    if not isinstance(data, list):
-        raise ValueError(f"{source}: expected a list of items or an object with an 'items' list")
-    return data
-
-
 def load_vqa_file(source: str | Path, label: str = "vqa") -> list[dict]:
     """Items {question_id, question, answers, image_ref, image (None: read at run time), kind, style, source}.
 
@@ -111,7 +96,7 @@ def load_vqa_file(source: str | Path, label: str = "vqa") -> list[dict]:
     source = str(source)
     text, resolve = read_source(source, "LAVE data", download=lambda *args: hf_download(*args))
     items, seen = [], set()
-    for i, rec in enumerate(_rows(text, source)):
+    for i, rec in enumerate(json_records(text, source, ("items", "data", "questions"))):
         try:
             if not isinstance(rec, dict):
                 raise ValueError("not an object")
@@ -290,29 +275,16 @@ def _breakdown(rows: list[dict], key: str) -> dict[str, dict]:
     return out
 
 
-def _int_option(ctx: BenchmarkContext, key: str, default: int, minimum: int) -> int:
-    raw = ctx.options.get(key)
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        raise ValueError(f"option {key} must be an integer, got {raw!r}") from None
-    if value < minimum:
-        raise ValueError(f"option {key} must be at least {minimum}, got {value}")
-    return value
-
-
 def run(model, ctx: BenchmarkContext) -> BenchmarkResult:
     """Answer every question, rate each answer with the LAVE judge, and score it with the string metrics."""
     judge = getattr(ctx, "judge", None)
     if judge is None:
         raise ValueError(NO_JUDGE_MESSAGE)
-    max_new_tokens = _int_option(ctx, "lave.max_new_tokens", DEFAULT_MAX_NEW_TOKENS, 1)
-    shots = _int_option(ctx, "lave.shots", 8, 0)
+    max_new_tokens = int_option(ctx, "lave.max_new_tokens", DEFAULT_MAX_NEW_TOKENS, 1)
+    shots = int_option(ctx, "lave.shots", 8, 0)
     generation = {}
     if ctx.options.get("lave.judge_max_tokens"):
-        generation["max_tokens"] = _int_option(ctx, "lave.judge_max_tokens", 0, 1)
+        generation["max_tokens"] = int_option(ctx, "lave.judge_max_tokens", 0, 1)
     template = ANSWER_PROMPT.read_text(encoding="utf-8")
     rater = load_lave_prompts()
     items = load_suite(ctx)

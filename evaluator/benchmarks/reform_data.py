@@ -34,7 +34,7 @@ from PIL import Image, UnidentifiedImageError
 from evaluator.images import ImageUnavailable, fetch_image, is_url, mark_box
 from evaluator.sources import hf_download as _hf_download  # a module name, so tests can replace the download
 from evaluator.sources import parse_hf as _parse_hf
-from evaluator.sources import read_source
+from evaluator.sources import json_records, read_source
 
 HUB_REPO = "Aweminus/ReForm-Eval-Data"
 SAMPLE_PATH = Path(__file__).resolve().parent.parent / "data" / "reform_sample.json"
@@ -401,31 +401,10 @@ def hub_source(entry: ReformDataset, revision: str | None = None, path: str | No
 # loaders join them and draw 3 distractors per question from the choice list of its type (unseeded there; seeded by
 # question id here, so a run is reproducible). A yes/no TDIUC answer gets the options [yes, no].
 
-def _json_rows(text: str, source: str, list_keys: tuple[str, ...] = ("data",)) -> list:
-    """Rows of a JSON file as the Hub's `datasets` json builder reads it: a list, {key: list}, columns, or JSONL."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        try:
-            data = [json.loads(line) for line in text.splitlines() if line.strip()]
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{source}: neither JSON nor JSON lines ({exc})") from None
-    if isinstance(data, dict):
-        key = next((k for k in list_keys if isinstance(data.get(k), list)), None)
-        if key is not None:
-            data = data[key]
-        elif data and all(isinstance(v, list) for v in data.values()) and len({len(v) for v in data.values()}) == 1:
-            names = list(data)
-            data = [dict(zip(names, values)) for values in zip(*data.values())]  # column-oriented
-    if not isinstance(data, list):
-        raise ValueError(f"{source}: expected a list of records")
-    return data
-
-
 def _choice_list(source: str) -> list:
     """A distractor list file: rows with a "choice" field (as the official loaders read it), or bare values."""
     text, _ = _read_source(source)
-    rows = _json_rows(text, source, ("choice", "choices", "data"))
+    rows = json_records(text, source, ("choice", "choices", "data"))
     values = [row.get("choice") if isinstance(row, dict) else row for row in rows]
     if not values or any(v is None or isinstance(v, (dict, list)) for v in values):
         raise ValueError(f"{source}: expected a list of choices")
@@ -457,7 +436,7 @@ def load_tdiuc(questions: str, annotations: str, choices_dir: str, question_type
     q_text, resolve = _read_source(questions)
     a_text, _ = _read_source(annotations)
     answers = {}
-    for k, ann in enumerate(_json_rows(a_text, annotations, ("annotations", "data"))):
+    for k, ann in enumerate(json_records(a_text, annotations, ("annotations", "data"))):
         try:
             answers[str(ann["question_id"])] = (ann["question_type"], str(ann["answers"][0]["answer"]))
         except (KeyError, IndexError, TypeError):
@@ -465,7 +444,7 @@ def load_tdiuc(questions: str, annotations: str, choices_dir: str, question_type
     pool = None
     items = []
     cache = Path(cache_dir) if cache_dir else None
-    for k, q in enumerate(_json_rows(q_text, questions, ("questions", "data"))):
+    for k, q in enumerate(json_records(q_text, questions, ("questions", "data"))):
         if not isinstance(q, dict) or "question_id" not in q:
             raise ValueError(f"ReForm-Eval item {k}: no question_id")
         qid = str(q["question_id"])
@@ -496,7 +475,7 @@ def load_object_counting(annotations: str, choices: str, *, dataset: str = "", d
     pool = _choice_list(choices)
     cache = Path(cache_dir) if cache_dir else None
     items = []
-    for k, ann in enumerate(_json_rows(text, annotations)):
+    for k, ann in enumerate(json_records(text, annotations)):
         if not isinstance(ann, dict) or ann.get("Answer") in (None, ""):
             raise ValueError(f"ReForm-Eval item {k}: no Answer")
         qid, answer = str(k + 1), str(ann["Answer"])

@@ -31,7 +31,7 @@ import string
 from collections import Counter
 from pathlib import Path
 
-from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult
+from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult, int_option
 from evaluator.metrics.simpleqa import (
     expected_calibration_error,
     frequency_points,
@@ -314,17 +314,6 @@ def _flag(ctx: BenchmarkContext, key: str, default: bool) -> bool:
     raise ValueError(f"{key} must be 'on' or 'off', got {value!r}")
 
 
-def _int_option(ctx: BenchmarkContext, key: str, default: int, minimum: int) -> int:
-    raw = ctx.options.get(key, default)
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        raise ValueError(f"{key} must be an integer, got {raw!r}") from None
-    if value < minimum:
-        raise ValueError(f"{key} must be at least {minimum}, got {value}")
-    return value
-
-
 def _row(q: dict, part: str, repeat: int, prompt: str) -> dict:
     """A details row with every column, filled as for an ungraded reply."""
     return {
@@ -391,14 +380,14 @@ def run(model, ctx: BenchmarkContext) -> BenchmarkResult:
     judge = getattr(ctx, "judge", None)
     if judge is None:
         raise ValueError(NO_JUDGE_MESSAGE)
-    max_new_tokens = _int_option(ctx, "simpleqa.max_new_tokens", DEFAULT_MAX_NEW_TOKENS, 1)
-    conf_max_new_tokens = _int_option(ctx, "simpleqa.confidence_max_new_tokens",
+    max_new_tokens = int_option(ctx, "simpleqa.max_new_tokens", DEFAULT_MAX_NEW_TOKENS, 1)
+    conf_max_new_tokens = int_option(ctx, "simpleqa.confidence_max_new_tokens",
                                       DEFAULT_CONFIDENCE_MAX_NEW_TOKENS, 1)
-    n_samples = _int_option(ctx, "simpleqa.samples", DEFAULT_SAMPLES, 1)
-    seed = _int_option(ctx, "simpleqa.seed", DEFAULT_SEED, 0)
+    n_samples = int_option(ctx, "simpleqa.samples", DEFAULT_SAMPLES, 1)
+    seed = int_option(ctx, "simpleqa.seed", DEFAULT_SEED, 0)
     judge_generation = {}
     if ctx.options.get("simpleqa.judge_max_tokens"):
-        judge_generation["max_tokens"] = _int_option(ctx, "simpleqa.judge_max_tokens", 0, 1)
+        judge_generation["max_tokens"] = int_option(ctx, "simpleqa.judge_max_tokens", 0, 1)
     use_confidence, use_frequency = calibration_defaults(ctx, n_samples)
 
     source = SAMPLE_PATH if ctx.suite == "sample" else (ctx.sources.get(NAME) or OFFICIAL_URL)
