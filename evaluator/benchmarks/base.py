@@ -60,3 +60,9 @@ def int_option(ctx: BenchmarkContext, key: str, default: int, minimum: int) -> i
     if value < minimum:
         raise ValueError(f"option {key} must be at least {minimum}, got {value}")
     return value
+
+
+def nan_mean(values) -> float:
+    """The mean of the defined values (NaN ones skipped); NaN when none is defined."""
+    defined = [v for v in values if not math.isnan(v)]
+    return sum(defined) / len(defined) if defined else math.nan

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult, int_option, prompt_as_sent
+from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult, int_option, nan_mean, prompt_as_sent
 from evaluator.benchmarks.lave_rater import (build_lave_prompt, lave_messages, load_lave_prompts, prompt_texts,
                                              split_lave_reply)
 from evaluator.images import ImageUnavailable, fetch_image_ref, is_url
@@ -261,17 +261,12 @@ def _string_metrics(rows: list[dict]) -> dict[str, float]:
     return {"bleu4": corpus["BLEU-4"], "cider": corpus["CIDEr"]}
 
 
-def _mean(values: list[float]) -> float:
-    values = [v for v in values if not math.isnan(v)]
-    return sum(values) / len(values) if values else math.nan
-
-
 def _breakdown(rows: list[dict], key: str) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for group in sorted({r[key] for r in rows}):
         sub = [r for r in rows if r[key] == group]
-        out[group or "(none)"] = {"n": len(sub), "lave": _mean([r["lave"] for r in sub]),
-                                  **{m: _mean([r[m] for r in sub]) for m in ("vqa_accuracy", "anls", "exact_match")}}
+        out[group or "(none)"] = {"n": len(sub), "lave": nan_mean([r["lave"] for r in sub]),
+                                  **{m: nan_mean([r[m] for r in sub]) for m in ("vqa_accuracy", "anls", "exact_match")}}
     return out
 
 
@@ -322,8 +317,8 @@ def run(model, ctx: BenchmarkContext) -> BenchmarkResult:
     answered = [r for r in rows if r["status"] == "ok"]
     corpus = _string_metrics(answered) if answered else {"bleu4": math.nan, "cider": math.nan}
     rated = [r for r in answered if not math.isnan(r["lave"])]
-    scores = {"lave": _mean([r["lave"] for r in rated])}
-    scores.update({m: _mean([r[m] for r in answered]) for m in ("vqa_accuracy", "anls", "exact_match")})
+    scores = {"lave": nan_mean([r["lave"] for r in rated])}
+    scores.update({m: nan_mean([r[m] for r in answered]) for m in ("vqa_accuracy", "anls", "exact_match")})
     scores.update(corpus)
     agreement = {m: lave_agreement([r["lave"] for r in answered], [r[m] for r in answered],
                                    AGREEMENT_THRESHOLDS[m]) for m in STRING_METRICS}

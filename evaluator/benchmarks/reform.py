@@ -37,7 +37,7 @@ import random
 import zlib
 from pathlib import Path
 
-from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult, prompt_as_sent
+from evaluator.benchmarks.base import BenchmarkContext, BenchmarkResult, nan_mean, prompt_as_sent
 from evaluator.benchmarks.base import argmax as _argmax
 from evaluator.benchmarks.reform_data import (CAPTION, DIMENSIONS, KIE, MC, OCR, load_full_suite,
                                               load_sample_suite)
@@ -223,11 +223,6 @@ def dimension_scores(per_dataset: dict[str, dict]) -> dict[str, float]:
     return out
 
 
-def _mean(values) -> float:
-    vals = [v for v in values if not math.isnan(v)]
-    return sum(vals) / len(vals) if vals else math.nan
-
-
 def _instability(rows: list[dict]) -> float:
     answers: dict[str, list[str]] = {}
     for row in rows:
@@ -373,7 +368,7 @@ def run(model, ctx: BenchmarkContext) -> BenchmarkResult:
     for prefix, mc_rows in variants:
         per_ds = dataset_scores(mc_rows + free_rows, caption_refs)
         dims = dimension_scores(per_ds)
-        scores[f"{prefix}_overall"] = _mean(dims.values())
+        scores[f"{prefix}_overall"] = nan_mean(dims.values())
         if prefix != "lik_mean":
             for dim, value in dims.items():
                 scores[f"{prefix}_{dim}"] = value
