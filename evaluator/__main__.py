@@ -1,4 +1,4 @@
-"""Command line: `python -m evaluator run ...` and `python -m evaluator list-benchmarks`.
+"""Command line: `python -m evaluator run ...`, `python -m evaluator rescore ...` and `python -m evaluator list-benchmarks`.
 
 On failure the last line printed (to stderr) is `error: <one-line reason>` and the exit code is 1;
 the scheduler shows that line as the request's reason.
@@ -11,7 +11,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from evaluator.benchmarks import REGISTRY
+from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -21,7 +21,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--model", help="Hub id (org/name) or a local model folder")
     run.add_argument("--revision", help="commit sha (a branch or tag also works on the CLI)")
     run.add_argument("--precision", default=None, choices=["auto", "float32", "bfloat16", "float16"])
-    run.add_argument("--benchmarks", default="cure", help="comma-separated, from list-benchmarks")
+    run.add_argument("--benchmarks", default=",".join(DEFAULT_BENCHMARKS), help="comma-separated, from list-benchmarks")
     run.add_argument("--suite", default="sample", choices=["sample", "full"])
     run.add_argument("--limit", type=int, default=0, help="items per benchmark (0: all)")
     run.add_argument("--judge", default="", help="judge spec: local:<id or dir> | endpoint:<base url>|<model>")
@@ -31,9 +31,15 @@ def _parser() -> argparse.ArgumentParser:
                      "out-of-memory backoff, 4 on the CPU)")
     run.add_argument("--images-dir", default=None, help="image download cache (default: <out>/../cache/images)")
     run.add_argument("--source", action="append", default=[], metavar="BENCH=LOCATION",
-                     help="full-suite location for a benchmark, e.g. cure=https://... (repeatable)")
+                     help="a benchmark's data location, by the source key its card declares, e.g. "
+                     "cure=https://... (repeatable)")
     run.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                      help="benchmark option, e.g. cure.mode=generation (repeatable)")
+    rescore = commands.add_parser("rescore", help="grade a finished run again with another judge, from its stored "
+                                  "details (the model is not loaded)")
+    rescore.add_argument("--run", required=True, help="a finished run's folder (results.json + details/)")
+    rescore.add_argument("--judge", required=True, help="judge spec: local:<id or dir> | endpoint:<base url>|<model>")
+    rescore.add_argument("--out", required=True, help="output folder (may be the run's folder itself)")
     commands.add_parser("list-benchmarks", help="print the registered benchmarks")
     return parser
 
@@ -69,13 +75,25 @@ def _config(args: argparse.Namespace):
                      options=_pairs(args.option, "--option"), request=request)
 
 
+def _rescore(args: argparse.Namespace) -> int:
+    from evaluator.judge import make_judge, judge_name
+    from evaluator.rescore import rescore
+    from evaluator.runner import judge_token
+
+    results = rescore(Path(args.run), Path(args.out), make_judge(args.judge, token=judge_token()))
+    print(f"wrote {Path(args.out) / 'results.json'} (graded by {judge_name(results['run']['judge'])})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "list-benchmarks":
-        for name in sorted(REGISTRY):
+        for name in REGISTRY:
             print(name)
         return 0
     try:
+        if args.command == "rescore":
+            return _rescore(args)
         from evaluator.runner import run
 
         results = run(_config(args), Path(args.out))

@@ -134,6 +134,11 @@ def fetch_image_ref(ref: str, cache_dir: Path, shown: str | None = None) -> Imag
 BOX_COLOR = (255, 0, 0)
 
 
+def box_line_width(image_size: tuple[int, int]) -> int:
+    """A thick line that stays visible after the model's resizing: about 1% of the longer side, at least 3px."""
+    return max(3, round(max(image_size) / 100))
+
+
 def mark_box(image: Image.Image, box: tuple[int, int, int, int]) -> Image.Image:
     """A copy of `image` (RGB) with a thick red rectangle drawn just outside the pixel box (x0, y0, x1, y1), x1 and
     y1 exclusive; the line is about 1% of the longer side (at least 3 px) so it survives the model's resizing."""
@@ -141,7 +146,7 @@ def mark_box(image: Image.Image, box: tuple[int, int, int, int]) -> Image.Image:
     w, h = img.size
     x0, y0 = max(0, min(int(box[0]), w)), max(0, min(int(box[1]), h))
     x1, y1 = max(x0 + 1, min(int(box[2]), w)), max(y0 + 1, min(int(box[3]), h))
-    lw = max(3, round(max(img.size) / 100))
+    lw = box_line_width(img.size)
     outer = (max(0, x0 - lw), max(0, y0 - lw), min(w - 1, x1 - 1 + lw), min(h - 1, y1 - 1 + lw))
     ImageDraw.Draw(img).rectangle(outer, outline=BOX_COLOR, width=lw)
     return img

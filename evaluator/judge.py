@@ -12,7 +12,6 @@ A token is only ever sent as a bearer header: it never appears in an exception m
 from __future__ import annotations
 
 import email.utils
-import hashlib
 import json
 import logging
 import random
@@ -27,8 +26,11 @@ from urllib.parse import urlsplit
 
 import requests
 
+from evaluator.prompt_files import prompt_hash  # noqa: F401 - part of this module's API
+from evaluator.redaction import redact
+
 __all__ = ["Judge", "JudgeError", "JudgeResult", "EndpointJudge", "LocalJudge", "make_judge",
-           "parse_simpleqa_grade", "parse_lave_rating", "prompt_hash"]
+           "parse_simpleqa_grade", "parse_lave_rating", "prompt_hash", "judge_name"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,11 +68,6 @@ class Judge(Protocol):
 
 # --------------------------------------------------------------------------------------------------------------------
 # Helpers
-
-
-def prompt_hash(text: str) -> str:
-    """"sha256:<hex>" of the UTF-8 text (names the exact prompt a judge saw)."""
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _check_generation(generation: dict) -> dict:
@@ -145,9 +142,7 @@ class EndpointJudge:
         return session
 
     def _redact(self, text: str) -> str:
-        if self._token:
-            text = text.replace(self._token, "[redacted]")
-        return text
+        return redact(text, self._token)
 
     def _headers(self) -> dict:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -411,6 +406,16 @@ def make_judge(spec: str, token: str | None = None, *, timeout: float = 60, max_
     if revision is not None and not re.fullmatch(r"[\w.\-/]+", revision):
         raise ValueError(f"bad local judge spec {spec!r}: malformed revision {revision!r}")
     return LocalJudge(source, revision)
+
+
+def judge_name(identity: dict | None) -> str:
+    """The judge named for people: "<model> (endpoint <url>)" or "<model> @ <revision> (local)"; never a token."""
+    identity = identity or {}
+    if identity.get("kind") == "endpoint":
+        return f"{identity.get('model', '?')} (endpoint {identity.get('base_url', '?')})"
+    if identity.get("kind") == "local":
+        return f"{identity.get('model', '?')} @ {identity.get('revision') or 'unpinned revision'} (local)"
+    return ", ".join(f"{k}={v}" for k, v in identity.items()) or "unknown judge"
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -1,22 +1,98 @@
-"""The benchmark registry: one line per benchmark module.
+"""The benchmark registry: one line per benchmark package (see spec.py for what a package exposes).
 
-A benchmark module exposes NAME, NEEDS_IMAGES and run(model, ctx) -> BenchmarkResult (see base.py).
+Order matters: it is the order of the benchmarks' columns on the board and of their texts on the About tab.
+A package is imported and checked (`check_benchmark`) the first time it is asked for; a package that does not
+fit the contract raises BenchmarkError naming what is missing.
 """
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
 
+from evaluator.benchmarks.spec import METRIC_KINDS, Benchmark, Card, Grader, ItemView, Section
+
 REGISTRY: dict[str, str] = {
     "cure": "evaluator.benchmarks.cure",
-    "lave": "evaluator.benchmarks.lave",
-    "reform": "evaluator.benchmarks.reform",
     "simpleqa": "evaluator.benchmarks.simpleqa",
+    "reform": "evaluator.benchmarks.reform",
+    "lave": "evaluator.benchmarks.lave",
 }
+# what runs when nothing is chosen (LEADERBOARD_BENCHMARKS, --benchmarks): needs neither a judge nor a download
+DEFAULT_BENCHMARKS: tuple[str, ...] = ("cure",)
 
 
-def get_benchmark(name: str) -> ModuleType:
-    """The module of a registered benchmark; a clear error for an unknown name."""
+class BenchmarkError(TypeError):
+    """A registered package does not fit the benchmark contract."""
+
+
+def get_benchmark(name: str) -> Benchmark:
+    """The checked package of a registered benchmark; ValueError for an unknown name."""
     if name not in REGISTRY:
-        raise ValueError(f"unknown benchmark {name!r}; known: {', '.join(sorted(REGISTRY))}")
-    return importlib.import_module(REGISTRY[name])
+        raise ValueError(f"unknown benchmark {name!r}; known: {', '.join(REGISTRY)}")
+    module = importlib.import_module(REGISTRY[name])
+    check_benchmark(module, name)
+    return module  # type: ignore[return-value]
+
+
+def cards() -> tuple[Card, ...]:
+    """Every registered benchmark's card, in registry order."""
+    return tuple(get_benchmark(name).CARD for name in REGISTRY)
+
+
+def check_benchmark(module: ModuleType, name: str) -> None:
+    """Raise BenchmarkError naming everything `module` lacks to be the benchmark `name`."""
+    where = f"benchmark {name!r} ({module.__name__})"
+    missing = [attr for attr in ("CARD", "plan", "score") if not hasattr(module, attr)]
+    if missing:
+        raise BenchmarkError(f"{where} lacks {', '.join(missing)} (see evaluator/benchmarks/spec.py)")
+    not_callable = [attr for attr in ("plan", "score") if not callable(getattr(module, attr))]
+    if not_callable:
+        raise BenchmarkError(f"{where}: {', '.join(not_callable)} must be a function")
+    if not isinstance(module.CARD, Card):
+        raise BenchmarkError(f"{where}: CARD must be an evaluator.benchmarks.spec.Card, not "
+                             f"{type(module.CARD).__name__}")
+    problems = card_problems(module.CARD, name)
+    if problems:
+        raise BenchmarkError(f"{where}: " + "; ".join(problems))
+
+
+def card_problems(card: Card, name: str) -> list[str]:
+    """What is wrong with a card, as sentences (empty when nothing is)."""
+    problems = []
+    if card.name != name:
+        problems.append(f"CARD.name is {card.name!r}, registered as {name!r}")
+    for attr in ("title", "short_title", "summary"):
+        if not str(getattr(card, attr) or "").strip():
+            problems.append(f"CARD.{attr} is empty")
+    keys = [m.key for m in card.metrics]
+    if not keys:
+        problems.append("CARD.metrics is empty")
+    if len(set(keys)) != len(keys):
+        problems.append("CARD.metrics repeats a key")
+    for metric in card.metrics:
+        if metric.kind not in METRIC_KINDS:
+            problems.append(f"metric {metric.key!r} has kind {metric.kind!r}, not one of {', '.join(METRIC_KINDS)}")
+        if not metric.label.strip() or not metric.description.strip():
+            problems.append(f"metric {metric.key!r} needs a label and a description")
+    if card.default_metric not in keys:
+        problems.append(f"CARD.default_metric {card.default_metric!r} is not one of its metrics")
+    for source in card.sources:
+        if source.key != name and not source.key.startswith(f"{name}."):
+            problems.append(f"source key {source.key!r} must be {name!r} or start with '{name}.'")
+        if not source.setting.isupper() or not source.setting.replace("_", "").isalnum():
+            problems.append(f"source setting {source.setting!r} must be an upper-case environment variable name")
+    for option in card.options:
+        if not option.key.startswith(f"{name}."):
+            problems.append(f"option key {option.key!r} must start with '{name}.'")
+    if not isinstance(card.item_view, ItemView):
+        problems.append("CARD.item_view must be an ItemView")
+    for section in card.sections:
+        if not isinstance(section, Section) or section.kind not in ("plot", "table") or not callable(section.render):
+            problems.append(f"section {getattr(section, 'key', section)!r} must be a Section of kind plot or table")
+        elif section.needs not in keys:
+            problems.append(f"section {section.key!r} needs {section.needs!r}, which is not one of its metrics")
+    if card.grader is not None and not isinstance(card.grader, Grader):
+        problems.append("CARD.grader must be a Grader")
+    if card.grader is not None and not card.needs_judge:
+        problems.append("a card with a grader must need a judge")
+    return problems

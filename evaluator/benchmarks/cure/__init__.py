@@ -1,0 +1,17 @@
+"""CURE: chain-of-thought visual reasoning and its consistency (arXiv 2309.04461).
+
+Each instance has an image, a region (the first bbox), six candidate inferences about that region (one right),
+and a chain of 2-4 sub-questions that lead to it, each with six candidates. Every question is multiple choice.
+
+    card.py      what it measures, its columns, source and options
+    data.py      the instances file, read and checked (sample/ holds our 20-instance suite)
+    region.py    the marked region drawn on the image
+    prompts.py   our prompt templates (prompts/)
+    planning.py  a row and a model request per question
+    scoring.py   reading the answers; Rh, Rcot, Ro, Cf, Cb (evaluator.metrics.cure)
+"""
+from evaluator.benchmarks.cure.card import CARD
+from evaluator.benchmarks.cure.planning import plan
+from evaluator.benchmarks.cure.scoring import score
+
+__all__ = ["CARD", "plan", "score"]

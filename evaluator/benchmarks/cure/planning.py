@@ -1,0 +1,82 @@
+"""CURE's plan: one details row per question of every instance, and the model request that answers it.
+
+mode "likelihood" (default): the prompt does not list the candidates; each candidate is scored as the reply.
+mode "generation": the candidates are listed as "(A) ...", and the model is asked for the letter.
+Every question of an instance is asked about the same marked image, fetched when the instance's turn comes.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+from evaluator.benchmarks.cure.data import OFFICIAL_URL, SAMPLE_PATH, load_instances, questions
+from evaluator.benchmarks.cure.prompts import HIGH_LEVEL, build_prompt, load_prompts, used_prompts
+from evaluator.benchmarks.cure.region import marked_image
+from evaluator.benchmarks.run_options import choice_option, int_option
+from evaluator.benchmarks.spec import Ask, Plan, PlanContext
+from evaluator.models.base import GenerationRequest
+
+NAME = "cure"
+MODES = ("likelihood", "generation")
+GENERATION_MAX_NEW_TOKENS = 16
+
+
+def mode_option(options: dict[str, str]) -> str:
+    return choice_option(options, "cure.mode", "likelihood", MODES)
+
+
+def suite_location(ctx: PlanContext):
+    """Our sample file, or the full suite's location (the source setting, else the official file)."""
+    return SAMPLE_PATH if ctx.suite == "sample" else (ctx.sources.get(NAME) or OFFICIAL_URL)
+
+
+def _row(inst: dict, part: str, question: str | None, prompt: str, options: list[str], gold: int,
+         mode: str) -> dict:
+    """A details row with every column, filled as for an unanswered question."""
+    return {
+        "benchmark": NAME,
+        "question_id": inst["question_id"],
+        "part": part,
+        "repeat": 0,
+        "question": HIGH_LEVEL if question is None else question,
+        "prompt": prompt,
+        "prediction": "",
+        "parsed_answer": -1,
+        "gold": int(gold),
+        "correct": False,
+        "score": math.nan,
+        "extraction": "likelihood" if mode == "likelihood" else "letter",
+        "option_scores": "",
+        "choice_sum": -1,
+        "status": "ok",
+        "error": "",
+        "chain_length": int(inst["chain_length"]),
+        "options": json.dumps(options, ensure_ascii=False),
+        "image_url": inst["image"]["url"],
+    }
+
+
+def plan(ctx: PlanContext) -> Plan:
+    """Every question of every instance (all, or the first ctx.limit instances), likelihood or generation."""
+    mode = mode_option(ctx.options)
+    max_new_tokens = int_option(ctx.options, "cure.max_new_tokens", GENERATION_MAX_NEW_TOKENS, 1)
+    instances = load_instances(suite_location(ctx))
+    if ctx.limit and ctx.limit > 0:
+        instances = instances[: ctx.limit]
+    prompts = load_prompts()
+    rows: list[dict] = []
+    asks: list[Ask] = []
+    for inst in instances:
+        image = (lambda inst=inst: [marked_image(inst, ctx.images_dir)])  # one fetch for all its questions
+        for part, question, options, gold in questions(inst):
+            text = build_prompt(prompts, question, options, mode)
+            row = _row(inst, part, question, text, options, gold, mode)
+            rows.append(row)
+            if mode == "likelihood":
+                asks.append(Ask(inst["question_id"], GenerationRequest(text=text), [row], options=options,
+                                images=image))
+            else:
+                asks.append(Ask(inst["question_id"], GenerationRequest(text=text, max_new_tokens=max_new_tokens),
+                                [row], images=image))
+    return Plan(rows=rows, items=[inst["question_id"] for inst in instances], asks=asks,
+                prompts={name: prompts[name] for name in used_prompts(mode)})

@@ -1,0 +1,236 @@
+"""What a benchmark is: a card that says what it measures and how it is shown, a plan of model requests, and a
+score over the answers.
+
+A benchmark is a package under evaluator/benchmarks/ whose __init__ exposes
+
+    CARD: Card                                   what it measures, its metrics, sources, options, item view
+    plan(ctx: PlanContext) -> Plan               every details row, and the model requests (Asks) that fill them
+    score(rows: list[dict], ctx: ScoreContext) -> Scored
+                                                 metrics (and judge grades) from the filled rows
+
+and is one line in the registry (evaluator/benchmarks/__init__.py), which checks it against `Benchmark` when it
+is loaded. The executor (evaluator/executor.py) runs every Ask, batching the requests of several items, and writes
+the model's raw output into the rows; `score` reads only those rows (and the options the run used), so a finished
+run can be graded again from its stored details without the model (`python -m evaluator rescore`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol, runtime_checkable
+
+from PIL import Image
+
+from evaluator.models.base import GenerationRequest
+
+# kinds of metric
+FRACTION = "fraction"  # a share in 0..1, shown as a percentage
+RATIO = "ratio"        # a quotient of two shares in 0..1 (undefined, "n/a", when the denominator is 0), shown as a percentage
+COUNT = "count"        # a number of items, shown as is
+NUMBER = "number"      # an unbounded real number (CIDEr, an entropy), shown as is
+METRIC_KINDS = (FRACTION, RATIO, COUNT, NUMBER)
+PERCENT_KINDS = (FRACTION, RATIO)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One number a benchmark reports, and one column of the board.
+
+    key: the column is "<benchmark>_<key>"; the value is results["benchmarks"][<benchmark>] followed by `path`
+    (default: ("scores", key)). label: the column header after the card's short title ("Ro" -> "CURE Ro").
+    shown: on the board by default (else it can be added under "More columns"). judged: it depends on the judge,
+    so grading the run again with another judge changes it.
+    """
+
+    key: str
+    label: str
+    description: str
+    kind: str = FRACTION
+    higher_is_better: bool = True
+    path: tuple[str, ...] = ()
+    shown: bool = True
+    judged: bool = False
+
+    @property
+    def where(self) -> tuple[str, ...]:
+        return self.path or ("scores", self.key)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A data location a deployer may set: the environment variable `setting`, passed to the run as
+    `--source <key>=<value>` (key: the benchmark's name, or "<name>.<what>" for a second one)."""
+
+    key: str
+    setting: str
+    default: str
+    accepts: str
+
+
+@dataclass(frozen=True)
+class Option:
+    """A run option (`--option <key>=<value>`, LEADERBOARD_OPTIONS); key is "<benchmark>.<name>"."""
+
+    key: str
+    default: str
+    description: str
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """How one question is shown: the details columns that hold each part (None: the benchmark has none), the
+    columns that group questions, and which rows are the question's scored answer (column, value), when a
+    question has several rows of different kinds (SimpleQA: part == "answer")."""
+
+    question: str | None = None
+    prompt: str = "prompt"
+    raw_output: str = "prediction"
+    parsed_answer: str = "parsed_answer"
+    gold: str = "gold"
+    grade: str | None = None
+    rationale: str | None = None
+    image: str | None = None
+    group_by: tuple[str, ...] = ()
+    main_rows: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Section:
+    """A per-run section of the board: `render(results)` draws one run (None: an empty one) as a plotly figure
+    ("plot") or a pandas DataFrame of text ("table"). Runs that have the metric `needs` can be picked."""
+
+    key: str  # names the section's API endpoint and its page elements
+    title: str
+    description: str
+    kind: str
+    needs: str
+    render: Callable[[dict | None], Any]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the judge decided about one answer. score None: not graded (never counted as wrong)."""
+
+    label: str
+    score: float | None
+    rationale: str
+
+
+@dataclass(frozen=True)
+class Grader:
+    """The judge playground's view of a judged benchmark.
+
+    messages(question, gold, candidate) -> the judge's chat messages; verdict(reply) -> Verdict;
+    questions(suite, sources) -> ([{question_id, question, gold}], a note saying where they come from), gold being
+    the text of the gold box (several references one per line). The stored answer of a run is read from the
+    details through the card's ItemView.
+    """
+
+    mode: str
+    help: str
+    gold_label: str
+    gold_field: str
+    messages: Callable[[str, str, str], list[dict]]
+    verdict: Callable[[str | None], Verdict]
+    questions: Callable[[str, dict], tuple[list[dict], str]]
+    broken_label: str = "ungraded: the judge's reply broke off"
+
+
+@dataclass(frozen=True)
+class Card:
+    """Everything the Space and the reader need to know about a benchmark, declared once in its package."""
+
+    name: str
+    title: str
+    short_title: str  # the board's column prefix
+    summary: str
+    paper: str
+    metrics: tuple[Metric, ...]
+    default_metric: str  # the key of the metric that ranks the board when this benchmark comes first
+    needs_images: bool
+    needs_judge: bool
+    sources: tuple[Source, ...] = ()
+    options: tuple[Option, ...] = ()
+    item_view: ItemView = ItemView()
+    sections: tuple[Section, ...] = ()
+    grader: Grader | None = None
+
+    def metric(self, key: str) -> Metric:
+        for metric in self.metrics:
+            if metric.key == key:
+                return metric
+        raise KeyError(f"{self.name} has no metric {key!r}")
+
+
+# --------------------------------------------------------------------------------------------- a run
+
+@dataclass
+class PlanContext:
+    """What a plan depends on besides the benchmark itself."""
+
+    suite: str = "sample"  # "sample" (shipped in the package) or "full" (downloaded)
+    limit: int = 0  # items to run (0: all)
+    images_dir: Path = Path(".cache/images")  # on-disk cache of downloaded images
+    sources: dict[str, str] = field(default_factory=dict)  # data locations by Source.key
+    options: dict[str, str] = field(default_factory=dict)  # "<benchmark>.<name>" -> value
+
+
+@dataclass
+class Ask:
+    """One model request and the details rows its answer fills.
+
+    options None: generate, and the text goes into each row's "prediction"; else score the options, and their
+    log-likelihoods go into each row's "option_scores" (JSON: [{"sum", "mean", "n_tokens"}]). `images`, when
+    set, fetches the request's images as the item's turn comes (a failure, ImageUnavailable, marks the item's
+    rows "image_unavailable"); the executor also writes the prompt as the model received it into "prompt".
+    """
+
+    item: str
+    request: GenerationRequest
+    rows: list[dict]
+    options: list[str] | None = None
+    images: Callable[[], list[Image.Image]] | None = None
+
+
+@dataclass
+class Plan:
+    """Every details row (in the order they are stored), the item ids in running order, and the Asks."""
+
+    rows: list[dict]
+    items: list[str]
+    asks: list[Ask]
+    prompts: dict[str, str] = field(default_factory=dict)  # model-side prompt texts, hashed into the results
+
+
+@dataclass
+class ScoreContext:
+    """What scoring depends on: the run's suite, limit and options, and the judge (None when none is set)."""
+
+    suite: str = "sample"
+    limit: int = 0
+    sources: dict[str, str] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict)
+    judge: Any = None
+    progress: Callable[[int, int], None] = lambda done, total: None  # judged answers done / in all
+
+
+@dataclass
+class Scored:
+    """Aggregate scores (fractions 0..1, NaN when undefined), counts, breakdowns, and the final details rows."""
+
+    scores: dict[str, float]
+    counts: dict[str, int]
+    rows: list[dict]
+    extra: dict = field(default_factory=dict)
+    prompts: dict[str, str] = field(default_factory=dict)  # judge-side prompt texts, hashed into the results
+
+
+@runtime_checkable
+class Benchmark(Protocol):
+    """A benchmark package, as the registry checks it."""
+
+    CARD: Card
+
+    def plan(self, ctx: PlanContext) -> Plan: ...
+
+    def score(self, rows: list[dict], ctx: ScoreContext) -> Scored: ...
