@@ -6,8 +6,12 @@ Every failure raises ImageUnavailable(url, reason) with a short reason a person 
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
+import io
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -150,3 +154,28 @@ def mark_box(image: Image.Image, box: tuple[int, int, int, int]) -> Image.Image:
     outer = (max(0, x0 - lw), max(0, y0 - lw), min(w - 1, x1 - 1 + lw), min(h - 1, y1 - 1 + lw))
     ImageDraw.Draw(img).rectangle(outer, outline=BOX_COLOR, width=lw)
     return img
+
+
+_DATA_URI = re.compile(r"^data:image/[\w.+-]+;base64,", re.IGNORECASE)
+
+
+def decode_base64_image(text: str) -> Image.Image:
+    """A base64 string (optionally a data: URI) -> RGB PIL image. Raises ValueError when it is not an image."""
+    payload = _DATA_URI.sub("", text.strip())
+    try:
+        raw = base64.b64decode("".join(payload.split()), validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("image is neither a path nor valid base64") from None
+    try:
+        with Image.open(io.BytesIO(raw)) as img:
+            img.load()
+            return img.convert("RGB")
+    except (UnidentifiedImageError, OSError, SyntaxError) as exc:
+        raise ValueError(f"base64 image does not decode ({type(exc).__name__})") from None
+
+
+def encode_image_base64(image: Image.Image, fmt: str = "PNG") -> str:
+    """The inverse of decode_base64_image (no data: prefix), as data files that embed their images store them."""
+    buf = io.BytesIO()
+    image.save(buf, format=fmt, optimize=True)
+    return base64.b64encode(buf.getvalue()).decode("ascii")

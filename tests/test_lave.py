@@ -1,5 +1,6 @@
-"""The LAVE benchmark module: loaders (our sample file, VQA v2-style files, the Docmatix parquet layout), the run()
-wiring with a scripted model and a scripted stand-in for the judge, and a real tiny VLM through the real adapter."""
+"""The LAVE benchmark package: loaders (our sample file, VQA v2-style files, the Docmatix parquet layout), the plan,
+scoring (run the way the runner does, with a scripted model and a scripted stand-in for the judge), scoring stored
+details again, and a real tiny VLM through the real adapter."""
 from __future__ import annotations
 
 import io
@@ -11,10 +12,14 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from evaluator.benchmarks import get_benchmark, lave
-from evaluator.benchmarks.base import BenchmarkContext
+from evaluator.benchmarks import get_benchmark
+from evaluator.benchmarks.lave import CARD, data, planning, scoring
+from evaluator.benchmarks.lave.rater import load_lave_prompts
+from evaluator.benchmarks.spec import PlanContext, ScoreContext
+from evaluator.details import read_details, write_details
 from evaluator.judge import JudgeResult
 from evaluator.metrics import anls, exact_match, vqa_accuracy
+from tests.benchmark_runs import run_benchmark
 
 
 # --------------------------------------------------------------------------------------------- stand-ins
@@ -43,8 +48,10 @@ class ScriptedJudge:
     def __init__(self, replies: dict[str, str]):
         self.replies = replies
         self.prompts: list[str] = []
+        self.generation: list[dict] = []
 
     def complete_many(self, conversations, **generation):
+        self.generation.append(generation)
         results = []
         for conv in conversations:
             assert len(conv) == 1 and conv[0]["role"] == "user"
@@ -59,9 +66,8 @@ class ScriptedJudge:
         return results
 
 
-def _ctx(limit: int = 0, **options) -> BenchmarkContext:
-    return BenchmarkContext(suite="sample", limit=limit, options={f"lave.{k}": str(v) for k, v in options.items()},
-                            batch_size=2)
+def _options(**options) -> dict[str, str]:
+    return {f"lave.{k}": str(v) for k, v in options.items()}
 
 
 def _png(color=(200, 30, 30)) -> bytes:
@@ -72,18 +78,18 @@ def _png(color=(200, 30, 30)) -> bytes:
 
 # --------------------------------------------------------------------------------------------- loading
 
-def test_registered_and_needs_a_judge():
-    assert get_benchmark("lave") is lave and lave.NEEDS_JUDGE and lave.NEEDS_IMAGES
+def test_registered_and_needs_a_judge(tmp_path):
+    assert get_benchmark("lave").CARD is CARD and CARD.needs_judge and CARD.needs_images
     with pytest.raises(ValueError, match="LAVE needs a judge: set LEADERBOARD_JUDGE / --judge"):
-        lave.run(ScriptedModel({}), _ctx())
+        run_benchmark("lave", ScriptedModel({}), limit=1, folder=tmp_path)
 
 
 def test_sample_suite_loads_with_its_images(tmp_path):
-    items = lave.load_vqa_file(lave.SAMPLE_PATH, "sample")
+    items = data.load_vqa_file(data.SAMPLE_PATH, "sample")
     assert len(items) == 30 and len({i["question_id"] for i in items}) == 30
     for item in items:
         assert item["answers"] and item["question"].endswith("?")
-        img = lave._image(item, BenchmarkContext(images_dir=tmp_path))
+        img = data.item_image(item, tmp_path)
         assert img.mode == "RGB" and min(img.size) >= 16
     assert {i["style"] for i in items} == {"vqa", "doc"}
 
@@ -96,9 +102,10 @@ def test_vqa_file_formats_and_errors(tmp_path):
     plain = {"id": "x", "image": "img/a.png", "question": "Colour?", "answer": "blue"}
     path = tmp_path / "v.jsonl"
     path.write_text(json.dumps(vqa_v2) + "\n\n" + json.dumps(plain) + "\n", encoding="utf-8")
-    first, second = lave.load_vqa_file(path)
+    first, second = data.load_vqa_file(path)
     assert first["question_id"] == "7" and first["answers"] == ["blue"] * 10 and first["style"] == "vqa"
     assert first["image_ref"] == str((tmp_path / "img" / "a.png").resolve())
+    assert first["image_shown"] == "img/a.png"  # the reference as the file writes it (the details' image_ref)
     assert second["question_id"] == "x" and second["answers"] == ["blue"]
     bad = [
         ({"image": "a.png", "answers": ["x"]}, "item 0 .*question is missing"),
@@ -109,10 +116,10 @@ def test_vqa_file_formats_and_errors(tmp_path):
     for record, message in bad:
         (tmp_path / "bad.json").write_text(json.dumps({"items": [record]}), encoding="utf-8")
         with pytest.raises(ValueError, match=message):
-            lave.load_vqa_file(tmp_path / "bad.json")
+            data.load_vqa_file(tmp_path / "bad.json")
     (tmp_path / "dup.json").write_text(json.dumps([plain, plain]), encoding="utf-8")
     with pytest.raises(ValueError, match="item 1 .*repeats"):
-        lave.load_vqa_file(tmp_path / "dup.json")
+        data.load_vqa_file(tmp_path / "dup.json")
 
 
 def _docmatix_parquet(path, rows: int = 3):
@@ -135,8 +142,8 @@ def test_docmatix_layout_and_the_full_suite(tmp_path, monkeypatch):
         calls.append((repo_id, filename, revision))
         return str(parquet)
 
-    monkeypatch.setattr(lave, "hf_download", fake_download)
-    items = lave.load_docmatix()
+    monkeypatch.setattr(data, "hf_download", fake_download)
+    items = data.load_docmatix()
     assert calls == [("HuggingFaceM4/Docmatix", "zero-shot-exp/test-00000-of-00001.parquet", None)]
     assert [i["question_id"] for i in items] == ["docmatix-0000", "docmatix-0001", "docmatix-0002"]
     assert items[1]["question"] == "What is the total on page 1?" and items[1]["answers"] == ["The total is 1.50."]
@@ -146,18 +153,51 @@ def test_docmatix_layout_and_the_full_suite(tmp_path, monkeypatch):
     Image.new("RGB", (8, 8)).save(tmp_path / "b.png")
     (tmp_path / "vqa.json").write_text(json.dumps([{"question_id": "v1", "image": "b.png", "question": "Q?",
                                                     "answers": ["a"]}]), encoding="utf-8")
-    ctx = BenchmarkContext(suite="full", sources={"docmatix": str(parquet), "lave": str(tmp_path / "vqa.json")})
-    assert [i["source"] for i in lave.load_suite(ctx)] == ["docmatix"] * 3 + ["vqa"]
+    ctx = PlanContext(suite="full", sources={"lave.docmatix": str(parquet), "lave": str(tmp_path / "vqa.json")})
+    assert [i["source"] for i in data.load_suite(ctx)] == ["docmatix"] * 3 + ["vqa"]
     ctx.options["lave.docmatix"] = "off"
-    assert [i["question_id"] for i in lave.load_suite(ctx)] == ["v1"]
+    assert [i["question_id"] for i in data.load_suite(ctx)] == ["v1"]
+    ctx.options["lave.docmatix"] = "maybe"
+    with pytest.raises(ValueError, match="lave.docmatix must be 'on' or 'off'"):
+        data.load_suite(ctx)
+    ctx.options["lave.docmatix"] = "off"
     ctx.sources.pop("lave")
     with pytest.raises(ValueError, match="suite is empty"):
-        lave.load_suite(ctx)
+        data.load_suite(ctx)
+
+
+def test_a_docmatix_page_that_does_not_decode_is_unavailable(tmp_path):
+    """The full suite through plan, executor and score: the undecodable page is counted, the others answered."""
+    parquet = _docmatix_parquet(tmp_path / "docmatix.parquet")
+    model = ScriptedModel({"page 0": "The total is 0.50.", "page 1": "1.50"})
+    res = run_benchmark("lave", model, suite="full", sources={"lave.docmatix": str(parquet)}, judge=ScriptedJudge({}),
+                        folder=tmp_path / "run")
+    assert res.counts["items"] == 3 and res.counts["answered"] == 2 and res.counts["image_unavailable"] == 1
+    broken = res.rows[2]
+    assert broken["status"] == "image_unavailable" and "does not decode" in broken["error"]
+    assert broken["extraction"] == "" and broken["prompt"] == "" and math.isnan(broken["lave"])
+    assert res.rows[0]["image_ref"] == f"{parquet}#row=0" and res.rows[0]["exact_match"] == 1.0
+    assert set(res.extra["by_source"]) == {"docmatix"} and res.extra["by_kind"]["document"]["n"] == 2
 
 
 def test_parse_answer():
-    assert lave.parse_answer("\n  two   circles \nThe image shows...") == "two circles"
-    assert lave.parse_answer("") == lave.parse_answer(None) == ""
+    assert scoring.parse_answer("\n  two   circles \nThe image shows...") == "two circles"
+    assert scoring.parse_answer("") == scoring.parse_answer(None) == ""
+
+
+def test_the_plan_asks_once_per_item_in_order(tmp_path):
+    plan = planning.plan(PlanContext(limit=3, images_dir=tmp_path, options=_options(max_new_tokens=5)))
+    assert plan.items == ["lave-01", "lave-02", "lave-03"] and [a.item for a in plan.asks] == plan.items
+    assert [r["question_id"] for r in plan.rows] == plan.items and set(plan.prompts) == {"lave_answer"}
+    for ask, row in zip(plan.asks, plan.rows):
+        assert ask.rows == [row] and ask.options is None and ask.request.images == []
+        assert ask.request.max_new_tokens == 5 and ask.request.temperature == 0.0
+        assert row["question"] in ask.request.text and "{question}" not in ask.request.text
+        assert list(row) == list(planning.DETAIL_COLUMNS)
+        assert row["image_ref"].startswith("lave_sample/")
+        (image,) = ask.images()
+        assert image.mode == "RGB"
+    assert plan.prompts["lave_answer"] == planning.answer_template()
 
 
 # --------------------------------------------------------------------------------------------- run
@@ -182,13 +222,11 @@ REPLIES = {
 }
 
 
-def test_run_scores_every_answer_five_ways_and_flags_what_it_could_not_rate():
+def test_run_scores_every_answer_five_ways_and_flags_what_it_could_not_rate(tmp_path):
     model, judge = ScriptedModel(ANSWERS), ScriptedJudge(REPLIES)
-    ctx = _ctx(limit=7)
-    ctx.judge = judge
-    res = lave.run(model, ctx)
-    rows = {r["question"]: r for r in res.details}
-    assert len(res.details) == 7 and [len(c) for c in model.calls] == [2, 2, 2, 1]  # batch size 2
+    res = run_benchmark("lave", model, limit=7, judge=judge, batch_size=2, folder=tmp_path)
+    rows = {r["question"]: r for r in res.rows}
+    assert len(res.rows) == 7 and [len(c) for c in model.calls] == [2, 2, 2, 1]  # batch size 2
     assert res.counts == {"items": 7, "answered": 7, "rated": 6, "unrated": 1, "rating_fallback": 1,
                           "image_unavailable": 0}
     # LAVE: ratings 3, 1, 3, 3, 2 (fallback), 3 -> scores 1, 0, 1, 1, 0.5, 1; the failed call is left out
@@ -209,12 +247,12 @@ def test_run_scores_every_answer_five_ways_and_flags_what_it_could_not_rate():
     assert phrased["vqa_accuracy"] == 0.0 and phrased["exact_match"] == 0.0 and phrased["lave"] == 1.0
     # means of the per-item string metrics over all answered items
     for metric in ("vqa_accuracy", "anls", "exact_match"):
-        assert res.scores[metric] == pytest.approx(sum(r[metric] for r in res.details) / 7)
+        assert res.scores[metric] == pytest.approx(sum(r[metric] for r in res.rows) / 7)
     assert set(res.scores) == {"lave", "vqa_accuracy", "anls", "exact_match", "bleu4", "cider"}
     assert res.scores["cider"] >= 0 and 0 <= res.scores["bleu4"] <= 1
     # agreement with each string metric, over items with a LAVE score
     agree = res.extra["agreement"]
-    assert set(agree) == set(lave.STRING_METRICS)
+    assert set(agree) == set(scoring.STRING_METRICS)
     assert agree["exact_match"]["n"] == 6
     # LAVE correct (rating 3): circles, triangles, red circles, yes; exact match: two, 3, yes (and not 5, many)
     assert agree["exact_match"]["agreement"] == pytest.approx(5 / 6)
@@ -222,14 +260,26 @@ def test_run_scores_every_answer_five_ways_and_flags_what_it_could_not_rate():
     # what the judge saw: the binary demonstrations for the yes/no question, the general ones otherwise
     yes_prompt = next(p for p in judge.prompts if "Is there a triangle" in p)
     count_prompt = next(p for p in judge.prompts if "How many circles" in p)
-    binary, general = lave.load_lave_prompts().binary_demos[0], lave.load_lave_prompts().demos[0]
+    binary, general = load_lave_prompts().binary_demos[0], load_lave_prompts().demos[0]
     assert binary["question"] in yes_prompt and general["question"] not in yes_prompt
     assert general["question"] in count_prompt
     assert two["judge_prompt"] == count_prompt and two["judge_prompt"].endswith("Candidate answer: 'two'\nOutput:")
+    assert judge.generation == [{}]  # no lave.judge_max_tokens: the judge's own default
     # and the results name the judge, the rating rule and every prompt for hashing
     assert res.extra["judge"] == ScriptedJudge.identity and "rating_fallback" in res.extra["rating_rule"]
     assert set(res.prompts) == {"lave_answer", "lave_task", "lave_demos", "lave_demos_binary"}
-    assert set(res.details[0]) == set(lave.DETAIL_COLUMNS)
+    assert set(res.rows[0]) == set(planning.DETAIL_COLUMNS)
+    assert res.extra["settings"] == {"suite": "sample", "max_new_tokens": 32, "shots": 8, "reference_filter": 0.25,
+                                     "answer": "first non-empty line of the reply"}
+
+
+def test_judge_options_reach_the_judge(tmp_path):
+    judge = ScriptedJudge(REPLIES)
+    res = run_benchmark("lave", ScriptedModel(ANSWERS), limit=2, judge=judge, folder=tmp_path,
+                        options=_options(shots=1, judge_max_tokens=12))
+    assert judge.generation == [{"max_tokens": 12}]
+    assert all(p.count("Candidate answer: ") == 2 for p in judge.prompts)  # 1 demonstration, then the item
+    assert res.extra["settings"]["shots"] == 1
 
 
 def test_an_unreadable_image_is_counted_and_left_out(tmp_path):
@@ -238,43 +288,64 @@ def test_an_unreadable_image_is_counted_and_left_out(tmp_path):
              {"question_id": "b", "image": "missing.png", "question": "Is there a triangle in the picture?",
               "answers": ["yes"]}]
     (tmp_path / "s.json").write_text(json.dumps(items), encoding="utf-8")
-    ctx = _ctx()
-    ctx.sources["lave_sample"] = str(tmp_path / "s.json")
-    ctx.images_dir = tmp_path / "cache"
-    ctx.judge = ScriptedJudge(REPLIES)
-    res = lave.run(ScriptedModel(ANSWERS), ctx)
+    res = run_benchmark("lave", ScriptedModel(ANSWERS), suite="full", options=_options(docmatix="off"),
+                        sources={"lave": str(tmp_path / "s.json")}, images_dir=tmp_path / "cache",
+                        judge=ScriptedJudge(REPLIES), folder=tmp_path / "run")
     assert res.counts["image_unavailable"] == 1 and res.counts["answered"] == 1
-    missing = next(r for r in res.details if r["question_id"] == "b")
+    missing = next(r for r in res.rows if r["question_id"] == "b")
     assert missing["status"] == "image_unavailable" and missing["error"] and missing["prediction"] == ""
+    assert missing["extraction"] == "" and missing["judge_prompt"] == "" and math.isnan(missing["rating"])
+    assert missing["image_ref"] == "missing.png"
     assert res.scores["lave"] == 1.0 and res.scores["exact_match"] == 1.0
 
 
-def test_a_tiny_vlm_answers_through_the_real_adapter(tiny_llava, one_torch_thread):
+def test_scoring_stored_details_again_gives_the_same_result(tmp_path):
+    """What rescore does: score a stored, scored details file again with the same judge; nothing moves."""
+    res = run_benchmark("lave", ScriptedModel(ANSWERS), limit=7, judge=ScriptedJudge(REPLIES), folder=tmp_path)
+    path = tmp_path / "scored.parquet"
+    write_details(path, res.rows)
+    stored = read_details(path)
+    again = scoring.score(read_details(path), ScoreContext(judge=ScriptedJudge(REPLIES)))
+    assert again.scores == res.scores and again.counts == res.counts
+    assert json.dumps(again.extra, sort_keys=True) == json.dumps(res.extra, sort_keys=True)
+    assert json.dumps(again.rows, sort_keys=True) == json.dumps(stored, sort_keys=True)
+    assert again.prompts == {k: v for k, v in res.prompts.items() if k != "lave_answer"}
+
+    # another judge replaces every grade, rationale and judged score (the answers stay)
+    generous = scoring.score(read_details(path), ScoreContext(judge=ScriptedJudge({a: "Fine. So rating=3"
+                                                                                   for a in ANSWERS.values()})))
+    assert generous.scores["lave"] == 1.0 and generous.counts["unrated"] == 0
+    assert generous.counts["rating_fallback"] == 0 and not any(r["judge_error"] for r in generous.rows)
+    assert [r["parsed_answer"] for r in generous.rows] == [r["parsed_answer"] for r in stored]
+    assert generous.scores["exact_match"] == res.scores["exact_match"]
+
+
+def test_a_tiny_vlm_answers_through_the_real_adapter(tiny_llava, one_torch_thread, tmp_path):
     """Real generation (random weights): every item gets an answer row, the prompt as sent, and all five scores."""
-    judge = ScriptedJudge({})
-    ctx = _ctx(limit=4, max_new_tokens=4)
-    ctx.judge = judge
     from evaluator.models import load_model
 
-    res = lave.run(load_model(tiny_llava.repo_id, revision=tiny_llava.sha, batch_size=2), ctx)
+    model = load_model(tiny_llava.repo_id, revision=tiny_llava.sha, batch_size=2)
+    res = run_benchmark("lave", model, limit=4, options=_options(max_new_tokens=4), judge=ScriptedJudge({}),
+                        batch_size=2, folder=tmp_path)
     assert res.counts["answered"] == 4 and res.counts["rated"] == 4
-    for row in res.details:
+    for row in res.rows:
         assert "<image>" in row["prompt"] and row["question"] in row["prompt"]
         assert all(not math.isnan(row[m]) for m in ("vqa_accuracy", "anls", "exact_match", "bleu4", "cider"))
     assert res.scores["lave"] == 0.0  # the scripted judge rates every unknown candidate 1
 
 
-def test_a_local_judge_rates_through_the_same_interface(tiny_llava, tiny_llama, one_torch_thread):
+def test_a_local_judge_rates_through_the_same_interface(tiny_llava, tiny_llama, one_torch_thread, tmp_path):
     """LAVE with `local:<model>` as the judge: a real transformers judge (random weights, so its replies rarely hold
     a rating) runs through the same interface; every item ends rated, with the fallback counted and flagged."""
     from evaluator.judge import make_judge, parse_lave_rating
     from evaluator.models import load_model
 
-    ctx = _ctx(limit=2, max_new_tokens=3, judge_max_tokens=8)
-    ctx.judge = make_judge(f"local:{tiny_llama.repo_id}@{tiny_llama.sha}")
-    res = lave.run(load_model(tiny_llava.repo_id, revision=tiny_llava.sha, batch_size=2), ctx)
+    judge = make_judge(f"local:{tiny_llama.repo_id}@{tiny_llama.sha}")
+    model = load_model(tiny_llava.repo_id, revision=tiny_llava.sha, batch_size=2)
+    res = run_benchmark("lave", model, limit=2, options=_options(max_new_tokens=3, judge_max_tokens=8), judge=judge,
+                        batch_size=2, folder=tmp_path)
     assert res.counts["rated"] == 2 and res.counts["unrated"] == 0
     assert res.extra["judge"]["kind"] == "local" and res.extra["judge"]["model"] == tiny_llama.repo_id
-    for row in res.details:
+    for row in res.rows:
         assert row["judge_prompt"].endswith("Output:") and row["rating"] in (1.0, 2.0, 3.0)
         assert row["rating_fallback"] == (parse_lave_rating(row["judge_raw"]) is None)

@@ -1,5 +1,5 @@
-"""LAVE: rating parsing (evaluator.judge.parse_lave_rating), reference filtering, the binary switch, and the full
-judge prompt checked against literal strings."""
+"""LAVE's rater (evaluator.benchmarks.lave.rater): rating parsing (evaluator.judge.parse_lave_rating), reference
+filtering, the binary switch, and the full judge prompt checked against literal strings."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.benchmarks.lave_rater import (
+from evaluator.benchmarks.lave.rater import (
     PROMPTS_DIR,
     LavePrompts,
     build_lave_prompt,
@@ -222,3 +222,15 @@ def test_load_lave_prompts_missing_field(tmp_path):
         load_lave_prompts(tmp_path)
     _write_prompts(tmp_path, list(SMALL.demos), list(SMALL.binary_demos))
     assert load_lave_prompts(tmp_path) == SMALL
+
+
+def test_load_lave_prompts_reads_the_package_folder_and_names_a_broken_file(tmp_path):
+    assert PROMPTS_DIR == Path(__file__).resolve().parent.parent / "evaluator" / "benchmarks" / "lave" / "prompts"
+    _write_prompts(tmp_path, list(SMALL.demos), list(SMALL.binary_demos))
+    (tmp_path / "lave_demos.json").write_text("[{", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"lave_demos\.json: not valid JSON"):
+        load_lave_prompts(tmp_path)
+    _write_prompts(tmp_path, list(SMALL.demos), list(SMALL.binary_demos))
+    (tmp_path / "lave_task.txt").write_text(" \n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"lave_task\.txt: the task description is empty"):
+        load_lave_prompts(tmp_path)

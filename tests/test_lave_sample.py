@@ -1,4 +1,5 @@
-"""The LAVE sample suite (evaluator/data/lave_sample.json and lave_sample/*.png, drawn by draw_lave_sample.py)."""
+"""The LAVE sample suite (evaluator/benchmarks/lave/sample/lave_sample.json and lave_sample/*.png, drawn by
+tools/draw_lave_sample.py)."""
 from __future__ import annotations
 
 import importlib.util
@@ -9,9 +10,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-DATA = Path(__file__).resolve().parent.parent / "evaluator" / "data"
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "evaluator" / "benchmarks" / "lave" / "sample"
 SAMPLE_JSON = DATA / "lave_sample.json"
-DRAW_SCRIPT = DATA / "draw_lave_sample.py"
+DRAW_SCRIPT = ROOT / "tools" / "draw_lave_sample.py"
 
 KINDS = {"count", "yesno", "color", "position", "text", "shape", "compare"}
 # inclusive (min, max) item counts per kind; "shape" and "compare" are counted together
@@ -41,7 +43,7 @@ def test_top_level_shape(doc):
     assert set(doc) == {"version", "name", "note", "items"}
     assert doc["version"] == "1"
     assert doc["name"] == "lave-sample"
-    assert isinstance(doc["note"], str) and "draw_lave_sample.py" in doc["note"]
+    assert isinstance(doc["note"], str) and "tools/draw_lave_sample.py" in doc["note"]
     assert isinstance(doc["items"], list)
     assert 28 <= len(doc["items"]) <= 32
 
@@ -143,6 +145,7 @@ def _draw_module():
 
 def test_draw_script_is_deterministic(tmp_path):
     module = _draw_module()
+    assert module.SAMPLE_DIR.resolve() == DATA.resolve()  # by default it writes into the package's sample/
     out_json = module.main(tmp_path)
     assert out_json == tmp_path / "lave_sample.json"
     assert out_json.read_bytes() == SAMPLE_JSON.read_bytes()

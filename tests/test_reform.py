@@ -1,78 +1,123 @@
-"""ReForm-Eval benchmark: the prompt builder (marks, shuffling, templates) and a run on the real tiny LLaVA."""
+"""ReForm-Eval benchmark: the card, the prompt builder (marks, shuffling, templates), the plan, and runs on the real
+tiny LLaVA the way the runner does them (plan, execute, details file, score)."""
 from __future__ import annotations
 
+import copy
 import json
 import math
 
 import pandas as pd
 import pytest
+from PIL import Image
 
-from evaluator.benchmarks import get_benchmark, reform
-from evaluator.benchmarks.base import BenchmarkContext
-from evaluator.benchmarks.reform_data import DIMENSIONS, MC
+from evaluator.benchmarks import card_problems, get_benchmark
+from evaluator.benchmarks.reform import CARD, datasets, files, planning, prompts, scoring
+from evaluator.benchmarks.reform.datasets import DIMENSIONS, MC
+from evaluator.benchmarks.spec import NUMBER, PlanContext, ScoreContext
+from evaluator.details import read_details, write_details
+from evaluator.images import encode_image_base64
 from evaluator.metrics.reform import extract_option
 from evaluator.models.base import GenerationRequest
 from evaluator.models.transformers_adapter import fold_history
+from tests.benchmark_runs import run_benchmark
 
 OPTIONS = ["red", "green", "blue", "yellow"]
 
 
-# ------------------------------------------------------------------------------------------------ prompt builder
+# ------------------------------------------------------------------------------------------------ card
 
 def test_registered_with_images():
     mod = get_benchmark("reform")
-    assert mod.NAME == "reform" and mod.NEEDS_IMAGES is True
+    assert mod.CARD is CARD and CARD.name == "reform" and CARD.needs_images is True and CARD.needs_judge is False
 
+
+def test_card_fits_the_contract():
+    assert card_problems(CARD, "reform") == []
+    assert CARD.title == "ReForm-Eval" and CARD.short_title == "ReForm"
+    assert CARD.paper == "https://arxiv.org/abs/2310.02569" and CARD.default_metric == "gen_overall"
+    assert CARD.grader is None and CARD.sections == ()
+    assert [s.key for s in CARD.sources] == ["reform"] and CARD.sources[0].setting == "LEADERBOARD_REFORM_DATASETS"
+    assert {o.key: o.default for o in CARD.options} == {
+        "reform.mode": "both", "reform.repeats": "5", "reform.marks": "random", "reform.seed": "0",
+        "reform.max_new_tokens": "16", "reform.free_max_new_tokens": "32"}
+    view = CARD.item_view
+    assert view.question == "question" and view.grade == "correct"
+    assert view.group_by == ("dimension", "dataset", "form", "mode")
+
+
+def test_card_metrics_keys_and_board_labels():
+    keys = [m.key for m in CARD.metrics]
+    assert keys[:4] == ["gen_overall", "lik_overall", "instability", "format_hit_rate"]
+    dims = [f"{mode}_{dim}" for mode in ("gen", "lik") for dim in DIMENSIONS]
+    assert keys[4:20] == dims
+    shown = [m.key for m in CARD.metrics if m.shown]
+    assert shown == ["gen_overall", "lik_overall", "instability", "format_hit_rate"]
+    instability = CARD.metric("instability")
+    assert instability.kind == NUMBER and instability.higher_is_better is False
+    labels = {f"reform_{m.key}": f"{CARD.short_title} {m.label}" for m in CARD.metrics}
+    assert labels["reform_gen_overall"] == "ReForm gen overall"
+    assert labels["reform_lik_overall"] == "ReForm lik overall"
+    assert labels["reform_instability"] == "ReForm instability"
+    assert labels["reform_format_hit_rate"] == "ReForm format hit rate"
+    assert labels["reform_gen_coarse_perception"] == "ReForm gen coarse perception"
+    assert labels["reform_lik_cross_modal_inference"] == "ReForm lik cross-modal inference"
+    assert labels["reform_gen_multi_turn_dialogue"] == "ReForm gen multi-turn dialogue"
+    assert "CIDEr" in CARD.metric("lik_description").description
+    assert not any(m.judged for m in CARD.metrics)
+
+
+# ------------------------------------------------------------------------------------------------ prompt builder
 
 def test_marks_in_every_style_map_back_to_their_index():
-    assert reform.list_options(["x", "y"], "upper") == "(A) x; (B) y"
-    assert reform.list_options(["x", "y"], "lower") == "(a) x; (b) y"
-    assert reform.list_options(["x", "y"], "number") == "(1) x; (2) y"
-    for style in reform.MARK_STYLES:
-        for i, mark in enumerate(reform.marks(style, 4)):
+    assert prompts.list_options(["x", "y"], "upper") == "(A) x; (B) y"
+    assert prompts.list_options(["x", "y"], "lower") == "(a) x; (b) y"
+    assert prompts.list_options(["x", "y"], "number") == "(1) x; (2) y"
+    for style in prompts.MARK_STYLES:
+        for i, mark in enumerate(prompts.marks(style, 4)):
             assert extract_option(f"{mark} something", 4) == i
     with pytest.raises(ValueError):
-        reform.marks("roman", 2)
+        prompts.marks("roman", 2)
 
 
 def test_prompts_are_ours_and_there_are_at_least_five_templates():
-    prompts = reform.load_prompts()
-    gen = reform.split_templates(prompts["reform_gen_templates"])
-    lik = reform.split_templates(prompts["reform_lik_templates"])
+    texts = prompts.load_prompts()
+    gen = prompts.split_templates(texts["reform_gen_templates"])
+    lik = prompts.split_templates(texts["reform_lik_templates"])
     assert len(gen) >= 5 and len(lik) >= 5
     assert all("{question}" in t and "{options}" in t for t in gen)
     assert all("{question}" in t and "{options}" not in t for t in lik)
-    assert prompts["reform_example_answer"].strip() == "(B)"
-    assert "(B)" in prompts["reform_example"] and "(A)" in prompts["reform_example"]
-    history = reform.example_history(prompts)
+    assert texts["reform_example_answer"].strip() == "(B)"
+    assert "(B)" in texts["reform_example"] and "(A)" in texts["reform_example"]
+    history = prompts.example_history(texts)
     assert [t["role"] for t in history] == ["user", "assistant"] and history[1]["content"] == "(B)"
 
 
 def test_repeats_use_different_templates_shuffled_orders_and_marks_deterministically():
-    plans = [reform.plan_repeat("q-1", OPTIONS, r, 6, seed=0) for r in range(5)]
-    again = [reform.plan_repeat("q-1", OPTIONS, r, 6, seed=0) for r in range(5)]
+    plans = [prompts.plan_repeat("q-1", OPTIONS, r, 6, seed=0) for r in range(5)]
+    again = [prompts.plan_repeat("q-1", OPTIONS, r, 6, seed=0) for r in range(5)]
     assert plans == again
     assert len({p["template_id"] for p in plans}) == 5
     assert all(sorted(p["order"]) == [0, 1, 2, 3] for p in plans)
     assert len({tuple(p["order"]) for p in plans}) > 1
-    assert all(p["mark_style"] in reform.MARK_STYLES for p in plans)
-    other = [reform.plan_repeat("q-1", OPTIONS, r, 6, seed=1) for r in range(5)]
+    assert all(p["mark_style"] in prompts.MARK_STYLES for p in plans)
+    other = [prompts.plan_repeat("q-1", OPTIONS, r, 6, seed=1) for r in range(5)]
     assert other != plans
-    fixed = [reform.plan_repeat("q-1", OPTIONS, r, 6, mark_mode="lower") for r in range(5)]
+    fixed = [prompts.plan_repeat("q-1", OPTIONS, r, 6, mark_mode="lower") for r in range(5)]
     assert {p["mark_style"] for p in fixed} == {"lower"}
     # many items: every style turns up under "random"
-    styles = {reform.plan_repeat(f"q-{k}", OPTIONS, 0, 6)["mark_style"] for k in range(40)}
-    assert styles == set(reform.MARK_STYLES)
+    styles = {prompts.plan_repeat(f"q-{k}", OPTIONS, 0, 6)["mark_style"] for k in range(40)}
+    assert styles == set(prompts.MARK_STYLES)
 
 
 def test_generation_and_likelihood_texts():
-    text = reform.generation_text("Q: {question}\nOptions: {options}", " What colour? ", ["a", "b"], "upper")
+    text = prompts.generation_text("Q: {question}\nOptions: {options}", " What colour? ", ["a", "b"], "upper")
     assert text == "Q: What colour?\nOptions: (A) a; (B) b"
-    assert reform.likelihood_text("Q: {question}", "What?") == "Q: What?"
+    assert prompts.likelihood_text("Q: {question}", "What?") == "Q: What?"
     item = {"history": [{"from": "human", "value": "hi"}, {"from": "assistant", "value": "(A) red"}]}
-    assert reform.dialogue_history(item) == [{"role": "user", "content": "hi"},
-                                             {"role": "assistant", "content": "(A) red"}]
-    assert reform.repeat_seed(0, 1) == reform.repeat_seed(0, 1) != reform.repeat_seed(0, 2) != reform.repeat_seed(1, 2)
+    assert prompts.dialogue_history(item) == [{"role": "user", "content": "hi"},
+                                              {"role": "assistant", "content": "(A) red"}]
+    assert prompts.repeat_seed(0, 1) == prompts.repeat_seed(0, 1) != prompts.repeat_seed(0, 2) \
+        != prompts.repeat_seed(1, 2)
 
 
 def test_history_folds_into_the_text_without_a_chat_template():
@@ -84,32 +129,111 @@ def test_history_folds_into_the_text_without_a_chat_template():
 
 def test_limit_keeps_that_many_items_per_dimension():
     items = [{"dimension": d, "question_id": f"{d}-{k}"} for d in ("a", "b") for k in range(4)]
-    assert [i["question_id"] for i in reform._select(items, 2)] == ["a-0", "a-1", "b-0", "b-1"]
-    assert reform._select(items, 0) == items
+    assert [i["question_id"] for i in planning.select(items, 2)] == ["a-0", "a-1", "b-0", "b-1"]
+    assert planning.select(items, 0) == items
+
+
+def test_item_keys_stay_question_ids_unless_datasets_share_one():
+    items = [{"question_id": "0", "dataset": "MSCOCO-caption"}, {"question_id": "1", "dataset": "MSCOCO-caption"},
+             {"question_id": "0", "dataset": "TextCaps"}, {"question_id": "q7", "dataset": "VQA-v2"},
+             {"question_id": "0", "dataset": "TextCaps"}]
+    assert planning.item_keys(items) == ["MSCOCO-caption/0", "1", "TextCaps/0", "q7", "TextCaps/0#2"]
+    assert planning.item_keys(items[1:2] + items[3:4]) == ["1", "q7"]
+
+
+# ------------------------------------------------------------------------------------------------ the plan
+
+def test_plan_asks_item_by_item_and_repeat_by_repeat():
+    plan = get_benchmark("reform").plan(PlanContext(limit=1, options={"reform.repeats": "2"}))
+    assert len(plan.items) == len(DIMENSIONS) and len(set(plan.items)) == len(plan.items)
+    assert [a.item for a in plan.asks] == sorted((a.item for a in plan.asks), key=plan.items.index)
+    for item in plan.items:
+        asks = [a for a in plan.asks if a.item == item]
+        rows = [r for r in plan.rows if r["question_id"] == item]
+        if rows[0]["form"] != MC:
+            assert len(asks) == 1 and asks[0].options is None and asks[0].request.temperature == 0
+            assert [r["extraction"] for r in rows] == [rows[0]["form"]]
+            continue
+        # generation then likelihood for repeat 0, then for repeat 1; one image loader for the item
+        assert [a.options is None for a in asks] == [True, False, True, False]
+        assert [a.request.seed for a in asks if a.options is None] == [prompts.repeat_seed(0, 0),
+                                                                       prompts.repeat_seed(0, 1)]
+        assert len({id(a.images) for a in asks}) == 1 and asks[0].images()[0].mode == "RGB"
+        assert [(r["mode"], r["repeat"], r["extraction"]) for r in rows] == [
+            ("generation", 0, "mark"), ("generation", 1, "mark"),
+            ("likelihood", 0, "likelihood"), ("likelihood", 0, "likelihood_mean"),
+            ("likelihood", 1, "likelihood"), ("likelihood", 1, "likelihood_mean")]
+        assert asks[1].rows == rows[2:4] and asks[1].options == json.loads(rows[2]["options"])
+        assert all(r["question"].strip() and r["question"] in asks[0].request.text for r in rows)
+    assert all(list(r) == list(plan.rows[0]) for r in plan.rows)
+    assert set(plan.prompts) == {"reform_ocr", "reform_kie", "reform_caption", "reform_gen_templates",
+                                 "reform_example", "reform_example_answer", "reform_lik_templates"}
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"reform.mode": "bogus"}, "reform.mode"),
+    ({"reform.repeats": "0"}, "reform.repeats"),
+    ({"reform.marks": "roman"}, "reform.marks"),
+    ({"reform.seed": "x"}, "reform.seed"),
+])
+def test_bad_options_are_named(options, message):
+    with pytest.raises(ValueError, match=message):
+        get_benchmark("reform").plan(PlanContext(options=options))
+    with pytest.raises(ValueError, match=message):
+        get_benchmark("reform").score([], ScoreContext(options=options))
+
+
+def test_full_suite_plan_reads_the_named_datasets_and_hashes_the_question_wording(tmp_path, monkeypatch):
+    image = encode_image_base64(Image.new("RGB", (16, 16), (9, 99, 199)))
+    docs = {"huggingface_data/VSR/vsr_core_multiple_choice.json": {"data": [
+                {"question_id": "0", "image": image, "question": "Is it left?", "answer": "yes",
+                 "answer_options": ["yes", "no"]}]},
+            "huggingface_data/MSCOCO/captions-sampled.json": {"dataset_name": "MSCOCO", "data": [
+                {"img": image, "annos": ["a blue square", "blue"]}]}}
+    calls = []
+
+    def fake_hub(repo_id, filename, revision):
+        calls.append(filename)
+        path = tmp_path / filename.replace("/", "_")
+        path.write_text(json.dumps(docs[filename]), encoding="utf-8")
+        return str(path)
+
+    monkeypatch.setattr(files, "hub_file", fake_hub)
+    plan = get_benchmark("reform").plan(PlanContext(suite="full", sources={"reform": " VSR , MSCOCO-caption "},
+                                                    options={"reform.repeats": "1"}))
+    assert calls == [datasets.DATASETS_BY_NAME[n].hub_path for n in ("VSR", "MSCOCO-caption")]
+    assert plan.items == ["VSR/0", "MSCOCO-caption/0"]  # both datasets number their items from 0
+    assert {r["question_id"] for r in plan.rows} == set(plan.items)
+    assert plan.prompts["reform_dataset_questions"].startswith("{")
+    assert "{claim}" in plan.prompts["reform_mocheg"]
+    with pytest.raises(ValueError, match="unknown ReForm-Eval dataset"):
+        get_benchmark("reform").plan(PlanContext(suite="full", sources={"reform": "NoSuchSet"}))
 
 
 # ------------------------------------------------------------------------------------------------ tiny LLaVA
 
 @pytest.fixture(scope="module")
-def llava(tiny_folder):
+def llava(tiny_folder, one_torch_thread):
     from evaluator.models import load_model
 
     return load_model(str(tiny_folder("llava")))
 
 
-def _run(model, **options):
+def _run(model, tmp_path_factory, **options):
     seen = []
-    ctx = BenchmarkContext(limit=2, options=options, progress=lambda done, total: seen.append((done, total)))
-    return reform.run(model, ctx), seen
+    folder = tmp_path_factory.mktemp("reform-run")
+    result = run_benchmark("reform", model, limit=2, options=options, folder=folder,
+                           progress=lambda done, total: seen.append((done, total)))
+    return result, seen, folder
 
 
 @pytest.fixture(scope="module")
-def both(llava):
-    return _run(llava)
+def both(llava, tmp_path_factory):
+    return _run(llava, tmp_path_factory)
 
 
 def test_run_both_modes_on_the_tiny_llava(both):
-    result, seen = both
+    result, seen, _ = both
     scores, counts = result.scores, result.counts
     for dim in DIMENSIONS:
         for prefix in ("gen", "lik"):
@@ -124,10 +248,14 @@ def test_run_both_modes_on_the_tiny_llava(both):
     assert counts["items"] == 2 * len(DIMENSIONS) and counts["repeats"] == 5
     assert seen[-1] == (counts["items"], counts["items"])
     assert result.extra["settings"]["repeats"] == 5 and result.extra["gen_datasets"]
+    assert set(result.prompts) >= {"reform_gen_templates", "reform_lik_templates", "reform_ocr"}
 
-    df = pd.DataFrame(result.details)
-    assert all(list(row) == list(result.details[0]) for row in result.details)  # same columns every row
+    df = pd.DataFrame(result.rows)
+    assert all(list(row) == list(result.rows[0]) for row in result.rows)  # same columns every row
+    assert all({k: type(v) for k, v in row.items()} == {k: type(v) for k, v in result.rows[0].items()}
+               for row in result.rows)
     df.to_parquet(__import__("io").BytesIO())  # one type per column
+    assert (df["question"].str.strip() != "").all()
     mc = df[df["form"] == MC]
     gen = mc[mc["mode"] == "generation"]
     lik = mc[mc["extraction"] == "likelihood"]
@@ -135,16 +263,19 @@ def test_run_both_modes_on_the_tiny_llava(both):
     assert set(mc[mc["mode"] == "likelihood"]["extraction"]) == {"likelihood", "likelihood_mean"}
     for _, row in gen.iterrows():
         shown = json.loads(row["options"])
-        assert reform.list_options(shown, row["mark_style"]) in row["prompt"]  # the option list, as sent
+        assert prompts.list_options(shown, row["mark_style"]) in row["prompt"]  # the option list, as sent
         assert "(B)" in row["prompt"]  # the one-shot example comes first
         assert row["prompt"].index("Which of these is a fruit?") < row["prompt"].index(shown[0])
     for _, row in lik.iterrows():
         shown = json.loads(row["options"])
         question_turn = row["prompt"].rsplit("<image>", 1)[1]  # after the dialogue history, if any
         assert "(A)" not in question_turn and "(a)" not in question_turn and "(1)" not in question_turn
-        assert all(reform.list_options(shown, style) not in row["prompt"] for style in reform.MARK_STYLES)
+        assert all(prompts.list_options(shown, style) not in row["prompt"] for style in prompts.MARK_STYLES)
         assert "Which of these is a fruit?" not in row["prompt"]
         assert row["prediction"] in shown and len(json.loads(row["option_scores"])) == len(shown)
+    # the two likelihood rows of a repeat come from one scoring
+    means = mc[mc["extraction"] == "likelihood_mean"]
+    assert list(lik["option_scores"]) == list(means["option_scores"]) and list(lik["prompt"]) == list(means["prompt"])
     # each MC item's repeats: different templates, deterministic
     for _, group in gen.groupby("question_id"):
         assert group["template_id"].nunique() == 5
@@ -156,18 +287,41 @@ def test_run_both_modes_on_the_tiny_llava(both):
     assert dialogue["prompt"].str.count("assistant").min() >= 2
 
 
-def test_same_seed_same_prompts_and_modes_alone(llava, both):
-    result, _ = both
-    gen_only, _ = _run(llava, **{"reform.mode": "generation", "reform.repeats": "5"})
-    prompts_both = [r["prompt"] for r in result.details if r["mode"] == "generation"]
-    prompts_gen = [r["prompt"] for r in gen_only.details if r["mode"] == "generation"]
+def test_scoring_the_stored_scored_details_again_gives_the_same(both, tmp_path):
+    """What rescore does: the scored details file, read back and scored again, gives the same scores, counts,
+    extra and rows (every scoring column is reset and derived again from the raw answers)."""
+    result, _, _ = both
+    path = tmp_path / "reform.parquet"
+    write_details(path, result.rows)
+    stored = read_details(path)
+    tampered = copy.deepcopy(stored)
+    for row in tampered:  # stale grades must not survive
+        row.update(correct=not row["correct"], score=0.5, parsed_answer="7")
+        if row["mode"] == "likelihood":
+            row["prediction"] = "stale"
+    ctx = ScoreContext(limit=2)
+    again = scoring.score(tampered, ctx)
+    assert again.scores == result.scores and again.counts == result.counts
+    assert json.dumps(again.extra, sort_keys=True) == json.dumps(result.extra, sort_keys=True)
+    write_details(tmp_path / "again.parquet", again.rows)
+    assert pd.read_parquet(tmp_path / "again.parquet").equals(pd.read_parquet(path))
+
+
+def test_same_seed_same_prompts_and_modes_alone(llava, both, tmp_path_factory):
+    result, _, _ = both
+    gen_only, _, _ = _run(llava, tmp_path_factory, **{"reform.mode": "generation", "reform.repeats": "5"})
+    prompts_both = [r["prompt"] for r in result.rows if r["mode"] == "generation"]
+    prompts_gen = [r["prompt"] for r in gen_only.rows if r["mode"] == "generation"]
     assert prompts_both == prompts_gen
     assert "lik_overall" not in gen_only.scores and "gen_overall" in gen_only.scores
-    lik_only, _ = _run(llava, **{"reform.mode": "likelihood", "reform.repeats": "2", "reform.seed": "3"})
+    assert "reform_lik_templates" not in gen_only.prompts
+    lik_only, _, _ = _run(llava, tmp_path_factory, **{"reform.mode": "likelihood", "reform.repeats": "2",
+                                                      "reform.seed": "3"})
     assert "gen_overall" not in lik_only.scores and "lik_overall" in lik_only.scores
-    assert {r["repeat"] for r in lik_only.details if r["mode"] == "likelihood"} == {0, 1}
+    assert {r["repeat"] for r in lik_only.rows if r["mode"] == "likelihood"} == {0, 1}
+    assert "reform_gen_templates" not in lik_only.prompts
     with pytest.raises(ValueError):
-        _run(llava, **{"reform.mode": "bogus"})
+        _run(llava, tmp_path_factory, **{"reform.mode": "bogus"})
 
 
 def test_sampled_repeats_share_a_seed_so_they_batch(llava, monkeypatch):
@@ -181,9 +335,9 @@ def test_sampled_repeats_share_a_seed_so_they_batch(llava, monkeypatch):
         return original(batch, temperature, seed)
 
     monkeypatch.setattr(llava, "_generate_batch", spy)
-    ctx = BenchmarkContext(limit=1, options={"reform.mode": "generation", "reform.repeats": "2"}, batch_size=64)
-    result = reform.run(llava, ctx)
+    result = run_benchmark("reform", llava, limit=1, options={"reform.mode": "generation", "reform.repeats": "2"},
+                           batch_size=64)
     sampled = [b for b in batches if b[0] > 0]
-    assert {seed for _, seed, _ in sampled} == {reform.repeat_seed(0, 0), reform.repeat_seed(0, 1)}
+    assert {seed for _, seed, _ in sampled} == {prompts.repeat_seed(0, 0), prompts.repeat_seed(0, 1)}
     n_mc = result.counts["multiple_choice"]
     assert sum(size for *_, size in sampled) == 2 * n_mc and max(size for *_, size in sampled) > 1

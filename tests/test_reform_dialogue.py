@@ -1,5 +1,5 @@
 """ReForm-Eval multi-turn dialogue layouts (VisDial, VQA-MT): tiny files in the official builder's layout, adapted
-and loaded through reform_data.load_items."""
+and loaded through items.load_items."""
 from __future__ import annotations
 
 import json
@@ -8,12 +8,14 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from evaluator.benchmarks import reform_data as rd
-from evaluator.benchmarks import reform_dialogue, reform_layouts
+from evaluator.benchmarks.reform import datasets as ds
+from evaluator.benchmarks.reform import dialogue, layouts
+from evaluator.benchmarks.reform.items import load_items
+from evaluator.images import encode_image_base64
 
 
 def _b64(color, size=(20, 12)) -> str:
-    return rd.encode_image_base64(Image.new("RGB", size, color))
+    return encode_image_base64(Image.new("RGB", size, color))
 
 
 def _doc(version: str, split: str) -> dict:
@@ -53,18 +55,18 @@ LAYOUT_CASES = [
 
 
 def test_layouts_registered():
-    assert set(reform_dialogue.LAYOUTS) == {"visdial", "vqa_mt"}
+    assert set(dialogue.LAYOUTS) == {"visdial", "vqa_mt"}
     for name in ("visdial", "vqa_mt"):
-        assert reform_layouts.LAYOUTS[name] is reform_dialogue.LAYOUTS[name]
+        assert layouts.LAYOUTS[name] is dialogue.LAYOUTS[name]
 
 
 @pytest.mark.parametrize("layout,dataset,version,split", LAYOUT_CASES)
 def test_every_round_becomes_an_item_with_the_earlier_rounds_as_history(tmp_path, layout, dataset, version, split):
     path = _write(tmp_path, _doc(version, split))
-    items = rd.load_items(path, rd.MC, layout=layout, dataset=dataset, dimension="multi_turn_dialogue")
+    items = load_items(path, ds.MC, layout=layout, dataset=dataset, dimension="multi_turn_dialogue")
 
     assert [it["question_id"] for it in items] == ["7_0", "7_1", "7_2", "9_0"]
-    assert all(it["dataset"] == dataset and it["dimension"] == "multi_turn_dialogue" and it["form"] == rd.MC
+    assert all(it["dataset"] == dataset and it["dimension"] == "multi_turn_dialogue" and it["form"] == ds.MC
                for it in items)
     assert [it["question"] for it in items] == ["is it a cat?", "what colour is it?", "is it outside?",
                                                 "how many dogs?"]
@@ -88,7 +90,7 @@ def test_every_round_becomes_an_item_with_the_earlier_rounds_as_history(tmp_path
 
 def test_records_share_the_dialogs_image_string():
     doc = _doc("lvlm_1.2", "val2018")
-    records = reform_dialogue.adapt_dialogues(doc)
+    records = dialogue.adapt_dialogues(doc)
     image = doc["data"]["dialogs"][0]["image_base64"]
     assert all(rec["image"] is image for rec in records[:3])
     assert set(records[0]) == {"question_id", "question", "answer", "answer_options", "image", "history"}
@@ -96,7 +98,7 @@ def test_records_share_the_dialogs_image_string():
 
 def test_one_row_table_form_is_accepted():
     doc = _doc("lvlm_1.2", "val2018")
-    assert reform_dialogue.adapt_dialogues([doc]) == reform_dialogue.adapt_dialogues(doc)
+    assert dialogue.adapt_dialogues([doc]) == dialogue.adapt_dialogues(doc)
 
 
 @pytest.mark.parametrize("split,name", [("val2018", "VisualDialog_val2018_000000000007.jpg"),
@@ -105,7 +107,7 @@ def test_without_base64_the_image_file_is_named_from_the_image_id(tmp_path, spli
     doc = _doc("v", split)
     del doc["data"]["dialogs"][0]["image_base64"]
     Image.new("RGB", (8, 8), (200, 20, 20)).save(tmp_path / name)  # JPEG: compare within a tolerance
-    items = rd.load_items(_write(tmp_path, doc), rd.MC, layout="visdial")
+    items = load_items(_write(tmp_path, doc), ds.MC, layout="visdial")
     assert items[0]["image"].size == (8, 8)
     assert all(abs(a - b) <= 8 for a, b in zip(items[0]["image"].getpixel((4, 4)), (200, 20, 20)))
     assert items[3]["image_ref"] == "base64"
@@ -122,11 +124,11 @@ def test_malformed_dialogue_files(tmp_path, mutate, message):
     doc = _doc("lvlm_1.2", "val2018")
     mutate(doc)
     with pytest.raises(ValueError, match=message):
-        rd.load_items(_write(tmp_path, doc), rd.MC, layout="visdial")
+        load_items(_write(tmp_path, doc), ds.MC, layout="visdial")
 
 
 def test_duplicate_image_ids_keep_question_ids_unique():
     doc = _doc("lvlm_1.2", "val2018")
     doc["data"]["dialogs"][1]["image_id"] = 7
-    ids = [rec["question_id"] for rec in reform_dialogue.adapt_dialogues(doc)]
+    ids = [rec["question_id"] for rec in dialogue.adapt_dialogues(doc)]
     assert len(ids) == len(set(ids)) and ids[:3] == ["7_0", "7_1", "7_2"]

@@ -1,5 +1,5 @@
 """ReForm-Eval official file layouts ("kie", "ocr", "caption", "mocheg"): tiny files written in each builder's
-huggingface layout, read through reform_data.load_items(..., layout=...)."""
+huggingface layout, read through items.load_items(..., layout=...)."""
 from __future__ import annotations
 
 import json
@@ -9,12 +9,16 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from evaluator.benchmarks import reform_data as rd
-from evaluator.benchmarks import reform_layouts as rl
+from evaluator.benchmarks.reform import datasets as ds
+from evaluator.benchmarks.reform import files as reform_files
+from evaluator.benchmarks.reform import layouts as rl
+from evaluator.benchmarks.reform import suite
+from evaluator.benchmarks.reform.items import load_items
+from evaluator.images import encode_image_base64
 
 
 def _png_b64(color=(200, 30, 30), size=(24, 16)) -> str:
-    return rd.encode_image_base64(Image.new("RGB", size, color))
+    return encode_image_base64(Image.new("RGB", size, color))
 
 
 def _write(path: Path, doc) -> Path:
@@ -37,12 +41,12 @@ def test_kie_layout(tmp_path):
                      {"question_id": "funsd-8", "image": _png_b64((0, 0, 255)), "question": "Who signed?",
                       "answer_txt": "J. Smith"})
     path = _write(tmp_path / "funsd_core_open_ended.json", doc)
-    items = rd.load_items(path, rd.KIE, layout="kie", dataset="FUNSD", dimension="scene_text")
+    items = load_items(path, ds.KIE, layout="kie", dataset="FUNSD", dimension="scene_text")
     assert [it["question_id"] for it in items] == ["funsd-7", "funsd-8"]
     assert items[0]["question"] == "What is the date?"
     assert items[0]["answer"] == ["12/01/98", "12-01-98"]
     assert items[1]["answer"] == ["J. Smith"]
-    assert items[0]["dataset"] == "FUNSD" and items[0]["form"] == rd.KIE and items[0]["options"] == []
+    assert items[0]["dataset"] == "FUNSD" and items[0]["form"] == ds.KIE and items[0]["options"] == []
     assert items[0]["image"].getpixel((2, 2)) == (200, 30, 30)
     assert items[1]["image"].getpixel((2, 2)) == (0, 0, 255)
 
@@ -52,7 +56,7 @@ def test_ocr_layout_takes_the_first_phrasing(tmp_path):
                       "question": ["What is written in the image?", "Read the word in the picture."],
                       "answer_txt": "STOP"})
     path = _write(tmp_path / "cute80_core_open_ended.json", doc)
-    [item] = rd.load_items(path, rd.OCR, layout="ocr", dataset="CUTE80", dimension="scene_text")
+    [item] = load_items(path, ds.OCR, layout="ocr", dataset="CUTE80", dimension="scene_text")
     assert item["question_id"] == "3"
     assert item["question"] == "What is written in the image?"
     assert item["answer"] == ["STOP"]
@@ -62,10 +66,10 @@ def test_ocr_layout_takes_the_first_phrasing(tmp_path):
 def test_ocr_layout_crops_textocr_bbox(tmp_path):
     img = Image.new("RGB", (40, 30), (255, 255, 255))
     img.paste((0, 128, 0), (10, 5, 30, 15))  # the word box: x=10, y=5, w=20, h=10
-    doc = _versioned({"question_id": "t1", "image": rd.encode_image_base64(img),
+    doc = _versioned({"question_id": "t1", "image": encode_image_base64(img),
                       "question": ["What text is in the image?"], "answer_txt": "exit", "bbox": [10, 5, 20, 10]})
     path = _write(tmp_path / "textocr_core_open_ended.json", doc)
-    [item] = rd.load_items(path, rd.OCR, layout="ocr", dataset="TextOCR", dimension="scene_text")
+    [item] = load_items(path, ds.OCR, layout="ocr", dataset="TextOCR", dimension="scene_text")
     assert item["image"].size == (20, 10)
     assert item["image"].getpixel((0, 0)) == (0, 128, 0) and item["image"].getpixel((19, 9)) == (0, 128, 0)
 
@@ -76,13 +80,13 @@ def test_caption_layout(tmp_path):
         {"img": _png_b64((90, 90, 90)), "annos": ["A grey square."]},
     ]}
     path = _write(tmp_path / "captions-sampled.json", doc)
-    items = rd.load_items(path, rd.CAPTION, layout="caption", dataset="MSCOCO-caption", dimension="description")
+    items = load_items(path, ds.CAPTION, layout="caption", dataset="MSCOCO-caption", dimension="description")
     assert [it["question_id"] for it in items] == ["0", "1"]
     assert all(it["question"] == "" for it in items)
     assert items[0]["answer"] == ["A dog on a beach.", "A brown dog runs by the sea."]
     assert items[1]["answer"] == ["A grey square."]
     assert items[0]["image"].getpixel((0, 0)) == (1, 2, 3)
-    assert items[1]["form"] == rd.CAPTION and items[1]["dimension"] == "description"
+    assert items[1]["form"] == ds.CAPTION and items[1]["dimension"] == "description"
 
 
 def test_mocheg_layout(tmp_path):
@@ -91,7 +95,7 @@ def test_mocheg_layout(tmp_path):
                       "text_evidence": "Photos show the tower painted red.", "answer": "supported",
                       "answer_options": options})
     path = _write(tmp_path / "mocheg_test_10p.json", doc)
-    [item] = rd.load_items(path, rd.MC, layout="mocheg", dataset="MOCHEG", dimension="cross_modal_inference")
+    [item] = load_items(path, ds.MC, layout="mocheg", dataset="MOCHEG", dimension="cross_modal_inference")
     template = (rl.PROMPTS_DIR / "reform_mocheg.txt").read_text(encoding="utf-8")
     assert "{claim}" in template and "{evidence}" in template
     assert item["question_id"] == "m-42"
@@ -107,7 +111,7 @@ def test_table_names_these_layouts():
             "CUTE80": "ocr", "IC15": "ocr", "IIIT5K": "ocr", "WordArt": "ocr", "TextOCR": "ocr", "COCO-Text": "ocr",
             "MSCOCO-caption": "caption", "TextCaps": "caption", "NoCaps": "caption", "Flickr30K": "caption",
             "MOCHEG": "mocheg"}
-    table = {name: rd.DATASETS_BY_NAME[name].layout for name in want}
+    table = {name: ds.DATASETS_BY_NAME[name].layout for name in want}
     if all(layout == "items" for layout in table.values()):
         pytest.skip("the dataset table does not name these layouts yet")
     assert table == want
@@ -116,26 +120,26 @@ def test_table_names_these_layouts():
 def test_unknown_layout(tmp_path):
     path = _write(tmp_path / "x.json", _versioned())
     with pytest.raises(ValueError, match="unknown ReForm-Eval file layout 'nope'"):
-        rd.load_items(path, rd.OCR, layout="nope")
+        load_items(path, ds.OCR, layout="nope")
 
 
 @pytest.mark.parametrize("layout, form, doc, message", [
     # a caption file read as OCR: no version/split
-    ("ocr", rd.OCR, {"dataset_name": "nocaps", "data": [{"img": "x", "annos": ["a"]}]}, "'version'"),
+    ("ocr", ds.OCR, {"dataset_name": "nocaps", "data": [{"img": "x", "annos": ["a"]}]}, "'version'"),
     # an "items" OCR file read as caption: no dataset_name
-    ("caption", rd.CAPTION, _versioned({"question_id": "a", "image": "x", "answer": "b"}), "'dataset_name'"),
+    ("caption", ds.CAPTION, _versioned({"question_id": "a", "image": "x", "answer": "b"}), "'dataset_name'"),
     # a KIE item read as MOCHEG: no claim
-    ("mocheg", rd.MC, _versioned({"question_id": "a", "image": "x", "question": "q", "answer_txt": "b"}),
+    ("mocheg", ds.MC, _versioned({"question_id": "a", "image": "x", "question": "q", "answer_txt": "b"}),
      "'instance_id'"),
     # a VQA item (answer, not answer_txt) read as KIE
-    ("kie", rd.KIE, _versioned({"question_id": "a", "image": "x", "question": "q", "answer": "b"}), "'answer_txt'"),
+    ("kie", ds.KIE, _versioned({"question_id": "a", "image": "x", "question": "q", "answer": "b"}), "'answer_txt'"),
     # a bare list
-    ("kie", rd.KIE, [{"question_id": "a"}], "expected an object"),
+    ("kie", ds.KIE, [{"question_id": "a"}], "expected an object"),
 ])
 def test_wrong_layout_is_a_clear_error(tmp_path, layout, form, doc, message):
     path = _write(tmp_path / "wrong.json", doc)
     with pytest.raises(ValueError, match=rf"not in the '{layout}' layout") as err:
-        rd.load_items(path, form, layout=layout)
+        load_items(path, form, layout=layout)
     assert message in str(err.value) and "wrong.json" in str(err.value)
 
 
@@ -146,16 +150,16 @@ def test_ocr_vqa_and_vqa_files_load_as_items(tmp_path):
     rng = random.Random(0)
     noisy = Image.frombytes("RGB", (16, 16), bytes(rng.randrange(256) for _ in range(768)))
     noisy.putpixel((0, 0), (9, 9, 9))
-    image_b64 = rd.encode_image_base64(noisy)
+    image_b64 = encode_image_base64(noisy)
     assert len(image_b64) > 256
     doc = _versioned({"question_id": 5, "image_id": image_b64, "question": "What is the total?",
                       "answer": ["$4.20", "4.20"]})
-    [item] = rd.load_items(_write(tmp_path / "docvqa_val_10p.json", doc), rd.KIE, dataset="DocVQA")
+    [item] = load_items(_write(tmp_path / "docvqa_val_10p.json", doc), ds.KIE, dataset="DocVQA")
     assert item["question_id"] == "5" and item["answer"] == ["$4.20", "4.20"]
     assert item["image"].getpixel((0, 0)) == (9, 9, 9)
     doc = _versioned({"question_id": "v1", "image_id": image_b64, "question": "What colour?", "answer": "red",
                       "answer_options": ["red", "blue"]})
-    [item] = rd.load_items(_write(tmp_path / "vqa_val_10p.json", doc), rd.MC, dataset="VQA-v2")
+    [item] = load_items(_write(tmp_path / "vqa_val_10p.json", doc), ds.MC, dataset="VQA-v2")
     assert item["options"] == ["red", "blue"] and item["answer"] == "red"
 
 
@@ -165,7 +169,8 @@ def test_full_suite_reads_a_layout_entry_through_the_hub(tmp_path, monkeypatch):
                       "answer_txt": "12/01/98"})
     path = _write(tmp_path / "funsd.json", doc)
     calls = []
-    monkeypatch.setattr(rd, "_hf_download", lambda repo_id, filename, revision: calls.append(filename) or str(path))
-    [item] = rd.load_full_suite(["FUNSD"])
-    assert calls == [rd.DATASETS_BY_NAME["FUNSD"].hub_path]
-    assert item["answer"] == ["12/01/98"] and item["dataset"] == "FUNSD" and item["form"] == rd.KIE
+    monkeypatch.setattr(reform_files, "hub_file",
+                        lambda repo_id, filename, revision: calls.append(filename) or str(path))
+    [item] = suite.load_full_suite(["FUNSD"])
+    assert calls == [ds.DATASETS_BY_NAME["FUNSD"].hub_path]
+    assert item["answer"] == ["12/01/98"] and item["dataset"] == "FUNSD" and item["form"] == ds.KIE

@@ -14,14 +14,18 @@ import numpy as np
 import pytest
 from PIL import Image, ImageStat
 
-from evaluator.benchmarks import reform_data as rd
+from evaluator.benchmarks.reform import datasets as ds
+from evaluator.benchmarks.reform import files as reform_files
+from evaluator.benchmarks.reform import suite
+from evaluator.benchmarks.reform.items import load_items
+from evaluator.images import encode_image_base64
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "reform_eval"
-DRAW_SCRIPT = rd.SAMPLE_PATH.parent / "draw_reform_sample.py"
+DRAW_SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "draw_reform_sample.py"
 
 
 def _png_b64(color=(200, 30, 30), size=(24, 16)) -> str:
-    return rd.encode_image_base64(Image.new("RGB", size, color))
+    return encode_image_base64(Image.new("RGB", size, color))
 
 
 def _write(path: Path, doc) -> Path:
@@ -40,9 +44,9 @@ def _mc_doc(**overrides) -> dict:
 
 def test_multiple_choice_file_with_base64_image(tmp_path):
     path = _write(tmp_path / "mc.json", _mc_doc())
-    [item] = rd.load_items(path, rd.MC, dataset="TOY", dimension="fine_perception")
+    [item] = load_items(path, ds.MC, dataset="TOY", dimension="fine_perception")
     assert item["question_id"] == "q1"
-    assert item["dataset"] == "TOY" and item["dimension"] == "fine_perception" and item["form"] == rd.MC
+    assert item["dataset"] == "TOY" and item["dimension"] == "fine_perception" and item["form"] == ds.MC
     assert item["options"] == ["blue", "red", "green"]
     assert item["answer"] == "red"
     assert item["history"] == []
@@ -53,7 +57,7 @@ def test_multiple_choice_file_with_base64_image(tmp_path):
 
 def test_data_uri_and_index_answer_and_bare_list(tmp_path):
     doc = _mc_doc(answer=2, image="data:image/png;base64," + _png_b64((0, 0, 255)))["data"]
-    [item] = rd.load_items(_write(tmp_path / "list.json", doc), rd.MC)
+    [item] = load_items(_write(tmp_path / "list.json", doc), ds.MC)
     assert item["answer"] == "green"  # an index (as the prediction dumps store it) maps to the option text
     assert item["image"].getpixel((0, 0)) == (0, 0, 255)
 
@@ -62,7 +66,7 @@ def test_image_path_resolved_against_the_files_folder(tmp_path):
     (tmp_path / "imgs").mkdir()
     Image.new("RGB", (8, 8), (0, 200, 0)).save(tmp_path / "imgs" / "a.png")
     doc = {"data": [{"question_id": 7, "image": "imgs/a.png", "answer": ["Hello"], "question": "Text?"}]}
-    [item] = rd.load_items(_write(tmp_path / "ocr.json", doc), rd.OCR)
+    [item] = load_items(_write(tmp_path / "ocr.json", doc), ds.OCR)
     assert item["question_id"] == "7"
     assert item["answer"] == ["Hello"] and item["options"] == []
     assert item["image"].getpixel((1, 1)) == (0, 200, 0)
@@ -77,20 +81,20 @@ def test_caption_and_history(tmp_path):
          "history": [{"from": "human", "value": "Is it red?"}, {"from": "assistant", "value": "(A) yes"}]},
     ]}
     path = _write(tmp_path / "mixed.json", doc)
-    [cap] = rd.load_items(_write(tmp_path / "cap.json", {"data": doc["data"][:1]}), rd.CAPTION)
+    [cap] = load_items(_write(tmp_path / "cap.json", {"data": doc["data"][:1]}), ds.CAPTION)
     assert cap["answer"] == ["a red box", "red square"] and cap["question_id"] == "3"
-    [dia] = rd.load_items(_write(tmp_path / "dia.json", {"data": doc["data"][1:]}), rd.MC)
+    [dia] = load_items(_write(tmp_path / "dia.json", {"data": doc["data"][1:]}), ds.MC)
     assert dia["history"] == [{"from": "human", "value": "Is it red?"}, {"from": "assistant", "value": "(A) yes"}]
     with pytest.raises(ValueError, match="item 0"):
-        rd.load_items(path, rd.MC)  # the caption item has no options
+        load_items(path, ds.MC)  # the caption item has no options
 
 
 def test_load_images_false_keeps_the_reference(tmp_path):
     doc = {"data": [{"question_id": "x", "image": "/nowhere/pic.jpg", "answer": "w", "question": "?"}]}
-    [item] = rd.load_items(_write(tmp_path / "o.json", doc), rd.OCR, load_images=False)
+    [item] = load_items(_write(tmp_path / "o.json", doc), ds.OCR, load_images=False)
     assert item["image"] is None and item["image_ref"] == "/nowhere/pic.jpg"
     with pytest.raises(ValueError, match="item 0: image"):
-        rd.load_items(tmp_path / "o.json", rd.OCR)
+        load_items(tmp_path / "o.json", ds.OCR)
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -111,7 +115,7 @@ def test_malformed_item_names_its_index(tmp_path, bad, message):
     broken.update(bad)
     doc["data"] = [good, broken]
     with pytest.raises(ValueError, match=rf"item 1: .*{re.escape(message)}"):
-        rd.load_items(_write(tmp_path / "bad.json", doc), rd.MC)
+        load_items(_write(tmp_path / "bad.json", doc), ds.MC)
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -123,21 +127,21 @@ def test_malformed_ocr_item(tmp_path, bad, message):
     item = {"question_id": "o", "image": _png_b64(), "question": "?", "answer": "word"}
     item.update(bad)
     with pytest.raises(ValueError, match=rf"item 0: {message}"):
-        rd.load_items(_write(tmp_path / "o.json", {"data": [item]}), rd.OCR)
+        load_items(_write(tmp_path / "o.json", {"data": [item]}), ds.OCR)
 
 
 def test_bad_file_and_form(tmp_path):
     (tmp_path / "x.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(ValueError, match="not valid JSON"):
-        rd.load_items(tmp_path / "x.json", rd.MC)
+        load_items(tmp_path / "x.json", ds.MC)
     with pytest.raises(ValueError, match="'data' list"):
-        rd.load_items(_write(tmp_path / "y.json", {"version": "1"}), rd.MC)
+        load_items(_write(tmp_path / "y.json", {"version": "1"}), ds.MC)
     with pytest.raises(ValueError, match="form must be one of"):
-        rd.load_items(tmp_path / "y.json", "essay")
+        load_items(tmp_path / "y.json", "essay")
     with pytest.raises(ValueError, match="item 0: form must be one of"):
-        rd.load_items(_write(tmp_path / "z.json", _mc_doc()), None)  # no form given and none on the item
+        load_items(_write(tmp_path / "z.json", _mc_doc()), None)  # no form given and none on the item
     with pytest.raises(FileNotFoundError):
-        rd.load_items(tmp_path / "missing.json", rd.MC)
+        load_items(tmp_path / "missing.json", ds.MC)
 
 
 def test_hf_source_goes_through_the_hub_download(tmp_path, monkeypatch):
@@ -148,21 +152,49 @@ def test_hf_source_goes_through_the_hub_download(tmp_path, monkeypatch):
         calls.append((repo_id, filename, revision))
         return str(local)
 
-    monkeypatch.setattr(rd, "_hf_download", fake_download)
-    [item] = rd.load_items("hf://datasets/Aweminus/ReForm-Eval-Data@abc/huggingface_data/X/x.json", rd.MC)
+    monkeypatch.setattr(reform_files, "hub_file", fake_download)
+    [item] = load_items("hf://datasets/Aweminus/ReForm-Eval-Data@abc/huggingface_data/X/x.json", ds.MC)
     assert item["answer"] == "red"
     assert calls == [("Aweminus/ReForm-Eval-Data", "huggingface_data/X/x.json", "abc")]
-    entry = rd.DATASETS_BY_NAME["VSR"]
-    assert rd.hub_source(entry) == ("hf://datasets/Aweminus/ReForm-Eval-Data/"
+    entry = ds.DATASETS_BY_NAME["VSR"]
+    assert ds.hub_source(entry) == ("hf://datasets/Aweminus/ReForm-Eval-Data/"
                                     "huggingface_data/VSR/vsr_core_multiple_choice.json")
 
     calls.clear()
-    monkeypatch.setattr(rd, "_hf_download", lambda repo_id, filename, revision: (
+    monkeypatch.setattr(reform_files, "hub_file", lambda repo_id, filename, revision: (
         calls.append(filename) or str(_write(tmp_path / "h2.json", _mc_doc()))))
-    items = rd.load_full_suite(["VSR"])
+    items = suite.load_full_suite(["VSR"])
     assert calls == [entry.hub_path] and items[0]["dataset"] == "VSR" and items[0]["dimension"] == "spatial"
     with pytest.raises(ValueError, match="unknown"):
-        rd.load_full_suite(["NoSuchSet"])
+        suite.load_full_suite(["NoSuchSet"])
+
+
+
+def test_relative_image_path_in_a_hub_file_is_read_from_the_same_dataset(tmp_path, monkeypatch):
+    """An item of an hf:// file whose image is a relative path: the image comes from the same Hub dataset, through
+    the same download (files.hub_file)."""
+    Image.new("RGB", (8, 8), (0, 90, 200)).save(tmp_path / "pic.png")
+    doc = {"data": [{"question_id": "h", "image": "imgs/pic.png", "answer": "w", "question": "Text?"}]}
+    local = {"huggingface_data/X/x.json": _write(tmp_path / "x.json", doc),
+             "huggingface_data/X/imgs/pic.png": tmp_path / "pic.png"}
+    calls = []
+    monkeypatch.setattr(reform_files, "hub_file",
+                        lambda repo_id, filename, revision: calls.append((filename, revision)) or str(local[filename]))
+    [item] = load_items("hf://datasets/Aweminus/ReForm-Eval-Data@r2/huggingface_data/X/x.json", ds.OCR,
+                        cache_dir=tmp_path / "cache")
+    assert calls == [("huggingface_data/X/x.json", "r2"), ("huggingface_data/X/imgs/pic.png", "r2")]
+    assert item["image"].getpixel((1, 1)) == (0, 90, 200)
+    assert item["image_ref"] == "hf://datasets/Aweminus/ReForm-Eval-Data@r2/huggingface_data/X/imgs/pic.png"
+
+    def data_only(repo_id, filename, revision):
+        if filename.endswith(".png"):
+            raise OSError("offline")
+        return str(local[filename])
+
+    monkeypatch.setattr(reform_files, "hub_file", data_only)
+    with pytest.raises(ValueError, match=r"item 0: image 'hf://.*/imgs/pic.png' unavailable \(OSError\)"):
+        load_items("hf://datasets/Aweminus/ReForm-Eval-Data/huggingface_data/X/x.json", ds.OCR,
+                   cache_dir=tmp_path / "cache")
 
 
 # --------------------------------------------------------------------------------------------- multi-file sets
@@ -193,7 +225,7 @@ def _tdiuc_files(root: Path) -> dict[str, Path]:
 
 def test_tdiuc_joins_questions_answers_and_choice_lists(tmp_path):
     files = _tdiuc_files(tmp_path)
-    items = rd.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "choice_list"), "color",
+    items = suite.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "choice_list"), "color",
                           dataset="TDIUC-color", dimension="fine_perception")
     assert [i["question_id"] for i in items] == ["30", "40"]  # only the color questions, in file order
     bus = items[0]
@@ -201,11 +233,11 @@ def test_tdiuc_joins_questions_answers_and_choice_lists(tmp_path):
     assert len(bus["options"]) == 4 and len(set(bus["options"])) == 4
     assert set(bus["options"]) <= {"red", "blue", "green", "black", "white", "pink"}
     assert bus["image"].getpixel((0, 0)) == (200, 30, 30) and bus["dataset"] == "TDIUC-color"
-    again = rd.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "choice_list"), "color")
+    again = suite.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "choice_list"), "color")
     assert [i["options"] for i in again] == [i["options"] for i in items]  # distractors seeded by question id
-    [dog] = rd.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "missing"), "object_presence")
+    [dog] = suite.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "missing"), "object_presence")
     assert dog["options"] == ["yes", "no"] and dog["answer"] == "yes"  # yes/no needs no choice list
-    [sport] = rd.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "choice_list"),
+    [sport] = suite.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "choice_list"),
                             "sport_recognition")
     assert sport["options"] == ["golf", "tennis"]  # column-shaped choice file; fewer than 3 distractors
 
@@ -233,16 +265,16 @@ def test_multi_file_sets_through_the_full_suite(tmp_path, monkeypatch):
             raise FileNotFoundError(filename)
         return str(hub[filename])
 
-    monkeypatch.setattr(rd, "_hf_download", fake_download)
-    items = rd.load_full_suite(["TDIUC-color", "MSCOCO-OC"], revision="r1")
+    monkeypatch.setattr(reform_files, "hub_file", fake_download)
+    items = suite.load_full_suite(["TDIUC-color", "MSCOCO-OC"], revision="r1")
     assert {(i["dataset"], i["dimension"]) for i in items} == {("TDIUC-color", "fine_perception"),
                                                                ("MSCOCO-OC", "fine_perception")}
     oc = [i for i in items if i["dataset"] == "MSCOCO-OC"]
     assert [i["question_id"] for i in oc] == ["1", "2"] and [i["answer"] for i in oc] == ["2", "5"]
     assert all(len(i["options"]) == 4 and i["options"][-1] == i["answer"] for i in oc)
     assert all(o in {str(n) for n in range(1, 11)} for i in oc for o in i["options"])
-    assert {c[2] for c in calls} == {"r1"} and {c[0] for c in calls} == {rd.HUB_REPO}
-    assert sum(d.multi_file for d in rd.DATASETS) == 8  # 7 TDIUC question types + COCO counting
+    assert {c[2] for c in calls} == {"r1"} and {c[0] for c in calls} == {ds.HUB_REPO}
+    assert sum(d.multi_file for d in ds.DATASETS) == 8  # 7 TDIUC question types + COCO counting
 
 
 def test_multi_file_errors_name_the_problem(tmp_path):
@@ -250,27 +282,27 @@ def test_multi_file_errors_name_the_problem(tmp_path):
     _write(files["anns"], {"annotations": [{"question_id": 10, "question_type": "color",
                                             "answers": [{"answer": "red"}]}]})
     with pytest.raises(ValueError, match="question 30 has no annotation"):
-        rd.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "choice_list"), "color")
+        suite.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "choice_list"), "color")
     files = _tdiuc_files(tmp_path / "again")
     _write(files["color"], [{"choice": "red"}])
     with pytest.raises(ValueError, match="no distractor"):
-        rd.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "again" / "choice_list"), "color")
+        suite.load_tdiuc(str(files["ques"]), str(files["anns"]), str(tmp_path / "again" / "choice_list"), "color")
 
 
 # --------------------------------------------------------------------------------------------- table
 
 def test_dataset_table():
-    names = [d.name for d in rd.DATASETS]
+    names = [d.name for d in ds.DATASETS]
     assert len(names) == len(set(names))
-    assert {d.dimension for d in rd.DATASETS} == set(rd.DIMENSIONS)
-    assert all(d.form in rd.FORMS for d in rd.DATASETS)
-    assert all(d.hub_path.startswith("huggingface_data/") and d.hub_path.endswith(".json") for d in rd.DATASETS)
-    assert {d.form for d in rd.DATASETS if d.dimension == "description"} == {rd.CAPTION}
-    assert all(d.confirmed for d in rd.DATASETS)  # every path checked against the official configs
-    by = rd.DATASETS_BY_NAME
+    assert {d.dimension for d in ds.DATASETS} == set(ds.DIMENSIONS)
+    assert all(d.form in ds.FORMS for d in ds.DATASETS)
+    assert all(d.hub_path.startswith("huggingface_data/") and d.hub_path.endswith(".json") for d in ds.DATASETS)
+    assert {d.form for d in ds.DATASETS if d.dimension == "description"} == {ds.CAPTION}
+    assert all(d.confirmed for d in ds.DATASETS)  # every path checked against the official configs
+    by = ds.DATASETS_BY_NAME
     assert by["VizWiz-quality"].hub_path == "huggingface_data/VizWiz/vizwiz_singleChoice_val_10p.json"
     assert by["TDIUC-detection"].question_type == "object_recognition"  # TDIUC_detection.yaml task
-    tdiuc = [d for d in rd.DATASETS if d.name.startswith("TDIUC-")]
+    tdiuc = [d for d in ds.DATASETS if d.name.startswith("TDIUC-")]
     assert len(tdiuc) == 7 and len({d.question_type for d in tdiuc}) == 7
     assert all(d.hub_path == "huggingface_data/TDIUC/TDIUC_val_ques.json"
                and d.choices_path == "huggingface_data/TDIUC/choice_list/" for d in tdiuc)
@@ -279,26 +311,26 @@ def test_dataset_table():
 # --------------------------------------------------------------------------------------------- sample suite
 
 def test_sample_suite():
-    items = rd.load_sample_suite()
+    items = suite.load_sample_suite()
     by_dim = Counter(i["dimension"] for i in items)
-    assert set(by_dim) == set(rd.DIMENSIONS)
+    assert set(by_dim) == set(ds.DIMENSIONS)
     assert min(by_dim.values()) >= 5, by_dim
     assert len({i["question_id"] for i in items}) == len(items)
-    assert {i["form"] for i in items} == set(rd.FORMS)
+    assert {i["form"] for i in items} == set(ds.FORMS)
     for item in items:
         img = item["image"]
         assert isinstance(img, Image.Image) and img.mode == "RGB" and min(img.size) >= 16, item["question_id"]
         assert max(hi - lo for lo, hi in ImageStat.Stat(img).extrema) > 0, f"{item['question_id']}: blank image"
         assert item["question"].strip()
-        if item["form"] == rd.MC:
+        if item["form"] == ds.MC:
             assert item["answer"] in item["options"] and len(set(item["options"])) == len(item["options"])
         else:
             assert item["options"] == [] and item["answer"] and all(a.strip() for a in item["answer"])
     # the answers are not always in the same position
-    assert len(Counter(i["options"].index(i["answer"]) for i in items if i["form"] == rd.MC)) >= 3
+    assert len(Counter(i["options"].index(i["answer"]) for i in items if i["form"] == ds.MC)) >= 3
     dialogue = [i for i in items if i["dimension"] == "multi_turn_dialogue"]
     assert sum(bool(i["history"]) for i in dialogue) >= 4
-    assert all(i["form"] == rd.CAPTION and len(i["answer"]) >= 2 for i in items if i["dimension"] == "description")
+    assert all(i["form"] == ds.CAPTION and len(i["answer"]) >= 2 for i in items if i["dimension"] == "description")
 
 
 def _ink(img: Image.Image) -> np.ndarray:
@@ -328,7 +360,7 @@ def test_sample_ocr_words_are_rendered():
         import draw_reform_sample as draw
     finally:
         sys.path.remove(str(DRAW_SCRIPT.parent))
-    items = [i for i in rd.load_sample_suite() if i["form"] in (rd.OCR, rd.KIE)]
+    items = [i for i in suite.load_sample_suite() if i["form"] in (ds.OCR, ds.KIE)]
     assert len(items) >= 5
     for item in items:
         [word] = item["answer"]
@@ -341,18 +373,18 @@ def test_sample_ocr_words_are_rendered():
 
 
 def test_draw_script_is_deterministic(tmp_path):
-    before = rd.SAMPLE_PATH.read_bytes()
+    before = suite.SAMPLE_PATH.read_bytes()
     assert len(before) < 300_000
     subprocess.run([sys.executable, str(DRAW_SCRIPT)], check=True, capture_output=True)
-    assert rd.SAMPLE_PATH.read_bytes() == before
+    assert suite.SAMPLE_PATH.read_bytes() == before
 
 
 # --------------------------------------------------------------------------------------------- shared dumps
 
 DUMPS = {
-    "TDIUC_SingleChoice_likelihood_imagebindLLM_imagebindLLM.json": rd.MC,
-    "MSCOCO_Generation_generation_lynx_LYNX.json": rd.CAPTION,
-    "FUNSD_KIEOpenEnded_generation_blip2_blip2_t5_instruct.json": rd.KIE,
+    "TDIUC_SingleChoice_likelihood_imagebindLLM_imagebindLLM.json": ds.MC,
+    "MSCOCO_Generation_generation_lynx_LYNX.json": ds.CAPTION,
+    "FUNSD_KIEOpenEnded_generation_blip2_blip2_t5_instruct.json": ds.KIE,
 }
 
 
@@ -363,18 +395,18 @@ def test_shared_prediction_dumps(name, form):
         pytest.skip(f"ReForm-Eval dump not found at {path} (tests read ../shared/data/reform_eval; not shipped)")
     raw = json.loads(path.read_text(encoding="utf-8"))
     # the dumps point at images on the authors' machines, so only the structure is loaded
-    items = rd.load_items(path, form, dataset=name.split("_")[0], load_images=False)
+    items = load_items(path, form, dataset=name.split("_")[0], load_images=False)
     assert len(items) == len(raw) > 0
     for item, rec in zip(items, raw):
         assert item["image"] is None and item["image_ref"] == rec["image"]
         assert item["question_id"] == str(rec["sample_id"])
-        if form == rd.MC:
+        if form == ds.MC:
             assert item["answer"] == rec["answer_options"][rec["answer"]]
             assert item["history"] and item["history"][0]["from"] == "human"
-        elif form == rd.CAPTION:
+        elif form == ds.CAPTION:
             assert item["answer"] == rec["references"]
         else:
             assert item["answer"] == [rec["answer"]]
-    if form == rd.MC:
+    if form == ds.MC:
         assert len(items) == 55  # 11 samples x 5 repeats (accuracy 0.581818 = 32/55)
         assert Counter(Counter(i["question_id"] for i in items).values()) == {5: 11}

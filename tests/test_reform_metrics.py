@@ -186,19 +186,23 @@ def test_reference_tdiuc_accuracy_and_instability():
 
 
 def test_reference_tdiuc_through_the_benchmark_scoring():
-    """The dump's predictions through reform.py's own per-dataset scoring and instability, as run() uses them."""
-    from evaluator.benchmarks import reform
+    """The dump's predictions through the package's own per-dataset scoring and instability, as score() uses them:
+    likelihood rows whose columns (options shown, chosen index, gold) say what was answered."""
+    from evaluator.benchmarks.reform import scoring
 
     rows = []
     for r in _load(TDIUC):
         ok, idx = score_choice(r["prediction"], r["answer"], len(r["answer_options"]))
         rows.append({"question_id": r["sample_id"], "dataset": "TDIUC-color", "dimension": "fine_perception",
-                     "form": "multiple_choice", "score": 1.0 if ok else 0.0,
-                     "_answer_text": choice_text(idx, r["answer_options"], r["prediction"])})
-    per_dataset = reform.dataset_scores(rows, {})
+                     "form": "multiple_choice", "mode": "likelihood", "extraction": "likelihood",
+                     "options": json.dumps(r["answer_options"]), "parsed_answer": str(-1 if idx is None else idx),
+                     "prediction": "", "gold": str(r["answer"]), "score": 1.0 if ok else 0.0})
+    assert all(scoring.answer_text(row) == choice_text(int(row["parsed_answer"]), r["answer_options"], r["prediction"])
+               for row, r in zip(rows, _load(TDIUC)))
+    per_dataset = scoring.dataset_scores(rows)
     assert round(per_dataset["TDIUC-color"]["score"], 6) == 0.581818 and per_dataset["TDIUC-color"]["rows"] == 55
-    assert reform.dimension_scores(per_dataset) == {"fine_perception": per_dataset["TDIUC-color"]["score"]}
-    assert round(reform._instability(rows), 6) == 0.712210
+    assert scoring.dimension_scores(per_dataset) == {"fine_perception": per_dataset["TDIUC-color"]["score"]}
+    assert round(scoring.instability(rows), 6) == 0.712210
 
 
 def _official_style_kie(pred: str, gt: str) -> int:

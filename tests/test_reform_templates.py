@@ -1,5 +1,5 @@
 """ReForm-Eval files in the official builders' own layouts (question phrased from our templates): each adapter
-reads a tiny file written in that layout, through reform_data.load_items."""
+reads a tiny file written in that layout, through items.load_items."""
 from __future__ import annotations
 
 import json
@@ -9,21 +9,24 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from evaluator.benchmarks import reform_data as rd
-from evaluator.benchmarks import reform_layouts, reform_templates as rt
+from evaluator.benchmarks.reform import datasets as ds
+from evaluator.benchmarks.reform import layouts
+from evaluator.benchmarks.reform import templates as rt
+from evaluator.benchmarks.reform.items import load_items
+from evaluator.images import encode_image_base64
 
 WHITE = (255, 255, 255)
 RED = (255, 0, 0)
 
 
 def _b64(color=(40, 120, 200), size=(24, 16)) -> str:
-    return rd.encode_image_base64(Image.new("RGB", size, color))
+    return encode_image_base64(Image.new("RGB", size, color))
 
 
 def _load(tmp_path: Path, doc, layout: str, dataset: str, dimension: str, **kw) -> list[dict]:
     path = tmp_path / f"{layout}.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    return rd.load_items(path, rd.MC, layout=layout, dataset=dataset, dimension=dimension, **kw)
+    return load_items(path, ds.MC, layout=layout, dataset=dataset, dimension=dimension, **kw)
 
 
 # --------------------------------------------------------------------------------------------- templates
@@ -38,9 +41,16 @@ def test_questions_file_has_a_template_per_layout():
         assert fields.get(layout, set()) <= names, layout
 
 
+
+def test_question_templates_are_read_when_needed_or_passed():
+    assert rt.question_template("medic") == rt.load_questions()["medic"]
+    assert rt.question_template("medic", {"medic": "Which disaster?"}) == "Which disaster?"
+    with pytest.raises(ValueError, match="no question template for layout 'nope'"):
+        rt.question_template("nope")
+
 def test_layouts_are_registered():
     for name in ("medic", "refcoco", "itm", "its", "snli_ve", "wikihow"):
-        assert reform_layouts.LAYOUTS[name] is rt.LAYOUTS[name]
+        assert layouts.LAYOUTS[name] is rt.LAYOUTS[name]
 
 
 # --------------------------------------------------------------------------------------------- layouts

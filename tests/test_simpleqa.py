@@ -1,16 +1,23 @@
-"""SimpleQA loader (real file in ../shared/data when present), the sample suite, confidence parsing, answer
-grouping, and the run() wiring with a scripted model and a scripted stand-in for the judge."""
+"""SimpleQA as a package: the loader (real file in ../shared/data when present), the sample suite, confidence
+parsing, answer grouping, the plan, scoring with a scripted model and a scripted stand-in for the judge (run the
+way the runner does, tests.benchmark_runs), scoring stored details again, the card and the playground's grader."""
 from __future__ import annotations
 
+import logging
 import math
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from evaluator.benchmarks import get_benchmark, simpleqa
-from evaluator.benchmarks.base import BenchmarkContext
+from evaluator.benchmarks import card_problems, get_benchmark
+from evaluator.benchmarks.simpleqa import CARD, plan, score
+from evaluator.benchmarks.simpleqa import answers, data, grader, planning, prompts, settings
+from evaluator.benchmarks.simpleqa.views import calibration_figure
+from evaluator.benchmarks.spec import COUNT, PlanContext, ScoreContext
+from evaluator.details import read_details, write_details
 from evaluator.judge import JudgeResult
+from tests.benchmark_runs import run_benchmark
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "simpleqa" / \
     "simple_qa_test_set.opendeepsearch_copy.csv"
@@ -81,20 +88,25 @@ class ScriptedJudge:
 
 
 def _sample():
-    return simpleqa.load_questions(simpleqa.SAMPLE_PATH)
+    return data.load_questions(data.SAMPLE_PATH)
 
 
-def _ctx(limit: int, **options) -> BenchmarkContext:
+def _options(**options) -> dict[str, str]:
     opts = {"simpleqa.confidence": "off", "simpleqa.frequency": "off"}
     opts.update({f"simpleqa.{k}": str(v) for k, v in options.items()})
-    return BenchmarkContext(suite="sample", limit=limit, options=opts, batch_size=2)
+    return opts
+
+
+def _run(model, judge, limit: int, batch_size: int = 2, progress=None, **options):
+    return run_benchmark("simpleqa", model, limit=limit, options=_options(**options), judge=judge,
+                         batch_size=batch_size, progress=progress)
 
 
 # --------------------------------------------------------------------------------------------- loading
 
 @needs_real
 def test_real_file_loads():
-    qs = simpleqa.load_questions(REAL)
+    qs = data.load_questions(REAL)
     assert len(qs) == 4326
     assert Counter(q["topic"] for q in qs) == TOPICS
     assert set(q["answer_type"] for q in qs) == {"Person", "Number", "Date", "Place", "Other"}
@@ -106,6 +118,7 @@ def test_real_file_loads():
 
 def test_sample_suite_loads():
     qs = _sample()
+    assert data.SAMPLE_PATH.parent.name == "sample" and data.SAMPLE_PATH.name == "simpleqa_sample.csv"
     assert 25 <= len(qs) <= 40
     assert set(q["topic"] for q in qs) == set(TOPICS)
     assert set(q["answer_type"] for q in qs) == {"Person", "Number", "Date", "Place", "Other"}
@@ -118,23 +131,24 @@ def test_both_column_namings_and_errors():
     official = f"metadata,problem,answer\n{meta},Who drew the test card?,Ada Example\n"
     renamed = f"metadata,question,true_answer\n{meta},Who drew the test card?,Ada Example\n"
     for text in (official, renamed, "\ufeff" + official):
-        (q,) = simpleqa.parse_csv(text)
+        (q,) = data.parse_csv(text)
         assert q == {"question_id": "simpleqa-0000", "index": 0, "problem": "Who drew the test card?",
                      "answer": "Ada Example", "topic": "Art", "answer_type": "Person",
                      "urls": ["https://example.org/a"]}
     with pytest.raises(ValueError, match="columns"):
-        simpleqa.parse_csv("metadata,prompt,answer\n{},x,y\n")
+        data.parse_csv("metadata,prompt,answer\n{},x,y\n")
     with pytest.raises(ValueError, match="row 0"):
-        simpleqa.parse_csv("metadata,problem,answer\n\"{not python\",x,y\n")
+        data.parse_csv("metadata,problem,answer\n\"{not python\",x,y\n")
     with pytest.raises(ValueError, match="row 1.*empty answer"):
-        simpleqa.parse_csv(f"metadata,problem,answer\n{meta},x?,y\n{meta},z?,\n")
+        data.parse_csv(f"metadata,problem,answer\n{meta},x?,y\n{meta},z?,\n")
     with pytest.raises(FileNotFoundError):
-        simpleqa.load_questions("/nonexistent/simpleqa.csv")
+        data.load_questions("/nonexistent/simpleqa.csv")
 
 
 def test_registered():
     mod = get_benchmark("simpleqa")
-    assert mod is simpleqa and mod.NAME == "simpleqa" and mod.NEEDS_IMAGES is False and mod.NEEDS_JUDGE is True
+    assert mod.CARD is CARD and mod.plan is plan and mod.score is score
+    assert CARD.name == "simpleqa" and CARD.needs_images is False and CARD.needs_judge is True
 
 
 # --------------------------------------------------------------------------------------------- parsing
@@ -153,7 +167,7 @@ def test_registered():
     ("", None, None),
 ])
 def test_parse_confidence(text, answer, confidence):
-    got_answer, got_conf = simpleqa.parse_confidence(text)
+    got_answer, got_conf = answers.parse_confidence(text)
     assert got_answer == answer
     if confidence is None:
         assert got_conf is None
@@ -162,36 +176,74 @@ def test_parse_confidence(text, answer, confidence):
 
 
 def test_normalize_and_group():
-    assert simpleqa.normalize_answer("The Amazon River.") == "amazon river"
-    assert simpleqa.normalize_answer("  an   Apple, a day ") == "apple day"
-    top, raw, share = simpleqa.most_frequent(["Canberra.", "Sydney", "the Canberra", "canberra", "Sydney"])
+    assert answers.normalize_answer("The Amazon River.") == "amazon river"
+    assert answers.normalize_answer("  an   Apple, a day ") == "apple day"
+    top, raw, share = answers.most_frequent(["Canberra.", "Sydney", "the Canberra", "canberra", "Sydney"])
     assert (top, raw, share) == ("canberra", "Canberra.", pytest.approx(0.6))
     # Ties go to the answer seen first.
-    assert simpleqa.most_frequent(["B", "A", "a", "b"])[:2] == ("b", "B")
-    assert simpleqa.most_frequent([])[0] == "" and math.isnan(simpleqa.most_frequent([])[2])
+    assert answers.most_frequent(["B", "A", "a", "b"])[:2] == ("b", "B")
+    assert answers.most_frequent([])[0] == "" and math.isnan(answers.most_frequent([])[2])
 
 
 def test_split_judge_reply():
-    assert simpleqa.split_judge_reply("Reason: It names iron.\n\nA\n", "A") == "It names iron."
-    assert simpleqa.split_judge_reply("no letter here", None) == "no letter here"
-    assert simpleqa.split_judge_reply(None, None) == ""
+    assert answers.split_judge_reply("Reason: It names iron.\n\nA\n", "A") == "It names iron."
+    assert answers.split_judge_reply("no letter here", None) == "no letter here"
+    assert answers.split_judge_reply(None, None) == ""
 
 
 def test_grader_prompt_is_filled_once():
-    prompts = simpleqa.load_prompts()
-    text = simpleqa.grader_prompt(prompts["simpleqa_grader"], "Q {gold}?", "G", "P")
+    texts = prompts.load_prompts()
+    text = prompts.grader_prompt(texts["simpleqa_grader"], "Q {gold}?", "G", "P")
     assert "Question: Q {gold}?" in text and "Reference answer: G" in text and text.count("Predicted answer: P") == 1
     assert "{question}" not in text and "{predicted}" not in text
     assert text.rstrip().endswith("A, B or C.")
 
 
+# --------------------------------------------------------------------------------------------- planning
+
+def test_plan_has_one_ask_per_request_in_the_old_order():
+    qs = _sample()[:2]
+    got = plan(PlanContext(suite="sample", limit=2, options={"simpleqa.samples": "3", "simpleqa.seed": "7"}))
+    assert got.items == [q["question_id"] for q in qs]
+    assert [a.item for a in got.asks] == [qs[0]["question_id"]] * 5 + [qs[1]["question_id"]] * 5
+    assert [a.rows[0]["part"] for a in got.asks[:5]] == ["answer", "confidence", "sample1", "sample2", "sample3"]
+    assert [a.rows[0] for a in got.asks] == got.rows  # one row per request, stored in request order
+    answer, conf, *samples = [a.request for a in got.asks[:5]]
+    assert (answer.text, answer.max_new_tokens, answer.temperature, answer.seed) == (qs[0]["problem"], 48, 0.0, None)
+    assert qs[0]["problem"] in conf.text and conf.max_new_tokens == 96 and conf.temperature == 0.0
+    assert {(s.text, s.temperature, s.seed, s.max_new_tokens) for s in samples} == {(qs[0]["problem"], 1.0, 7, 48)}
+    assert {s.seed for s in (a.request for a in got.asks[5:]) if s.temperature > 0} == {8}  # seed + question index
+    assert all(a.options is None and a.images is None for a in got.asks)
+    assert set(got.prompts) == {"simpleqa_confidence"}
+    assert got.prompts["simpleqa_confidence"] == prompts.load_prompts()["simpleqa_confidence"]
+    assert all(tuple(row) == planning.DETAIL_COLUMNS and row["question"] == qs[0]["problem"] for row in got.rows[:5])
+    assert not any(row["part"] == "frequency" for row in got.rows)  # derived when scoring
+    plain = plan(PlanContext(suite="sample", limit=2, options=_options()))
+    assert [a.rows[0]["part"] for a in plain.asks] == ["answer", "answer"] and plain.prompts == {}
+
+
+def test_bad_options_fail_when_planning_before_any_model_call():
+    for options in ({"simpleqa.confidence": "maybe"}, {"simpleqa.grader": "essay"}, {"simpleqa.samples": "0"},
+                    {"simpleqa.judge_max_tokens": "0"}):
+        with pytest.raises(ValueError, match=next(iter(options))):
+            plan(PlanContext(suite="sample", limit=1, options=options))
+    assert settings.read_settings("sample", {"simpleqa.grader": " Letter "}).grader_style == "letter"
+
+
 # --------------------------------------------------------------------------------------------- running
 
-def test_no_judge_is_a_clear_error_before_generating():
-    model = ScriptedModel({})
+def test_no_judge_is_a_clear_error():
+    # Changed on purpose: the judge is needed by score(), not by plan(), so in-process the model answers first and
+    # scoring refuses; a real run refuses before the model loads (the runner's make_run_judge).
+    model = ScriptedModel({q["problem"]: "x" for q in _sample()[:2]})
     with pytest.raises(ValueError, match="SimpleQA needs a judge: set LEADERBOARD_JUDGE / --judge"):
-        simpleqa.run(model, _ctx(2))
-    assert model.calls == []
+        _run(model, None, 2)
+    with pytest.raises(ValueError, match="SimpleQA needs a judge: set LEADERBOARD_JUDGE / --judge"):
+        score([], ScoreContext(suite="sample", options=_options()))
+    from evaluator.runner import make_run_judge
+
+    with pytest.raises(ValueError, match="simpleqa needs a judge"):
+        make_run_judge("", [get_benchmark("simpleqa")])
 
 
 def _five():
@@ -206,10 +258,7 @@ def _five():
 def test_run_scores_and_ungraded():
     qs, model, judge = _five()
     seen = []
-    ctx = _ctx(5)
-    ctx.judge = judge
-    ctx.progress = lambda done, total: seen.append((done, total))
-    res = simpleqa.run(model, ctx)
+    res = _run(model, judge, 5, progress=lambda done, total: seen.append((done, total)))
     # 3 graded (A, B, C); 2 ungraded (failed call, unparsable reply): left out, not counted as wrong.
     assert res.counts == {"items": 5, "graded": 3, "ungraded": 2, "unparsable_confidence": 0}
     assert res.scores["correct"] == pytest.approx(1 / 3)
@@ -222,7 +271,7 @@ def test_run_scores_and_ungraded():
     assert res.extra["judge"] == ScriptedJudge.identity
     assert set(res.prompts) == {"simpleqa_grader"}
     assert seen[-1] == (5, 5)
-    rows = res.details
+    rows = res.rows
     assert [r["part"] for r in rows] == ["answer"] * 5
     assert [r["grade"] for r in rows] == ["A", "B", "C", "", ""]
     assert [r["correct"] for r in rows] == [True, False, False, False, False]
@@ -233,6 +282,7 @@ def test_run_scores_and_ungraded():
     assert rows[0]["judge_rationale"] == "scripted verdict for right answer."
     assert rows[0]["judge_raw"] == "Reason: scripted verdict for right answer.\nA"
     assert rows[0]["prompt"] == qs[0]["problem"] and rows[0]["gold"] == qs[0]["answer"]
+    assert rows[0]["question"] == qs[0]["problem"]
     assert rows[0]["question_id"] == "simpleqa-0000" and rows[0]["topic"] == qs[0]["topic"]
     # The model got the bare question, greedy, with the default token budget, in chunks of batch_size.
     requests = [r for call in model.calls for r in call]
@@ -250,67 +300,70 @@ def test_batch_size_does_not_change_results():
     outs = []
     for batch in (1, 4):
         _, model, judge = _five()
-        ctx = _ctx(5)
-        ctx.batch_size = batch
-        ctx.judge = judge
-        res = simpleqa.run(model, ctx)
-        outs.append([(r["question_id"], r["grade"], r["prediction"]) for r in res.details])
+        res = _run(model, judge, 5, batch_size=batch)
+        outs.append([(r["question_id"], r["grade"], r["prediction"]) for r in res.rows])
     assert outs[0] == outs[1]
 
 
-def _five_ctx(**options):
-    _, model, judge = _five()
-    ctx = _ctx(5, **options)
-    ctx.judge = judge
-    return model, ctx
-
-
 def test_max_new_tokens_option():
-    model, ctx = _five_ctx(max_new_tokens=7)
-    simpleqa.run(model, ctx)
+    _, model, judge = _five()
+    _run(model, judge, 5, max_new_tokens=7)
     assert {r.max_new_tokens for call in model.calls for r in call} == {7}
-    model, ctx = _five_ctx(confidence="maybe")
+    _, model, judge = _five()
     with pytest.raises(ValueError, match="simpleqa.confidence"):
-        simpleqa.run(model, ctx)
+        _run(model, judge, 5, confidence="maybe")
+    assert model.calls == []  # refused when planning, before any generation
+
+
+def test_judge_max_tokens_option_reaches_the_judge():
+    _, model, judge = _five()
+    generations = []
+    original = judge.complete_many
+    judge.complete_many = lambda conversations, **g: (generations.append(g), original(conversations, **g))[1]
+    _run(model, judge, 5, judge_max_tokens=64)
+    assert generations and all(g == {"max_tokens": 64} for g in generations)
+    _, model, judge = _five()
+    generations.clear()
+    original = judge.complete_many
+    judge.complete_many = lambda conversations, **g: (generations.append(g), original(conversations, **g))[1]
+    _run(model, judge, 5)
+    assert generations and all(g == {} for g in generations)
 
 
 def test_grader_style_reason_or_letter_alone():
-    reason = simpleqa.load_prompts()["simpleqa_grader"]
-    letter = simpleqa.load_prompts(grader_style="letter")["simpleqa_grader"]
+    reason = prompts.load_prompts()["simpleqa_grader"]
+    letter = prompts.load_prompts(grader_style="letter")["simpleqa_grader"]
     assert "{answer_format}" not in reason and "{answer_format}" not in letter
     assert 'starting with "Reason:"' in reason and "letter of the grade only" not in reason
     assert "letter of the grade only" in letter and 'starting with "Reason:"' not in letter
     with pytest.raises(ValueError, match="simpleqa.grader"):
-        simpleqa.load_prompts(grader_style="essay")
+        prompts.load_prompts(grader_style="essay")
 
-    model, ctx = _five_ctx(grader="letter")
+    _, model, judge = _five()
     prompts_sent = []
-    original = ctx.judge.complete_many
-    ctx.judge.complete_many = lambda conversations, **g: (prompts_sent.extend(c[0]["content"] for c in conversations),
-                                                           original(conversations, **g))[1]
-    res = simpleqa.run(model, ctx)
+    original = judge.complete_many
+    judge.complete_many = lambda conversations, **g: (prompts_sent.extend(c[0]["content"] for c in conversations),
+                                                      original(conversations, **g))[1]
+    res = _run(model, judge, 5, grader="letter")
     assert prompts_sent and all("letter of the grade only" in p for p in prompts_sent)
     assert res.prompts["simpleqa_grader"] == letter and res.counts["graded"] == 3
 
 
 def test_confidence_calibration():
     qs = _sample()[:4]
-    answers = {q["problem"]: "x" for q in qs}
     conf = {
         qs[0]["problem"]: '{"answer": "good one", "confidence": 90}',
         qs[1]["problem"]: 'Here you go: {"answer": "bad one", "confidence": 90}',
         qs[2]["problem"]: "Answer: good two\nConfidence: 30%",
         qs[3]["problem"]: '{"answer": "good three"} I have no idea how sure I am.',
     }
-    model = ScriptedModel(answers, confidence=conf)
+    model = ScriptedModel({q["problem"]: "x" for q in qs}, confidence=conf)
     judge = ScriptedJudge({"good one": "A", "good two": "A", "good three": "A", "bad one": "B", "x": "B"})
-    ctx = _ctx(4, confidence="on")
-    ctx.judge = judge
-    res = simpleqa.run(model, ctx)
+    res = _run(model, judge, 4, confidence="on")
     assert res.extra["calibration"] == {"confidence": True, "frequency": False}
     assert res.counts["unparsable_confidence"] == 1
     assert set(res.prompts) == {"simpleqa_grader", "simpleqa_confidence"}
-    rows = [r for r in res.details if r["part"] == "confidence"]
+    rows = [r for r in res.rows if r["part"] == "confidence"]
     assert [r["parsed_answer"] for r in rows] == ["good one", "bad one", "good two", "good three"]
     assert [r["grade"] for r in rows] == ["A", "B", "A", "A"]
     assert rows[0]["confidence"] == pytest.approx(0.9) and math.isnan(rows[3]["confidence"])
@@ -321,8 +374,8 @@ def test_confidence_calibration():
     # The main scores come from the bare answers only.
     assert res.scores["correct"] == 0.0 and res.scores["incorrect"] == 1.0
     # The confidence prompt carries the question; answer rows come first for each question.
-    assert [r["part"] for r in res.details[:2]] == ["answer", "confidence"]
-    assert qs[0]["problem"] in rows[0]["prompt"]
+    assert [r["part"] for r in res.rows[:2]] == ["answer", "confidence"]
+    assert qs[0]["problem"] in rows[0]["prompt"] and rows[0]["question"] == qs[0]["problem"]
 
 
 def test_frequency_calibration():
@@ -332,18 +385,17 @@ def test_frequency_calibration():
         samples={qs[0]["problem"]: ["Röntgen.", "Wilhelm Röntgen", "the röntgen", "Einstein", "röntgen"],
                  qs[1]["problem"]: ["206", "208", "212", "206 bones", "200"]})
     judge = ScriptedJudge({"Röntgen.": "A", "206": "A", "x": "C"})
-    ctx = _ctx(2, frequency="on", samples=5)
-    ctx.judge = judge
-    res = simpleqa.run(model, ctx)
+    res = _run(model, judge, 2, frequency="on", samples=5)
     assert res.extra["calibration"] == {"confidence": False, "frequency": True}
-    parts = [r["part"] for r in res.details if r["question_id"] == "simpleqa-0000"]
+    parts = [r["part"] for r in res.rows if r["question_id"] == "simpleqa-0000"]
     assert parts == ["answer", "sample1", "sample2", "sample3", "sample4", "sample5", "frequency"]
-    freq = [r for r in res.details if r["part"] == "frequency"]
+    freq = [r for r in res.rows if r["part"] == "frequency"]
     assert [r["parsed_answer"] for r in freq] == ["röntgen", "206"]
     assert [r["prediction"] for r in freq] == ["Röntgen.", "206"]
     assert [r["confidence"] for r in freq] == [pytest.approx(0.6), pytest.approx(0.2)]
     assert [r["grade"] for r in freq] == ["A", "A"]
-    samples = [r for r in res.details if r["part"].startswith("sample")]
+    assert all(r["extraction"] == "judge" and r["repeat"] == 0 for r in freq)
+    samples = [r for r in res.rows if r["part"].startswith("sample")]
     assert all(r["grade"] == "" and math.isnan(r["score"]) for r in samples)
     assert [r["repeat"] for r in samples[:5]] == [1, 2, 3, 4, 5]
     assert samples[0]["parsed_answer"] == "röntgen"
@@ -362,19 +414,19 @@ def test_details_columns_are_uniform_and_sample_suite_defaults():
     model = ScriptedModel({q["problem"]: "x" for q in qs},
                           confidence={q["problem"]: '{"answer": "x", "confidence": 50}' for q in qs},
                           samples={q["problem"]: ["x"] for q in qs})
-    ctx = BenchmarkContext(suite="sample", limit=3, batch_size=2, judge=ScriptedJudge({}, default="C"))
-    res = simpleqa.run(model, ctx)  # sample suite: both calibrations on by default
-    assert res.extra["calibration"] == {"confidence": True, "frequency": True}
-    assert len(res.details) == 3 * (1 + 1 + 5 + 1)
-    for row in res.details:
-        assert tuple(row) == simpleqa.DETAIL_COLUMNS
+    res = run_benchmark("simpleqa", model, limit=3, batch_size=2, judge=ScriptedJudge({}, default="C"))
+    assert res.extra["calibration"] == {"confidence": True, "frequency": True}  # sample suite: both on by default
+    assert len(res.rows) == 3 * (1 + 1 + 5 + 1)
+    for row in res.rows:  # changed on purpose: a "question" column (the bare question) joins the old ones
+        assert tuple(row) == planning.DETAIL_COLUMNS
         assert row["benchmark"] == "simpleqa"
         assert isinstance(row["confidence"], float) and isinstance(row["score"], float)
         assert isinstance(row["correct"], bool) and isinstance(row["grade"], str)
-    assert {r["extraction"] for r in res.details if r["part"] in ("answer", "confidence", "frequency")} == {"judge"}
+    assert {r["extraction"] for r in res.rows if r["part"] in ("answer", "confidence", "frequency")} == {"judge"}
     assert set(res.scores) == {"correct", "incorrect", "not_attempted", "correct_given_attempted", "f_score", "ece"}
     assert math.isnan(res.scores["ece"]) is False
     assert res.counts["items"] == 3
+    assert res.extra["settings"]["source"] == str(data.SAMPLE_PATH)
 
 
 def test_full_suite_defaults_to_no_calibration(tmp_path):
@@ -382,20 +434,169 @@ def test_full_suite_defaults_to_no_calibration(tmp_path):
     path = tmp_path / "full.csv"
     path.write_text(f"metadata,question,true_answer\n{meta},Who?,Nobody\n", encoding="utf-8")
     model = ScriptedModel({"Who?": "Nobody"})
-    ctx = BenchmarkContext(suite="full", sources={"simpleqa": str(path)}, judge=ScriptedJudge({"Nobody": "A"}))
-    res = simpleqa.run(model, ctx)
+    res = run_benchmark("simpleqa", model, suite="full", sources={"simpleqa": str(path)},
+                        judge=ScriptedJudge({"Nobody": "A"}))
     assert res.extra["calibration"] == {"confidence": False, "frequency": False}
     assert res.scores["correct"] == 1.0 and res.scores["f_score"] == 1.0
+    assert res.extra["settings"]["source"] == str(path)
 
 
 def test_full_suite_calibration_follows_the_cost_limit():
-    full = lambda **o: BenchmarkContext(suite="full", options={f"simpleqa.{k}": str(v) for k, v in o.items()})
-    assert simpleqa.calibration_defaults(full(), 5) == (False, False)  # 2x and 6x exceed the default 1.5x
-    assert simpleqa.calibration_defaults(full(max_cost=2), 5) == (True, False)
-    assert simpleqa.calibration_defaults(full(max_cost=6), 5) == (True, True)
-    assert simpleqa.calibration_defaults(full(max_cost=6, frequency="off"), 5) == (True, False)
-    assert simpleqa.calibration_defaults(full(confidence="on"), 5) == (True, False)
-    sample = BenchmarkContext(suite="sample")
-    assert simpleqa.calibration_defaults(sample, 5) == (True, True)
+    full = lambda **o: {f"simpleqa.{k}": str(v) for k, v in o.items()}  # noqa: E731
+    assert settings.calibration_defaults("full", full(), 5) == (False, False)  # 2x and 6x exceed the default 1.5x
+    assert settings.calibration_defaults("full", full(max_cost=2), 5) == (True, False)
+    assert settings.calibration_defaults("full", full(max_cost=6), 5) == (True, True)
+    assert settings.calibration_defaults("full", full(max_cost=6, frequency="off"), 5) == (True, False)
+    assert settings.calibration_defaults("full", full(confidence="on"), 5) == (True, False)
+    assert settings.calibration_defaults("sample", {}, 5) == (True, True)
     with pytest.raises(ValueError, match="simpleqa.max_cost"):
-        simpleqa.calibration_defaults(full(max_cost="lots"), 5)
+        settings.calibration_defaults("full", full(max_cost="lots"), 5)
+    # plan and score decide with the same function: the full suite within max_cost runs both
+    both = settings.read_settings("full", full(max_cost=6))
+    assert (both.confidence, both.frequency) == (True, True)
+
+
+# --------------------------------------------------------------------------------------------- scoring again
+
+def _calibrated_run(tmp_path, judge):
+    qs = _sample()[:3]
+    model = ScriptedModel({q["problem"]: "x" for q in qs},
+                          confidence={q["problem"]: '{"answer": "y", "confidence": 70}' for q in qs},
+                          samples={q["problem"]: ["x", "y", "x"] for q in qs})
+    return run_benchmark("simpleqa", model, limit=3, judge=judge, folder=tmp_path / "run",
+                         options={"simpleqa.samples": "3"})
+
+
+def _rescore(rows, tmp_path, judge, progress=None):
+    path = tmp_path / "stored" / "simpleqa.parquet"
+    write_details(path, rows)
+    ctx = ScoreContext(suite="sample", limit=3, options={"simpleqa.samples": "3"}, judge=judge)
+    if progress is not None:
+        ctx.progress = progress
+    return score(read_details(path), ctx)
+
+
+def _same(a, b) -> bool:
+    """Equal, NaN equal to NaN."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def test_scoring_stored_scored_details_again_reproduces_everything(tmp_path):
+    judge = ScriptedJudge({"x": "A", "y": "fail"})
+    first = _calibrated_run(tmp_path, judge)
+    assert sum(r["part"] == "frequency" for r in first.rows) == 3
+    again = _rescore(first.rows, tmp_path, ScriptedJudge({"x": "A", "y": "fail"}))
+    assert sum(r["part"] == "frequency" for r in again.rows) == 3  # dropped and derived again, not doubled
+    assert _same(again.scores, first.scores) and _same(again.counts, first.counts)
+    assert _same(again.extra, first.extra)
+    assert _same(again.rows, read_details(_stored(first.rows, tmp_path)))
+    assert again.prompts == {"simpleqa_grader": prompts.load_prompts()["simpleqa_grader"]}
+
+
+def _stored(rows, tmp_path) -> Path:
+    path = tmp_path / "first" / "simpleqa.parquet"
+    write_details(path, rows)
+    return path
+
+
+def test_scoring_again_with_another_judge_replaces_every_grade(tmp_path):
+    first = _calibrated_run(tmp_path, ScriptedJudge({"x": "A", "y": "fail"}))
+    progress = []
+    strict = _rescore(first.rows, tmp_path, ScriptedJudge({}, default="B"),
+                      lambda done, total: progress.append((done, total)))
+    graded = [r for r in strict.rows if r["part"] in ("answer", "confidence", "frequency")]
+    assert len(graded) == 9 and all(r["grade"] == "B" and r["judge_error"] == "" for r in graded)
+    assert strict.scores["incorrect"] == 1.0 and strict.counts["ungraded"] == 0
+    assert strict.counts["confidence_ungraded"] == 0 and strict.counts["frequency_ungraded"] == 0
+    assert progress[0] == (0, 9) and progress[-1] == (9, 9)  # judged answers done / in all
+    assert [r["prediction"] for r in strict.rows] == [r["prediction"] for r in first.rows]
+
+
+# --------------------------------------------------------------------------------------------- the card
+
+def test_card_fits_the_contract_and_keeps_the_board_columns():
+    assert card_problems(CARD, "simpleqa") == []
+    assert [m.key for m in CARD.metrics] == ["correct", "not_attempted", "incorrect", "correct_given_attempted",
+                                             "f_score", "ungraded", "ece"]
+    labels = [f"{CARD.short_title} {m.label}" for m in CARD.metrics if m.shown]
+    assert labels == ["SimpleQA correct", "SimpleQA not attempted", "SimpleQA incorrect",
+                      "SimpleQA correct given attempted", "SimpleQA F-score", "SimpleQA ungraded"]
+    assert CARD.default_metric == "f_score" and all(m.judged for m in CARD.metrics)
+    ungraded, ece = CARD.metric("ungraded"), CARD.metric("ece")
+    assert ungraded.kind == COUNT and ungraded.where == ("counts", "ungraded") and not ungraded.higher_is_better
+    assert ece.where == ("scores", "ece") and not ece.shown and not ece.higher_is_better
+    assert not CARD.metric("incorrect").higher_is_better
+    assert (CARD.title, CARD.paper) == ("SimpleQA", "https://openai.com/index/introducing-simpleqa/")
+    (source,) = CARD.sources
+    assert (source.key, source.setting, source.default) == ("simpleqa", "LEADERBOARD_SIMPLEQA_FULL",
+                                                            data.OFFICIAL_URL)
+    assert {o.key for o in CARD.options} == {
+        "simpleqa.grader", "simpleqa.confidence", "simpleqa.frequency", "simpleqa.samples", "simpleqa.seed",
+        "simpleqa.max_new_tokens", "simpleqa.confidence_max_new_tokens", "simpleqa.judge_max_tokens",
+        "simpleqa.max_cost"}
+    assert CARD.item_view.main_rows == ("part", "answer") and CARD.item_view.question == "question"
+    (section,) = CARD.sections
+    assert (section.key, section.kind, section.needs) == ("calibration", "plot", "f_score")
+    assert section.render is calibration_figure and section.render(None) is None
+    assert CARD.grader is grader.GRADER
+
+
+# --------------------------------------------------------------------------------------------- the playground
+
+def test_grader_messages_use_the_default_grader_prompt():
+    (message,) = grader.messages("  Who? ", " Ada ", " Bob\n")
+    template = prompts.load_prompts()["simpleqa_grader"]
+    assert message == {"role": "user", "content": prompts.grader_prompt(template, "Who?", "Ada", "Bob")}
+    assert 'starting with "Reason:"' in message["content"]
+
+
+@pytest.mark.parametrize("raw, label, value, rationale", [
+    ("Reason: It matches.\nA", "A CORRECT", 1.0, "It matches."),
+    ("Reason: Another person.\nB", "B INCORRECT", 0.0, "Another person."),
+    ("Reason: It declines.\n\nC\n", "C NOT ATTEMPTED", 0.0, "It declines."),
+    ("Reason: hmm.\nprobably fine", "ungraded: the judge's reply had no grade line", None, "hmm.\nprobably fine"),
+    ("", "ungraded: the judge's reply had no grade line", None, ""),
+    (None, "ungraded: the judge's reply had no grade line", None, ""),
+])
+def test_grader_verdicts(raw, label, value, rationale):
+    verdict = grader.verdict(raw)
+    assert (verdict.label, verdict.score, verdict.rationale) == (label, value, rationale)
+
+
+def test_grader_labels():
+    g = grader.GRADER
+    assert (g.mode, g.gold_label, g.gold_field) == ("SimpleQA grade", "Gold answer", "gold answer")
+    assert g.broken_label == "ungraded: the judge's reply had no grade line"
+    assert g.help.startswith("**SimpleQA grade**") and "**C** not attempted" in g.help
+
+
+def test_grader_questions_of_the_sample_suite():
+    entries, note = grader.questions("sample", {"simpleqa": "/nonexistent.csv"})
+    qs = _sample()
+    assert entries == [{"question_id": q["question_id"], "question": q["problem"], "gold": q["answer"]} for q in qs]
+    assert note == f"The SimpleQA sample suite ({len(qs)} questions)."
+
+
+def test_grader_questions_of_the_full_suite(tmp_path):
+    meta = "\"{'topic': 'Art', 'answer_type': 'Person', 'urls': []}\""
+    path = tmp_path / "full.csv"
+    path.write_text(f"metadata,problem,answer\n{meta},Who?,Nobody\n{meta},What?,Nothing\n", encoding="utf-8")
+    entries, note = grader.questions("full", {"simpleqa": str(path)})
+    assert entries == [{"question_id": "simpleqa-0000", "question": "Who?", "gold": "Nobody"},
+                       {"question_id": "simpleqa-0001", "question": "What?", "gold": "Nothing"}]
+    assert note == "The full SimpleQA suite (2 questions)."
+
+
+def test_a_full_suite_that_fails_to_load_falls_back_to_the_sample(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="evaluator.benchmarks.simpleqa.grader"):
+        entries, note = grader.questions("full", {"simpleqa": str(tmp_path / "missing.csv")})
+    assert len(entries) == len(_sample()) and entries[0]["question_id"] == "simpleqa-0000"
+    assert note == ("The full SimpleQA suite could not be loaded, so the questions below are the sample suite "
+                    "shipped with the project.")
+    assert any("could not be loaded" in r.getMessage() for r in caplog.records)

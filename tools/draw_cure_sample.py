@@ -5,7 +5,7 @@ Each has a box around the region the inference is about, a clue, 6 candidate inf
 of 2, 3 or 4 sub-questions with 6 candidates each. Deterministic: no text rendering (fonts differ between
 systems), and candidate order comes from random.Random seeded with a string. Run from anywhere:
 
-    python evaluator/data/draw_cure_sample.py
+    python tools/draw_cure_sample.py
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent / "evaluator" / "benchmarks" / "cure" / "sample"
 OUT_JSON = HERE / "cure_sample.json"
 OUT_DIR = HERE / "cure_sample"
 W, H = 256, 192

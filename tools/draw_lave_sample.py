@@ -1,4 +1,4 @@
-"""Write the LAVE sample suite: lave_sample.json and the PNGs in lave_sample/.
+"""Write the LAVE sample suite: evaluator/benchmarks/lave/sample/lave_sample.json and the PNGs in lave_sample/.
 
 Our own content: 30 free-form VQA items about simple scenes drawn with PIL (shapes, colours, counts, positions, a
 house, a car, a night sky, rain) and words or numbers rendered with PIL's built-in bitmap font
@@ -9,7 +9,7 @@ carry 1 to 3 reference answers written as phrases or short sentences, like Docma
 No randomness at all and PNGs saved without metadata, so the output is byte-identical on every run.
 Run from anywhere:
 
-    python evaluator/data/draw_lave_sample.py
+    python tools/draw_lave_sample.py
 
 or call main(out_dir) to write lave_sample.json and lave_sample/ into another folder.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
-HERE = Path(__file__).resolve().parent
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "evaluator" / "benchmarks" / "lave" / "sample"
 JSON_NAME = "lave_sample.json"
 IMAGE_DIR_NAME = "lave_sample"
 W, H = 160, 120  # scenes
@@ -337,7 +337,7 @@ def build() -> list[tuple]:
     ]
 
 
-def main(out_dir: Path = HERE) -> Path:
+def main(out_dir: Path = SAMPLE_DIR) -> Path:
     """Write out_dir/lave_sample.json and out_dir/lave_sample/qNN.png; returns the JSON path."""
     out_dir = Path(out_dir)
     image_dir = out_dir / IMAGE_DIR_NAME
@@ -350,7 +350,7 @@ def main(out_dir: Path = HERE) -> Path:
                       "answers": answers, "kind": kind, "style": style})
     doc_ = {"version": "1", "name": "lave-sample",
             "note": "Our own items written for the Open VLM Reasoning Leaderboard, with images drawn by "
-                    "evaluator/data/draw_lave_sample.py; not VQA v2 or Docmatix data.",
+                    "tools/draw_lave_sample.py; not VQA v2 or Docmatix data.",
             "items": items}
     out_json = out_dir / JSON_NAME
     out_json.write_text(json.dumps(doc_, indent=1) + "\n", encoding="utf-8")

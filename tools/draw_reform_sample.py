@@ -5,9 +5,9 @@ positions) and words rendered with PIL's built-in bitmap font (ImageFont.load_de
 ImageFont.load_default(); no font file is needed).
 Each item carries its own "dataset", "dimension" and "form" (the official files hold one dataset each).
 Option order is shuffled by random.Random seeded with the question id, so the output is deterministic.
-Run from anywhere:
+Writes into evaluator/benchmarks/reform/sample/. Run from anywhere:
 
-    python evaluator/data/draw_reform_sample.py
+    python tools/draw_reform_sample.py
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
-HERE = Path(__file__).resolve().parent
-OUT_JSON = HERE / "reform_sample.json"
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "evaluator" / "benchmarks" / "reform" / "sample"
+OUT_JSON = SAMPLE_DIR / "reform_sample.json"
 W, H = 160, 120
 
 COLORS = {
@@ -338,7 +338,7 @@ def build_items() -> list[dict]:
 def main() -> None:
     items = build_items()
     doc = {"version": "sample-1.0", "split": "sample",
-           "note": "Written for the Open VLM Reasoning Leaderboard by evaluator/data/draw_reform_sample.py; "
+           "note": "Written for the Open VLM Reasoning Leaderboard by tools/draw_reform_sample.py; "
                    "not ReForm-Eval data.",
            "data": items}
     OUT_JSON.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")

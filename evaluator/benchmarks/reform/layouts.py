@@ -1,42 +1,44 @@
-"""ReForm-Eval's official file layouts, adapted into the records load_items reads (see reform_data's docstring).
+"""ReForm-Eval's official file layouts, adapted into the records the item reader takes (items.py).
 
-Most Hub files of `Aweminus/ReForm-Eval-Data` hold records load_items reads as they are (layout "items"). The
-others keep the layout their official builder (FudanDISC/ReForm-Eval build/<Dataset>/*.py) reads; each such
-layout has an adapter here, named in the dataset table (ReformDataset.layout):
+Most Hub files of `Aweminus/ReForm-Eval-Data` hold records items.load_items reads as they are (layout "items").
+The others keep the layout their official builder (FudanDISC/ReForm-Eval build/<Dataset>/*.py) reads; each such
+layout has an adapter, named in the dataset table (ReformDataset.layout):
 
     adapter(data) -> list[dict]
 
 `data` is the parsed JSON of the whole file; each returned record has the keys normalise_item accepts
 (question_id, question, answer (option text or index), answer_options, image (base64 or a path), history, and
 "region" [x0, y0, x1, y1] for a region to mark). Question wording for datasets without a question is ours
-(instruction templates of this project, not the builders' sentences).
+(instruction templates of this project, not the builders' sentences): templates.py, and MOCHEG's below.
+The two dialogue layouts are in dialogue.py.
+
+The layouts here were read off the official builders' huggingface branch (FudanDISC/ReForm-Eval):
+  "kie"     build/{FUNSD,POIE,SROIE}/kie_dataset.py: {"version","split","data":[{question_id, image (base64),
+            question (a string), answer_txt}]}
+  "ocr"     build/{CUTE80,IC15,IIIT5K,WordArt,COCO_text,textOCR}/ocr_dataset.py: as "kie", but question is a LIST
+            of phrasings of one request (the builder picks one per duplicate; we take the first, the one it uses
+            with its default random_instruct and a single duplicate); TextOCR adds bbox [x, y, w, h], and the
+            builder crops the image to it
+  "caption" build/{MSCOCO,TextCaps,NoCaps,Flickr30K}/caption_dataset.py: {"dataset_name","data":[{img (base64),
+            annos: [reference captions]}]}, no question and no id (the builder numbers the items)
+  "mocheg"  build/MOCHEG/mcv_dataset.py: {"version","split","data":[{instance_id, image_id (base64), claim,
+            text_evidence, answer (option text), answer_options}]}; the question is composed from claim and
+            evidence with our template prompts/reform_mocheg.txt ({claim}, {evidence})
 """
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, Callable
 
-from evaluator.benchmarks import reform_data, reform_dialogue, reform_templates
+from evaluator.benchmarks.reform import dialogue, templates
+from evaluator.benchmarks.reform.image_refs import looks_like_path
+from evaluator.images import decode_base64_image, encode_image_base64
+from evaluator.prompt_files import prompts_dir, read_prompt
 
 Adapter = Callable[[Any], list[dict]]
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS_DIR = prompts_dir(__file__)
 
-
-# --------------------------------------------------------------------------------------------- open-ended and MOCHEG
-# The layouts below were read off the official builders' huggingface branch (FudanDISC/ReForm-Eval):
-#   "kie"     build/{FUNSD,POIE,SROIE}/kie_dataset.py: {"version","split","data":[{question_id, image (base64),
-#             question (a string), answer_txt}]}
-#   "ocr"     build/{CUTE80,IC15,IIIT5K,WordArt,COCO_text,textOCR}/ocr_dataset.py: as "kie", but question is a LIST
-#             of phrasings of one request (the builder picks one per duplicate; we take the first, the one it uses
-#             with its default random_instruct and a single duplicate); TextOCR adds bbox [x, y, w, h], and the
-#             builder crops the image to it
-#   "caption" build/{MSCOCO,TextCaps,NoCaps,Flickr30K}/caption_dataset.py: {"dataset_name","data":[{img (base64),
-#             annos: [reference captions]}]}, no question and no id (the builder numbers the items)
-#   "mocheg"  build/MOCHEG/mcv_dataset.py: {"version","split","data":[{instance_id, image_id (base64), claim,
-#             text_evidence, answer (option text), answer_options}]}; the question is composed from claim and
-#             evidence with our template prompts/reform_mocheg.txt ({claim}, {evidence})
 
 def _rows(data, wrapper: tuple[str, ...] = ("data",)) -> list:
     """The item list of an official file: an object with every key of `wrapper`, its items under "data"."""
@@ -79,13 +81,13 @@ def _crop(image, bbox, k: int):
         raise TypeError(f"item {k}: bbox must be [x, y, w, h]")
     x, y, w, h = bbox
     box = (int(x), int(y), int(x + w), int(y + h))
-    if not isinstance(image, str) or reform_data._looks_like_path(image):
+    if not isinstance(image, str) or looks_like_path(image):
         return image, list(box)
     try:
-        cropped = reform_data.decode_base64_image(image).crop(box)
+        cropped = decode_base64_image(image).crop(box)
     except ValueError as exc:
         raise TypeError(f"item {k}: {exc}") from None
-    return reform_data.encode_image_base64(cropped), None
+    return encode_image_base64(cropped), None
 
 
 def adapt_kie(data) -> list[dict]:
@@ -126,7 +128,8 @@ def adapt_caption(data) -> list[dict]:
 
 
 def mocheg_template() -> str:
-    return (PROMPTS_DIR / "reform_mocheg.txt").read_text(encoding="utf-8").strip()
+    """Our question for a MOCHEG claim and its text evidence ({claim}, {evidence})."""
+    return read_prompt(PROMPTS_DIR, "reform_mocheg").strip()
 
 
 def adapt_mocheg(data) -> list[dict]:
@@ -145,8 +148,8 @@ def adapt_mocheg(data) -> list[dict]:
 
 
 LAYOUTS: dict[str, Adapter] = {
-    **reform_templates.LAYOUTS,
-    **reform_dialogue.LAYOUTS,
+    **templates.LAYOUTS,
+    **dialogue.LAYOUTS,
     "kie": adapt_kie,
     "ocr": adapt_ocr,
     "caption": adapt_caption,

@@ -1,7 +1,7 @@
-"""The SimpleQA calibration figure built from a results file."""
+"""The SimpleQA calibration figure built from a results file (moved from leaderboard/plots.py)."""
 from __future__ import annotations
 
-from leaderboard.plots import calibration_figure
+from evaluator.benchmarks.simpleqa.views import calibration_figure
 
 
 def _result(**extra) -> dict:
@@ -27,3 +27,8 @@ def test_a_calibration_that_did_not_run_is_named_not_drawn():
     figure = calibration_figure(_result(calibration={"confidence": False, "frequency": False}))
     assert [trace.name for trace in figure.data] == ["perfect calibration"]
     assert "not run: stated confidence, answer frequency" in figure.layout.title.text
+
+
+def test_no_run_draws_nothing():
+    assert calibration_figure(None) is None
+

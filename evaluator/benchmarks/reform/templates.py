@@ -1,10 +1,11 @@
-"""Adapters for the ReForm-Eval files whose records carry no question (see reform_layouts.py for the contract).
+"""Adapters for the ReForm-Eval files whose records carry no question (see layouts.py for the adapter contract).
 
 The official builders (FudanDISC/ReForm-Eval build/<Dataset>/*.py) read these files as
 `{"dataset_name": ..., "data": [record, ...]}` (SNLI-VE: `{"gt_info": ..., "data": [...]}`), each record holding
 the image under "img" and the gold answer under "gt" as an index into the options, and phrase the question
 themselves from instruction templates. Here the question is one template per layout of our own wording,
-evaluator/prompts/reform_dataset_questions.json, filled with the record's text (placeholders in braces).
+prompts/reform_dataset_questions.json, filled with the record's text (placeholders in braces); each adapter reads
+that file when it runs.
 
 layout     dataset      record (besides img, gt)               options                       question filled with
 medic      MEDIC        options                                record["options"]             -
@@ -24,12 +25,13 @@ else "<layout>-<index>".
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, Callable
 
-QUESTIONS_PATH = Path(__file__).resolve().parent.parent / "prompts" / "reform_dataset_questions.json"
+from evaluator.prompt_files import prompts_dir, read_json_prompt
+
+QUESTIONS_PATH = prompts_dir(__file__) / "reform_dataset_questions.json"
 
 ITM_OPTIONS = ("no", "yes")               # the ITM builder's fixed options; gt 1 = the caption matches
 SNLI_VE_OPTIONS = ("yes", "not sure", "no")  # index-aligned with SNLI-VE's gt_info below
@@ -43,22 +45,19 @@ _ID_KEYS = ("question_id", "id", "sample_id")
 
 def load_questions(path: Path = QUESTIONS_PATH) -> dict[str, str]:
     """layout -> question template."""
-    questions = json.loads(Path(path).read_text(encoding="utf-8"))
+    path = Path(path)
+    questions = read_json_prompt(path.parent, path.name)
     if not isinstance(questions, dict) or not all(isinstance(v, str) and v.strip() for v in questions.values()):
         raise ValueError(f"{path}: expected an object of non-empty question templates")
     return questions
 
 
-_QUESTIONS: dict[str, str] | None = None
-
-
-def question_template(layout: str) -> str:
-    global _QUESTIONS
-    if _QUESTIONS is None:
-        _QUESTIONS = load_questions()
-    if layout not in _QUESTIONS:
+def question_template(layout: str, questions: dict[str, str] | None = None) -> str:
+    """The question template of a layout, from `questions` (default: read from the questions file)."""
+    questions = load_questions() if questions is None else questions
+    if layout not in questions:
         raise ValueError(f"no question template for layout {layout!r} in {QUESTIONS_PATH.name}")
-    return _QUESTIONS[layout]
+    return questions[layout]
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -162,16 +161,20 @@ def adapt_itm(data: Any) -> list[dict]:
             for i, rec in enumerate(_rows(data, "itm"))]
 
 
+def _snli_ve_order(data: Any) -> dict[str, int]:
+    """gt -> option index: gt indexes the file's gt_info labels (default SNLI_VE_GT_INFO), mapped by meaning."""
+    labels = data.get("gt_info") if isinstance(data, dict) else None
+    if labels is None:
+        return {k: SNLI_VE_OPTIONS.index(SNLI_VE_LABELS[v]) for k, v in SNLI_VE_GT_INFO.items()}
+    if not isinstance(labels, dict) or {str(k) for k in labels} != set(SNLI_VE_GT_INFO) \
+            or any(v not in SNLI_VE_LABELS for v in labels.values()):
+        raise ValueError(f"unexpected SNLI-VE gt_info {labels!r}")
+    return {str(k): SNLI_VE_OPTIONS.index(SNLI_VE_LABELS[v]) for k, v in labels.items()}
+
+
 def adapt_snli_ve(data: Any) -> list[dict]:
     template = question_template("snli_ve")
-    labels = data.get("gt_info") if isinstance(data, dict) else None
-    if labels is not None:  # gt indexes these labels; map them onto the options by meaning
-        if not isinstance(labels, dict) or {str(k) for k in labels} != set(SNLI_VE_GT_INFO) \
-                or any(v not in SNLI_VE_LABELS for v in labels.values()):
-            raise ValueError(f"unexpected SNLI-VE gt_info {labels!r}")
-        order = {str(k): SNLI_VE_OPTIONS.index(SNLI_VE_LABELS[v]) for k, v in labels.items()}
-    else:
-        order = {k: SNLI_VE_OPTIONS.index(SNLI_VE_LABELS[v]) for k, v in SNLI_VE_GT_INFO.items()}
+    order = _snli_ve_order(data)
     out = []
     for i, rec in enumerate(_rows(data, "snli_ve")):
         gt = order[str(_gt(rec, len(SNLI_VE_OPTIONS)))]

@@ -1,4 +1,4 @@
-"""LAVE (LLM-Assisted VQA Evaluation, arXiv 2310.02567): the judge prompt and the pieces around it. See BENCHMARKS.md.
+"""LAVE (LLM-Assisted VQA Evaluation, arXiv 2310.02567): the judge prompt and the pieces around it.
 
 The prompt is one user message of plain text:
 
@@ -16,7 +16,7 @@ The prompt is one user message of plain text:
     Candidate answer: '<candidate>'
     Output:
 
-The whole prompt is stripped, so it ends with "Output:". Our texts live in evaluator/prompts: lave_task.txt (the task
+The whole prompt is stripped, so it ends with "Output:". Our texts live in prompts/: lave_task.txt (the task
 description: rate 1 = incorrect or irrelevant, 2 = ambiguous or incomplete, 3 = correct; rationale before rating;
 a yes/no question answered with neither yes nor no is incorrect), lave_demos.json (general demonstrations) and
 lave_demos_binary.json (yes/no demonstrations); each demonstration is {"question", "references", "candidate",
@@ -45,10 +45,12 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from evaluator.prompt_files import prompts_dir, read_json_prompt, read_prompt
+
 __all__ = ["PROMPTS_DIR", "LavePrompts", "load_lave_prompts", "filter_references", "is_binary_question",
            "format_references", "build_lave_prompt", "lave_messages", "split_lave_reply", "prompt_texts"]
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS_DIR = prompts_dir(__file__)
 TASK_FILE = "lave_task.txt"
 DEMO_FILE = "lave_demos.json"
 BINARY_DEMO_FILE = "lave_demos_binary.json"
@@ -95,18 +97,12 @@ def _check_demos(data: object, path: Path) -> tuple[dict, ...]:
 def load_lave_prompts(directory: Path = PROMPTS_DIR) -> LavePrompts:
     """Read lave_task.txt, lave_demos.json and lave_demos_binary.json from `directory` (validated)."""
     directory = Path(directory)
-    task = (directory / TASK_FILE).read_text(encoding="utf-8").strip()
+    task = read_prompt(directory, TASK_FILE).strip()
     if not task:
         raise ValueError(f"{directory / TASK_FILE}: the task description is empty")
-    loaded = []
-    for name in (DEMO_FILE, BINARY_DEMO_FILE):
-        path = directory / name
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: not valid JSON ({error})") from error
-        loaded.append(_check_demos(data, path))
-    return LavePrompts(task=task, demos=loaded[0], binary_demos=loaded[1])
+    demos, binary = (_check_demos(read_json_prompt(directory, name), directory / name)
+                     for name in (DEMO_FILE, BINARY_DEMO_FILE))
+    return LavePrompts(task=task, demos=demos, binary_demos=binary)
 
 
 def prompt_texts(prompts: LavePrompts) -> dict[str, str]:

@@ -1,0 +1,85 @@
+"""LAVE's card: what it measures, its board columns, its data sources and options, how a question is shown, its
+board section and its playground grader."""
+from __future__ import annotations
+
+from evaluator.benchmarks.lave.data import DOCMATIX
+from evaluator.benchmarks.lave.grader import GRADER
+from evaluator.benchmarks.lave.scoring import STRING_METRICS
+from evaluator.benchmarks.lave.views import lave_agreement_frame
+from evaluator.benchmarks.spec import COUNT, NUMBER, Card, ItemView, Metric, Option, Section, Source
+
+
+def _agreement(metric: str, label: str) -> Metric:
+    """How often LAVE and one strict metric agree on correct vs not (off the board by default)."""
+    return Metric(f"agree_{metric}", f"agrees with {label}",
+                  f"Share of answered items where LAVE and {label} agree on correct vs not (LAVE correct = rating 3; "
+                  f"{label} correct at or above its threshold in the results file). The rest is what one of them "
+                  "misses; the Spearman correlation of the per-item scores is in the results file.",
+                  path=("extra", "agreement", metric, "agreement"), shown=False, judged=True)
+
+
+CARD = Card(
+    name="lave",
+    title="LAVE",
+    short_title="LAVE",
+    summary=(
+        "LLM-assisted VQA evaluation (arXiv 2310.02567): the model answers questions about images freely; an LLM "
+        "judge rates each answer 1-3 against the reference answers, with a one-sentence rationale, from our own "
+        "task text and demonstrations (yes/no questions get yes/no demonstrations; rare reference answers are "
+        "filtered out). The same answers are scored by VQA accuracy, ANLS, exact match, BLEU-4 and CIDEr, and the "
+        "results say how often each strict metric agrees with LAVE: on the Docmatix zero-shot study, strict metrics "
+        "scored near zero where LAVE gave 0.58."),
+    paper="https://arxiv.org/abs/2310.02567",
+    metrics=(
+        Metric("lave", "score", "LLM-assisted VQA score: the judge rates each free-form answer 1 (incorrect), 2 "
+               "(ambiguous or incomplete) or 3 (correct) against the reference answers; mean of (rating - 1) / 2. A "
+               "reply without a rating counts as 2 (the paper's rule) and is flagged in the details.", judged=True),
+        Metric("vqa_accuracy", "VQA accuracy", "Official VQA accuracy of the same answers: min(1, matching "
+               "annotators / 3) averaged over the 10 leave-one-out subsets, after the official answer "
+               "normalisation."),
+        Metric("anls", "ANLS", "Average normalised Levenshtein similarity to the closest reference (0 below "
+               "similarity 0.5)."),
+        Metric("exact_match", "exact match", "Share of answers equal to a reference after the VQA answer "
+               "normalisation."),
+        Metric("bleu4", "BLEU-4", "Corpus BLEU-4 of the answers against the references (pycocoevalcap, raw "
+               "strings)."),
+        Metric("cider", "CIDEr", "Corpus CIDEr of the answers against the references (pycocoevalcap, raw strings). "
+               "Not a percentage; comparable only over the same item set.", kind=NUMBER),
+        Metric("unrated", "unrated", "Answers the judge could not rate (its call failed after the retries): counted "
+               "here and left out of LAVE, never scored as wrong.", kind=COUNT, higher_is_better=False,
+               path=("counts", "unrated"), judged=True),
+        *(_agreement(metric, label) for metric, label in STRING_METRICS.items()),
+    ),
+    default_metric="lave",
+    needs_images=True,
+    needs_judge=True,
+    sources=(
+        Source("lave", "LEADERBOARD_LAVE_VQA", "",
+               "a VQA v2-style file added to the full LAVE suite (beside Docmatix): JSON or JSON lines of "
+               "question_id, image, question, answers; a URL, a local path or `hf://datasets/...`"),
+        Source("lave.docmatix", "LEADERBOARD_LAVE_DOCMATIX", DOCMATIX,
+               "where the full suite reads the Docmatix zero-shot test split: an hf:// reference or a local parquet "
+               "file"),
+    ),
+    options=(
+        Option("lave.max_new_tokens", "32", "tokens the model may generate per answer (the answer is the first "
+               "non-empty line of its reply)"),
+        Option("lave.shots", "8", "demonstrations in each judge prompt (the yes/no ones for a yes/no question)"),
+        Option("lave.judge_max_tokens", "", "tokens the judge may generate per rating (empty: the judge's "
+               "default)"),
+        Option("lave.docmatix", "on", "`on` or `off`: whether the full suite includes the Docmatix zero-shot test "
+               "split"),
+    ),
+    item_view=ItemView(question="question", grade="rating", rationale="judge_rationale", image="image_ref",
+                       group_by=("kind", "source")),
+    sections=(
+        Section(key="lave_agreement", title="LAVE against strict metrics",
+                description="The same free-form answers scored by the LLM judge (LAVE) and by the strict string "
+                            "metrics. *Agrees with LAVE* is the share of answers on which the metric and the judge "
+                            "agree (correct or not); where they disagree, usually a correct answer phrased "
+                            "differently from the references scored 0 by the strict metric. Every answer, rating "
+                            "and rationale is in the run's details.",
+                kind="table", needs="lave", render=lave_agreement_frame),
+    ),
+    grader=GRADER,
+)

@@ -1,0 +1,163 @@
+"""LAVE's scoring: every answer read and scored five ways on the same text, and how far the strict metrics agree
+with the judge.
+
+- The answer is the first non-empty line of the reply, whitespace collapsed.
+- LAVE: the judge (required) rates it 1-3 from the prompt built by rater.build_lave_prompt (our task text and
+  demonstrations; the yes/no switch; the 25% reference filter; sorted, quoted references). The rating is the last
+  1/2/3 of the reply (evaluator.judge.parse_lave_rating). A reply without one gets 2, the paper's rule, and the row
+  is flagged (rating_fallback). A judge call that fails leaves the item unrated (NaN, counted), never scored.
+  Item score = (r - 1) / 2; LAVE = the mean over rated items.
+- VQA accuracy, ANLS, exact match (evaluator.metrics.vqa), per item and averaged;
+- BLEU-4 and CIDEr with pycocoevalcap on the raw strings (evaluator.metrics.captions): corpus values over all
+  answered items, and each item's sentence BLEU-4 and CIDEr in its row.
+For each string metric, the agreement with LAVE (evaluator.metrics.lave_agreement: the share of items where both
+call the answer correct or both not, and the Spearman correlation of the per-item scores).
+An item whose image could not be read keeps its status and error, and stays out of every score.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+
+from evaluator.benchmarks.judging import ask_judge, require_judge
+from evaluator.benchmarks.lave.planning import max_new_tokens_option, unscored
+from evaluator.benchmarks.lave.rater import (LavePrompts, build_lave_prompt, lave_messages, load_lave_prompts,
+                                             prompt_texts, split_lave_reply)
+from evaluator.benchmarks.run_options import int_option
+from evaluator.benchmarks.spec import ScoreContext, Scored
+from evaluator.metrics.basic import nan_mean
+from evaluator.metrics.captions import caption_item_scores, caption_scores
+from evaluator.metrics.lave import lave_agreement, lave_score
+from evaluator.metrics.vqa import anls, exact_match, vqa_accuracy
+
+NO_JUDGE_MESSAGE = "LAVE needs a judge: set LEADERBOARD_JUDGE / --judge"
+DEFAULT_SHOTS = 8
+REFERENCE_FILTER = 0.25  # rater.filter_references' share
+# the strict string metrics LAVE is compared with, and their names for people
+STRING_METRICS = {"vqa_accuracy": "VQA accuracy", "anls": "ANLS", "exact_match": "exact match", "bleu4": "BLEU-4",
+                  "cider": "CIDEr"}
+ITEM_METRICS = ("vqa_accuracy", "anls", "exact_match")  # the per-item means reported as scores and breakdowns
+# An item counts as correct for a string metric at or above this score (CIDEr is not bounded by 1).
+AGREEMENT_THRESHOLDS = {"vqa_accuracy": 0.5, "anls": 0.5, "exact_match": 0.5, "bleu4": 0.5, "cider": 1.0}
+RATING_RULE = ("the last standalone 1/2/3 of the judge reply (evaluator.judge.parse_lave_rating); none -> 2 and the "
+               "row flagged rating_fallback (the paper's rule); a failed judge call -> unrated, left out of LAVE")
+
+
+def parse_answer(text: str | None) -> str:
+    """The scored answer: the first non-empty line of the reply, whitespace collapsed."""
+    for line in (text or "").splitlines():
+        if line.strip():
+            return " ".join(line.split())
+    return ""
+
+
+def _judge_settings(options: dict[str, str]) -> tuple[int, dict]:
+    """The shots shown to the judge, and its generation settings (max_tokens when lave.judge_max_tokens is set)."""
+    shots = int_option(options, "lave.shots", DEFAULT_SHOTS, 0)
+    max_tokens = int_option(options, "lave.judge_max_tokens", 0, 1)
+    return shots, ({"max_tokens": max_tokens} if max_tokens else {})
+
+
+def _read(row: dict) -> None:
+    """Reset the row's scoring columns, then read its answer (an unreadable image: no answer, no extraction)."""
+    row.update(unscored())
+    if row["status"] == "ok":
+        row["parsed_answer"] = parse_answer(row["prediction"])
+    else:
+        row["extraction"] = ""
+
+
+def _rate(ctx: ScoreContext, prompts: LavePrompts, rows: list[dict], shots: int, **generation) -> None:
+    """Rate the answered rows with the judge; fills their LAVE columns."""
+    if not rows:
+        return
+    from evaluator.judge import parse_lave_rating  # lazy: the judge module pulls in its backends
+
+    texts = [build_lave_prompt(prompts, row["question"], json.loads(row["gold"]), row["parsed_answer"], shots=shots)
+             for row in rows]
+    results = ask_judge(ctx, [lave_messages(text) for text in texts], **generation)
+    for row, text, res in zip(rows, texts, results):
+        reply, error = getattr(res, "text", None), getattr(res, "error", None)
+        row["judge_prompt"], row["judge_raw"] = text, reply or ""
+        if error or reply is None:
+            row["judge_error"] = str(error or "empty judge reply")
+            continue
+        rating = parse_lave_rating(reply)
+        if rating is None:
+            rating, row["rating_fallback"] = 2, True
+        row["rating"] = float(rating)
+        row["lave"] = row["score"] = lave_score(rating)
+        row["correct"] = rating == 3
+        row["judge_rationale"] = split_lave_reply(reply)
+
+
+def _string_metrics(rows: list[dict]) -> dict[str, float]:
+    """Fill each answered row's string metrics; return the BLEU-4 and CIDEr corpus values."""
+    if not rows:
+        return {"bleu4": math.nan, "cider": math.nan}
+    for row in rows:
+        answers = json.loads(row["gold"])
+        row["vqa_accuracy"] = vqa_accuracy(row["parsed_answer"], answers)
+        row["anls"] = anls(row["parsed_answer"], answers)
+        row["exact_match"] = exact_match(row["parsed_answer"], answers)
+    predictions = {row["question_id"]: row["parsed_answer"] for row in rows}
+    references = {row["question_id"]: json.loads(row["gold"]) for row in rows}
+    per_item = caption_item_scores(predictions, references)
+    for row in rows:
+        row["bleu4"] = per_item[row["question_id"]]["BLEU-4"]
+        row["cider"] = per_item[row["question_id"]]["CIDEr"]
+    corpus = caption_scores(predictions, references)
+    return {"bleu4": corpus["BLEU-4"], "cider": corpus["CIDEr"]}
+
+
+def _breakdown(rows: list[dict], key: str) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for group in sorted({r[key] for r in rows}):
+        sub = [r for r in rows if r[key] == group]
+        out[group or "(none)"] = {"n": len(sub), "lave": nan_mean([r["lave"] for r in sub]),
+                                  **{m: nan_mean([r[m] for r in sub]) for m in ITEM_METRICS}}
+    return out
+
+
+def _counts(rows: list[dict], answered: list[dict], rated: list[dict]) -> dict[str, int]:
+    return {
+        "items": len(rows),
+        "answered": len(answered),
+        "rated": len(rated),
+        "unrated": len(answered) - len(rated),
+        "rating_fallback": sum(1 for r in rated if r["rating_fallback"]),
+        "image_unavailable": sum(1 for r in rows if r["status"] == "image_unavailable"),
+    }
+
+
+def score(rows: list[dict], ctx: ScoreContext) -> Scored:
+    """Read every answer, rate it with the LAVE judge, score it with the string metrics, and aggregate."""
+    judge = require_judge(ctx, NO_JUDGE_MESSAGE)
+    max_new_tokens = max_new_tokens_option(ctx.options)
+    shots, generation = _judge_settings(ctx.options)
+    prompts = load_lave_prompts()
+    for row in rows:
+        _read(row)
+    answered = [r for r in rows if r["status"] == "ok"]
+    _rate(ctx, prompts, answered, shots, **generation)
+    corpus = _string_metrics(answered)
+    rated = [r for r in answered if not math.isnan(r["lave"])]
+    scores = {"lave": nan_mean([r["lave"] for r in rated])}
+    scores.update({m: nan_mean([r[m] for r in answered]) for m in ITEM_METRICS})
+    scores.update(corpus)
+    ratings = Counter(int(r["rating"]) for r in rated)
+    extra = {
+        "agreement": {m: lave_agreement([r["lave"] for r in answered], [r[m] for r in answered],
+                                        AGREEMENT_THRESHOLDS[m]) for m in STRING_METRICS},
+        "ratings": {str(k): ratings.get(k, 0) for k in (1, 2, 3)},
+        "by_kind": _breakdown(answered, "kind"),
+        "by_source": _breakdown(answered, "source"),
+        "judge": dict(getattr(judge, "identity", {}) or {}),
+        "rating_rule": RATING_RULE,
+        "agreement_thresholds": dict(AGREEMENT_THRESHOLDS),
+        "settings": {"suite": ctx.suite, "max_new_tokens": max_new_tokens, "shots": shots,
+                     "reference_filter": REFERENCE_FILTER, "answer": "first non-empty line of the reply"},
+    }
+    return Scored(scores=scores, counts=_counts(rows, answered, rated), rows=rows, extra=extra,
+                  prompts=prompt_texts(prompts))

@@ -1,0 +1,199 @@
+"""ReForm-Eval's scoring: each row's answer read from its columns, then per-dataset, per-dimension and overall
+scores, the format hit rate and the instability (evaluator.metrics.reform, evaluator.metrics.captions).
+
+- generation (multiple choice): the FIRST "(X)" mark of the output in the row's shown options (extract_option); no
+  usable mark is wrong; the format hit rate is the share of outputs with any mark.
+- likelihood: the argmax of the summed log-likelihood ("likelihood" rows) or of the per-token mean
+  ("likelihood_mean" rows, scores lik_mean_*) over the row's option_scores; the chosen option text becomes the
+  row's prediction.
+- OCR / KIE: word accuracy / KIE accuracy against the gold answers; captions: CIDEr per dataset (BLEU-4 beside it),
+  against the references in the caption rows' gold.
+A dataset's score is its accuracy over every repeat (captions: CIDEr); a dimension's the mean of its datasets';
+gen_overall / lik_overall the mean of the dimensions. The free-form dimensions enter both modes. Instability is the
+mean per-item entropy of the repeats' answer texts (an unparsable output enters as its own answer).
+"""
+from __future__ import annotations
+
+import json
+import math
+
+from evaluator.benchmarks.reform.datasets import CAPTION, DIMENSIONS, KIE, MC, OCR
+from evaluator.benchmarks.reform.options import TEMPERATURE, RunSettings, run_settings
+from evaluator.benchmarks.reform.prompts import load_prompts, split_templates
+from evaluator.benchmarks.spec import ScoreContext, Scored
+from evaluator.metrics.basic import argmax, nan_mean
+from evaluator.metrics.captions import caption_scores
+from evaluator.metrics.reform import (choice_text, extract_option, format_hit_rate, kie_accuracy,
+                                      ocr_word_accuracy, reform_accuracy)
+from evaluator.metrics.reform import instability as entropy_instability
+
+UNPARSABLE = "<unparsable> "
+RULES = {
+    "generation": "first (X) mark in the output (extract_option); none = wrong; format hit = any mark",
+    "likelihood": "argmax of summed log-likelihood over the option texts (lik_mean_*: per-token mean)",
+    "dataset": "accuracy (caption datasets: CIDEr); dimension = mean of its datasets; overall = mean of "
+               "the dimensions; scene text and description are generation-only and enter both modes",
+}
+
+
+# --------------------------------------------------------------------------------------------- one row
+
+def _mark(row: dict) -> None:
+    """A generated multiple-choice answer: the first option mark among the row's shown options."""
+    idx = extract_option(row["prediction"], len(json.loads(row["options"])))
+    row["parsed_answer"] = str(-1 if idx is None else idx)
+    row["correct"] = idx is not None and str(idx) == row["gold"]
+    row["score"] = 1.0 if row["correct"] else 0.0
+
+
+def _likelihood(row: dict) -> None:
+    """A scored multiple-choice answer: the option with the highest summed (or per-token mean) log-likelihood."""
+    shown = json.loads(row["options"])
+    scores = json.loads(row["option_scores"]) if row["option_scores"] else []
+    field = "sum" if row["extraction"] == "likelihood" else "mean"
+    choice = argmax([s[field] for s in scores])
+    row["prediction"] = shown[choice] if choice >= 0 else ""
+    row["parsed_answer"] = str(choice)
+    row["correct"] = str(choice) == row["gold"]
+    row["score"] = 1.0 if row["correct"] else 0.0
+
+
+def _free(row: dict) -> None:
+    """An OCR / KIE answer scored against the gold answers; a caption is scored per dataset."""
+    text = row["prediction"]
+    row["parsed_answer"] = text
+    if row["form"] == OCR:
+        row["score"] = ocr_word_accuracy(text, json.loads(row["gold"]))
+    elif row["form"] == KIE:
+        row["score"] = kie_accuracy(text, json.loads(row["gold"]))
+    row["correct"] = row["score"] == 1.0
+
+
+def read_answer(row: dict) -> None:
+    """Reset a row's scoring columns and fill them again from its raw answer."""
+    row["parsed_answer"], row["correct"], row["score"] = "-1", False, math.nan
+    if row["form"] != MC:
+        _free(row)
+    elif row["mode"] == "generation":
+        _mark(row)
+    else:
+        _likelihood(row)
+
+
+def answer_text(row: dict) -> str:
+    """What a multiple-choice row answered, for instability: the chosen option's text, else its own
+    "<unparsable> ..." string (the raw output in generation)."""
+    parsed = int(row["parsed_answer"])
+    raw = UNPARSABLE + row["prediction"] if row["mode"] == "generation" else UNPARSABLE
+    return choice_text(parsed if parsed >= 0 else None, json.loads(row["options"]), raw)
+
+
+# --------------------------------------------------------------------------------------------- aggregates
+
+def _caption_entry(rows: list[dict]) -> dict:
+    predictions = {r["question_id"]: r["prediction"] for r in rows}
+    references = {r["question_id"]: list(json.loads(r["gold"])) for r in rows}
+    caps = caption_scores(predictions, references)
+    return {"score": caps["CIDEr"], "CIDEr": caps["CIDEr"], "BLEU-4": caps["BLEU-4"]}
+
+
+def dataset_scores(rows: list[dict]) -> dict[str, dict]:
+    """Per dataset {"dimension", "form", "rows", "score", ...} from scored rows of one mode (MC rows of one
+    extraction); a caption dataset's references are its rows' gold."""
+    by_ds: dict[str, list[dict]] = {}
+    for row in rows:
+        by_ds.setdefault(row["dataset"], []).append(row)
+    out = {}
+    for ds, ds_rows in by_ds.items():
+        form = ds_rows[0]["form"]
+        entry = {"dimension": ds_rows[0]["dimension"], "form": form, "rows": len(ds_rows)}
+        if form == CAPTION:
+            entry.update(_caption_entry(ds_rows))
+        else:
+            entry["score"] = reform_accuracy([r["score"] for r in ds_rows])
+        out[ds] = entry
+    return out
+
+
+def dimension_scores(per_dataset: dict[str, dict]) -> dict[str, float]:
+    """A dimension's score: the mean of its datasets' scores (NaN datasets skipped)."""
+    out = {}
+    for dim in DIMENSIONS:
+        vals = [d["score"] for d in per_dataset.values() if d["dimension"] == dim and not math.isnan(d["score"])]
+        if vals:
+            out[dim] = sum(vals) / len(vals)
+    return out
+
+
+def instability(rows: list[dict]) -> float:
+    """Mean over items of the entropy of their repeats' answer texts (scored multiple-choice rows of one kind)."""
+    answers: dict[str, list[str]] = {}
+    for row in rows:
+        answers.setdefault(row["question_id"], []).append(answer_text(row))
+    return entropy_instability(list(answers.values()))
+
+
+# --------------------------------------------------------------------------------------------- the run
+
+def _extra(settings: RunSettings, ctx: ScoreContext) -> dict:
+    prompts = load_prompts()
+    return {"mode": settings.mode, "settings": {
+        "repeats": settings.repeats, "marks": settings.marks, "seed": settings.seed, "temperature": TEMPERATURE,
+        "max_new_tokens": settings.max_new_tokens, "free_max_new_tokens": settings.free_max_new_tokens,
+        "suite": ctx.suite, "limit_per_dimension": int(ctx.limit or 0),
+        "gen_templates": len(split_templates(prompts["reform_gen_templates"])),
+        "lik_templates": len(split_templates(prompts["reform_lik_templates"]))},
+        "rules": dict(RULES)}
+
+
+def _counts(rows: list[dict], settings: RunSettings, gen_mc: list[dict], lik_mc: list[dict],
+            free_rows: list[dict]) -> dict[str, int]:
+    forms = {row["question_id"]: row["form"] for row in rows}  # one form per item
+    n_form = {form: sum(1 for f in forms.values() if f == form) for form in (MC, CAPTION, OCR, KIE)}
+    return {
+        "items": len(forms),
+        "repeats": settings.repeats,
+        "multiple_choice": n_form[MC],
+        "caption": n_form[CAPTION],
+        "ocr": n_form[OCR],
+        "kie": n_form[KIE],
+        "generation_rows": len(gen_mc) + len(free_rows),
+        "likelihood_rows": len(lik_mc),
+        "unparsed": sum(1 for r in gen_mc if r["parsed_answer"] == "-1"),
+    }
+
+
+def score(rows: list[dict], ctx: ScoreContext) -> Scored:
+    """Read every row's answer again, then the scores of each mode the run asked in."""
+    settings = run_settings(ctx.options)
+    for row in rows:
+        read_answer(row)
+    free_rows = [r for r in rows if r["form"] != MC]
+    gen_mc = [r for r in rows if r["form"] == MC and r["mode"] == "generation"]
+    lik_mc = [r for r in rows if r["form"] == MC and r["extraction"] == "likelihood"]
+    lik_mean_mc = [r for r in rows if r["form"] == MC and r["extraction"] == "likelihood_mean"]
+
+    scores: dict[str, float] = {}
+    extra = _extra(settings, ctx)
+    variants = []
+    if settings.do_gen:
+        variants.append(("gen", gen_mc))
+    if settings.do_lik:
+        variants.extend([("lik", lik_mc), ("lik_mean", lik_mean_mc)])
+    for prefix, mc_rows in variants:
+        per_ds = dataset_scores(mc_rows + free_rows)
+        dims = dimension_scores(per_ds)
+        scores[f"{prefix}_overall"] = nan_mean(dims.values())
+        if prefix != "lik_mean":
+            for dim, value in dims.items():
+                scores[f"{prefix}_{dim}"] = value
+        else:
+            extra["lik_mean_dimensions"] = dims
+        scores[f"{prefix}_mc_accuracy"] = reform_accuracy([r["score"] for r in mc_rows])
+        extra[f"{prefix}_datasets"] = per_ds
+    if settings.do_gen:
+        scores["format_hit_rate"] = format_hit_rate([r["prediction"] for r in gen_mc])
+        scores["instability"] = instability(gen_mc)
+    if settings.do_lik:
+        scores["lik_instability"] = instability(lik_mc)
+    return Scored(scores=scores, counts=_counts(rows, settings, gen_mc, lik_mc, free_rows), rows=rows, extra=extra)

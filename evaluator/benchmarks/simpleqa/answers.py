@@ -1,0 +1,135 @@
+"""Reading replies: the stated-confidence reply, sampled answers grouped by their normalised text, and the judge's
+rationale."""
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+import string
+from collections import Counter
+
+_JSON_OBJ = re.compile(r"\{[^{}]*\}", re.S)
+_CONF_PHRASE = re.compile(r"confidence\W{0,3}\s*(?:is|of|level)?\s*[:=]?\s*\"?(\d{1,3}(?:\.\d+)?)\s*(%)?", re.I)
+_ANSWER_PHRASE = re.compile(r"(?:best\s+guess|answer)\s*\"?\s*[:=]\s*\"?([^\"\n]+?)\"?\s*(?:,|\n|$)", re.I)
+_ANSWER_KEYS = ("answer", "best_guess", "guess", "best guess", "final_answer")
+_CONFIDENCE_KEYS = ("confidence", "confidence_percent", "confidence (%)", "probability")
+
+
+def _to_confidence(value) -> float | None:
+    """A 0-100 value (or a "80%" string) as a fraction 0..1; a float in 0..1 with a decimal point is a fraction."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*(\d{1,3}(?:\.\d+)?)\s*(%)?\s*", value)
+        if not m:
+            return None
+        text = m.group(1)
+        value = float(text)
+        is_fraction = not m.group(2) and "." in text and value <= 1.0
+    elif isinstance(value, (int, float)):
+        is_fraction = isinstance(value, float) and value <= 1.0 and not float(value).is_integer()
+        value = float(value)
+    else:
+        return None
+    if not math.isfinite(value) or value < 0:
+        return None
+    if is_fraction:
+        return value
+    if value > 100:
+        return None
+    return value / 100.0
+
+
+def _json_candidates(text: str) -> list[dict]:
+    """Every {...} in the text that reads as a dict (JSON, or a Python literal), its keys lower-cased."""
+    out = []
+    for m in _JSON_OBJ.finditer(text):
+        chunk = m.group(0)
+        try:
+            obj = json.loads(chunk)
+        except json.JSONDecodeError:
+            try:
+                obj = ast.literal_eval(chunk)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                obj = None
+        if isinstance(obj, dict):
+            out.append({str(k).strip().lower(): v for k, v in obj.items()})
+    return out
+
+
+def _from_json(text: str) -> tuple[str | None, float | None]:
+    answer: str | None = None
+    confidence: float | None = None
+    for obj in _json_candidates(text):
+        if answer is None:
+            for key in _ANSWER_KEYS:
+                if key in obj and obj[key] is not None and str(obj[key]).strip():
+                    answer = str(obj[key]).strip()
+                    break
+        if confidence is None:
+            for key in _CONFIDENCE_KEYS:
+                if key in obj:
+                    confidence = _to_confidence(obj[key])
+                    if confidence is not None:
+                        break
+        if answer is not None and confidence is not None:
+            break
+    return answer, confidence
+
+
+def parse_confidence(text: str) -> tuple[str | None, float | None]:
+    """(answer, confidence 0..1) from a stated-confidence reply; None for what cannot be read.
+
+    Looks for a JSON object anywhere in the text (also single-quoted, Python style) with "answer" and
+    "confidence"; else for phrases "answer: ..." and "confidence: 80%". Confidence is a number 0-100 (or a
+    fraction like 0.8); anything out of range is unreadable.
+    """
+    text = text or ""
+    answer, confidence = _from_json(text)
+    if confidence is None:
+        m = _CONF_PHRASE.search(text)
+        if m:
+            confidence = _to_confidence(m.group(1) + (m.group(2) or ""))
+    if answer is None:
+        m = _ANSWER_PHRASE.search(text)
+        if m and m.group(1).strip():
+            answer = m.group(1).strip()
+    return answer, confidence
+
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans({c: " " for c in string.punctuation})
+
+
+def normalize_answer(text: str) -> str:
+    """Lower case, punctuation and the articles a/an/the removed, whitespace collapsed."""
+    text = (text or "").lower().translate(_PUNCT)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def most_frequent(answers: list[str]) -> tuple[str, str, float]:
+    """(normalised top answer, the first raw answer in that group, its share of all answers).
+
+    Ties go to the group seen first. An empty list gives ("", "", nan).
+    """
+    if not answers:
+        return "", "", math.nan
+    norms = [normalize_answer(a) for a in answers]
+    counts = Counter(norms)
+    best = max(counts.values())
+    top = next(n for n in norms if counts[n] == best)
+    raw = answers[norms.index(top)]
+    return top, raw, best / len(answers)
+
+
+def split_judge_reply(text: str | None, grade: str | None) -> str:
+    """The judge's rationale: its reply without the final grade line (when a grade was read) and "Reason:"."""
+    lines = (text or "").strip().splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if grade is not None and lines:
+        lines = lines[:-1]
+    rationale = "\n".join(lines).strip()
+    return re.sub(r"^\s*reason\s*:\s*", "", rationale, flags=re.I)

@@ -1,0 +1,70 @@
+"""SimpleQA's card: what it measures, its board columns, its data source and options, how a question is shown, its
+calibration section and its judge playground mode."""
+from __future__ import annotations
+
+from evaluator.benchmarks.simpleqa.data import OFFICIAL_URL
+from evaluator.benchmarks.simpleqa.grader import GRADER
+from evaluator.benchmarks.simpleqa.views import calibration_figure
+from evaluator.benchmarks.spec import COUNT, Card, ItemView, Metric, Option, Section, Source
+
+CALIBRATION = ("Accuracy against the model's stated confidence (it is asked for an answer and a 0-100 confidence) "
+               "and against how often its most frequent answer came up among samples at temperature 1. Points on "
+               "the diagonal are perfectly calibrated; the ECE is the weighted mean gap.")
+CALIBRATION_DEFAULT = "unset: on for the sample suite, and on the full suite when within simpleqa.max_cost"
+
+CARD = Card(
+    name="simpleqa",
+    title="SimpleQA",
+    short_title="SimpleQA",
+    summary=(
+        "Short-form factuality (OpenAI): the model gets the bare question; an LLM judge grades each answer against "
+        "the gold answer as correct, incorrect (contradicts it, even hedged) or not attempted. Fractions are of the "
+        "graded answers; an answer the judge could not grade is counted and shown, never scored as wrong. The "
+        "judge's identity and the grader prompt's hash are in each results file."),
+    paper="https://openai.com/index/introducing-simpleqa/",
+    metrics=(
+        Metric("correct", "correct", "Share of graded answers that give the gold answer without contradicting it.",
+               judged=True),
+        Metric("not_attempted", "not attempted", "Share of graded answers that give no answer and contradict "
+               "nothing (\"I don't know\").", judged=True),
+        Metric("incorrect", "incorrect", "Share of graded answers that contradict the gold answer.",
+               higher_is_better=False, judged=True),
+        Metric("correct_given_attempted", "correct given attempted", "Correct / (correct + incorrect): accuracy "
+               "when the model does answer (0 when it never does).", judged=True),
+        Metric("f_score", "F-score", "Harmonic mean of correct and correct given attempted.", judged=True),
+        Metric("ungraded", "ungraded", "Answers the judge could not grade (it failed after its retries, or its "
+               "reply had no grade line): counted here and left out of the fractions, never scored as wrong.",
+               kind=COUNT, higher_is_better=False, path=("counts", "ungraded"), judged=True),
+        Metric("ece", "ECE", "Expected calibration error of the stated confidence: the item-weighted mean gap "
+               "between accuracy and mean stated confidence over 10 equal-width confidence bins (judge: correct). "
+               "Undefined when stated-confidence calibration did not run.",
+               higher_is_better=False, shown=False, judged=True),
+    ),
+    default_metric="f_score",
+    needs_images=False,
+    needs_judge=True,
+    sources=(Source("simpleqa", "LEADERBOARD_SIMPLEQA_FULL", OFFICIAL_URL,
+                    "the full SimpleQA suite (the official CSV): a URL, a local path or `hf://datasets/...`"),),
+    options=(
+        Option("simpleqa.grader", "reason", "the judge's answer format: `reason` (a one-sentence reason, then a "
+               "final line with the letter) or `letter` (the letter alone, as the reference grader asks)"),
+        Option("simpleqa.confidence", "", "`on` / `off`: stated-confidence calibration (a second prompt asks for "
+               "the best guess and a 0-100 confidence; the guess is graded too; ECE); " + CALIBRATION_DEFAULT),
+        Option("simpleqa.frequency", "", "`on` / `off`: answer-frequency calibration (k samples at temperature 1; "
+               "the most frequent answer is graded, against its share of the samples); " + CALIBRATION_DEFAULT),
+        Option("simpleqa.samples", "5", "samples per question (k) for answer-frequency calibration"),
+        Option("simpleqa.seed", "0", "base seed of the samples (seed + the question's index)"),
+        Option("simpleqa.max_new_tokens", "48", "tokens the model may generate per answer (and per sample)"),
+        Option("simpleqa.confidence_max_new_tokens", "96", "tokens the model may generate per stated-confidence "
+               "reply"),
+        Option("simpleqa.judge_max_tokens", "", "tokens the judge may generate per grade (unset: the judge's "
+               "default)"),
+        Option("simpleqa.max_cost", "1.5", "full suite: a calibration runs by default only if it keeps the run "
+               "within this many times the plain run (stated confidence costs 2x, answer frequency 1 + k x)"),
+    ),
+    item_view=ItemView(question="question", grade="grade", rationale="judge_rationale",
+                       group_by=("topic", "answer_type"), main_rows=("part", "answer")),
+    sections=(Section(key="calibration", title="SimpleQA calibration", description=CALIBRATION, kind="plot",
+                      needs="f_score", render=calibration_figure),),
+    grader=GRADER,
+)

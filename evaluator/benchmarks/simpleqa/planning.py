@@ -1,0 +1,79 @@
+"""SimpleQA's plan: the details rows of every question and the model requests that fill them.
+
+Per question, in this order: the bare question, greedy ("answer"); with stated confidence on, the confidence
+prompt, greedy ("confidence"); with answer frequency on, k samples of the bare question at temperature 1, seeded
+per question ("sample1".."sampleK"). The "frequency" row is derived from the samples when scoring.
+"""
+from __future__ import annotations
+
+import math
+
+from evaluator.benchmarks.simpleqa.data import load_questions, suite_location
+from evaluator.benchmarks.simpleqa.prompts import fill, load_prompts
+from evaluator.benchmarks.simpleqa.settings import SAMPLE_TEMPERATURE, Settings, read_settings
+from evaluator.benchmarks.spec import Ask, Plan, PlanContext
+from evaluator.models.base import GenerationRequest
+
+NAME = "simpleqa"
+# every details row has these columns, in this order
+DETAIL_COLUMNS = (
+    "benchmark", "question_id", "part", "repeat", "question", "prompt", "prediction", "parsed_answer", "gold",
+    "correct", "score", "grade", "judge_rationale", "judge_raw", "judge_error", "extraction", "topic",
+    "answer_type", "confidence",
+)
+SAMPLE_EXTRACTION = "normalised (not graded)"
+
+
+def new_row(q: dict, part: str, repeat: int, prompt: str) -> dict:
+    """A details row with every column, filled as for an unanswered, ungraded question."""
+    return {
+        "benchmark": NAME,
+        "question_id": q["question_id"],
+        "part": part,
+        "repeat": repeat,
+        "question": q["problem"],
+        "prompt": prompt,
+        "prediction": "",
+        "parsed_answer": "",
+        "gold": q["answer"],
+        "correct": False,
+        "score": math.nan,
+        "grade": "",
+        "judge_rationale": "",
+        "judge_raw": "",
+        "judge_error": "",
+        "extraction": SAMPLE_EXTRACTION if part.startswith("sample") else "judge",
+        "topic": q["topic"],
+        "answer_type": q["answer_type"],
+        "confidence": math.nan,
+    }
+
+
+def _asks(q: dict, settings: Settings, confidence_template: str) -> list[Ask]:
+    """One question's requests, each with the row it fills, in the order the model gets them."""
+    problem, item = q["problem"], q["question_id"]
+    asks = [Ask(item, GenerationRequest(text=problem, max_new_tokens=settings.max_new_tokens, temperature=0.0),
+                [new_row(q, "answer", 0, problem)])]
+    if settings.confidence:
+        text = fill(confidence_template, question=problem)
+        asks.append(Ask(item, GenerationRequest(text=text, max_new_tokens=settings.confidence_max_new_tokens,
+                                                temperature=0.0), [new_row(q, "confidence", 0, text)]))
+    if settings.frequency:
+        for j in range(1, settings.samples + 1):
+            request = GenerationRequest(text=problem, max_new_tokens=settings.max_new_tokens,
+                                        temperature=SAMPLE_TEMPERATURE, seed=settings.seed + q["index"])
+            asks.append(Ask(item, request, [new_row(q, f"sample{j}", j, problem)]))
+    return asks
+
+
+def plan(ctx: PlanContext) -> Plan:
+    """Every question (all, or the first ctx.limit), with the calibration requests the options call for."""
+    settings = read_settings(ctx.suite, ctx.options)
+    questions = load_questions(suite_location(ctx.suite, ctx.sources))
+    if ctx.limit and ctx.limit > 0:
+        questions = questions[: ctx.limit]
+    prompts = load_prompts(settings.grader_style)
+    asks = [ask for q in questions for ask in _asks(q, settings, prompts["simpleqa_confidence"])]
+    used = {"simpleqa_confidence": prompts["simpleqa_confidence"]} if settings.confidence else {}
+    return Plan(rows=[row for ask in asks for row in ask.rows], items=[q["question_id"] for q in questions],
+                asks=asks, prompts=used)
