@@ -13,7 +13,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _models import median_seconds  # noqa: E402  (bench/ is on sys.path when the script runs)
-from leaderboard import tables  # noqa: E402
+from leaderboard.board_file import load_board, load_results, rebuild_leaderboard  # noqa: E402
+from leaderboard.board_frames import board_frame, board_table, leaderboard_frame, sort_runs  # noqa: E402
+from leaderboard.columns import schema  # noqa: E402
 from leaderboard.store.local import LocalStore  # noqa: E402
 
 
@@ -26,8 +28,6 @@ def fake_result(i: int, rng: random.Random) -> dict:
             "benchmarks": {"cure": {"scores": scores, "counts": {"items": 20}}}}
 
 
-
-
 def main(runs: int = 1000) -> None:
     rng = random.Random(0)
     with tempfile.TemporaryDirectory() as folder:
@@ -35,10 +35,12 @@ def main(runs: int = 1000) -> None:
         for i in range(runs):
             result = fake_result(i, rng)
             store.write_json(f"results/{result['key']}.json", result)
-        tables.rebuild_leaderboard(store)
-        from_files = median_seconds(lambda: tables.sort_runs(tables.leaderboard_frame(tables.load_results(store))), 5)
-        from_parquet = median_seconds(lambda: tables.load_board(store), 5)
-        shown = median_seconds(lambda: tables.board_table(tables.board_frame(tables.load_board(store))), 5)
+        board = schema()
+        rebuild_leaderboard(store, board)
+        from_files = median_seconds(
+            lambda: sort_runs(leaderboard_frame(load_results(store), board), board.default_sort), 5)
+        from_parquet = median_seconds(lambda: load_board(store, board), 5)
+        shown = median_seconds(lambda: board_table(board_frame(load_board(store, board), board), board), 5)
     print(f"{runs} runs: results files {from_files * 1000:.1f} ms, leaderboard.parquet {from_parquet * 1000:.1f} ms, "
           f"parquet + display table {shown * 1000:.1f} ms")
     print(f"board load: leaderboard.parquet is {from_files / from_parquet:.2f}x faster than reading {runs} results files")

@@ -24,9 +24,11 @@ from pathlib import Path
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from leaderboard import queue, tables
-from leaderboard.queue import Request
-from leaderboard.redact import redact
+from evaluator.api import redact
+from leaderboard import request_queue as queue
+from leaderboard.board_file import rebuild_leaderboard
+from leaderboard.columns import schema
+from leaderboard.request_queue import Request
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 
@@ -75,13 +77,15 @@ def failure_reason(log_path: Path, returncode: int, settings: Settings) -> str:
 
 
 def worker_command(settings: Settings, request_file: Path, out_dir: Path) -> list[str]:
+    """`python -m evaluator run ...` for one request: the settings' benchmarks, suite, limit, batch size, every data
+    location that is set (by its source key) and the judge; tokens go by environment, never here."""
     command = [settings.python or sys.executable, "-m", "evaluator", "run", "--request", str(request_file),
                "--out", str(out_dir), "--benchmarks", ",".join(settings.benchmarks), "--suite", settings.suite,
                "--limit", str(settings.limit), "--batch-size", str(settings.batch_size),
-               "--images-dir", str(settings.images_dir.resolve()), "--source", f"cure={settings.cure_full}",
-               "--source", f"simpleqa={settings.simpleqa_full}"]
-    if settings.lave_vqa:
-        command += ["--source", f"lave={settings.lave_vqa}"]
+               "--images-dir", str(settings.images_dir.resolve())]
+    for key, location in settings.sources.items():
+        if location:
+            command += ["--source", f"{key}={location}"]
     if settings.judge:
         command += ["--judge", settings.judge]
     for option in settings.options:
@@ -89,7 +93,7 @@ def worker_command(settings: Settings, request_file: Path, out_dir: Path) -> lis
     return command
 
 
-def publish(store: Store, request: Request, out_dir: Path) -> dict:
+def publish(store: Store, request: Request, out_dir: Path, settings: Settings) -> dict:
     """Copy a finished run into the store: details first, results last, then rebuild leaderboard.parquet."""
     results = json.loads((out_dir / "results.json").read_text())
     results.update({"model": request.model, "revision": request.revision, "precision": request.precision,
@@ -101,7 +105,7 @@ def publish(store: Store, request: Request, out_dir: Path) -> dict:
         files[f"details/{request.key}/{parquet.name}"] = parquet.read_bytes()
     files[f"results/{request.key}.json"] = json.dumps(results, indent=2, sort_keys=True).encode()
     store.write_many(files)
-    tables.rebuild_leaderboard(store)
+    rebuild_leaderboard(store, schema(settings.benchmarks))
     return results
 
 
@@ -176,7 +180,7 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
         closed = queue.finish(store, request.path, owner, outcome[0], error=outcome[1], log_tail=tail)
     elif proc.returncode == 0 and (out_dir / "results.json").exists():
         try:
-            publish(store, request, out_dir)
+            publish(store, request, out_dir, settings)
             closed = queue.finish(store, request.path, owner, queue.FINISHED, log_tail=tail)
         except Exception as exc:  # a publish failure must not lose the job
             closed = queue.finish(store, request.path, owner, queue.FAILED, log_tail=tail,

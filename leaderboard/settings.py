@@ -1,142 +1,144 @@
 """One Settings object, read from environment variables, with embedded defaults.
 
-Every variable is listed in the README's table. `Settings.from_env()` is the only place the
-environment is read; everything else receives a Settings object.
+Each setting is declared once, as a field of `Settings`: its environment variable, its default (as the text the
+variable would hold), what it sets, and how the text is read. The benchmarks' data locations are declared by the
+benchmarks themselves (their cards' sources) and land in `Settings.sources`. `Settings.from_env()` is the only
+place the environment is read; everything else receives a Settings object. The README's settings table lists
+`declared()`.
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Callable
 
-# name of the field -> (environment variable, default as text, description). The README table mirrors this.
-ENV_VARS: dict[str, tuple[str, str, str]] = {
-    "home": ("LEADERBOARD_HOME", "./leaderboard-data", "folder of the local store, the run folders and logs"),
-    "store_backend": ("LEADERBOARD_STORE", "local", "`local` (a folder) or `hub` (Hub dataset repos)"),
-    "requests_repo": ("LEADERBOARD_REQUESTS_REPO", "", "Hub dataset repo for requests (hub store)"),
-    "results_repo": ("LEADERBOARD_RESULTS_REPO", "", "Hub dataset repo for results, details and leaderboard.parquet (hub store)"),
-    "hf_token": ("HF_TOKEN", "", "token for the Hub store and gated-model checks; never logged"),
-    "host": ("LEADERBOARD_HOST", "127.0.0.1", "address the Space listens on (0.0.0.0 when SPACE_ID is set, as on a Hugging Face Space)"),
-    "port": ("LEADERBOARD_PORT", "7860", "port the Space listens on"),
-    "run_scheduler": ("LEADERBOARD_RUN_SCHEDULER", "1", "start the background evaluator inside the Space (0: UI only)"),
-    "scheduler_interval": ("LEADERBOARD_SCHEDULER_INTERVAL", "60", "seconds between scheduler ticks"),
-    "lease_seconds": ("LEADERBOARD_LEASE_SECONDS", "600", "lease length; the heartbeat renews it while the worker runs"),
-    "heartbeat_seconds": ("LEADERBOARD_HEARTBEAT_SECONDS", "", "seconds between heartbeats and progress updates "
-                          "(default: 5 with the local store, 60 with the Hub store, where each one is a commit)"),
-    "max_attempts": ("LEADERBOARD_MAX_ATTEMPTS", "3", "lease expiries or worker kills before a request is FAILED"),
-    "max_run_seconds": ("LEADERBOARD_MAX_RUN_SECONDS", "21600", "a worker running longer is stopped and the request FAILED"),
-    "suite": ("LEADERBOARD_SUITE", "sample", "`sample` (shipped with the project) or `full` (downloaded)"),
-    "benchmarks": ("LEADERBOARD_BENCHMARKS", "cure", "comma-separated benchmarks run for each request"),
-    "options": ("LEADERBOARD_OPTIONS", "", "benchmark options for every run, comma-separated `key=value` (e.g. "
-                "`cure.mode=generation,simpleqa.grader=letter,simpleqa.samples=10`)"),
-    "limit": ("LEADERBOARD_LIMIT", "0", "items per benchmark (0: all)"),
-    "allow_local_models": ("LEADERBOARD_ALLOW_LOCAL_MODELS", "", "accept local model folders (default: on with the local store)"),
-    "max_params_billions": ("LEADERBOARD_MAX_PARAMS_B", "15", "largest model accepted, in billions of parameters"),
-    "judge": ("LEADERBOARD_JUDGE", "", "judge spec: `local:<id or dir>` or `endpoint:<base url>|<model>`"),
-    "judge_token": ("LEADERBOARD_JUDGE_TOKEN", "", "bearer token for an endpoint judge (default: HF_TOKEN); never logged"),
-    "cure_full": ("LEADERBOARD_CURE_FULL", "https://raw.githubusercontent.com/Yangyi-Chen/CoTConsistency/main/cot_consistency_eval.jsonl",
-                  "the full CURE suite: a URL, a local path or `hf://datasets/<org>/<name>/<file>`"),
-    "simpleqa_full": ("LEADERBOARD_SIMPLEQA_FULL",
-                      "https://openaipublic.blob.core.windows.net/simple-evals/simple_qa_test_set.csv",
-                      "the full SimpleQA suite (the official CSV): a URL, a local path or `hf://datasets/...`"),
-    "lave_vqa": ("LEADERBOARD_LAVE_VQA", "", "a VQA v2-style file added to the full LAVE suite (beside Docmatix): "
-                 "JSON or JSON lines of question_id, image, question, answers; a URL, a local path or `hf://datasets/...`"),
-    "image_cache": ("LEADERBOARD_IMAGE_CACHE", "", "where downloaded benchmark images are cached (default: `<home>/cache/images`)"),
-    "batch_size": ("LEADERBOARD_BATCH_SIZE", "auto", "generation batch size, or `auto` (64 on a GPU, backing off "
-                   "by halves on out-of-memory; 4 on the CPU)"),
-    "max_pending_per_user": ("LEADERBOARD_MAX_PENDING_PER_USER", "5", "pending requests one submitter may have at once"),
-    "python": ("LEADERBOARD_PYTHON", "", "Python used for the worker subprocess (default: this interpreter)"),
-    "playground_per_minute": ("LEADERBOARD_PLAYGROUND_PER_MINUTE", "6",
-                              "judge playground: gradings one browser session may ask for per minute"),
-    "playground_max_chars": ("LEADERBOARD_PLAYGROUND_MAX_CHARS", "2000",
-                             "judge playground: longest question, gold answer or candidate answer accepted (characters)"),
-}
+from evaluator import api
 
 
-def _flag(text: str) -> bool:
-    return text.strip().lower() in {"1", "true", "yes", "on"}
+def _text(raw: str) -> str:
+    return raw.strip()
+
+
+def _lower(raw: str) -> str:
+    return raw.strip().lower()
+
+
+def _flag(raw: str) -> bool:
+    return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _optional_flag(raw: str) -> bool | None:
+    return _flag(raw) if raw.strip() else None
+
+
+def _optional_float(raw: str) -> float | None:
+    return float(raw) if raw.strip() else None
+
+
+def _csv(raw: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+def _path(raw: str) -> Path:
+    return Path(raw.strip()).expanduser()
+
+
+def _optional_path(raw: str) -> Path | None:
+    return _path(raw) if raw.strip() else None
+
+
+def setting(env: str, default: str, doc: str, parse: Callable[[str], object] = _text, secret: bool = False):
+    """A Settings field: read from `env` (default `default`, as text) with `parse`; `doc` says what it sets."""
+    return field(default=parse(default), repr=not secret,
+                 metadata={"env": env, "default": default, "doc": doc, "parse": parse})
 
 
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable about the Space and the evaluator."""
 
-    home: Path = Path("./leaderboard-data")
-    store_backend: str = "local"
-    requests_repo: str = ""
-    results_repo: str = ""
-    hf_token: str = field(default="", repr=False)
-    host: str = "127.0.0.1"
-    port: int = 7860
-    run_scheduler: bool = True
-    scheduler_interval: float = 60.0
-    lease_seconds: float = 600.0
-    heartbeat_seconds: float = 5.0
-    max_attempts: int = 3
-    max_run_seconds: float = 21600.0
-    suite: str = "sample"
-    benchmarks: tuple[str, ...] = ("cure",)
-    options: tuple[str, ...] = ()  # "key=value" benchmark options passed to every run
-    limit: int = 0
-    allow_local_models: bool = True
-    max_params_billions: float = 15.0
-    judge: str = ""
-    judge_token: str = field(default="", repr=False)
-    cure_full: str = ENV_VARS["cure_full"][1]
-    simpleqa_full: str = ENV_VARS["simpleqa_full"][1]
-    lave_vqa: str = ENV_VARS["lave_vqa"][1]
-    image_cache: Path | None = None
-    batch_size: str = "auto"  # a positive integer as text, or "auto"
-    max_pending_per_user: int = 5
-    python: str = ""
-    playground_per_minute: int = 6
-    playground_max_chars: int = 2000
+    home: Path = setting("LEADERBOARD_HOME", "./leaderboard-data",
+                         "folder of the local store, the run folders and logs", _path)
+    store_backend: str = setting("LEADERBOARD_STORE", "local", "`local` (a folder) or `hub` (Hub dataset repos)",
+                                 _lower)
+    requests_repo: str = setting("LEADERBOARD_REQUESTS_REPO", "", "Hub dataset repo for requests (hub store)")
+    results_repo: str = setting("LEADERBOARD_RESULTS_REPO", "",
+                                "Hub dataset repo for results, details and leaderboard.parquet (hub store)")
+    hf_token: str = setting("HF_TOKEN", "", "token for the Hub store and gated-model checks; never logged",
+                            secret=True)
+    host: str = setting("LEADERBOARD_HOST", "127.0.0.1", "address the Space listens on (0.0.0.0 when SPACE_ID is "
+                        "set, as on a Hugging Face Space)")
+    port: int = setting("LEADERBOARD_PORT", "7860", "port the Space listens on", int)
+    run_scheduler: bool = setting("LEADERBOARD_RUN_SCHEDULER", "1",
+                                  "start the background evaluator inside the Space (0: UI only)", _flag)
+    scheduler_interval: float = setting("LEADERBOARD_SCHEDULER_INTERVAL", "60", "seconds between scheduler ticks",
+                                        float)
+    lease_seconds: float = setting("LEADERBOARD_LEASE_SECONDS", "600",
+                                   "lease length; the heartbeat renews it while the worker runs", float)
+    heartbeat_seconds: float | None = setting(
+        "LEADERBOARD_HEARTBEAT_SECONDS", "", "seconds between heartbeats and progress updates (default: 5 with the "
+        "local store, 60 with the Hub store, where each one is a commit)", _optional_float)
+    max_attempts: int = setting("LEADERBOARD_MAX_ATTEMPTS", "3",
+                                "lease expiries or worker kills before a request is FAILED", int)
+    max_run_seconds: float = setting("LEADERBOARD_MAX_RUN_SECONDS", "21600",
+                                     "a worker running longer is stopped and the request FAILED", float)
+    suite: str = setting("LEADERBOARD_SUITE", "sample", "`sample` (shipped with the project) or `full` (downloaded)",
+                         _lower)
+    benchmarks: tuple[str, ...] = setting("LEADERBOARD_BENCHMARKS", ",".join(api.DEFAULT_BENCHMARKS),
+                                          "comma-separated benchmarks run for each request (see About)", _csv)
+    options: tuple[str, ...] = setting("LEADERBOARD_OPTIONS", "", "benchmark options for every run, comma-separated "
+                                       "`<benchmark>.<option>=value` (each benchmark's options are listed on About)",
+                                       _csv)
+    limit: int = setting("LEADERBOARD_LIMIT", "0", "items per benchmark (0: all)", int)
+    allow_local_models: bool | None = setting("LEADERBOARD_ALLOW_LOCAL_MODELS", "",
+                                              "accept local model folders (default: on with the local store)",
+                                              _optional_flag)
+    max_params_billions: float = setting("LEADERBOARD_MAX_PARAMS_B", "15",
+                                         "largest model accepted, in billions of parameters", float)
+    judge: str = setting("LEADERBOARD_JUDGE", "", "judge spec: `local:<id or dir>` or `endpoint:<base url>|<model>`")
+    judge_token: str = setting("LEADERBOARD_JUDGE_TOKEN", "",
+                               "bearer token for an endpoint judge (default: HF_TOKEN); never logged", secret=True)
+    image_cache: Path | None = setting("LEADERBOARD_IMAGE_CACHE", "", "where downloaded benchmark images are cached "
+                                       "(default: `<home>/cache/images`)", _optional_path)
+    batch_size: str = setting("LEADERBOARD_BATCH_SIZE", "auto", "generation batch size, or `auto` (64 on a GPU, "
+                              "backing off by halves on out-of-memory; 4 on the CPU)", _lower)
+    max_pending_per_user: int = setting("LEADERBOARD_MAX_PENDING_PER_USER", "5",
+                                        "pending requests one submitter may have at once", int)
+    python: str = setting("LEADERBOARD_PYTHON", "", "Python used for the worker subprocess (default: this interpreter)")
+    playground_per_minute: int = setting("LEADERBOARD_PLAYGROUND_PER_MINUTE", "6",
+                                         "judge playground: gradings one browser session may ask for per minute", int)
+    playground_max_chars: int = setting("LEADERBOARD_PLAYGROUND_MAX_CHARS", "2000", "judge playground: longest "
+                                        "question, gold answer or candidate answer accepted (characters)", int)
+    # the benchmarks' data locations, by source key (declared by their cards: evaluator.api.sources())
+    sources: dict[str, str] = field(default_factory=lambda: {s.key: s.default for s in api.sources()})
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> "Settings":
-        """Read every variable in ENV_VARS; unset variables take the embedded default."""
+        """Read every declared variable; unset variables take the embedded default."""
         env = os.environ if environ is None else environ
-        raw = {name: env.get(var, default) for name, (var, default, _) in ENV_VARS.items()}
+        values: dict[str, object] = {}
+        for f in fields(cls):
+            if "env" in f.metadata:
+                raw = env.get(f.metadata["env"], f.metadata["default"])
+                try:
+                    values[f.name] = f.metadata["parse"](raw)
+                except ValueError:
+                    raise ValueError(f"{f.metadata['env']} has an unreadable value {raw!r}") from None
+        values["sources"] = {s.key: env.get(s.setting, s.default).strip() for s in api.sources()}
         if "LEADERBOARD_HOST" not in env and "SPACE_ID" in env:  # on a Hugging Face Space, listen on all interfaces
-            raw["host"] = "0.0.0.0"
-        backend = raw["store_backend"].strip().lower() or "local"
-        allow_local = _flag(raw["allow_local_models"]) if raw["allow_local_models"].strip() else backend == "local"
-        values = dict(
-            home=Path(raw["home"]).expanduser(),
-            store_backend=backend,
-            requests_repo=raw["requests_repo"].strip(),
-            results_repo=raw["results_repo"].strip(),
-            hf_token=raw["hf_token"].strip(),
-            host=raw["host"].strip(),
-            port=int(raw["port"]),
-            run_scheduler=_flag(raw["run_scheduler"]),
-            scheduler_interval=float(raw["scheduler_interval"]),
-            lease_seconds=float(raw["lease_seconds"]),
-            heartbeat_seconds=float(raw["heartbeat_seconds"] or (5 if backend == "local" else 60)),
-            max_attempts=int(raw["max_attempts"]),
-            max_run_seconds=float(raw["max_run_seconds"]),
-            suite=raw["suite"].strip().lower(),
-            benchmarks=tuple(b.strip() for b in raw["benchmarks"].split(",") if b.strip()),
-            options=tuple(o.strip() for o in raw["options"].split(",") if o.strip()),
-            limit=int(raw["limit"]),
-            allow_local_models=allow_local,
-            max_params_billions=float(raw["max_params_billions"]),
-            judge=raw["judge"].strip(),
-            judge_token=raw["judge_token"].strip(),
-            cure_full=raw["cure_full"].strip(),
-            simpleqa_full=raw["simpleqa_full"].strip(),
-            lave_vqa=raw["lave_vqa"].strip(),
-            image_cache=Path(raw["image_cache"]).expanduser() if raw["image_cache"].strip() else None,
-            batch_size=raw["batch_size"].strip().lower() or "auto",
-            max_pending_per_user=int(raw["max_pending_per_user"]),
-            python=raw["python"].strip(),
-            playground_per_minute=int(raw["playground_per_minute"]),
-            playground_max_chars=int(raw["playground_max_chars"]),
-        )
+            values["host"] = "0.0.0.0"
         values.update(overrides)
         settings = cls(**values)
         settings.check()
         return settings
+
+    def __post_init__(self) -> None:
+        """Defaults that depend on the store: the heartbeat interval and whether local model folders are accepted."""
+        if self.heartbeat_seconds is None:
+            object.__setattr__(self, "heartbeat_seconds", 5.0 if self.store_backend == "local" else 60.0)
+        if self.allow_local_models is None:
+            object.__setattr__(self, "allow_local_models", self.store_backend == "local")
 
     def check(self) -> None:
         """Refuse settings that cannot work, with a message naming the variable."""
@@ -146,6 +148,10 @@ class Settings:
             raise ValueError("LEADERBOARD_STORE=hub needs LEADERBOARD_RESULTS_REPO")
         if self.suite not in {"sample", "full"}:
             raise ValueError(f"LEADERBOARD_SUITE must be 'sample' or 'full', not {self.suite!r}")
+        unknown = [b for b in self.benchmarks if b not in api.benchmark_names()]
+        if unknown:
+            raise ValueError(f"LEADERBOARD_BENCHMARKS names unknown benchmarks {', '.join(unknown)}; known: "
+                             f"{', '.join(api.benchmark_names())}")
         if self.lease_seconds <= self.heartbeat_seconds:
             raise ValueError("LEADERBOARD_LEASE_SECONDS must be longer than LEADERBOARD_HEARTBEAT_SECONDS")
         if self.max_attempts < 1:
@@ -172,6 +178,13 @@ class Settings:
     @property
     def images_dir(self) -> Path:
         return self.image_cache or (self.home / "cache" / "images")
+
+
+def declared() -> list[tuple[str, str, str]]:
+    """(environment variable, default, what it sets) for every setting, the benchmarks' sources included."""
+    rows = [(f.metadata["env"], f.metadata["default"], f.metadata["doc"]) for f in fields(Settings)
+            if "env" in f.metadata]
+    return rows + [(s.setting, s.default, s.accepts) for s in api.sources()]
 
 
 def field_names() -> list[str]:

@@ -6,17 +6,17 @@ the Hub token.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from leaderboard import hub
-from leaderboard.queue import (CANCELLED, FAILED, MODEL_TYPES, PENDING, PRECISIONS, Request, all_requests, load,
+from evaluator import api as evaluator_api
+from leaderboard import model_inspection as inspection
+from leaderboard.formatting import escape_markdown as md
+from leaderboard.request_queue import (CANCELLED, FAILED, MODEL_TYPES, PENDING, PRECISIONS, Request, all_requests, load,
                                pending_position, request_path, save, transact)
-from leaderboard.redact import redact
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 
@@ -25,7 +25,6 @@ log = logging.getLogger(__name__)
 REPLACEABLE = (FAILED, CANCELLED)  # a request in one of these states may be submitted again
 OFFLINE_NOTE = "gated/private status not checked (offline)"
 _REVISION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/\-]{0,254}$")
-_MD_SPECIAL = re.compile(r"([\\`*\[\]<>&|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 _CUSTOM_CODE_KEYS = ("auto_map", "custom_pipelines")
 
 
@@ -43,21 +42,9 @@ class Refusal(Exception):
 
 
 # ---------------------------------------------------------------- text helpers
-def md(text: object, limit: int = 200) -> str:
-    """User (or stranger) text made safe to show inside a Markdown message: one line, short, escaped.
-
-    Markdown's special characters get a backslash; an underscore inside a word (Qwen2_5) is left alone, since it
-    cannot start emphasis there.
-    """
-    text = " ".join(str(text).split())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return _MD_SPECIAL.sub(r"\\\1", text)
-
-
 def scrub(text: str, token: str = "") -> str:
     """Remove the token (and anything shaped like a Hub token) from text."""
-    return redact(text, token)
+    return evaluator_api.redact(text, token)
 
 
 # ---------------------------------------------------------------- the entry point
@@ -67,10 +54,10 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
 
     1. malformed model id / precision / model type / revision text;
     2. local folder (./path or /path with config.json): only when settings.allow_local_models;
-    3. Hub facts (leaderboard.hub.inspect_model): repo and revision exist, pinned to the full commit sha;
+    3. Hub facts (model_inspection.inspect_model): repo and revision exist, pinned to the full commit sha;
        gated or private repos are refused (offline: not checkable, noted on the request);
-    4. remote code (auto_map) refused; architecture must be loadable (evaluator.models.describe_model_folder,
-       or transformers' mappings when the evaluator is not importable);
+    4. remote code (auto_map) refused; architecture must be loadable (evaluator.api.describe_model_folder,
+       or transformers' mappings when config.json is all there is);
     5. weights in *.safetensors;  6. parameter count <= settings.max_params_billions;
     7. a licence in the model card (Hub models only);
     8. duplicate (same model + sha + precision, not FAILED/CANCELLED) -> answered with the existing request;
@@ -82,7 +69,7 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
         outcome = _submit(settings, store, model_id, revision, precision, model_type, submitter, api)
     except Refusal as refusal:
         outcome = Outcome(False, str(refusal))
-    except hub.HubLookupError as error:
+    except inspection.HubLookupError as error:
         outcome = Outcome(False, md(scrub(error.message, token), limit=400))
     except Exception as error:  # a bug or an unexpected Hub answer: refuse clearly, log the detail
         log.exception("submission of %r failed unexpectedly", scrub(str(model_id), token))
@@ -108,16 +95,12 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
     if local:
         if not settings.allow_local_models:
             raise Refusal("Local model folders are disabled on this leaderboard; please submit a Hub model id (org/name).")
-        folder = _local_folder(model_id)
-        facts = hub.ModelFacts(repo_id=f"local/{_safe_name(folder.name)}", sha="", files=_folder_files(folder),
-                               folder=folder, offline=True)
-        facts.sha = folder_sha(folder, facts.files)
-        hub.read_folder(facts, folder)
+        facts = inspection.inspect_folder(_local_folder(model_id))
         if revision:
             notes.append(f"revision {revision!r} ignored: a local folder is pinned by its content hash")
     else:
         # 3: ask the Hub (or the local cache)
-        facts = hub.inspect_model(model_id, revision, token=settings.hf_token or None, api=api)
+        facts = inspection.inspect_model(model_id, revision, token=settings.hf_token or None, api=api)
         if facts.gated:
             raise Refusal(f"Model {md(model_id)} is gated; this leaderboard only evaluates models anyone can download.")
         if facts.private:
@@ -136,8 +119,7 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
     architecture = check_architecture(facts)
 
     # 5: safetensors weights
-    weights = hub.weight_files(facts.files, facts.folder if facts.offline else None)
-    if not weights:
+    if not facts.weights:
         bins = [f for f in facts.files if f.endswith(".bin")]
         found = f"only .bin weights were found ({md(', '.join(bins[:3]))})" if bins else "no weight files were found"
         raise Refusal(f"Model {shown} has no weights in .safetensors format: {found}. "
@@ -145,8 +127,6 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
 
     # 6: size
     params = facts.params
-    if params is None and facts.folder is not None and facts.offline:
-        params = hub.count_folder_params(facts.folder, facts.files)
     if params is None:
         raise Refusal(f"The number of parameters of {shown} could not be determined from its safetensors files.")
     limit = settings.max_params_billions * 1e9
@@ -228,33 +208,6 @@ def _local_folder(model_id: str) -> Path:
     return folder
 
 
-def _safe_name(name: str) -> str:
-    return re.sub(r"[^\w.\-]", "-", name).strip(".-") or "model"
-
-
-def _folder_files(folder: Path) -> list[str]:
-    """Relative paths of the folder's files, sorted; hidden files and folders (.cache, .git) are left out."""
-    found = []
-    for path in folder.rglob("*"):
-        rel = path.relative_to(folder)
-        if path.is_file() and not any(part.startswith(".") for part in rel.parts):
-            found.append(rel.as_posix())
-    return sorted(found)
-
-
-def folder_sha(folder: Path, files: list[str] | None = None) -> str:
-    """sha1 over the sorted files' relative paths and contents: the 'revision' of a local folder (40 hex)."""
-    folder = Path(folder)
-    digest = hashlib.sha1()
-    for rel in files if files is not None else _folder_files(folder):
-        path = folder / rel
-        digest.update(f"{rel}\0{path.stat().st_size}\0".encode())
-        with open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-    return digest.hexdigest()
-
-
 # ---------------------------------------------------------------- step 4: code and architecture
 def find_custom_code(config: dict, side_configs: dict[str, dict] | None = None) -> str:
     """Where the model points at custom code ("" when it does not)."""
@@ -276,7 +229,7 @@ def find_custom_code(config: dict, side_configs: dict[str, dict] | None = None) 
     return found
 
 
-def check_architecture(facts: hub.ModelFacts) -> str:
+def check_architecture(facts: inspection.ModelFacts) -> str:
     """The architecture name to record; raises Refusal when no adapter can load the model."""
     config = facts.config or {}
     model_type = config.get("model_type")
@@ -284,24 +237,16 @@ def check_architecture(facts: hub.ModelFacts) -> str:
     architecture = archs[0] if archs and isinstance(archs[0], str) else (model_type or None)
     if not isinstance(model_type, str) or not model_type:
         raise Refusal("config.json has no model_type, so the architecture cannot be recognised.")
-    described = None
-    try:
-        from evaluator.models import describe_model_folder
-        from evaluator.models.base import UnsupportedModelError
-    except ImportError:
-        describe_model_folder = None
-    if describe_model_folder is not None and facts.folder is not None:
+    if facts.folder is not None:
         try:
-            described = describe_model_folder(facts.folder)
-        except UnsupportedModelError as error:
+            described = evaluator_api.describe_model_folder(facts.folder)
+        except evaluator_api.UnsupportedModelError as error:
             raise Refusal(f"This model is not supported: {md(error, 300)}") from None
         except Exception:  # the evaluator could not tell (e.g. only config.json fetched): use transformers' view
             log.warning("describe_model_folder failed on %s; falling back to transformers' mappings", facts.repo_id,
                         exc_info=True)
-            described = None
         else:
-            found = (described.get("architecture") if isinstance(described, dict)
-                     else getattr(described, "architecture", None))
+            found = described.get("architecture")
             return found if isinstance(found, str) and found else (architecture or model_type)
     _check_with_transformers(model_type)
     return architecture or model_type
@@ -368,4 +313,4 @@ def _check_rate(settings: Settings, store: Store, submitter: str) -> None:
                       f"({settings.max_pending_per_user}); please wait until some have run.")
 
 
-__all__ = ["Outcome", "submit", "folder_sha", "find_custom_code", "card_license", "md", "scrub", "request_path"]
+__all__ = ["Outcome", "submit", "find_custom_code", "card_license", "scrub", "request_path"]

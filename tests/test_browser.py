@@ -5,8 +5,8 @@ opens a page on the served app and waits for Gradio to be up; reuse it for longe
 """
 from __future__ import annotations
 
-from leaderboard import queue as q
-from tests.test_tables import SHA_A, SHA_B, result, write_result
+from leaderboard import request_queue as q
+from tests.results_files import SHA_A, SHA_B, result, write_result
 
 
 def board_cells(page, col: int) -> list[str]:
@@ -88,7 +88,7 @@ def test_queue_tab_lists_requests_shows_a_failed_log_and_cancels(store, app_url,
 
 
 def test_lave_columns_extra_columns_and_the_lave_section(store, app_url, open_page):
-    from leaderboard import tables
+    from leaderboard.columns import schema
 
     res = result("tiny-org/tiny-llava")
     res["benchmarks"]["lave"] = {
@@ -102,7 +102,7 @@ def test_lave_columns_extra_columns_and_the_lave_section(store, app_url, open_pa
     page = open_page(app_url)
     table = page.locator("#leaderboard-table")
     table.get_by_text("tiny-org/tiny-llava", exact=True).filter(visible=True).first.wait_for(state="visible")
-    headers = tables.display_headers()
+    headers = [c.label for c in schema().shown]
     assert board_cells(page, headers.index("LAVE score")) == ["75.0"]
     assert board_cells(page, headers.index("LAVE CIDEr")) == ["1.23"]  # a plain number, not a percentage
 
@@ -113,10 +113,10 @@ def test_lave_columns_extra_columns_and_the_lave_section(store, app_url, open_pa
 
     # the LAVE section: the run's LAVE beside each strict metric
     page.get_by_text("LAVE against strict metrics").first.click()
-    runs = page.locator("#lave-run input").first
+    runs = page.locator("#lave_agreement-run input").first
     runs.wait_for(state="visible")
     runs.click()
     page.get_by_role("option").filter(has_text="tiny-org/tiny-llava").filter(visible=True).first.click()
-    section = page.locator("#lave-agreement")
+    section = page.locator("#lave_agreement-output")
     section.get_by_text("exact match", exact=True).filter(visible=True).first.wait_for(state="visible")
     assert section.get_by_text("3 rated 3", exact=False).filter(visible=True).count() >= 1

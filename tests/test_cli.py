@@ -10,8 +10,8 @@ import time
 
 import pandas as pd
 
-from leaderboard import queue
-from leaderboard.queue import Request
+from leaderboard import request_queue as queue
+from leaderboard.request_queue import Request
 from tests.conftest import PROJECT
 
 

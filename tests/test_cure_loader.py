@@ -1,5 +1,5 @@
 """CURE loader (real file in ../shared/data when present), sample suite, red-box drawing, letter extraction,
-and the run() wiring with a scripted stand-in for a model."""
+and the plan / execute / score wiring with a scripted stand-in for a model."""
 from __future__ import annotations
 
 import json
@@ -10,10 +10,15 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from evaluator.benchmarks import cure
-from evaluator.benchmarks.base import BenchmarkContext
+from evaluator.benchmarks import get_benchmark
+from evaluator.benchmarks.cure import data, prompts, region, scoring
+from evaluator.benchmarks.spec import PlanContext
+from evaluator.images import ImageUnavailable, box_line_width
 from evaluator.metrics import cure_scores
 from evaluator.models.base import OptionScore
+from evaluator import sources
+from evaluator.sources import parse_hf
+from tests.benchmark_runs import run_benchmark
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "cure" / "cot_consistency_eval.jsonl"
 needs_real = pytest.mark.skipif(
@@ -21,12 +26,12 @@ needs_real = pytest.mark.skipif(
 
 
 def _sample_records() -> list[dict]:
-    return json.loads(cure.SAMPLE_PATH.read_text(encoding="utf-8"))
+    return json.loads(data.SAMPLE_PATH.read_text(encoding="utf-8"))
 
 
 @needs_real
 def test_real_file_loads():
-    instances = cure.load_instances(REAL)
+    instances = data.load_instances(REAL)
     assert len(instances) == 1622
     assert Counter(i["chain_length"] for i in instances) == {2: 271, 3: 1220, 4: 131}
     assert sum(i["chain_length"] for i in instances) == 4726
@@ -40,11 +45,11 @@ def test_real_file_as_json_lines(tmp_path):
     records = json.loads(REAL.read_text(encoding="utf-8"))[:25]
     path = tmp_path / "cure.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
-    assert [i["clue"] for i in cure.load_instances(path)] == [r["clue"] for r in records]
+    assert [i["clue"] for i in data.load_instances(path)] == [r["clue"] for r in records]
 
 
 def test_sample_suite():
-    instances = cure.load_instances(cure.SAMPLE_PATH)
+    instances = data.load_instances(data.SAMPLE_PATH)
     assert 18 <= len(instances) <= 24
     assert set(Counter(i["chain_length"] for i in instances)) == {2, 3, 4}
     for inst in instances:
@@ -63,7 +68,7 @@ def test_json_lines_and_relative_images(tmp_path):
     path = tmp_path / "sub" / "data.jsonl"
     path.parent.mkdir()
     path.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
-    instances = cure.load_instances(path)
+    instances = data.load_instances(path)
     assert len(instances) == 3
     assert instances[0]["image_ref"] == str((tmp_path / "sub" / records[0]["image"]["url"]).resolve())
 
@@ -73,7 +78,7 @@ def test_id_field_is_used(tmp_path):
     records[1]["id"] = "vg-42"
     path = tmp_path / "d.json"
     path.write_text(json.dumps(records), encoding="utf-8")
-    assert [i["question_id"] for i in cure.load_instances(path)] == ["cure-0000", "vg-42"]
+    assert [i["question_id"] for i in data.load_instances(path)] == ["cure-0000", "vg-42"]
 
 
 @pytest.mark.parametrize("breakage, message", [
@@ -92,7 +97,7 @@ def test_malformed_instance_names_its_index(tmp_path, breakage, message):
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(records), encoding="utf-8")
     with pytest.raises(ValueError, match=r"instance 3\b") as info:
-        cure.load_instances(path)
+        data.load_instances(path)
     assert message in str(info.value)
 
 
@@ -100,14 +105,14 @@ def test_not_json(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text("[{", encoding="utf-8")
     with pytest.raises(ValueError, match="not valid JSON"):
-        cure.load_instances(path)
+        data.load_instances(path)
 
 
 def test_hf_reference_parsing():
-    assert cure._parse_hf("hf://datasets/org/name/data/cure.json") == ("org/name", None, "data/cure.json")
-    assert cure._parse_hf("hf://datasets/org/name@abc123/cure.json") == ("org/name", "abc123", "cure.json")
+    assert parse_hf("hf://datasets/org/name/data/cure.json") == ("org/name", None, "data/cure.json")
+    assert parse_hf("hf://datasets/org/name@abc123/cure.json") == ("org/name", "abc123", "cure.json")
     with pytest.raises(ValueError):
-        cure._parse_hf("hf://models/org/name/x.json")
+        parse_hf("hf://models/org/name/x.json")
 
 
 def test_hub_dataset_source(hub_cache, tmp_path):
@@ -115,18 +120,17 @@ def test_hub_dataset_source(hub_cache, tmp_path):
     from tests.hub_cache import lay_into_hub_cache
 
     records = _sample_records()[:2]
-    png = (cure.SAMPLE_PATH.parent / records[0]["image"]["url"]).read_bytes()
+    png = (data.SAMPLE_PATH.parent / records[0]["image"]["url"]).read_bytes()
     records[0]["image"]["url"] = "images/000.png"
     records[1]["image"]["url"] = "images/not-in-repo.png"
     lay_into_hub_cache(hub_cache, "cure-org/cure-test", repo_type="dataset",
                        files={"data/cure.json": json.dumps(records), "data/images/000.png": png})
-    instances = cure.load_instances("hf://datasets/cure-org/cure-test/data/cure.json")
+    instances = data.load_instances("hf://datasets/cure-org/cure-test/data/cure.json")
     assert [i["image_ref"] for i in instances] == ["hf://datasets/cure-org/cure-test/data/images/000.png",
                                                    "hf://datasets/cure-org/cure-test/data/images/not-in-repo.png"]
-    ctx = BenchmarkContext(images_dir=tmp_path)
-    assert cure._fetch(instances[0], ctx).size == (256, 192)
-    with pytest.raises(cure.ImageUnavailable, match="Hub download failed"):
-        cure._fetch(instances[1], ctx)
+    assert region.marked_image(instances[0], tmp_path).size == (256, 192)
+    with pytest.raises(ImageUnavailable, match="Hub download failed"):
+        region.marked_image(instances[1], tmp_path)
 
 
 def _is_red(px) -> bool:
@@ -136,11 +140,11 @@ def _is_red(px) -> bool:
 def test_box_is_scaled_to_the_fetched_image():
     # declared 100x50, fetched 200x100: the box (10, 10, 20x10) becomes x 20..59, y 20..39
     bbox = {"left": 10, "top": 10, "width": 20, "height": 10}
-    assert cure.region_box(bbox, (100, 50), (200, 100)) == (20, 20, 60, 40)
-    assert cure.region_box(bbox, (100, 50), (100, 50)) == (10, 10, 30, 20)
+    assert region.region_box(bbox, (100, 50), (200, 100)) == (20, 20, 60, 40)
+    assert region.region_box(bbox, (100, 50), (100, 50)) == (10, 10, 30, 20)
     img = Image.new("RGB", (200, 100), (255, 255, 255))
-    marked = cure.mark_region(img, bbox, (100, 50))
-    lw = cure.line_width((200, 100))
+    marked = region.mark_region(img, bbox, (100, 50))
+    lw = box_line_width((200, 100))
     assert lw >= 3
     assert img.getpixel((19, 30)) == (255, 255, 255)  # the input is untouched
     # the frame sits just outside the scaled region, on all four sides
@@ -156,7 +160,7 @@ def test_box_is_scaled_to_the_fetched_image():
 
 def test_box_is_clamped_and_mode_converted():
     img = Image.new("L", (50, 40), 255)
-    marked = cure.mark_region(img, {"left": 40, "top": 30, "width": 30, "height": 30}, (50, 40))
+    marked = region.mark_region(img, {"left": 40, "top": 30, "width": 30, "height": 30}, (50, 40))
     assert marked.mode == "RGB" and marked.size == (50, 40)
     assert _is_red(marked.getpixel((38, 35)))
 
@@ -168,20 +172,20 @@ def test_box_is_clamped_and_mode_converted():
     ("CD player", None), ("I don't know", None),
 ])
 def test_extract_letter(text, expected):
-    assert cure.extract_letter(text, 6) == expected
+    assert scoring.extract_letter(text, 6) == expected
 
 
 def test_extract_letter_respects_n():
-    assert cure.extract_letter("(E)", 4) is None
-    assert cure.extract_letter("(D)", 4) == 3
+    assert scoring.extract_letter("(E)", 4) is None
+    assert scoring.extract_letter("(D)", 4) == 3
 
 
 def test_prompts_are_ours_and_complete():
-    prompts = cure.load_prompts()
+    texts = prompts.load_prompts()
     opts = [f"option {k}" for k in range(6)]
-    gen = cure.build_prompt(prompts, "What is in the sky?", opts, "generation")
+    gen = prompts.build_prompt(texts, "What is in the sky?", opts, "generation")
     assert "What is in the sky?" in gen and "(A) option 0\n(B) option 1" in gen and "(F) option 5" in gen
-    lik = cure.build_prompt(prompts, None, opts, "likelihood")
+    lik = prompts.build_prompt(texts, None, opts, "likelihood")
     assert "red" in lik and "option 0" not in lik and "{" not in lik
     assert "{" not in gen
 
@@ -213,13 +217,13 @@ class ScriptedModel:
 def test_run_wiring_with_a_scripted_model(tmp_path, mode):
     records = _sample_records()[:8]
     for r in records:  # absolute image paths, so the copy works from tmp_path
-        r["image"]["url"] = str(cure.SAMPLE_PATH.parent / r["image"]["url"])
+        r["image"]["url"] = str(data.SAMPLE_PATH.parent / r["image"]["url"])
     records[5]["image"]["url"] = "nowhere/missing.png"  # this instance's image cannot be fetched
-    data = tmp_path / "cure.json"
-    data.write_text(json.dumps(records), encoding="utf-8")
+    data_file = tmp_path / "cure.json"
+    data_file.write_text(json.dumps(records), encoding="utf-8")
 
     # plan: high right on even instances; chain right unless i % 3 == 0 (then its last step is wrong)
-    prompts = cure.load_prompts()
+    texts = prompts.load_prompts()
     choice_by_options, reply_by_prompt, plan_h, plan_s = {}, {}, [], []
     for i, r in enumerate(records):
         h, s = i % 2 == 0, i % 3 != 0
@@ -229,17 +233,16 @@ def test_run_wiring_with_a_scripted_model(tmp_path, mode):
         for q, block, right in questions:
             pick = block["gt"] if right else (block["gt"] + 1) % 6
             choice_by_options[tuple(block["candidate"])] = pick
-            prompt = cure.build_prompt(prompts, q, block["candidate"], "generation")
+            prompt = prompts.build_prompt(texts, q, block["candidate"], "generation")
             reply_by_prompt[prompt] = f"The answer is ({'ABCDEF'[pick]})." if i != 4 or q is not None else "unsure"
         if i != 5:
             plan_h.append(h and not (mode == "generation" and i == 4))
             plan_s.append([s])
     progress = []
-    ctx = BenchmarkContext(suite="full", sources={"cure": str(data)}, images_dir=tmp_path / "cache",
-                           options={"cure.mode": mode}, batch_size=3,
-                           progress=lambda done, total: progress.append((done, total)))
     model = ScriptedModel(choice_by_options, reply_by_prompt)
-    result = cure.run(model, ctx)
+    result = run_benchmark("cure", model, suite="full", sources={"cure": str(data_file)},
+                           images_dir=tmp_path / "cache", options={"cure.mode": mode}, batch_size=3,
+                           progress=lambda done, total: progress.append((done, total)), folder=tmp_path)
 
     expected = cure_scores(plan_h, plan_s)
     for key, value in expected.items():
@@ -248,12 +251,12 @@ def test_run_wiring_with_a_scripted_model(tmp_path, mode):
     n_steps = sum(len(r["cot_inference"]["chain"]) for r in records)
     assert result.counts == {"items": 8, "scored": 7, "image_unavailable": 1,
                              "unparsed": 1 if mode == "generation" else 0, "sub_questions": n_steps}
-    assert progress == [(k, 8) for k in range(1, 9)]
+    assert progress == [(0, 8), (3, 8), (6, 8), (8, 8)]  # after each chunk of batch_size instances
     assert result.extra["mode"] == mode and result.extra["choice_rule"]
     assert sum(v["n"] for v in result.extra["by_chain_length"].values()) == 7
     assert set(result.prompts) >= {"cure_high", "cure_step"}
 
-    rows = result.details
+    rows = result.rows
     assert len(rows) == 8 + n_steps
     columns = list(rows[0])
     for col in ["benchmark", "question_id", "part", "repeat", "prompt", "prediction", "parsed_answer", "gold",
@@ -298,11 +301,19 @@ def test_run_wiring_with_a_scripted_model(tmp_path, mode):
     assert len(pd.read_parquet(tmp_path / "cure.parquet")) == len(rows)
 
 
-def test_full_suite_needs_a_source():
-    with pytest.raises(ValueError, match="sources"):
-        cure.run(None, BenchmarkContext(suite="full"))
+def test_full_suite_without_a_source_reads_the_official_file(monkeypatch):
+    asked = []
+
+    def offline(url, what, timeout=60):
+        asked.append(url)
+        raise OSError(f"could not download {what} from {url}: offline")
+
+    monkeypatch.setattr(sources, "http_text", offline)
+    with pytest.raises(OSError, match="offline"):
+        get_benchmark("cure").plan(PlanContext(suite="full"))
+    assert asked == [data.OFFICIAL_URL]
 
 
 def test_unknown_mode():
     with pytest.raises(ValueError, match="cure.mode"):
-        cure.run(None, BenchmarkContext(options={"cure.mode": "vibes"}))
+        get_benchmark("cure").plan(PlanContext(options={"cure.mode": "vibes"}))

@@ -2,12 +2,17 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import pandas as pd
 import pytest
 
-from leaderboard import queue as q
-from leaderboard import scheduler, tables
+from leaderboard import request_queue as q
+from leaderboard import scheduler
+from leaderboard.board_file import load_board
+from leaderboard.board_frames import display_frame
+from leaderboard.columns import schema
+from tests import scripted_judges
 
 CURE_LABELS = ["CURE Ro", "CURE Rh", "CURE Rcot", "CURE Cf", "CURE Cb"]
 
@@ -61,23 +66,11 @@ def test_submit_in_the_browser_then_the_row_appears(settings, store, tiny_llava,
     assert cell.all_inner_texts() == ["tiny-org/tiny-llava"]
 
 
-def _scripted_grades(index: int, body: dict):
-    """A judge that grades by the question's reference answer: deterministic A / B / C, and one unusable reply."""
-    from tests.judge_servers import Reply
-
-    prompt = body["messages"][-1]["content"]
-    gold = prompt.split("Reference answer: ")[-1].split("\n")[0]
-    if gold == "206":
-        return Reply(content="I cannot decide on this one.")  # no grade line: ungraded, never scored as wrong
-    grade = "ABC"[sum(map(ord, gold)) % 3]
-    return Reply(content=f"Scripted reason for {gold}.\n{grade}")
-
-
 def test_simpleqa_sample_on_the_tiny_text_model_with_a_scripted_judge(settings, store, tiny_llama):
     from tests.judge_servers import ScriptedServer
 
     token = "sk-judge-e2e-secret"
-    with ScriptedServer(_scripted_grades) as server:
+    with ScriptedServer(scripted_judges.simpleqa_grades) as server:
         settings = settings.with_(benchmarks=("simpleqa",), judge=f"endpoint:{server.base_url}|scripted-judge",
                                   judge_token=token)
         request = q.Request(model=tiny_llama.repo_id, revision=tiny_llama.sha)
@@ -106,15 +99,18 @@ def test_simpleqa_sample_on_the_tiny_text_model_with_a_scripted_judge(settings, 
     assert ungraded["grade"] == "" and ungraded["judge_error"] and pd.isna(ungraded["score"])
     assert not ungraded["correct"]
 
-    board = tables.load_board(store)
+    board = load_board(store, schema())
     row = board[board["model"] == tiny_llama.repo_id].iloc[0]
     assert row["simpleqa_f_score"] == pytest.approx(scores["f_score"]) and row["simpleqa_ungraded"] == 1
+    assert row["judge"] == f"scripted-judge (endpoint {server.base_url})" == results["run"]["judge_name"]
+    assert datetime.fromisoformat(results["run"]["judged_time"]) >= \
+        datetime.fromisoformat(results["submitted_time"]).replace(microsecond=0)
     stored = json.dumps(results) + details.to_json() + json.dumps(store.read_json(request.path))
     assert token not in stored
 
 
 def test_reform_sample_on_the_tiny_llava(settings, store, tiny_llava):
-    from evaluator.benchmarks.reform_data import DIMENSIONS
+    from evaluator.benchmarks.reform.datasets import DIMENSIONS
 
     settings = settings.with_(benchmarks=("reform",), limit=1)  # one item per dimension
     request = q.Request(model=tiny_llava.repo_id, revision=tiny_llava.sha)
@@ -139,33 +135,20 @@ def test_reform_sample_on_the_tiny_llava(settings, store, tiny_llava):
         assert first in row["prompt"] and "<image>" in row["prompt"]  # the prompt as sent (chat template)
     assert set(details["extraction"]) >= {"mark", "likelihood", "likelihood_mean", "ocr", "caption"}
 
-    board = tables.load_board(store)
+    board = load_board(store, schema())
     row = board[board["model"] == tiny_llava.repo_id].iloc[0]
     assert row["reform_gen_overall"] == pytest.approx(scores["gen_overall"])
     assert row["reform_lik_overall"] == pytest.approx(scores["lik_overall"])
     assert row["reform_instability"] == pytest.approx(scores["instability"])
     assert row["reform_format_hit_rate"] == pytest.approx(scores["format_hit_rate"])
-    shown = tables.display_frame(board)
+    shown = display_frame(board, schema())
     assert {"ReForm gen overall", "ReForm instability"} <= set(shown.columns)
-
-
-def _scripted_lave(index: int, body: dict):
-    """A LAVE judge that rates by the candidate's length (deterministic 1 / 2 / 3), and one reply without a rating."""
-    from tests.judge_servers import Reply
-
-    prompt = body["messages"][-1]["content"]
-    question = prompt.rsplit("Question: '", 1)[1].split("'\n", 1)[0]
-    candidate = prompt.rsplit("Candidate answer: '", 1)[1].rsplit("'\nOutput:", 1)[0]
-    if question == "Is it raining?":
-        return Reply(content="I cannot tell from the references.")  # no rating: the paper's fallback, flagged
-    rating = 1 + len(candidate) % 3
-    return Reply(content=f"Scripted rationale for {question} So rating={rating}")
 
 
 def test_lave_sample_on_the_tiny_llava_with_a_scripted_judge(settings, store, tiny_llava, client):
     from tests.judge_servers import ScriptedServer
 
-    with ScriptedServer(_scripted_lave) as server:
+    with ScriptedServer(scripted_judges.lave_ratings) as server:
         settings = settings.with_(benchmarks=("lave",), judge=f"endpoint:{server.base_url}|lave-judge",
                                   options=("lave.max_new_tokens=4",))
         request = q.Request(model=tiny_llava.repo_id, revision=tiny_llava.sha)
@@ -195,12 +178,12 @@ def test_lave_sample_on_the_tiny_llava_with_a_scripted_judge(settings, store, ti
     assert details["lave"].mean() == pytest.approx(scores["lave"])
     assert details["prompt"].str.contains("<image>").all()
 
-    board = tables.load_board(store)
+    board = load_board(store, schema())
     row = board[board["model"] == tiny_llava.repo_id].iloc[0]
     for metric in ("lave", "vqa_accuracy", "anls", "exact_match", "bleu4", "cider"):
         assert row[f"lave_{metric}"] == pytest.approx(scores[metric])
     assert row["lave_agree_exact_match"] == pytest.approx(lave["extra"]["agreement"]["exact_match"]["agreement"])
-    shown = tables.display_frame(board)
+    shown = display_frame(board, schema())
     assert {"LAVE score", "LAVE VQA accuracy", "LAVE CIDEr"} <= set(shown.columns)
 
     # the board's LAVE section: the run's LAVE beside each strict metric, through the API

@@ -1,5 +1,5 @@
 """The Hub store against an in-process fake of the HfApi calls it makes (tests/fake_hub.py), which honours
-parent_commit. The queue, the tables and open_store run for real on top of it."""
+parent_commit. The queue, the board file and open_store run for real on top of it."""
 from __future__ import annotations
 
 import json
@@ -8,13 +8,15 @@ import traceback
 
 import pytest
 
-from leaderboard import queue, tables
+from leaderboard import request_queue as queue
+from leaderboard.board_file import LEADERBOARD_PATH, load_board, rebuild_leaderboard
+from leaderboard.columns import schema
 from leaderboard.settings import Settings
 from leaderboard.store import StoreConflict, open_store
 from leaderboard.store.hub import HubStore, HubStoreError
-from tests import test_queue as local_queue_tests
+from tests import test_request_queue as local_queue_tests
 from tests.fake_hub import FakeHfApi
-from tests.test_tables import SHA_B, result, write_result
+from tests.results_files import SHA_B, result, write_result
 
 RESULTS, REQUESTS = "lb/results", "lb/requests"
 TOKEN = "hf_" + "S3cr3tT0kenForTheFakeHub0123456789"
@@ -215,15 +217,15 @@ def test_queue_protocol_on_the_hub_store(scenario, hub):
     getattr(local_queue_tests, scenario)(hub)
 
 
-# ------------------------------------------------------------------------------------------------ tables
+# ------------------------------------------------------------------------------------------------ the board
 
 def test_rebuild_and_load_the_board_on_the_hub_store(hub, api):
     write_result(hub, result("org/alpha", Ro=0.3))
     write_result(hub, result("org/beta", sha=SHA_B, Ro=0.6))
-    built = tables.rebuild_leaderboard(hub)
+    built = rebuild_leaderboard(hub, schema())
     assert list(built["model"]) == ["org/beta", "org/alpha"]
-    assert tables.LEADERBOARD_PATH in api.files(RESULTS)
-    loaded = tables.load_board(hub)
+    assert LEADERBOARD_PATH in api.files(RESULTS)
+    loaded = load_board(hub, schema())
     assert list(loaded["model"]) == ["org/beta", "org/alpha"]
     assert loaded["cure_Ro"].tolist() == pytest.approx([0.6, 0.3])
 

@@ -142,31 +142,31 @@ def test_playground_in_the_browser(serve, open_page):
 
 
 def _write_run(store, model: str, sha: str, answers: dict[str, tuple[str, str]]) -> None:
-    """A finished run with SimpleQA details: answers maps question_id -> (prompt, prediction)."""
+    """A finished run with SimpleQA details: answers maps question_id -> (question, answer)."""
     import io
 
     import pandas as pd
 
-    from tests.test_tables import result, write_result
+    from tests.results_files import result, write_result
 
     res = result(model, sha=sha)
     write_result(store, res)
     rows = []
-    for qid, (prompt, prediction) in answers.items():
-        rows.append({"benchmark": "simpleqa", "question_id": qid, "part": "confidence", "prompt": "conf",
-                     "prediction": "not this one"})
-        rows.append({"benchmark": "simpleqa", "question_id": qid, "part": "answer", "prompt": prompt,
-                     "prediction": prediction})
+    for qid, (question, prediction) in answers.items():
+        rows.append({"benchmark": "simpleqa", "question_id": qid, "part": "confidence", "question": question,
+                     "prompt": "conf", "prediction": "not this one", "parsed_answer": "not this one"})
+        rows.append({"benchmark": "simpleqa", "question_id": qid, "part": "answer", "question": question,
+                     "prompt": f"user: {question}", "prediction": f" {prediction}\n", "parsed_answer": prediction})
     buffer = io.BytesIO()
     pd.DataFrame(rows).to_parquet(buffer)
     store.write_bytes(f"details/{res['key']}/simpleqa.parquet", buffer.getvalue())
 
 
 def test_stored_answers_of_finished_runs_load_into_the_candidate_box(store, serve, open_page):
-    from evaluator.benchmarks import simpleqa
-    from tests.test_tables import SHA_A, SHA_B
+    from evaluator.benchmarks.simpleqa.data import SAMPLE_PATH, load_questions
+    from tests.results_files import SHA_A, SHA_B
 
-    bones = next(q for q in simpleqa.load_questions(simpleqa.SAMPLE_PATH) if "bones" in q["problem"])
+    bones = next(q for q in load_questions(SAMPLE_PATH) if "bones" in q["problem"])
     _write_run(store, "org/answers-bones", SHA_A, {bones["question_id"]: (bones["problem"], "<b>206</b> bones")})
     _write_run(store, "org/other-questions", SHA_B, {"simpleqa-9999": ("Something else?", "x")})
     page = open_page(serve(judge=""))
@@ -191,7 +191,7 @@ def test_stored_answers_of_finished_runs_load_into_the_candidate_box(store, serv
 
 
 def test_full_suite_that_cannot_load_falls_back_to_the_sample(tmp_path, serve, open_page):
-    page = open_page(serve(suite="full", simpleqa_full=str(tmp_path / "missing.csv"), judge=""))
+    page = open_page(serve(suite="full", sources={"simpleqa": str(tmp_path / "missing.csv")}, judge=""))
     page.get_by_role("tab", name="Judge playground").click()
     page.locator("#judge-suite-note").get_by_text("could not be loaded").wait_for(state="visible")
     pick = page.locator("#judge-question-pick input").first
@@ -214,9 +214,9 @@ def lave_grade(client, question="How many circles are there?", references="2\n t
 
 
 def test_lave_rating_with_the_lave_prompt(serve):
-    from evaluator.benchmarks.lave_rater import load_lave_prompts
+    """The server receives exactly the LAVE grader's messages (their content is tested in test_lave_grader)."""
+    from evaluator.benchmarks.lave.card import CARD
 
-    prompts = load_lave_prompts()
     reply = "The candidate says two, matching the experts. So rating=3"
     with ScriptedServer([Reply(reply)]) as server:
         client = connect(serve(judge=f"endpoint:{server.base_url}|scripted", judge_token=TOKEN))
@@ -229,25 +229,14 @@ def test_lave_rating_with_the_lave_prompt(serve):
         assert all(TOKEN not in str(value) for value in out.values())
         sent = server.requests[0]
         assert sent.body.get("stream") is True
-        assert len(sent.body["messages"]) == 1 and sent.body["messages"][0]["role"] == "user"
-        prompt = sent.body["messages"][0]["content"]
-        assert prompt.startswith(prompts.task)
-        # the item's references: one per line, stripped, blank lines dropped, then sorted and single-quoted
-        assert prompt.endswith("Question: 'How many circles are there?'\n"
-                               "Reference answers: '2', '2', 'there are two circles', 'two'\n"
-                               "Candidate answer: 'two'\nOutput:")
-        assert prompt.count("Candidate answer: ") == 9  # 8 demonstrations, then the item
-        assert all(demo["question"] in prompt for demo in prompts.demos[:8])
-        assert prompts.demos[8]["question"] not in prompt
-        assert not any(demo["question"] in prompt for demo in prompts.binary_demos)
+        assert sent.body["messages"] == CARD.grader.messages("How many circles are there?",
+                                                             "2\n two \n\n2\nthere are two circles", "two")
 
         # a yes/no question gets the binary demonstrations
         out = lave_grade(client, question="Is it raining?", references="yes\nYes.\nno\nyes", candidate="It is.")
         assert out["verdict"] == "3 correct (score 1)"
         prompt = server.requests[1].body["messages"][0]["content"]
         assert "Reference answers: 'Yes.', 'no', 'yes', 'yes'\nCandidate answer: 'It is.'\nOutput:" in prompt
-        assert all(demo["question"] in prompt for demo in prompts.binary_demos[:8])
-        assert not any(demo["question"] in prompt for demo in prompts.demos)
 
 
 def test_lave_ratings_and_the_fallback(serve):
@@ -282,7 +271,7 @@ def _write_lave_run(store, model: str, sha: str, answers: dict[str, tuple[str, s
 
     import pandas as pd
 
-    from tests.test_tables import result, write_result
+    from tests.results_files import result, write_result
 
     res = result(model, sha=sha)
     write_result(store, res)
@@ -296,10 +285,12 @@ def _write_lave_run(store, model: str, sha: str, answers: dict[str, tuple[str, s
 def test_lave_mode_in_the_browser(store, serve, open_page):
     import json
 
-    from evaluator.benchmarks import lave, simpleqa
-    from tests.test_tables import SHA_A, SHA_B
+    from evaluator.benchmarks.lave.data import SAMPLE_PATH as LAVE_SAMPLE
+    from evaluator.benchmarks.lave.data import load_vqa_file
+    from evaluator.benchmarks.simpleqa.data import SAMPLE_PATH, load_questions
+    from tests.results_files import SHA_A, SHA_B
 
-    first = lave.load_vqa_file(lave.SAMPLE_PATH, "sample")[0]
+    first = load_vqa_file(LAVE_SAMPLE, "sample")[0]
     assert first["question_id"] == "lave-01"
     _write_lave_run(store, "org/lave-answers", SHA_A, {"lave-01": (first["question"], "two")})
     _write_lave_run(store, "org/lave-other-suite", SHA_B, {"lave-01": ("What is this?", "a cat")})
@@ -344,4 +335,4 @@ def test_lave_mode_in_the_browser(store, serve, open_page):
         page.wait_for_function(
             "() => (document.querySelector('#judge-question textarea, #judge-question input') || {}).value "
             "!== " + json.dumps(first["question"]))
-        assert _value(page, "judge-question") in {q["problem"] for q in simpleqa.load_questions(simpleqa.SAMPLE_PATH)}
+        assert _value(page, "judge-question") in {q["problem"] for q in load_questions(SAMPLE_PATH)}

@@ -9,8 +9,8 @@ import time
 
 import pandas as pd
 
-from leaderboard import queue, scheduler
-from leaderboard.queue import Request
+from leaderboard import request_queue as queue, scheduler
+from leaderboard.request_queue import Request
 
 
 def _request(model, precision="auto", **extra) -> Request:

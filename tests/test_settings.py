@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard.settings import ENV_VARS, Settings
+from leaderboard.settings import Settings, declared
 from tests.conftest import PROJECT
 
 
@@ -43,14 +43,32 @@ def test_environment_overrides_and_space_defaults():
     ({"LEADERBOARD_BATCH_SIZE": "0"}, "LEADERBOARD_BATCH_SIZE"),
     ({"LEADERBOARD_OPTIONS": "cure.mode"}, "LEADERBOARD_OPTIONS"),
     ({"LEADERBOARD_BATCH_SIZE": "many"}, "LEADERBOARD_BATCH_SIZE"),
+    ({"LEADERBOARD_PORT": "eighty"}, "LEADERBOARD_PORT"),
+    ({"LEADERBOARD_BENCHMARKS": "cure,vibes"}, "LEADERBOARD_BENCHMARKS names unknown benchmarks vibes"),
 ])
 def test_bad_settings_are_refused_naming_the_variable(env, message):
     with pytest.raises(ValueError, match=message):
         Settings.from_env(env)
 
 
+def test_benchmark_sources_come_from_the_cards():
+    from evaluator import api
+
+    settings = Settings.from_env({"LEADERBOARD_CURE_FULL": "/data/cure.json"})
+    assert settings.sources["cure"] == "/data/cure.json"
+    assert set(settings.sources) == {s.key for s in api.sources()}
+    assert settings.sources["simpleqa"] == api.card("simpleqa").sources[0].default
+    assert Settings().sources == Settings.from_env({}).sources  # the embedded defaults
+
+
+def test_every_setting_is_declared_once():
+    names = [variable for variable, _, _ in declared()]
+    assert len(names) == len(set(names)) and "LEADERBOARD_HOME" in names and "LEADERBOARD_CURE_FULL" in names
+    assert all(doc.strip() for _, _, doc in declared())
+
+
 def test_readme_lists_every_variable_with_its_default():
     readme = (PROJECT / "README.md").read_text()
-    for variable, default, _ in ENV_VARS.values():
+    for variable, default, _ in declared():
         row = f"| `{variable}` | `{default}` |" if default else f"| `{variable}` | (empty) |"
         assert row in readme, variable

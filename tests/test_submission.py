@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 from safetensors.numpy import save as save_safetensors
 
-from leaderboard import hub
-from leaderboard.queue import CANCELLED, FAILED, FINISHED, PENDING, RUNNING, load, pending_position, save
-from leaderboard.submission import OFFLINE_NOTE, folder_sha, submit
+from leaderboard import model_inspection
+from leaderboard.request_queue import CANCELLED, FAILED, FINISHED, PENDING, RUNNING, load, pending_position, save
+
+from leaderboard.submission import OFFLINE_NOTE, submit
 from tests.hub_cache import LICENSED_CARD, fake_sha, lay_into_hub_cache
 
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
@@ -301,7 +302,7 @@ def test_local_folder_accepted_when_allowed(settings, store, tiny_llava, monkeyp
     request = outcome.request
     assert request.model == f"local/{tiny_llava.folder.name}" and request.source == "local"
     assert request.local_path == str(tiny_llava.folder.resolve())
-    assert HEX40.match(request.revision) and request.revision == folder_sha(tiny_llava.folder)
+    assert HEX40.match(request.revision) and request.revision == model_inspection.folder_sha(tiny_llava.folder)
     assert request.architecture == "LlavaForConditionalGeneration" and request.params_billions > 0
     monkeypatch.chdir(tiny_llava.folder.parent)
     again = submit(local, store, f"./{tiny_llava.folder.name}")
@@ -321,9 +322,9 @@ def test_local_folder_without_config_is_refused(settings, store, tmp_path):
 
 def test_folder_sha_changes_with_content(tmp_path):
     (tmp_path / "config.json").write_text("{}")
-    before = folder_sha(tmp_path)
+    before = model_inspection.folder_sha(tmp_path)
     (tmp_path / "config.json").write_text('{"a": 1}')
-    assert HEX40.match(before) and folder_sha(tmp_path) != before
+    assert HEX40.match(before) and model_inspection.folder_sha(tmp_path) != before
 
 
 # ---------------------------------------------------------------- the online path: a stand-in for HfApi
@@ -349,7 +350,7 @@ def info_for(model, *, gated=False, private=False, total=None):
 
 @pytest.fixture
 def online(monkeypatch):
-    monkeypatch.setattr(hub, "OFFLINE", False)
+    monkeypatch.setattr(model_inspection, "OFFLINE", False)
 
 
 def http_error(cls, status, text="error"):

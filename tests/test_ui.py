@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard import queue as q
-from tests.test_tables import SHA_A, SHA_B, result, write_result
+from leaderboard import request_queue as q
+from tests.results_files import SHA_A, SHA_B, result, write_result
 
 
 def test_endpoints_are_named(client):

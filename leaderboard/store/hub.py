@@ -22,7 +22,7 @@ from typing import Iterator
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 from huggingface_hub.errors import HfHubHTTPError, RemoteEntryNotFoundError
 
-from leaderboard.redact import redact
+from evaluator.api import redact
 from leaderboard.store import StoreConflict
 from leaderboard.store.local import _safe_relative
 

@@ -13,7 +13,7 @@ import gradio as gr  # noqa: E402
 
 from leaderboard.settings import Settings  # noqa: E402
 from leaderboard.store import Store  # noqa: E402
-from leaderboard.ui import about, board, judge, queue_tab, submit  # noqa: E402
+from leaderboard.ui import about, board, playground, queue_tab, submit  # noqa: E402
 
 TITLE = "Open VLM Reasoning Leaderboard"
 INTRO = (f"# {TITLE}\n"
@@ -33,7 +33,7 @@ def build_app(settings: Settings, store: Store) -> gr.Blocks:
             with gr.Tab("Queue", id="queue"):
                 queue_tab.build(demo, settings, store)
             with gr.Tab("Judge playground", id="judge"):
-                judge.build(demo, settings, store)
+                playground.build(demo, settings, store)
             with gr.Tab("About", id="about"):
                 about.build(demo, settings, store)
     return demo

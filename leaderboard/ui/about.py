@@ -1,9 +1,11 @@
-"""The About tab: what each column means (read from tables.COLUMNS), how a run works and what is recorded."""
+"""The About tab: what each benchmark measures and each column means (read from the cards and the schema), how a
+run works, how a run is graded again, and what is recorded."""
 from __future__ import annotations
 
 import gradio as gr
 
-from leaderboard import tables
+from evaluator import api
+from leaderboard.columns import Schema, schema
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 
@@ -17,12 +19,17 @@ RUN_STEPS = """\
    **RUNNING**. A lease that expires (a crashed worker) sends the request back to the queue, at most
    {attempts} attempt(s) in all.
 3. **Evaluate.** A worker subprocess (`python -m evaluator run ...`) loads the model at the pinned commit and runs
-   the benchmarks ({benchmarks}; suite: {suite}), reporting progress to the Queue tab.
+   the benchmarks ({benchmarks}; suite: {suite}), reporting progress to the Queue tab. For each benchmark it first
+   stores the model's raw answers, then scores them (and has the judge grade them, where a benchmark needs one).
 4. **Publish.** The aggregate scores go to `results/<org>/<model>/<sha12>_<precision>.json`, one row per question
    to `details/<org>/<model>/<sha12>_<precision>/<benchmark>.parquet`, and `leaderboard.parquet` (one row per
    finished run, scores as fractions, loadable with `datasets.load_dataset("parquet", ...)`) is rebuilt.
    The request becomes **FINISHED** and the model appears on the board, or **FAILED** with the reason and the
    last lines of the worker's log.
+
+A finished run can be **graded again** by another judge from its stored answers, without running the model again
+(`python -m leaderboard.rescore`): only the judged scores change, and the results say which judge graded them, when,
+and which judges graded them before.
 """
 
 RECORDED = """\
@@ -32,28 +39,49 @@ Every results file records, besides the scores and per-benchmark counts (items, 
 - `run.dtype`, `run.device` and `run.batch_size` used;
 - `run.versions`: the versions of torch, transformers and the other libraries involved;
 - `run.git_commit`: this project's commit that ran the evaluation;
-- `run.judge`: the judge's identity (model id and revision, or endpoint and model name) where a judge grades;
+- `run.judge` and `run.judge_name`: the judge's identity (model id and revision, or endpoint and model name) where
+  a judge grades, `run.judged_time` when it graded, and `run.previous_judges` when the run was graded again;
 - `run.prompt_hashes`: a sha256 of every prompt template and demonstration file used;
+- `run.options` and `run.sources`: the benchmark options and data locations the run used;
 - `run.suite` (sample or full), `run.item_counts` per benchmark, `run.wall_time_s`, `run.scoring_path` and
   whether the model saw the images (`run.has_vision`);
 - the submitted and finished times, and the benchmarks that were skipped, with the reason.
 """
 
 
-def columns_markdown() -> str:
-    """The metric glossary, generated from the column schema."""
+def _bullets(columns) -> str:
+    return "\n".join(f"- **{c.label}**: {c.description}" for c in columns)
+
+
+def benchmark_markdown(card: api.Card, board: Schema) -> str:
+    """One benchmark's section: its summary, paper, needs, columns, the columns that can be added, options, data."""
+    needs = [what for what, needed in (("images", card.needs_images), ("an LLM judge", card.needs_judge)) if needed]
+    parts = [f"### {card.title}", card.summary,
+             f"[Paper]({card.paper})" + (f" · needs {' and '.join(needs)}" if needs else "")]
+    shown = board.benchmark_columns(card.name, shown=True)
+    if shown:
+        parts.append(_bullets(shown))
+    hidden = board.benchmark_columns(card.name, shown=False)
+    if hidden:
+        parts.append("Columns you can add under **More columns** on the Leaderboard tab:\n\n" + _bullets(hidden))
+    if card.options:
+        parts.append("Options (`LEADERBOARD_OPTIONS`, `--option`):\n\n" + "\n".join(
+            f"- `{o.key}` (default `{o.default or 'unset'}`): {o.description}" for o in card.options))
+    if card.sources:
+        parts.append("Data for the full suite:\n\n" + "\n".join(
+            f"- `{s.setting}` (default `{s.default or 'unset'}`): {s.accepts}" for s in card.sources))
+    return "\n\n".join(parts)
+
+
+def columns_markdown(board: Schema) -> str:
+    """The glossary: the model and run columns, then every benchmark from its card."""
     parts = ["## The columns",
-             "Scores are shown as percentages (0-100, higher is better); the data behind them are fractions in 0..1. "
-             "**n/a** marks an undefined score (a ratio whose denominator is zero); it sorts last."]
-    model_cols = [c for c in tables.COLUMNS if c.group == "model" and c.shown]
-    parts.append("### Model\n" + "\n".join(f"- **{c.label}**: {c.description}" for c in model_cols))
-    for bench in tables.BENCHMARKS:
-        cols = [c for c in tables.COLUMNS if c.group == bench.name and c.shown]
-        if cols:
-            parts.append(f"### {bench.title}\n{bench.summary}\n\n"
-                         + "\n".join(f"- **{c.label}**: {c.description}" for c in cols))
-    parts.append("### Columns you can add\nChosen under **More columns** on the Leaderboard tab.\n\n"
-                 + "\n".join(f"- **{c.label}**: {c.description}" for c in tables.EXTRA_COLUMNS))
+             "Scores are shown as percentages (0-100); the data behind them are fractions in 0..1. **n/a** marks an "
+             "undefined score (a ratio whose denominator is zero); it sorts last. Higher is better except where a "
+             "column says otherwise (counts of ungraded answers, instability, calibration error).",
+             "### Model\n" + _bullets([c for c in board.columns if c.group == "model" and c.shown]),
+             "### Run\n" + _bullets([c for c in board.columns if c.group == "run" and c.shown])]
+    parts += [benchmark_markdown(card, board) for card in board.cards]
     return "\n\n".join(parts)
 
 
@@ -61,7 +89,7 @@ def about_markdown(settings: Settings) -> str:
     steps = RUN_STEPS.format(interval=settings.scheduler_interval, lease=settings.lease_seconds,
                              attempts=settings.max_attempts, benchmarks=", ".join(settings.benchmarks) or "none",
                              suite=settings.suite)
-    return "\n\n".join([columns_markdown(), steps, RECORDED])
+    return "\n\n".join([columns_markdown(schema(settings.benchmarks)), steps, RECORDED])
 
 
 def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:

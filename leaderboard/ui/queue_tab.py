@@ -9,11 +9,11 @@ from pathlib import PurePosixPath
 import gradio as gr
 import pandas as pd
 
-from leaderboard import queue as q
-from leaderboard import tables
+from leaderboard import request_queue as q
+from leaderboard.formatting import escape_markdown
+from leaderboard.queue_views import QUEUE_COLUMNS, queue_frame
 from leaderboard.settings import Settings
 from leaderboard.store import Store
-from leaderboard.ui.submit import escape_markdown
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
     def frames() -> tuple:
         """The five tables (the /queue endpoint's outputs), then a summary kept in a gr.State (clients skip it)."""
         requests = q.all_requests(store)
-        shown = tuple(tables.queue_frame(requests, status) for status in SECTIONS)
+        shown = tuple(queue_frame(requests, status) for status in SECTIONS)
         failed = shown[list(SECTIONS).index(q.FAILED)]
         summary = {
             "counts": [len(df) for df in shown],
@@ -106,8 +106,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         with gr.Accordion(label=_section_label(status, 0), open=_OPEN[status],
                           elem_id=f"queue-section-{status.lower()}") as accordion:
             table = gr.Dataframe(
-                value=tables.queue_frame([], status),
-                headers=list(tables.QUEUE_COLUMNS[status]),
+                value=queue_frame([], status),
+                headers=list(QUEUE_COLUMNS[status]),
                 datatype="str",
                 interactive=False,
                 wrap=failed,

@@ -2,19 +2,15 @@
 (the `/submit` API endpoint) answers with one Markdown message."""
 from __future__ import annotations
 
-import html
 import logging
-import re
 
 import gradio as gr
 
-from leaderboard.queue import MODEL_TYPES, PRECISIONS
+from leaderboard.request_queue import MODEL_TYPES, PRECISIONS
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 
 log = logging.getLogger(__name__)
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:])")
 
 EMPTY_ID = ("**Please enter a model id**, the Hugging Face Hub name of the model such as `org/model-name`; "
             "nothing was submitted.")
@@ -23,15 +19,6 @@ HELP = ("Enter the id of a public model on the Hugging Face Hub (`org/model-name
         "commit of the revision you give (a branch, tag or commit sha; empty: `main`), must keep its weights in "
         "safetensors, must not need remote code and may have at most {max_params:g}B parameters. "
         "**auto** precision means bfloat16 on a GPU and float32 on the CPU.")
-
-
-def escape_markdown(text: object, limit: int | None = None) -> str:
-    """Untrusted text made inert inside gr.Markdown: one line, Markdown punctuation backslash-escaped and
-    &, <, > turned into HTML entities (the entities contain no Markdown punctuation, so the order is safe)."""
-    text = " ".join(str(text).split())
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return html.escape(_MD_SPECIAL.sub(r"\\\1", text), quote=False)
 
 
 def submit_message(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",

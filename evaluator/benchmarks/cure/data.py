@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from urllib.parse import urljoin
 
 from evaluator.images import is_url
-from evaluator.sources import hf_download, http_text, parse_hf
+from evaluator.sources import read_source
 
 N_OPTIONS = 6
 SAMPLE_PATH = Path(__file__).resolve().parent / "sample" / "cure_sample.json"
@@ -28,31 +27,9 @@ def load_instances(source: str | Path) -> list[dict]:
     data file's location (a local path, a URL, or an hf:// reference into the same dataset repo).
     Raises ValueError naming the index of a malformed instance.
     """
-    source = str(source)
-    if source.startswith("hf://"):
-        repo_id, revision, filename = parse_hf(source)
-        text = Path(hf_download(repo_id, filename, revision)).read_text(encoding="utf-8")
-        folder = filename.rsplit("/", 1)[0] + "/" if "/" in filename else ""
-        at = f"@{revision}" if revision else ""
-
-        def resolve(ref: str) -> str:
-            return f"hf://datasets/{repo_id}{at}/{folder}{ref}"
-    elif is_url(source):
-        text = http_text(source, "CURE data", timeout=60)
-
-        def resolve(ref: str) -> str:
-            return urljoin(source, ref)
-    else:
-        path = Path(source)
-        if not path.is_file():
-            raise FileNotFoundError(f"CURE data not found: {path}")
-        text = path.read_text(encoding="utf-8")
-
-        def resolve(ref: str) -> str:
-            return str((path.parent / ref).resolve())
-
+    text, resolve = read_source(str(source), "CURE data")
     instances, seen = [], set()
-    for index, record in enumerate(parse_records(text, source)):
+    for index, record in enumerate(parse_records(text, str(source))):
         inst = validate_instance(record, index)
         if inst["question_id"] in seen:
             raise ValueError(f"CURE instance {index}: duplicate id {inst['question_id']!r}")

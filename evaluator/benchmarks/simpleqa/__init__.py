@@ -7,7 +7,7 @@ sample suite): a stated 0-100 confidence (ECE), and the most frequent of k answe
     card.py      what it measures, its columns, source, options, calibration section and playground mode
     data.py      the questions file, read and checked (sample/ holds our sample suite)
     prompts.py   our prompt templates (prompts/): the grader and the stated-confidence question
-    settings.py  the run options, read the same way by plan and score
+    options.py   the run options, read the same way by plan and score
     answers.py   reading replies: stated confidence, normalised and most frequent answers, the judge's rationale
     planning.py  the rows of every question and the model requests that fill them
     grading.py   the judge's grades of the answers

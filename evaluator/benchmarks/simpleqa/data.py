@@ -6,8 +6,7 @@ import csv
 import io
 from pathlib import Path
 
-from evaluator.images import is_url
-from evaluator.sources import hf_download, http_text, parse_hf
+from evaluator.sources import read_source
 
 SAMPLE_PATH = Path(__file__).resolve().parent / "sample" / "simpleqa_sample.csv"
 # Where the full suite is read from when the run's sources have no "simpleqa" entry (the official public file).
@@ -27,18 +26,8 @@ def load_questions(source: str | Path) -> list[dict]:
     Each returned dict: question_id ("simpleqa-0042" from the row index), index, problem, answer, topic,
     answer_type, urls. Raises ValueError naming the row of a malformed record.
     """
-    source = str(source)
-    if source.startswith("hf://"):
-        repo_id, revision, filename = parse_hf(source)
-        text = Path(hf_download(repo_id, filename, revision)).read_text(encoding="utf-8-sig")
-    elif is_url(source):
-        text = http_text(source, "SimpleQA data", timeout=60)
-    else:
-        path = Path(source)
-        if not path.is_file():
-            raise FileNotFoundError(f"SimpleQA data not found: {path}")
-        text = path.read_text(encoding="utf-8-sig")
-    return parse_csv(text, source)
+    text, _ = read_source(str(source), "SimpleQA data")
+    return parse_csv(text, str(source))
 
 
 def _columns(fields: list[str], source: str) -> tuple[str, str]:

@@ -10,7 +10,7 @@ import math
 
 from evaluator.benchmarks.simpleqa.data import load_questions, suite_location
 from evaluator.benchmarks.simpleqa.prompts import fill, load_prompts
-from evaluator.benchmarks.simpleqa.settings import SAMPLE_TEMPERATURE, Settings, read_settings
+from evaluator.benchmarks.simpleqa.options import SAMPLE_TEMPERATURE, RunSettings, read_settings
 from evaluator.benchmarks.spec import Ask, Plan, PlanContext
 from evaluator.models.base import GenerationRequest
 
@@ -49,7 +49,7 @@ def new_row(q: dict, part: str, repeat: int, prompt: str) -> dict:
     }
 
 
-def _asks(q: dict, settings: Settings, confidence_template: str) -> list[Ask]:
+def _asks(q: dict, settings: RunSettings, confidence_template: str) -> list[Ask]:
     """One question's requests, each with the row it fills, in the order the model gets them."""
     problem, item = q["problem"], q["question_id"]
     asks = [Ask(item, GenerationRequest(text=problem, max_new_tokens=settings.max_new_tokens, temperature=0.0),

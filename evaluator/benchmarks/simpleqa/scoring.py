@@ -19,7 +19,7 @@ from evaluator.benchmarks.simpleqa.answers import most_frequent, normalize_answe
 from evaluator.benchmarks.simpleqa.data import suite_location
 from evaluator.benchmarks.simpleqa.grading import GRADE_RULE, clear_grade, grade_answers, the_judge
 from evaluator.benchmarks.simpleqa.prompts import load_prompts
-from evaluator.benchmarks.simpleqa.settings import SAMPLE_TEMPERATURE, Settings, read_settings
+from evaluator.benchmarks.simpleqa.options import SAMPLE_TEMPERATURE, RunSettings, read_settings
 from evaluator.benchmarks.spec import ScoreContext, Scored
 from evaluator.metrics.simpleqa import (
     expected_calibration_error,
@@ -87,7 +87,8 @@ def _grades(rows: list[dict]) -> list[str | None]:
     return [r["grade"] or None for r in rows]
 
 
-def _confidence_block(conf_rows: list[dict], settings: Settings, scores: dict, extra: dict, counts: dict) -> None:
+def _confidence_block(conf_rows: list[dict], settings: RunSettings, scores: dict, extra: dict,
+                      counts: dict) -> None:
     usable = [r for r in conf_rows if r["grade"] and not math.isnan(r["confidence"])]
     confidences = [r["confidence"] for r in usable]
     correct = [r["grade"] == "A" for r in usable]
@@ -98,7 +99,7 @@ def _confidence_block(conf_rows: list[dict], settings: Settings, scores: dict, e
     counts["confidence_ungraded"] = sum(1 for r in conf_rows if not r["grade"])
 
 
-def _frequency_block(freq_rows: list[dict], settings: Settings, extra: dict, counts: dict) -> None:
+def _frequency_block(freq_rows: list[dict], settings: RunSettings, extra: dict, counts: dict) -> None:
     usable = [r for r in freq_rows if r["grade"]]
     extra["frequency"] = frequency_points([r["confidence"] for r in usable], [r["grade"] == "A" for r in usable],
                                           N_BINS)
@@ -107,7 +108,8 @@ def _frequency_block(freq_rows: list[dict], settings: Settings, extra: dict, cou
     counts["frequency_ungraded"] = sum(1 for r in freq_rows if not r["grade"])
 
 
-def aggregate(rows: list[dict], settings: Settings, ctx: ScoreContext, unparsable: int) -> tuple[dict, dict, dict]:
+def aggregate(rows: list[dict], settings: RunSettings, ctx: ScoreContext,
+              unparsable: int) -> tuple[dict, dict, dict]:
     """(scores, counts, extra) from the graded rows."""
     answers = [r for r in rows if r["part"] == "answer"]
     grades = _grades(answers)

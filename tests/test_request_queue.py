@@ -5,8 +5,8 @@ import multiprocessing
 import threading
 from datetime import timedelta
 
-from leaderboard import queue
-from leaderboard.queue import Request
+from leaderboard import request_queue as queue
+from leaderboard.request_queue import Request
 from leaderboard.store.local import LocalStore
 from tests.hub_cache import fake_sha
 

@@ -15,7 +15,7 @@ SAMPLE_TEMPERATURE = 1.0
 
 
 @dataclass(frozen=True)
-class Settings:
+class RunSettings:
     """What a SimpleQA run does, from its suite and options."""
 
     max_new_tokens: int
@@ -51,7 +51,7 @@ def grader_style(options: dict[str, str]) -> str:
     return style
 
 
-def read_settings(suite: str, options: dict[str, str]) -> Settings:
+def read_settings(suite: str, options: dict[str, str]) -> RunSettings:
     """Every SimpleQA option of a run, checked (in the old order); ValueError naming the first that does not fit."""
     max_new_tokens = int_option(options, "simpleqa.max_new_tokens", DEFAULT_MAX_NEW_TOKENS, 1)
     confidence_max_new_tokens = int_option(options, "simpleqa.confidence_max_new_tokens",
@@ -60,6 +60,6 @@ def read_settings(suite: str, options: dict[str, str]) -> Settings:
     seed = int_option(options, "simpleqa.seed", DEFAULT_SEED, 0)
     judge_max_tokens = int_option(options, "simpleqa.judge_max_tokens", 0, 1)
     confidence, frequency = calibration_defaults(suite, options, samples)
-    return Settings(max_new_tokens=max_new_tokens, confidence_max_new_tokens=confidence_max_new_tokens,
+    return RunSettings(max_new_tokens=max_new_tokens, confidence_max_new_tokens=confidence_max_new_tokens,
                     samples=samples, seed=seed, judge_max_tokens=judge_max_tokens,
                     grader_style=grader_style(options), confidence=confidence, frequency=frequency)

@@ -1,15 +1,17 @@
-"""The thin layer that asks the Hub (or, offline, the local Hub cache) about a model.
+"""Inspecting a submitted model: the facts submission checks, for a Hub repo and a local folder alike.
 
-`inspect_model` returns the facts submission needs (pinned commit sha, file names, gated / private, config.json,
-model card text, parameter count) or raises `HubLookupError` whose `kind` names the problem and whose message is
-one clear sentence. Nothing here downloads weights: offline the snapshot folder is already on disk, online only
-config.json, README.md and a few small JSON files are fetched.
+`inspect_model` asks the Hub (or, offline, the local Hub cache); `inspect_folder` reads a local model folder. Both
+return complete `ModelFacts` (pinned commit sha or content hash, file names, the weight files that would load,
+gated / private, config.json, model card text, parameter count), or raise `HubLookupError` whose `kind` names the
+problem and whose message is one clear sentence. Nothing here downloads weights: offline the snapshot folder is
+already on disk, online only config.json, README.md and a few small JSON files are fetched.
 
 `huggingface_hub.constants.HF_HUB_OFFLINE` is read when huggingface_hub is imported; `OFFLINE` here overrides it
 (tests set it to False to exercise the online path with a stand-in for HfApi).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import struct
@@ -55,6 +57,8 @@ class ModelFacts:
     card_license: str | None = None       # licence from the Hub's parsed card data (online), if any
     side_configs: dict[str, dict] = field(default_factory=dict)  # tokenizer/processor configs present
     offline: bool = False
+    local: bool = False                   # a local folder, pinned by its content hash
+    weights: list[str] = field(default_factory=list)  # the *.safetensors files that would load
 
 
 def is_offline() -> bool:
@@ -89,6 +93,47 @@ def _inspect_offline(repo_id: str, revision: str) -> ModelFacts:
     files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     facts = ModelFacts(repo_id=repo_id, sha=sha, files=files, folder=folder, offline=True)
     read_folder(facts, folder)
+    facts.weights = weight_files(files, folder)
+    facts.params = count_folder_params(folder, files)
+    return facts
+
+
+# ---------------------------------------------------------------- a local folder
+def safe_name(name: str) -> str:
+    return re.sub(r"[^\w.\-]", "-", name).strip(".-") or "model"
+
+
+def folder_files(folder: Path) -> list[str]:
+    """Relative paths of the folder's files, sorted; hidden files and folders (.cache, .git) are left out."""
+    found = []
+    for path in folder.rglob("*"):
+        rel = path.relative_to(folder)
+        if path.is_file() and not any(part.startswith(".") for part in rel.parts):
+            found.append(rel.as_posix())
+    return sorted(found)
+
+
+def folder_sha(folder: Path, files: list[str] | None = None) -> str:
+    """sha1 over the sorted files' relative paths and contents: the 'revision' of a local folder (40 hex)."""
+    folder = Path(folder)
+    digest = hashlib.sha1()
+    for rel in files if files is not None else folder_files(folder):
+        path = folder / rel
+        digest.update(f"{rel}\0{path.stat().st_size}\0".encode())
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def inspect_folder(folder: Path) -> ModelFacts:
+    """A local model folder's facts: named local/<folder name>, pinned by its content hash."""
+    folder = Path(folder)
+    files = folder_files(folder)
+    facts = ModelFacts(repo_id=f"local/{safe_name(folder.name)}", sha=folder_sha(folder, files), files=files,
+                       folder=folder, offline=True, local=True)
+    read_folder(facts, folder)
+    facts.weights = weight_files(files, folder)
     facts.params = count_folder_params(folder, files)
     return facts
 
@@ -206,7 +251,8 @@ def _inspect_online(repo_id: str, revision: str, token: str | None, api) -> Mode
             data = read_json_file(path)
             if data is not None:
                 facts.side_configs[name] = data
-    if facts.params is None and weight_files(files):
+    facts.weights = weight_files(files)
+    if facts.params is None and facts.weights:
         facts.params = _params_from_headers(api, repo_id, sha)
     return facts
 

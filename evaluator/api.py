@@ -1,0 +1,62 @@
+"""The evaluator's one door for the Space: everything `leaderboard/` uses from the evaluator comes from here.
+
+- the benchmarks' cards (what each measures, its metrics, sources, options, item view, board sections, grader);
+- the judge for the playground and its grading (each benchmark's Grader returns a typed Verdict);
+- what submission needs to know about a model folder (its architecture, or why it cannot be evaluated);
+- grading a finished run again with another judge (rescore_run);
+- the one secret redactor.
+The Space runs the evaluator itself as a subprocess (`python -m evaluator run ...`), never in-process.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, cards
+from evaluator.benchmarks.spec import (COUNT, FRACTION, NUMBER, PERCENT_KINDS, RATIO, Card, Grader, ItemView,
+                                       Metric, Option, Section, Source, Verdict)
+from evaluator.judge import JudgeError, judge_name, make_judge
+from evaluator.models.base import UnsupportedModelError
+from evaluator.redaction import redact
+
+__all__ = ["DEFAULT_BENCHMARKS", "COUNT", "FRACTION", "NUMBER", "PERCENT_KINDS", "RATIO", "Card", "Grader",
+           "ItemView", "JudgeError", "Metric", "Option", "Section", "Source", "UnsupportedModelError", "Verdict",
+           "benchmark_names", "card", "cards", "describe_model_folder", "graders", "judge_name", "make_judge",
+           "redact", "rescore_run", "sources"]
+
+
+def benchmark_names() -> tuple[str, ...]:
+    """The registered benchmarks, in registry order."""
+    return tuple(REGISTRY)
+
+
+def card(name: str) -> Card:
+    """One benchmark's card; ValueError for an unknown name."""
+    for found in cards():
+        if found.name == name:
+            return found
+    raise ValueError(f"unknown benchmark {name!r}; known: {', '.join(REGISTRY)}")
+
+
+def sources() -> tuple[Source, ...]:
+    """Every data location a deployer may set, over all benchmarks."""
+    return tuple(source for found in cards() for source in found.sources)
+
+
+def graders() -> dict[str, tuple[Card, Grader]]:
+    """The judge playground's modes: mode name -> (card, grader), for every benchmark with a grader."""
+    return {found.grader.mode: (found, found.grader) for found in cards() if found.grader is not None}
+
+
+def describe_model_folder(folder: Path | str) -> dict:
+    """{"architecture", "model_type", "has_vision"} from a model folder's config.json, without loading weights.
+    Raises UnsupportedModelError ("unsupported architecture ...", remote code) when no adapter can load it."""
+    from evaluator.models import describe_model_folder as describe
+
+    return describe(folder)
+
+
+def rescore_run(run_dir: Path, out_dir: Path, judge_spec: str, token: str | None = None) -> dict:
+    """Grade a finished run (results.json + details/) again with the judge `judge_spec`; returns the new results."""
+    from evaluator.rescore import rescore
+
+    return rescore(Path(run_dir), Path(out_dir), make_judge(judge_spec, token=token))

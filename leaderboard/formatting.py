@@ -1,0 +1,65 @@
+"""How values and untrusted text are shown: the one Markdown escaper, times, percentages and plain numbers."""
+from __future__ import annotations
+
+import math
+import re
+from datetime import timezone
+from typing import Any
+
+import numpy as np
+
+from leaderboard.request_queue import parse_time
+
+NA = "n/a"
+# Markdown punctuation that can start formatting, a link, HTML or an entity; an underscore only at a word's edge
+# (inside a word, as in Qwen2_5, it cannot start emphasis and is left alone)
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>&|~#]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+
+
+def escape_markdown(text: object, limit: int | None = 200) -> str:
+    """Untrusted text (model ids, judge replies, file names) made inert inside Markdown: one line, at most `limit`
+    characters (None: no limit), every character that could start formatting, a link or HTML backslash-escaped."""
+    text = " ".join(str(text).split())
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def as_float(value: Any) -> float:
+    """A finite float, or NaN for anything else (None, text, booleans, infinities)."""
+    if value is None or isinstance(value, bool):
+        return math.nan
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return number if math.isfinite(number) else math.nan
+
+
+def format_score(value: Any) -> str:
+    """A fraction as a percentage with one decimal; null / NaN as "n/a"."""
+    number = as_float(value)
+    return NA if math.isnan(number) else f"{number * 100:.1f}"
+
+
+def format_number(value: Any) -> str:
+    """A plain number with three significant digits (parameters in billions, CIDEr, an entropy, a count)."""
+    number = as_float(value)
+    if math.isnan(number):
+        return NA
+    return np.format_float_positional(number, precision=3, unique=False, fractional=False, trim="-")
+
+
+def format_time(text: str | None) -> str:
+    """ISO time -> 'YYYY-MM-DD HH:MM:SS UTC' (text that does not parse is shown as is)."""
+    if not text:
+        return ""
+    try:
+        moment = parse_time(text)
+    except ValueError:
+        return str(text)
+    if moment is None:
+        return ""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%d %H:%M:%S") + " UTC"

@@ -1,0 +1,299 @@
+"""The Judge playground tab: try the leaderboard's judge on one answer to one question, live.
+
+Its modes are the graders that the judged benchmarks declare on their cards (evaluator.api.graders()): each says
+how to build the judge's messages from (question, gold, candidate), how to read the judge's reply into a Verdict,
+which questions it offers, and what its gold box holds. A visitor picks the mode, then a question of the mode's
+suite (a searchable dropdown, or "Random question") or types a question and its gold answer, writes a candidate
+answer (or loads the stored answer of a finished run from its details, through the card's item view), and
+presses Grade. The judge (settings.judge, built once and lazily, with a short timeout and few retries) streams its
+reply into the raw output; then the verdict, the rationale and the judge's name show.
+
+The Grade button is the `/grade` API endpoint: inputs (mode, question, gold, candidate); outputs (message, verdict,
+rationale, judge, raw judge output). Every text shown comes from plain textboxes, except the message, whose user-
+or judge-derived parts are escaped Markdown. Refusals (no judge, empty or too long inputs, the rate limit) call no
+judge. The rate limit counts gradings per browser session (a gr.State) over the last minute. The suites and the
+judge are cached per app (per build_app), never in module-global state.
+"""
+from __future__ import annotations
+
+import io
+import logging
+import random
+import threading
+import time
+
+import gradio as gr
+import pandas as pd
+
+from evaluator import api
+from leaderboard.board_file import load_board
+from leaderboard.columns import schema
+from leaderboard.formatting import escape_markdown
+from leaderboard.settings import Settings
+from leaderboard.store import Store
+
+log = logging.getLogger(__name__)
+
+JUDGE_TIMEOUT = 30.0  # seconds per attempt: a live UI, not a batch run
+JUDGE_RETRIES = 1
+JUDGE_BACKOFF = 0.5
+JUDGE_MAX_TOKENS = 256
+WINDOW_SECONDS = 60.0
+
+INTRO = ("Try the leaderboard's judge on one answer to one question, in one of {n} modes.\n\n")
+HOW = ("\n\nChoose the mode, pick a question of its suite (or press **Random question**), or type your own question "
+       "and its answers; write a candidate answer, or load the stored answer of an evaluated model; then press "
+       "**Grade**.")
+NO_JUDGE = ("**No judge is configured** on this leaderboard (`LEADERBOARD_JUDGE` is empty), so answers cannot be "
+            "graded here.")
+NO_MODE = "**No benchmark of this leaderboard has a judge grader**; there is nothing to try here."
+EMPTY_FIELD = "**Please fill in the {field}**; nothing was sent to the judge."
+TOO_LONG = ("**The {field} is too long** ({length:,} characters; at most {limit:,}); nothing was sent to the judge.")
+RATE_LIMITED = ("**Too many gradings**: at most {limit} per minute from one browser session. Please wait "
+                "{wait} s and try again.")
+GRADING = "Grading…"
+DONE = "Graded."
+
+
+def question_label(entry: dict, width: int = 90) -> str:
+    """"<id> · <question text>" (whitespace collapsed, cut at `width`)."""
+    text = " ".join(str(entry.get("question") or "").split())
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return f"{entry['question_id']} · {text}"
+
+
+def recent(stamps: list[float] | None, now: float) -> list[float]:
+    return [t for t in (stamps or []) if now - t < WINDOW_SECONDS]
+
+
+def _same_text(a, b) -> bool:
+    return " ".join(str(a).split()) == " ".join(str(b).split())
+
+
+def stored_answer(frame: pd.DataFrame, view: api.ItemView, entry: dict) -> tuple[str | None, str]:
+    """(the answer a run stored for `entry`, or None, and why not): its main row's parsed answer, when the run
+    asked the same question under that id."""
+    rows = frame[frame["question_id"] == entry["question_id"]]
+    if view.main_rows and view.main_rows[0] in frame.columns:
+        rows = rows[rows[view.main_rows[0]] == view.main_rows[1]]
+    if len(rows) == 0:
+        return None, "missing"
+    row = rows.iloc[0]
+    asked = row.get(view.question) if view.question and view.question in frame.columns else None
+    if isinstance(asked, str) and asked.strip() and not _same_text(asked, entry["question"]):
+        return None, "different"
+    answer = row.get(view.parsed_answer) if view.parsed_answer in frame.columns else None
+    return ("" if answer is None or (isinstance(answer, float) and pd.isna(answer)) else str(answer)), ""
+
+
+def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
+    """Lay out the tab inside the current Blocks context and wire its events."""
+    graders = api.graders()
+    modes = list(graders)
+    lock = threading.Lock()
+    cache: dict = {"suites": {}}  # this app's lazily loaded judge and suites (per build_app, not module-global)
+
+    def grader_of(mode: str | None):
+        return graders.get(mode or "") or graders[modes[0]]
+
+    # -- the suites ---------------------------------------------------------------------------------------------
+    def suite(mode: str | None) -> dict:
+        """{"entries": [{question_id, question, gold}], "by_id", "note"} of a mode, loaded on first use."""
+        mode = mode if mode in graders else modes[0]
+        with lock:
+            if mode not in cache["suites"]:
+                entries, note = grader_of(mode)[1].questions(settings.suite, dict(settings.sources))
+                cache["suites"][mode] = {"entries": entries, "by_id": {e["question_id"]: e for e in entries},
+                                         "note": note}
+            return cache["suites"][mode]
+
+    def by_id(question_id: str | None, mode: str | None) -> dict | None:
+        return suite(mode)["by_id"].get(question_id or "")
+
+    def choices(mode: str | None) -> list[tuple[str, str]]:
+        return [(question_label(e), e["question_id"]) for e in suite(mode)["entries"]]
+
+    def suite_choices(mode: str | None):
+        return gr.Dropdown(choices=choices(mode)), escape_markdown(suite(mode)["note"], limit=None)
+
+    def on_mode(mode: str | None):
+        """The mode changed: the mode's suite in the dropdown (nothing picked), its note, the gold box's label."""
+        return (gr.Dropdown(choices=choices(mode), value=None), escape_markdown(suite(mode)["note"], limit=None),
+                gr.Textbox(label=grader_of(mode)[1].gold_label))
+
+    def on_pick(question_id: str | None, mode: str | None):
+        entry = by_id(question_id, mode)
+        if entry is None:
+            return gr.Textbox(), gr.Textbox()
+        return entry["question"], entry["gold"]
+
+    def on_random(current: str | None, mode: str | None):
+        """Another question of the mode's suite, picked at random (never the one shown, so the pick changes)."""
+        others = [e["question_id"] for e in suite(mode)["entries"] if e["question_id"] != current]
+        return random.choice(others) if others else current
+
+    # -- stored answers of finished runs ------------------------------------------------------------------------
+    def runs_with_details(mode: str | None) -> list[tuple[str, str]]:
+        name = f"{grader_of(mode)[0].name}.parquet"
+        try:
+            board = load_board(store, schema(settings.benchmarks))
+            present = set(store.list("details", suffix=name))
+        except Exception:  # noqa: BLE001 - the playground works without stored answers
+            log.exception("playground: could not list the runs with %s details", name)
+            return []
+        return [(f"{row.get('model') or row.get('key')} ({row.get('key')})", str(row.get("key")))
+                for _, row in board.iterrows() if row.get("key") and f"details/{row.get('key')}/{name}" in present]
+
+    def run_choices(mode: str | None):
+        return gr.Dropdown(choices=runs_with_details(mode), value=None)
+
+    def on_run(run_key: str | None, question_id: str | None, mode: str | None):
+        if not run_key:
+            return gr.Textbox(), ""
+        card, _ = grader_of(mode)
+        entry = by_id(question_id, mode)
+        if entry is None:
+            return gr.Textbox(), "**Pick a question of the suite first** to load a model's stored answer to it."
+        shown_key, shown_id = escape_markdown(run_key), escape_markdown(entry["question_id"])
+        try:
+            data = store.read_bytes(f"details/{run_key}/{card.name}.parquet")
+            frame = pd.read_parquet(io.BytesIO(data)) if data is not None else None
+        except Exception:  # noqa: BLE001
+            log.exception("playground: unreadable %s details for %s", card.name, run_key)
+            frame = None
+        if frame is None or "question_id" not in frame.columns:
+            return gr.Textbox(), f"**The stored answers of {shown_key} could not be read.**"
+        answer, why = stored_answer(frame, card.item_view, entry)
+        if why == "missing":
+            return gr.Textbox(), (f"**{shown_key} has no stored answer for {shown_id}**"
+                                  " (its run may have used a smaller limit or another suite).")
+        if why == "different":
+            return gr.Textbox(), (f"**{shown_key} answered a different question under the id {shown_id}** "
+                                  "(its run used another suite).")
+        return answer, f"Loaded the stored answer of {shown_key} to {shown_id}."
+
+    # -- the judge ----------------------------------------------------------------------------------------------
+    def judge():
+        """The judge, built once; raises (ValueError, OSError, ...) when it cannot be built."""
+        with lock:
+            if "judge" not in cache:
+                cache["judge"] = api.make_judge(settings.judge, settings.judge_token or settings.hf_token or None,
+                                                timeout=JUDGE_TIMEOUT, max_retries=JUDGE_RETRIES,
+                                                backoff=JUDGE_BACKOFF, concurrency=1)
+            return cache["judge"]
+
+    def redact(text: str) -> str:
+        return api.redact(text, settings.judge_token, settings.hf_token)
+
+    def refusal(mode: str, question: str, gold: str, candidate: str, stamps: list[float], now: float) -> str | None:
+        """Why nothing is sent to the judge, or None."""
+        if mode not in graders:
+            return "**Unknown grading mode**; choose one of: " + ", ".join(modes) + "."
+        if not settings.judge:
+            return NO_JUDGE
+        grader = graders[mode][1]
+        fields = (("question", question), (grader.gold_field, gold), ("candidate answer", candidate))
+        for name, value in fields:
+            if not isinstance(value, str) or not value.strip():
+                return EMPTY_FIELD.format(field=name)
+        for name, value in fields:
+            if len(value) > settings.playground_max_chars:
+                return TOO_LONG.format(field=name, length=len(value), limit=settings.playground_max_chars)
+        if len(stamps) >= settings.playground_per_minute:
+            wait = max(1, int(WINDOW_SECONDS - (now - min(stamps))) + 1)
+            return RATE_LIMITED.format(limit=settings.playground_per_minute, wait=wait)
+        return None
+
+    def grade(mode: str, question: str, gold: str, candidate: str, stamps: list[float] | None):
+        """Generator: (message, verdict, rationale, judge, raw, stamps) as the judge's reply streams in."""
+        now = time.monotonic()
+        stamps = recent(stamps, now)
+        refused = refusal(mode, question, gold, candidate, stamps, now)
+        if refused:
+            yield refused, "", "", "", "", stamps
+            return
+        stamps = stamps + [now]
+        grader = graders[mode][1]
+        try:
+            the_judge = judge()
+        except Exception as exc:  # noqa: BLE001 - a bad spec or a model that will not load
+            log.warning("playground: the judge could not be built: %s", redact(str(exc)))
+            yield ("**The judge could not be loaded**: " + escape_markdown(redact(str(exc)), 300), "", "", "", "",
+                   stamps)
+            return
+        name = api.judge_name(getattr(the_judge, "identity", None))
+        messages = grader.messages(question.strip(), gold.strip(), candidate.strip())
+        raw = ""
+        yield GRADING, "", "", name, raw, stamps
+        try:
+            for piece in the_judge.stream(messages, max_tokens=JUDGE_MAX_TOKENS, temperature=0.0):
+                raw += piece
+                yield GRADING, "", "", name, raw, stamps
+        except api.JudgeError as exc:
+            what = "could not be reached" if not raw else "broke off"
+            yield ("**The judge " + what + "**: " + escape_markdown(redact(str(exc)), 300),
+                   grader.broken_label if raw else "", "", name, raw, stamps)
+            return
+        except Exception:  # noqa: BLE001 - never a traceback in the page
+            log.exception("playground: the judge failed")
+            yield "**The judge failed** because of an internal error; please try again later.", "", "", name, raw, \
+                stamps
+            return
+        verdict = grader.verdict(raw)
+        yield DONE, verdict.label, verdict.rationale, name, raw, stamps
+
+    # -- layout -------------------------------------------------------------------------------------------------
+    if not modes:
+        gr.Markdown(NO_MODE)
+        return
+    gr.Markdown(INTRO.format(n=len(modes)) + "\n".join(f"- {grader.help}" for _, grader in graders.values()) + HOW)
+    mode = gr.Radio(choices=modes, value=modes[0], label="Grading mode", elem_id="judge-mode")
+    lazy = settings.suite == "full"  # a full suite is loaded on the first page load, not when the app is built
+    initial, note = ([], "Loading the suite…") if lazy else (choices(modes[0]), suite(modes[0])["note"])
+    with gr.Row(equal_height=True):
+        pick = gr.Dropdown(choices=initial, value=None, label="Question of the suite", filterable=True, scale=4,
+                           elem_id="judge-question-pick")
+        random_button = gr.Button("Random question", scale=1, elem_id="judge-random")
+    suite_note = gr.Markdown(escape_markdown(note, limit=None), elem_id="judge-suite-note")
+    question_box = gr.Textbox(label="Question", lines=2, max_lines=8, elem_id="judge-question")
+    gold_box = gr.Textbox(label=grader_of(modes[0])[1].gold_label, lines=1, max_lines=10, elem_id="judge-gold")
+    with gr.Row(equal_height=True):
+        run_pick = gr.Dropdown(choices=[], value=None, label="Load the stored answer of an evaluated model",
+                               filterable=True, scale=4, elem_id="judge-run-pick")
+        runs_refresh = gr.Button("Refresh models", size="sm", scale=1, elem_id="judge-runs-refresh")
+    candidate_box = gr.Textbox(label="Candidate answer", lines=2, max_lines=8, elem_id="judge-candidate")
+    run_note = gr.Markdown("", elem_id="judge-run-note")
+    grade_button = gr.Button("Grade", variant="primary", elem_id="judge-grade")
+    message = gr.Markdown("", elem_id="judge-message")
+    with gr.Row():
+        verdict_box = gr.Textbox(label="Verdict", interactive=False, scale=1, elem_id="judge-verdict")
+        identity_box = gr.Textbox(label="Judge", interactive=False, scale=2, elem_id="judge-identity")
+    rationale_box = gr.Textbox(label="Rationale", interactive=False, lines=2, elem_id="judge-rationale")
+    raw_box = gr.Textbox(label="Raw judge output", interactive=False, lines=6, max_lines=20, elem_id="judge-raw")
+    stamps = gr.State([])
+
+    # -- events -------------------------------------------------------------------------------------------------
+    if lazy:
+        demo.load(suite_choices, inputs=mode, outputs=[pick, suite_note], api_visibility="private",
+                  show_progress="hidden")
+    mode.change(on_mode, inputs=mode, outputs=[pick, suite_note, gold_box], api_visibility="private",
+                show_progress="hidden")
+    gr.on(triggers=[demo.load, runs_refresh.click, mode.change], fn=run_choices, inputs=mode, outputs=run_pick,
+          api_visibility="private", show_progress="hidden")
+    pick.change(on_pick, inputs=[pick, mode], outputs=[question_box, gold_box], api_visibility="private",
+                show_progress="hidden")
+    random_button.click(on_random, inputs=[pick, mode], outputs=pick, api_visibility="private",
+                        show_progress="hidden")
+    gr.on(triggers=[run_pick.change, pick.change], fn=on_run, inputs=[run_pick, pick, mode],
+          outputs=[candidate_box, run_note], api_visibility="private", show_progress="hidden")
+    grade_button.click(
+        grade,
+        inputs=[mode, question_box, gold_box, candidate_box, stamps],
+        outputs=[message, verdict_box, rationale_box, identity_box, raw_box, stamps],
+        api_name="grade",
+        api_description="Grade a candidate answer with the judge: (mode, question, gold, candidate) -> "
+                        "(message, verdict, rationale, judge, raw judge output). Modes: " + ", ".join(modes)
+                        + "; each mode's gold box is described on the tab.",
+        concurrency_limit=4,
+    )

@@ -1,0 +1,191 @@
+"""Results -> frames (the raw board and what the board shows) and leaderboard.parquet."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from leaderboard.board_file import LEADERBOARD_PATH, load_board, load_results, rebuild_leaderboard
+from leaderboard.board_frames import SIZE_BUCKETS, board_frame, board_table, display_frame, leaderboard_frame, sort_runs
+from leaderboard.columns import schema
+from tests.results_files import SHA_A, SHA_B, result, write_result
+
+S = schema()
+HEADERS = [c.label for c in S.shown]
+
+
+def test_leaderboard_frame_keeps_raw_fractions_one_row_per_run():
+    df = leaderboard_frame([result("org/a"), result("org/a", sha=SHA_B, Cf=None)], S)
+    assert len(df) == 2
+    assert list(df.columns) == S.names
+    assert df.loc[0, "cure_Ro"] == pytest.approx(0.1)
+    assert df.loc[0, "revision"] == SHA_A  # the full sha in the raw frame
+    assert math.isnan(df.loc[1, "cure_Cf"])
+    assert df.loc[0, "suite"] == "sample" and df.loc[0, "key"] == f"org/a/{SHA_A[:12]}_auto"
+
+
+def test_leaderboard_frame_tolerates_missing_benchmarks_and_odd_values():
+    res = result("org/a")
+    del res["benchmarks"]
+    odd = result("org/b", Ro="not a number", Rh=float("inf"), Cb=True)
+    df = leaderboard_frame([res, odd], S)
+    assert df["cure_Ro"].isna().all()
+    assert math.isnan(df.loc[1, "cure_Rh"]) and math.isnan(df.loc[1, "cure_Cb"])
+    empty = leaderboard_frame([], S)
+    assert empty.empty and list(empty.columns) == S.names
+
+
+def test_display_frame_shows_percentages_with_one_decimal_and_na():
+    df = leaderboard_frame([result("org/a", Ro=0.5456, Rh=0.7682, Rcot=0.6566, Cf=None, Cb=1.0,
+                                          step_accuracy=0.0)], S)
+    shown = display_frame(df, S)
+    row = shown.iloc[0]
+    assert row["Model"] == "org/a"
+    assert row["Revision"] == SHA_A[:12]
+    assert row["CURE Ro"] == "54.6"
+    assert row["CURE Rh"] == "76.8"
+    assert row["CURE Rcot"] == "65.7"
+    assert row["CURE Cf"] == "n/a"
+    assert row["CURE Cb"] == "100.0"
+    assert row["CURE step accuracy"] == "0.0"
+    assert row["Params (B)"] == "0.5"
+    assert all(isinstance(v, str) for v in shown.iloc[0])
+
+
+def test_display_frame_sorts_by_ro_descending_with_na_last():
+    df = leaderboard_frame([
+        result("org/low", Ro=0.09), result("org/na", Ro=None), result("org/high", Ro=1.0),
+        result("org/mid", Ro=0.10), result("org/na2", Ro=None), result("org/zero", Ro=0.0)], S)
+    shown = display_frame(df, S)
+    assert list(shown["Model"]) == ["org/high", "org/mid", "org/low", "org/zero", "org/na", "org/na2"]
+    assert list(shown["CURE Ro"]) == ["100.0", "10.0", "9.0", "0.0", "n/a", "n/a"]
+    # na last whatever the direction
+    ascending = sort_runs(df, "cure_Ro", ascending=True)
+    assert list(ascending["model"])[-2:] == ["org/na", "org/na2"]
+
+
+def test_board_table_holds_numbers_and_shows_the_same_text():
+    df = leaderboard_frame([result("org/a", Ro=0.123, Cf=None), result("org/b", Ro=0.5, params=None)], S)
+    board = board_frame(df, S)
+    assert board["CURE Ro"].tolist() == [50.0, 12.3]
+    assert math.isnan(board.loc[1, "CURE Cf"])
+    import gradio as gr
+
+    data = gr.Dataframe(interactive=False).postprocess(board_table(board, S))
+    assert data.headers == HEADERS
+    assert data.data[0][5] == 50.0 and data.data[1][8] is None  # numbers behind the text
+    assert data.metadata["display_value"] == display_frame(df, S).values.tolist()
+    empty = gr.Dataframe(interactive=False).postprocess(board_table(board_frame(df.iloc[0:0], S), S))
+    assert empty.data == [] and empty.headers == HEADERS
+
+
+def test_search_is_a_case_insensitive_substring_of_the_model_name():
+    df = leaderboard_frame([result("Org/Tiny-LLaVA"), result("org/smol-vlm"), result("other/llama")], S)
+    assert list(display_frame(df, S, search="llava")["Model"]) == ["Org/Tiny-LLaVA"]
+    assert set(display_frame(df, S, search="  ORG/ ")["Model"]) == {"Org/Tiny-LLaVA", "org/smol-vlm"}
+    assert set(display_frame(df, S, search="smol; llama")["Model"]) == {"org/smol-vlm", "other/llama"}
+    assert display_frame(df, S, search="(.*").empty  # not a regular expression
+    assert len(display_frame(df, S, search="")) == 3
+
+
+def test_model_type_and_size_filters():
+    df = leaderboard_frame([
+        result("org/tiny", params=0.0001, model_type="pretrained"),
+        result("org/one", params=1.0, model_type="instruction-tuned"),
+        result("org/three", params=3.0, model_type="RL-tuned"),
+        result("org/seven", params=7.2, model_type="pretrained"),
+        result("org/fifteen", params=15.0, model_type="pretrained"),
+        result("org/big", params=70.0, model_type="merged / other"),
+        result("org/unknown", params=None, model_type="pretrained"),
+    ], S)
+    models = lambda **kw: set(display_frame(df, S, **kw)["Model"])  # noqa: E731
+    assert models(model_types=["instruction-tuned", "RL-tuned"]) == {"org/one", "org/three"}
+    assert models(sizes=["<1B"]) == {"org/tiny"}
+    assert models(sizes=["1-3B"]) == {"org/one"}
+    assert models(sizes=["3-7B"]) == {"org/three"}
+    assert models(sizes=["7-15B"]) == {"org/seven", "org/fifteen"}
+    assert models(sizes=[">15B", "unknown"]) == {"org/big", "org/unknown"}
+    assert models(model_types=["pretrained"], sizes=["7-15B"], search="SEVEN") == {"org/seven"}
+    assert models(model_types=["pretrained"], sizes=[">15B"]) == set()
+    assert len(display_frame(df, S)) == 7
+    assert list(SIZE_BUCKETS) == ["<1B", "1-3B", "3-7B", "7-15B", ">15B", "unknown"]
+
+
+def test_load_results_skips_broken_files(store):
+    write_result(store, result("org/a"))
+    store.write_bytes("results/org/b/000000000000_auto.json", b"{not json")
+    store.write_json("results/org/c/000000000000_auto.json", {"no": "model"})
+    loaded = load_results(store)
+    assert [r["model"] for r in loaded] == ["org/a"]
+
+
+# ------------------------------------------------------------------------------------------------ parquet
+
+def test_rebuild_leaderboard_writes_a_parquet_that_datasets_loads(store):
+    write_result(store, result("org/a", Ro=0.25))
+    write_result(store, result("org/a", sha=SHA_B, precision="float32", Ro=None, Cf=None))
+    write_result(store, result("org/b", Ro=0.75))
+    df = rebuild_leaderboard(store, S)
+    assert len(df) == 3
+    path = store.root / LEADERBOARD_PATH
+    assert path.exists()
+
+    import datasets
+
+    ds = datasets.load_dataset("parquet", data_files=str(path), split="train")
+    assert ds.num_rows == 3
+    assert set(ds.column_names) == set(S.names)
+    rows = {(r["model"], r["precision"]): r for r in ds}
+    assert rows[("org/a", "auto")]["cure_Ro"] == pytest.approx(0.25)  # raw fractions
+    assert rows[("org/a", "float32")]["cure_Ro"] is None
+    assert rows[("org/b", "auto")]["revision"] == SHA_A
+
+    back = pd.read_parquet(path)
+    assert list(back["model"]) == ["org/b", "org/a", "org/a"]  # default order, n/a last
+
+
+def test_rebuild_leaderboard_with_no_results_writes_an_empty_board(store):
+    df = rebuild_leaderboard(store, S)
+    assert df.empty
+    back = pd.read_parquet(store.root / LEADERBOARD_PATH)
+    assert back.empty and list(back.columns) == S.names
+
+
+# ------------------------------------------------------------------------------------------------ load_board
+
+def test_load_board_reads_the_parquet_and_rebuilds_when_the_schema_grew(store):
+    write_result(store, result("org/a", Ro=0.3))
+    write_result(store, result("org/b", sha=SHA_B, Ro=0.6, Cf=None))
+    fallback = load_board(store, S)  # no leaderboard.parquet yet: built from the results files
+    assert sorted(fallback["model"]) == ["org/a", "org/b"]
+
+    rebuild_leaderboard(store, S)
+    store.delete("results/org/a/" + SHA_A[:12] + "_auto.json")  # the board now comes from the parquet alone
+    board = load_board(store, S)
+    assert list(board["model"]) == ["org/b", "org/a"]
+    assert list(board.columns) == S.names
+    assert math.isnan(board.loc[0, "cure_Cf"]) and board.loc[1, "cure_Ro"] == pytest.approx(0.3)
+
+    old = board.drop(columns=["cure_Cb"])  # a file written before a column existed
+    store.write_bytes(LEADERBOARD_PATH, old.to_parquet(index=False))
+    rebuilt = load_board(store, S)
+    assert list(rebuilt["model"]) == ["org/b"] and "cure_Cb" in rebuilt.columns
+
+    store.write_bytes(LEADERBOARD_PATH, b"not parquet")
+    assert list(load_board(store, S)["model"]) == ["org/b"]
+
+
+def test_reform_dimension_columns_can_be_added_before_suite():
+    df = leaderboard_frame([result("org/a")], S)
+    assert "reform_gen_spatial" in df.columns and "reform_lik_description" in df.columns
+    dimensions = [c for c in S.optional if c.group == "reform" and c.name.split("_", 2)[1] in ("gen", "lik")
+                  and not c.name.endswith(("_overall", "_accuracy", "_instability"))]
+    assert len(dimensions) == 16
+    board = board_frame(df, S, extra=["reform_lik_spatial", "reform_gen_spatial", "bogus"])
+    headers = list(board.columns)
+    assert headers[-4:] == ["ReForm gen spatial", "ReForm lik spatial", "Suite", "Judge"]
+    assert headers[:-4] == HEADERS[:-2]
+    table = board_table(board, S)
+    assert table["headers"] == headers and table["data"][0][-3] is None
+    assert list(board_frame(df, S).columns) == HEADERS

@@ -1,0 +1,60 @@
+"""The queue as tables of text."""
+from __future__ import annotations
+
+import pytest
+
+from leaderboard import request_queue as q
+from leaderboard.queue_views import QUEUE_COLUMNS, progress_text, queue_frame
+from tests.results_files import SHA_A, SHA_B
+
+
+def _request(model: str, sha: str = SHA_A, **fields) -> q.Request:
+    return q.Request(model=model, revision=sha, **fields)
+
+
+def test_queue_frame_pending_in_queue_order_with_positions():
+    reqs = [_request("org/second", submitted_time="2026-11-22T02:00:05+00:00"),
+            _request("org/first", submitted_time="2026-11-22T02:00:00+00:00"),
+            _request("org/done", status=q.FINISHED)]
+    df = queue_frame(reqs, q.PENDING)
+    assert list(df["Model"]) == ["org/first", "org/second"]
+    assert list(df["#"]) == ["1", "2"]
+    assert df.loc[0, "Revision"] == SHA_A[:12]
+    assert df.loc[0, "Submitted"] == "2026-11-22 02:00:00 UTC"
+    assert df.loc[0, "Key"] == f"org/first/{SHA_A[:12]}_auto"
+
+
+def test_queue_frame_running_shows_progress_text():
+    reqs = [_request("org/run", status=q.RUNNING, started_time="2026-11-22T02:01:00+00:00", attempts=1,
+                     progress={"benchmark": "cure", "done": 12, "total": 20, "rate": 1.4}),
+            _request("org/starting", sha=SHA_B, status=q.RUNNING, started_time="2026-11-22T02:02:00+00:00")]
+    df = queue_frame(reqs, q.RUNNING)
+    assert list(df["Progress"]) == ["cure 12/20 (1.4 it/s)", "starting"]
+    assert df.loc[0, "Started"] == "2026-11-22 02:01:00 UTC"
+    assert df.loc[0, "Attempts"] == "1"
+    assert progress_text({"benchmark": "cure", "done": 3, "total": 20}) == "cure 3/20"
+    assert progress_text({"benchmark": "simpleqa", "stage": "grading", "done": 12, "total": 31, "rate": 2.0}) == \
+        "simpleqa grading 12/31 (2.0 it/s)"
+
+
+def test_queue_frame_failed_has_reason_and_log_tail():
+    reqs = [_request("org/bad", status=q.FAILED, error="CUDA out of memory", log_tail="line 1\nline 2",
+                     finished_time="2026-11-22T03:00:00+00:00", attempts=3)]
+    df = queue_frame(reqs, q.FAILED)
+    assert df.loc[0, "Error"] == "CUDA out of memory"
+    assert df.loc[0, "Log tail"] == "line 1\nline 2"
+    assert df.loc[0, "Finished"] == "2026-11-22 03:00:00 UTC"
+    assert all(isinstance(v, str) for v in df.iloc[0])
+
+
+def test_queue_frame_finished_and_cancelled_newest_first_and_empty_frames_have_headers():
+    reqs = [_request("org/old", status=q.FINISHED, finished_time="2026-11-22T01:00:00+00:00"),
+            _request("org/new", sha=SHA_B, status=q.FINISHED, finished_time="2026-11-22T05:00:00+00:00"),
+            _request("org/gone", status=q.CANCELLED, finished_time="2026-11-22T04:00:00+00:00")]
+    assert list(queue_frame(reqs, q.FINISHED)["Model"]) == ["org/new", "org/old"]
+    assert list(queue_frame(reqs, q.CANCELLED)["Cancelled"]) == ["2026-11-22 04:00:00 UTC"]
+    for status in q.STATUSES:
+        empty = queue_frame([], status)
+        assert empty.empty and list(empty.columns) == list(QUEUE_COLUMNS[status])
+    with pytest.raises(ValueError):
+        queue_frame(reqs, "LOST")
