@@ -12,7 +12,8 @@ import pytest
 
 from evaluator.benchmarks import card_problems, get_benchmark
 from evaluator.benchmarks.simpleqa import CARD, plan, score
-from evaluator.benchmarks.simpleqa import answers, data, grader, planning, prompts, settings
+from evaluator.benchmarks.simpleqa import answers, data, grader, planning, prompts
+from evaluator.benchmarks.simpleqa import options as simpleqa_options
 from evaluator.benchmarks.simpleqa.views import calibration_figure
 from evaluator.benchmarks.spec import COUNT, PlanContext, ScoreContext
 from evaluator.details import read_details, write_details
@@ -227,7 +228,7 @@ def test_bad_options_fail_when_planning_before_any_model_call():
                     {"simpleqa.judge_max_tokens": "0"}):
         with pytest.raises(ValueError, match=next(iter(options))):
             plan(PlanContext(suite="sample", limit=1, options=options))
-    assert settings.read_settings("sample", {"simpleqa.grader": " Letter "}).grader_style == "letter"
+    assert simpleqa_options.read_settings("sample", {"simpleqa.grader": " Letter "}).grader_style == "letter"
 
 
 # --------------------------------------------------------------------------------------------- running
@@ -443,16 +444,16 @@ def test_full_suite_defaults_to_no_calibration(tmp_path):
 
 def test_full_suite_calibration_follows_the_cost_limit():
     full = lambda **o: {f"simpleqa.{k}": str(v) for k, v in o.items()}  # noqa: E731
-    assert settings.calibration_defaults("full", full(), 5) == (False, False)  # 2x and 6x exceed the default 1.5x
-    assert settings.calibration_defaults("full", full(max_cost=2), 5) == (True, False)
-    assert settings.calibration_defaults("full", full(max_cost=6), 5) == (True, True)
-    assert settings.calibration_defaults("full", full(max_cost=6, frequency="off"), 5) == (True, False)
-    assert settings.calibration_defaults("full", full(confidence="on"), 5) == (True, False)
-    assert settings.calibration_defaults("sample", {}, 5) == (True, True)
+    assert simpleqa_options.calibration_defaults("full", full(), 5) == (False, False)  # 2x and 6x exceed the default 1.5x
+    assert simpleqa_options.calibration_defaults("full", full(max_cost=2), 5) == (True, False)
+    assert simpleqa_options.calibration_defaults("full", full(max_cost=6), 5) == (True, True)
+    assert simpleqa_options.calibration_defaults("full", full(max_cost=6, frequency="off"), 5) == (True, False)
+    assert simpleqa_options.calibration_defaults("full", full(confidence="on"), 5) == (True, False)
+    assert simpleqa_options.calibration_defaults("sample", {}, 5) == (True, True)
     with pytest.raises(ValueError, match="simpleqa.max_cost"):
-        settings.calibration_defaults("full", full(max_cost="lots"), 5)
+        simpleqa_options.calibration_defaults("full", full(max_cost="lots"), 5)
     # plan and score decide with the same function: the full suite within max_cost runs both
-    both = settings.read_settings("full", full(max_cost=6))
+    both = simpleqa_options.read_settings("full", full(max_cost=6))
     assert (both.confidence, both.frequency) == (True, True)
 
 
