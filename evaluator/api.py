@@ -20,7 +20,8 @@ from evaluator.redaction import redact
 
 __all__ = ["DEFAULT_BENCHMARKS", "COUNT", "FRACTION", "NUMBER", "PERCENT_KINDS", "RATIO", "Card", "Grader",
            "ItemView", "JudgeError", "Metric", "Option", "Section", "Source", "UnsupportedModelError", "Verdict",
-           "benchmark_names", "card", "cards", "describe_model_folder", "graders", "judge_name", "make_judge",
+           "benchmark_names", "card", "cards", "describe_model_folder", "graders", "judge_name", "judged_benchmarks",
+           "make_judge",
            "redact", "rescore_run", "sources"]
 
 
@@ -45,6 +46,13 @@ def sources() -> tuple[Source, ...]:
 def graders() -> dict[str, tuple[Card, Grader]]:
     """The judge playground's modes: mode name -> (card, grader), for every benchmark with a grader."""
     return {found.grader.mode: (found, found.grader) for found in cards() if found.grader is not None}
+
+
+def judged_benchmarks(results: dict) -> list[str]:
+    """The benchmarks of a results file that a judge graded (those a rescore grades again)."""
+    from evaluator.rescore import judged_benchmarks as judged
+
+    return judged(results)
 
 
 def describe_model_folder(folder: Path | str) -> dict:

@@ -34,7 +34,8 @@ def read_results(run_dir: Path) -> dict:
 
 def judged_benchmarks(results: dict) -> list[str]:
     """The benchmarks of a run that a judge graded."""
-    return [name for name in results["benchmarks"] if name in REGISTRY and get_benchmark(name).CARD.needs_judge]
+    return [name for name in results.get("benchmarks") or {}
+            if name in REGISTRY and get_benchmark(name).CARD.needs_judge]
 
 
 def rescore(run_dir: Path, out_dir: Path, judge) -> dict:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluator.benchmarks import get_benchmark
-from evaluator.benchmarks.spec import Benchmark, PlanContext, ScoreContext
+from evaluator.benchmarks.spec import Benchmark, PlanContext, ScoreContext, Scored
 from evaluator.details import read_details, write_details
 from evaluator.executor import execute
 from evaluator.progress import Progress
@@ -76,26 +76,39 @@ def score_context(run: dict, judge, progress=None) -> ScoreContext:
     return ctx
 
 
+def evaluate(benchmark: Benchmark, model, plan_ctx: PlanContext, score_ctx: ScoreContext, batch_size: int,
+             path: Path, progress: Progress | None = None) -> tuple[Scored, dict[str, str]]:
+    """Plan, answer, store the raw answers at `path`, then score from what is read back and store the scored rows.
+    Returns the scored result and every prompt text used (model-side and judge-side)."""
+    name = benchmark.CARD.name
+    if progress is not None:
+        progress.start(name, "answering")
+    plan = benchmark.plan(plan_ctx)
+    execute(model, plan, batch_size, progress.update if progress is not None else (lambda done, total: None))
+    write_details(path, plan.rows)
+    if progress is not None and benchmark.CARD.needs_judge:
+        progress.start(name, "grading")
+        score_ctx.progress = progress.update
+    scored = benchmark.score(read_details(path), score_ctx)
+    write_details(path, scored.rows)
+    if progress is not None:
+        progress.close()
+    return scored, {**plan.prompts, **scored.prompts}
+
+
 def run_benchmark(benchmark: Benchmark, model, config: RunConfig, judge, progress: Progress,
                   out_dir: Path) -> tuple[dict, dict[str, str]]:
-    """Plan, answer, store the raw answers, score from them; returns the results block and the prompts used."""
-    name = benchmark.CARD.name
+    """One benchmark of a run: its results block and the prompts it used."""
     started = time.monotonic()
-    progress.start(name, "answering")
-    plan = benchmark.plan(PlanContext(suite=config.suite, limit=config.limit, images_dir=config.images_dir,
-                                      sources=config.sources, options=config.options))
-    execute(model, plan, model.batch_size, progress.update)
-    path = out_dir / "details" / f"{name}.parquet"
-    write_details(path, plan.rows)
-    if benchmark.CARD.needs_judge:
-        progress.start(name, "grading")
     run = {"suite": config.suite, "limit": config.limit, "sources": config.sources, "options": config.options}
-    scored = benchmark.score(read_details(path), score_context(run, judge, progress.update))
-    write_details(path, scored.rows)
-    progress.close()
+    plan_ctx = PlanContext(suite=config.suite, limit=config.limit, images_dir=config.images_dir,
+                           sources=config.sources, options=config.options)
+    path = out_dir / "details" / f"{benchmark.CARD.name}.parquet"
+    scored, prompts = evaluate(benchmark, model, plan_ctx, score_context(run, judge), model.batch_size, path,
+                               progress)
     block = {"scores": scored.scores, "counts": scored.counts, "extra": scored.extra,
              "wall_time_s": round(time.monotonic() - started, 2)}
-    return block, {**plan.prompts, **scored.prompts}
+    return block, prompts
 
 
 def run(config: RunConfig, out_dir: Path) -> dict:

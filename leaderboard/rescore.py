@@ -11,6 +11,7 @@ is left alone; a run that fails to grade is reported and left unchanged (nothing
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -31,23 +32,18 @@ class Regraded:
     message: str
 
 
-def judged(results: dict) -> list[str]:
-    """The benchmarks of a results file that a judge grades."""
-    names = set(api.benchmark_names())
-    return [name for name in results.get("benchmarks") or {} if name in names and api.card(name).needs_judge]
-
-
 def _download(store: Store, key: str, folder: Path) -> dict:
-    results = store.read_json(f"results/{key}.json")
-    if not isinstance(results, dict):
+    """Copy a run's results and details out of the store into `folder`; returns the results."""
+    data = store.read_bytes(f"results/{key}.json")
+    if data is None:
         raise FileNotFoundError(f"no results for {key}")
     (folder / "details").mkdir(parents=True)
+    (folder / "results.json").write_bytes(data)
     for path in store.list(f"details/{key}", suffix=".parquet"):
-        data = store.read_bytes(path)
-        if data is not None:
-            (folder / "details" / path.rsplit("/", 1)[1]).write_bytes(data)
-    (folder / "results.json").write_bytes(store.read_bytes(f"results/{key}.json"))
-    return results
+        content = store.read_bytes(path)
+        if content is not None:
+            (folder / "details" / path.rsplit("/", 1)[1]).write_bytes(content)
+    return json.loads(data)
 
 
 def regrade(store: Store, key: str, judge_spec: str, token: str | None) -> Regraded:
@@ -58,7 +54,7 @@ def regrade(store: Store, key: str, judge_spec: str, token: str | None) -> Regra
         run_dir, out_dir = Path(tmp) / "run", Path(tmp) / "out"
         try:
             results = _download(store, key, run_dir)
-            if not judged(results):
+            if not api.judged_benchmarks(results):
                 return Regraded(key, True, "no judged benchmark; left as it was")
             new = api.rescore_run(run_dir, out_dir, judge_spec, token)
         except Exception as exc:  # one run that cannot be graded must not stop the others
@@ -73,7 +69,7 @@ def rescore_store(settings: Settings, store: Store, keys: list[str], judge_spec:
     """Grade the runs named by `keys` again (all finished runs when keys is empty) and rebuild the board."""
     if not judge_spec:
         raise ValueError("no judge: set LEADERBOARD_JUDGE or pass --judge")
-    token = settings.judge_token or settings.hf_token or None
+    token = settings.judge_bearer
     chosen = keys or [r["key"] for r in load_results(store) if isinstance(r.get("key"), str)]
     done = [regrade(store, key, judge_spec, token) for key in chosen]
     rebuild_leaderboard(store, schema(settings.benchmarks))

@@ -145,8 +145,8 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
     request_file.write_text(json.dumps(request.to_dict(), indent=2))
     report = TickReport(request=request.path, run_dir=run_dir)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    if settings.judge_token or settings.hf_token:  # secrets reach the worker by environment, never its command line
-        env["LEADERBOARD_JUDGE_TOKEN"] = settings.judge_token or settings.hf_token
+    if settings.judge_bearer:  # secrets reach the worker by environment, never its command line
+        env["LEADERBOARD_JUDGE_TOKEN"] = settings.judge_bearer
     started = time.monotonic()
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(worker_command(settings, request_file, out_dir), cwd=PROJECT_DIR, env=env,

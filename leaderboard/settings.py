@@ -171,6 +171,11 @@ class Settings:
         return replace(self, **changes)
 
     @property
+    def judge_bearer(self) -> str | None:
+        """The token an endpoint judge is called with: LEADERBOARD_JUDGE_TOKEN, else HF_TOKEN, else none."""
+        return self.judge_token or self.hf_token or None
+
+    @property
     def runs_dir(self) -> Path:
         """Where each worker writes its output folder and log."""
         return self.home / "runs"

@@ -178,7 +178,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         """The judge, built once; raises (ValueError, OSError, ...) when it cannot be built."""
         with lock:
             if "judge" not in cache:
-                cache["judge"] = api.make_judge(settings.judge, settings.judge_token or settings.hf_token or None,
+                cache["judge"] = api.make_judge(settings.judge, settings.judge_bearer,
                                                 timeout=JUDGE_TIMEOUT, max_retries=JUDGE_RETRIES,
                                                 backoff=JUDGE_BACKOFF, concurrency=1)
             return cache["judge"]
