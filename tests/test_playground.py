@@ -76,6 +76,16 @@ def test_unreachable_judge_gives_a_clear_message(serve):
     assert out["verdict"] == ""
 
 
+def test_a_hub_token_in_a_judge_error_never_reaches_the_page(serve):
+    """The one redactor masks anything shaped like a Hub token, not only the configured ones."""
+    leaked = "hf_LeakedByTheProvider0123456789"
+    with ScriptedServer([Reply(status=401, body='{"error": "bad key ' + leaked + '"}')]) as server:
+        client = connect(serve(judge=f"endpoint:{server.base_url}|scripted", judge_token=TOKEN))
+        out = grade(client)
+    assert "The judge could not be reached" in out["message"] and "HTTP 401" in out["message"]
+    assert leaked not in str(out) and TOKEN not in str(out)
+
+
 def test_refusals_call_no_judge(serve):
     with ScriptedServer([Reply("Reason.\nA")]) as server:
         client = connect(serve(judge=f"endpoint:{server.base_url}|scripted", playground_max_chars=50))
