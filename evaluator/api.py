@@ -1,6 +1,8 @@
 """The evaluator's one door for the Space: everything `leaderboard/` uses from the evaluator comes from here.
 
 - the benchmarks' cards (what each measures, its metrics, sources, options, item view, board sections, grader);
+- the explorer's view of a run's questions (each card's ItemView: its item table, an opened question's parts,
+  the image as the model saw it);
 - the judge for the playground and its grading (each benchmark's Grader returns a typed Verdict);
 - what submission needs to know about a model folder (its architecture, or why it cannot be evaluated);
 - grading a finished run again with another judge (rescore_run);
@@ -12,14 +14,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, cards
-from evaluator.benchmarks.spec import (COUNT, FRACTION, NUMBER, PERCENT_KINDS, RATIO, Card, Grader, ItemView,
-                                       Metric, Option, Section, Source, Verdict)
+from evaluator.benchmarks.spec import (CORRECT, COUNT, FRACTION, IMAGE_UNAVAILABLE, ITEM_COLUMNS, NUMBER, OUTCOMES,
+                                       PERCENT_KINDS, RATIO, Card, Grader, ItemPart, ItemView, Metric, Option,
+                                       Section, Source, Verdict)
+from evaluator.images import ImageUnavailable
 from evaluator.judge import JudgeError, judge_name, make_judge
 from evaluator.models.base import UnsupportedModelError
 from evaluator.redaction import redact
 
-__all__ = ["DEFAULT_BENCHMARKS", "COUNT", "FRACTION", "NUMBER", "PERCENT_KINDS", "RATIO", "Card", "Grader",
-           "ItemView", "JudgeError", "Metric", "Option", "Section", "Source", "UnsupportedModelError", "Verdict",
+__all__ = ["DEFAULT_BENCHMARKS", "CORRECT", "COUNT", "FRACTION", "IMAGE_UNAVAILABLE", "ITEM_COLUMNS", "NUMBER",
+           "OUTCOMES", "PERCENT_KINDS", "RATIO", "Card", "Grader", "ImageUnavailable", "ItemPart", "ItemView",
+           "JudgeError", "Metric", "Option", "Section", "Source", "UnsupportedModelError", "Verdict",
            "benchmark_names", "card", "cards", "describe_model_folder", "graders", "judge_name", "judged_benchmarks",
            "make_judge",
            "redact", "rescore_run", "sources"]

@@ -103,6 +103,8 @@ class Settings:
                                        "(default: `<home>/cache/images`)", _optional_path)
     batch_size: str = setting("LEADERBOARD_BATCH_SIZE", "auto", "generation batch size, or `auto` (64 on a GPU, "
                               "backing off by halves on out-of-memory; 4 on the CPU)", _lower)
+    explorer_cache_runs: int = setting("LEADERBOARD_EXPLORER_CACHE_RUNS", "8", "explorer: how many runs' details "
+                                       "(per benchmark) are kept in memory", int)
     max_pending_per_user: int = setting("LEADERBOARD_MAX_PENDING_PER_USER", "5",
                                         "pending requests one submitter may have at once", int)
     python: str = setting("LEADERBOARD_PYTHON", "", "Python used for the worker subprocess (default: this interpreter)")

@@ -167,3 +167,18 @@ def open_page(browser):
     yield _open
     for context in contexts:
         context.close()
+
+
+@pytest.fixture(scope="session")
+def finished_runs(tiny_llava, tiny_llama, tmp_path_factory):
+    """tests.explorer_runs.make_runs: finished runs of every benchmark by the tiny models, made once."""
+    import torch
+
+    from tests.explorer_runs import make_runs
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return make_runs(tmp_path_factory.mktemp("finished-runs"), tiny_llava, tiny_llama)
+    finally:
+        torch.set_num_threads(threads)

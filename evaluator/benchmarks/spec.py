@@ -76,11 +76,40 @@ class Option:
     description: str
 
 
+# The explorer's table of one run's questions (ItemView.items): one row per question with these columns, then the
+# card's group_by columns. score: 0..1, NaN when the question has no score of its own; outcome: one of OUTCOMES
+# (a benchmark may add its own); no_mark: a generated answer had no option mark.
+ITEM_COLUMNS = ("item", "question", "answer", "gold", "score", "outcome", "grade", "no_mark")
+CORRECT, PARTLY, WRONG = "correct", "partly correct", "wrong"
+NOT_ATTEMPTED, UNGRADED, IMAGE_UNAVAILABLE = "not attempted", "ungraded", "image unavailable"
+OUTCOMES = (CORRECT, PARTLY, WRONG, NOT_ATTEMPTED, UNGRADED, IMAGE_UNAVAILABLE)
+
+
+@dataclass(frozen=True)
+class ItemPart:
+    """One block of an opened question: short facts (label, value), a small table (rows of column -> value) and
+    long texts (label, text) shown verbatim (prompts, raw outputs, judge replies). Values are untrusted text: the
+    Space escapes every one."""
+
+    title: str
+    facts: tuple[tuple[str, str], ...] = ()
+    table: tuple[dict, ...] = ()
+    texts: tuple[tuple[str, str], ...] = ()
+
+
 @dataclass(frozen=True)
 class ItemView:
     """How one question is shown: the details columns that hold each part (None: the benchmark has none), the
     columns that group questions, and which rows are the question's scored answer (column, value), when a
-    question has several rows of different kinds (SimpleQA: part == "answer")."""
+    question has several rows of different kinds (SimpleQA: part == "answer").
+
+    The explorer's three functions (None: the explorer cannot open this benchmark's questions):
+    - key(details) -> a Series naming, for each details row, the question it belongs to (the table's "item");
+    - items(details with that "item" column) -> the table of questions (ITEM_COLUMNS, then group_by);
+    - parts(rows of one question, as dicts) -> the opened question, as ItemParts;
+    - picture(first row of a question, images folder) -> the image as the model saw it (None: it had none;
+      evaluator.images.ImageUnavailable when it cannot be read).
+    """
 
     question: str | None = None
     prompt: str = "prompt"
@@ -92,6 +121,10 @@ class ItemView:
     image: str | None = None
     group_by: tuple[str, ...] = ()
     main_rows: tuple[str, str] | None = None
+    key: Callable[[Any], Any] | None = None
+    items: Callable[[Any], Any] | None = None
+    parts: Callable[[list[dict]], list[ItemPart]] | None = None
+    picture: Callable[[dict, Path], Image.Image | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The Space's Gradio app: one module per tab, wired together by `build_app`.
 
 No global mutable state: each tab's `build(demo, settings, store)` closes over the settings and the store it is given.
-Endpoints for clients (gradio_client): /leaderboard, /queue, /submit, /cancel.
+Endpoints for clients (gradio_client): /leaderboard, /explorer_items, /explorer_item, /queue, /submit, /cancel.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import gradio as gr  # noqa: E402
 
 from leaderboard.settings import Settings  # noqa: E402
 from leaderboard.store import Store  # noqa: E402
-from leaderboard.ui import about, board, playground, queue_tab, submit  # noqa: E402
+from leaderboard.ui import about, board, explorer, playground, queue_tab, submit  # noqa: E402
 
 TITLE = "Open VLM Reasoning Leaderboard"
 INTRO = (f"# {TITLE}\n"
@@ -22,12 +22,14 @@ INTRO = (f"# {TITLE}\n"
 
 
 def build_app(settings: Settings, store: Store) -> gr.Blocks:
-    """The whole Space: Leaderboard, Submit, Queue and About tabs."""
+    """The whole Space: Leaderboard, Explorer, Submit, Queue, Judge playground and About tabs."""
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         gr.Markdown(INTRO)
-        with gr.Tabs():
+        with gr.Tabs() as tabs:
             with gr.Tab("Leaderboard", id="leaderboard"):
-                board.build(demo, settings, store)
+                board_table = board.build(demo, settings, store)
+            with gr.Tab("Explorer", id="explorer"):
+                explorer.build(demo, settings, store, tabs, board_table)
             with gr.Tab("Submit", id="submit"):
                 submit.build(demo, settings, store)
             with gr.Tab("Queue", id="queue"):

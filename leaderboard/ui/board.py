@@ -74,8 +74,9 @@ def _section(card: api.Card, section: api.Section, store: Store, raw_state: gr.S
                 show_progress="hidden")
 
 
-def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
-    """Lay out the tab inside the current Blocks context and wire its events."""
+def build(demo: gr.Blocks, settings: Settings, store: Store) -> gr.Dataframe:
+    """Lay out the tab inside the current Blocks context and wire its events; returns the table (selecting a
+    cell opens the Explorer on that run and the benchmark of that column)."""
     board: Schema = schema(settings.benchmarks)
 
     def shown(raw: pd.DataFrame, search: str, model_types: list[str], sizes: list[str], extra: list[str] = ()):
@@ -158,3 +159,4 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         concurrency_limit=None,
     ).then(empty_state, inputs=[raw_state, *filters], outputs=[empty, table], api_visibility="private",
            show_progress="hidden")
+    return table

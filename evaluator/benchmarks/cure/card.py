@@ -1,7 +1,9 @@
 """CURE's card: what it measures, its board columns, its data source and options, how a question is shown."""
 from __future__ import annotations
 
+from evaluator.benchmarks.cure import explore
 from evaluator.benchmarks.cure.data import OFFICIAL_URL
+from evaluator.benchmarks.item_tables import by_question
 from evaluator.benchmarks.spec import RATIO, Card, ItemView, Metric, Option, Source
 
 CARD = Card(
@@ -39,5 +41,6 @@ CARD = Card(
                "the reply)"),
         Option("cure.max_new_tokens", "16", "tokens the model may generate per answer in generation mode"),
     ),
-    item_view=ItemView(question="question", grade="correct", image="image_url", group_by=("chain_length", "part")),
+    item_view=ItemView(question="question", grade="correct", image="image_url", group_by=explore.GROUP_BY,
+                       key=by_question, items=explore.items, parts=explore.parts, picture=explore.picture),
 )

@@ -53,6 +53,8 @@ def _row(inst: dict, part: str, question: str | None, prompt: str, options: list
         "chain_length": int(inst["chain_length"]),
         "options": json.dumps(options, ensure_ascii=False),
         "image_url": inst["image"]["url"],
+        "region": json.dumps({**{k: inst["bboxes"][0][k] for k in ("left", "top", "width", "height")},
+                              "image_width": inst["image"]["width"], "image_height": inst["image"]["height"]}),
     }
 
 

@@ -1,6 +1,7 @@
 """ReForm-Eval's card: what it measures, its board columns, its data source and options, how a question is shown."""
 from __future__ import annotations
 
+from evaluator.benchmarks.reform import explore
 from evaluator.benchmarks.reform.options import DEFAULT_REPEATS, FREE_MAX_NEW_TOKENS, MC_MAX_NEW_TOKENS
 from evaluator.benchmarks.spec import NUMBER, Card, ItemView, Metric, Option, Source
 
@@ -78,5 +79,6 @@ CARD = Card(
         Option("reform.free_max_new_tokens", str(FREE_MAX_NEW_TOKENS),
                "tokens the model may generate per OCR, key-information or caption answer"),
     ),
-    item_view=ItemView(question="question", grade="correct", group_by=("dimension", "dataset", "form", "mode")),
+    item_view=ItemView(question="question", grade="correct", group_by=explore.GROUP_BY, key=explore.key,
+                       items=explore.items, parts=explore.parts),
 )

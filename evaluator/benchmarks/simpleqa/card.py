@@ -2,6 +2,8 @@
 calibration section and its judge playground mode."""
 from __future__ import annotations
 
+from evaluator.benchmarks.item_tables import by_question
+from evaluator.benchmarks.simpleqa import explore
 from evaluator.benchmarks.simpleqa.data import OFFICIAL_URL
 from evaluator.benchmarks.simpleqa.grader import GRADER
 from evaluator.benchmarks.simpleqa.views import calibration_figure
@@ -63,7 +65,8 @@ CARD = Card(
                "within this many times the plain run (stated confidence costs 2x, answer frequency 1 + k x)"),
     ),
     item_view=ItemView(question="question", grade="grade", rationale="judge_rationale",
-                       group_by=("topic", "answer_type"), main_rows=("part", "answer")),
+                       group_by=explore.GROUP_BY, main_rows=("part", "answer"), key=by_question, items=explore.items,
+                       parts=explore.parts),
     sections=(Section(key="calibration", title="SimpleQA calibration", description=CALIBRATION, kind="plot",
                       needs="f_score", render=calibration_figure),),
     grader=GRADER,

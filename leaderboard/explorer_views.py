@@ -1,0 +1,185 @@
+"""What the Explorer tab and its API endpoints show, as plain data: the runs to pick, one page of a run's questions
+with its summary and per-group accuracy, and one opened question. The tab, the API (`/explorer_items`,
+`/explorer_item`) and bench/explorer.py all call these functions.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pandas as pd
+from PIL import Image
+
+from evaluator import api
+from leaderboard import explorer_queries as eq
+from leaderboard.details_cache import DetailsCache, DetailsError, RunDetails
+from leaderboard.formatting import format_score
+
+SHORT = 90  # characters of a question or an answer shown in the table (the opened question shows them whole)
+
+
+def explorer_cards() -> list[api.Card]:
+    """The benchmarks whose questions the explorer can open (their cards declare an item table)."""
+    return [c for c in api.cards() if c.item_view.items is not None and c.item_view.key is not None]
+
+
+def run_label(model: str, revision: str, precision: str) -> str:
+    return f"{model} @ {str(revision)[:12]} ({precision})"
+
+
+def runs_for(raw: pd.DataFrame | None, benchmark: str) -> list[tuple[str, str]]:
+    """(label, key) of the board's runs with a value for any of the benchmark's columns, in board order."""
+    if raw is None or len(raw) == 0 or "key" not in raw:
+        return []
+    columns = [c for c in raw.columns if c.startswith(f"{benchmark}_")]
+    ran = raw[columns].notna().any(axis=1) if columns else pd.Series(False, index=raw.index)
+    return [(run_label(r.model, r.revision, r.precision), r.key) for r in raw[ran].itertuples()]
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One page of a run's questions: the query as applied (page clamped), the page's rows, the filter's summary,
+    accuracy per group, and the choices the filters offer."""
+
+    query: eq.Query
+    rows: pd.DataFrame
+    pages: int
+    summary: dict
+    groups: pd.DataFrame
+    outcome_choices: list[str]
+    group_choices: list[str]
+    columns: list[str]
+    filtered: pd.DataFrame  # the whole filtered, ordered list (prev / next walk it)
+
+
+def _compare_details(cache: DetailsCache, query: eq.Query) -> RunDetails | None:
+    if not query.compare or query.compare == query.run:
+        return None
+    return cache.get(query.compare, query.benchmark)
+
+
+def list_items(cache: DetailsCache, query: eq.Query, page_size: int = eq.PAGE_SIZE) -> Listing:
+    """The questions of `query.run` on `query.benchmark` that pass its filters, one page of them; DetailsError
+    when the run's details cannot be read."""
+    card = api.card(query.benchmark)
+    a = cache.get(query.run, query.benchmark)
+    b = _compare_details(cache, query)
+    table = eq.joined(a.items, b.items if b is not None else None)
+    shown = eq.filtered(table, query)
+    query = eq.with_page(query, shown) if query.item else query
+    rows, page, pages = eq.page_of(shown, query.page, page_size)
+    group_by = tuple(card.item_view.group_by)
+    return Listing(query=replace(query, page=page), rows=rows, pages=pages, summary=eq.summary(shown, len(table)),
+                   groups=eq.group_table(shown, group_by), outcome_choices=eq.outcome_choices(table),
+                   group_choices=eq.group_choices(table, group_by), columns=list(table.columns), filtered=shown)
+
+
+def summary_text(summary: dict) -> str:
+    """"12 of 31 questions · accuracy 41.7% over 12 scored" (and B's accuracy when comparing)."""
+    text = (f"**{summary['shown']}** of {summary['total']} questions · accuracy **{format_score(summary['accuracy'])}%** "
+            f"over {summary['scored']} scored")
+    if "accuracy_b" in summary:
+        text += f" · run B: **{format_score(summary['accuracy_b'])}%** over {summary['scored_b']} scored"
+    return text
+
+
+def _short(value: object, width: int = SHORT) -> str:
+    text = " ".join(str(value or "").split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def page_frame(rows: pd.DataFrame) -> pd.DataFrame:
+    """A page as the tab's table shows it: long texts shortened, scores as percentages."""
+    out = rows.copy()
+    for column in ("question", "answer", "gold", "answer_b"):
+        if column in out:
+            out[column] = out[column].map(_short)
+    for column in ("score", "score_b"):
+        if column in out:
+            out[column] = out[column].map(lambda v: format_score(v))
+    if "no_mark" in out:
+        out["no_mark"] = out["no_mark"].map(lambda v: "no mark" if v else "")
+    return out.astype(str).reset_index(drop=True)
+
+
+def listing_json(listing: Listing) -> dict:
+    """A listing for the API: full texts, scores as fractions (null when none)."""
+    def plain(value):
+        if isinstance(value, float) and math.isnan(value):
+            return None
+        return value.item() if hasattr(value, "item") else value
+
+    records = [{k: plain(v) for k, v in row.items()} for row in listing.rows.to_dict("records")]
+    groups = [{k: plain(v) for k, v in row.items()} for row in listing.groups.to_dict("records")]
+    summary = {k: plain(v) for k, v in listing.summary.items()}
+    return {"query": eq.query_string(listing.query), "page": listing.query.page, "pages": listing.pages,
+            "summary": summary, "items": records, "groups": groups, "outcomes": listing.outcome_choices,
+            "group_filters": listing.group_choices}
+
+
+# --------------------------------------------------------------------------------------------- one question
+
+@dataclass(frozen=True)
+class OpenedItem:
+    """One question of a run (and of the second run): its parts per run, its table row, and its picture (or why
+    there is none)."""
+
+    item: str
+    row: dict
+    parts_a: list[api.ItemPart]
+    parts_b: list[api.ItemPart] | None
+    missing_b: str
+    picture: Image.Image | None
+    picture_note: str
+    image_ref: str  # the image the details name ("" when none)
+
+
+def picture_of(card: api.Card, rows: list[dict], images_dir: Path) -> tuple[Image.Image | None, str]:
+    """The image as the model saw it, or None and a sentence saying why there is none."""
+    if card.item_view.picture is None:
+        return None, ("" if not card.needs_images else
+                      f"{card.title} details keep no image reference, so the image is not shown here.")
+    try:
+        found = card.item_view.picture(rows[0], Path(images_dir))
+    except api.ImageUnavailable as exc:
+        return None, f"Image unavailable: {exc.reason} ({exc.url})."
+    except Exception as exc:  # noqa: BLE001 - a bad image must not break the question's view
+        return None, f"Image unavailable: {type(exc).__name__}."
+    return found, ""
+
+
+def open_item(cache: DetailsCache, query: eq.Query, images_dir: Path, with_picture: bool = True) -> OpenedItem:
+    """The opened question `query.item`; DetailsError when the run has no such question."""
+    card = api.card(query.benchmark)
+    a = cache.get(query.run, query.benchmark)
+    rows = a.item_rows(query.item)
+    if not rows:
+        raise DetailsError(f"{query.run} has no question {query.item!r} in {card.title}")
+    parts_b, missing_b = None, ""
+    b = _compare_details(cache, query)
+    if b is not None:
+        rows_b = b.item_rows(query.item)
+        parts_b = card.item_view.parts(rows_b) if rows_b else None
+        missing_b = "" if rows_b else "Run B has no such question."
+    row = a.items[a.items["item"] == query.item].iloc[0].to_dict()
+    picture, note = picture_of(card, rows, images_dir) if with_picture else (None, "")
+    image_column = card.item_view.image
+    image_ref = str(rows[0].get(image_column) or "") if image_column else ""
+    return OpenedItem(item=query.item, row=row, parts_a=card.item_view.parts(rows), parts_b=parts_b,
+                      missing_b=missing_b, picture=picture, picture_note=note, image_ref=image_ref)
+
+
+def parts_json(parts: list[api.ItemPart] | None) -> list[dict] | None:
+    if parts is None:
+        return None
+    return [{"title": p.title, "facts": [list(f) for f in p.facts], "table": list(p.table),
+             "texts": [list(t) for t in p.texts]} for p in parts]
+
+
+def item_json(opened: OpenedItem) -> dict:
+    """An opened question for the API (the image by its reference, not its bytes)."""
+    row = {k: (None if isinstance(v, float) and math.isnan(v) else (v.item() if hasattr(v, "item") else v))
+           for k, v in opened.row.items()}
+    return {"item": opened.item, "row": row, "parts": parts_json(opened.parts_a), "parts_b": parts_json(opened.parts_b),
+            "missing_b": opened.missing_b, "image": opened.image_ref, "picture_note": opened.picture_note}

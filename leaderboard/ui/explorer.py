@@ -1,0 +1,349 @@
+"""The Explorer tab: every number on the board opens into the questions behind it.
+
+Pick a run and a benchmark (or select a board cell: its run, and the benchmark of its column), filter the run's
+questions by outcome, group and text, sort them, page through them, open one (image as the model saw it, prompt
+as sent, raw output, parsed answer, gold, grade and the benchmark's own parts), walk to the previous or next one,
+and compare with a second run. Every state is in the page URL (`?tab=explorer&run=...`), so a copied link opens
+the same view. The tables hold untrusted text as plain text; the opened question is HTML escaped in
+leaderboard.item_html.
+
+API endpoints: /explorer_items (a page of questions with filters) and /explorer_item (one question).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import gradio as gr
+import pandas as pd
+
+from evaluator import api
+from leaderboard import explorer_queries as eq
+from leaderboard.board_file import load_board
+from leaderboard.columns import schema
+from leaderboard.details_cache import DetailsCache, DetailsError, details_path
+from leaderboard.explorer_views import (explorer_cards, item_json, list_items, listing_json, open_item, page_frame,
+                                        run_label, runs_for, summary_text)
+from leaderboard.formatting import escape_markdown, format_score
+from leaderboard.item_html import item_html
+from leaderboard.settings import Settings
+from leaderboard.store import Store
+
+log = logging.getLogger(__name__)
+
+HELP = ("Every question of a run, as the model answered it. Pick a run and a benchmark (or select a cell on the "
+        "Leaderboard), filter and sort, select a row to open the question, and pick a second run to compare. "
+        "The address bar always holds the current view: copy it (or the link below) to share it.")
+BOARD_SECONDS = 10  # how long the run pickers trust their copy of the board
+ALL = ("every outcome", "")
+NO_RUN = ("none", "")
+SET_URL = """(query) => {
+  if (!query || !query.startsWith("tab=")) { return query; }
+  const url = new URL(window.location.href);
+  url.search = "?" + query;
+  window.history.replaceState(null, "", url.toString());
+  return url.toString();
+}"""
+
+
+@dataclass(frozen=True)
+class Controls:
+    """The explorer's inputs, in the order every handler takes them."""
+
+    benchmark: gr.Dropdown
+    run: gr.Dropdown
+    compare: gr.Dropdown
+    outcome: gr.Dropdown
+    groups: gr.Dropdown
+    search: gr.Textbox
+    sort: gr.Dropdown
+    descending: gr.Checkbox
+    page: gr.Number
+    item: gr.Textbox
+
+    def all(self) -> list:
+        return [self.benchmark, self.run, self.compare, self.outcome, self.groups, self.search, self.sort,
+                self.descending, self.page, self.item]
+
+
+def to_query(benchmark, run, compare, outcome, groups, search, sort, descending, page, item) -> eq.Query:
+    try:
+        page = max(1, int(page or 1))
+    except (TypeError, ValueError):
+        page = 1
+    return eq.Query(run=run or "", benchmark=benchmark or "", compare=compare or "", outcome=outcome or "",
+                    groups=tuple(groups or ()), search=(search or "")[:300], sort=sort or "",
+                    descending=bool(descending), page=page, item=(item or "").strip()[:300])
+
+
+def board_cell_query(row: list, column: int, headers: list[str], labels: dict[str, str]) -> eq.Query | None:
+    """The explorer state a board cell opens: its row's run, and the benchmark of its column (None: the first
+    benchmark; labels: column label -> benchmark name)."""
+    try:
+        values = dict(zip(headers, row))
+        key = f"{values['Model']}/{str(values['Revision'])[:12]}_{values['Precision']}"
+    except (KeyError, TypeError):
+        return None
+    header = headers[column] if isinstance(column, int) and 0 <= column < len(headers) else ""
+    return eq.Query(run=key, benchmark=labels.get(header, ""))
+
+
+def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
+          board_table: gr.Dataframe | None = None) -> None:
+    """Lay out the tab inside the current Blocks context and wire its events (and the board's cell selection)."""
+    cards = explorer_cards()
+    names = [c.name for c in cards]
+    cache = DetailsCache(store, settings.explorer_cache_runs)
+    board_schema = schema(settings.benchmarks)
+    labels = {c.label: c.group for c in board_schema.columns if c.group in names}
+
+    board: dict = {"at": -BOARD_SECONDS, "raw": None}  # this app's copy of the board, read again after a while
+    board_lock = threading.Lock()
+
+    def runs(benchmark: str) -> list[tuple[str, str]]:
+        with board_lock:
+            if time.monotonic() - board["at"] >= BOARD_SECONDS:
+                board["raw"], board["at"] = load_board(store, board_schema), time.monotonic()
+            raw = board["raw"]
+        return runs_for(raw, benchmark)
+
+    def settle(query: eq.Query) -> tuple[eq.Query, list[tuple[str, str]]]:
+        """A complete query: a known benchmark (the first with runs), a run that has it, a different B."""
+        benchmark = query.benchmark if query.benchmark in names else ""
+        if not benchmark:
+            benchmark = next((n for n in names if runs(n)), names[0] if names else "")
+        choices = runs(benchmark) if benchmark else []
+        keys = [k for _, k in choices]
+        run = query.run if query.run in keys else (keys[0] if keys else "")
+        compare = query.compare if query.compare in keys and query.compare != run else ""
+        return replace(query, benchmark=benchmark, run=run, compare=compare), choices
+
+    def download_file(query: eq.Query) -> str | None:
+        root = getattr(store, "root", None)
+        if root is not None:
+            path = Path(root) / details_path(query.run, query.benchmark)
+            return str(path) if path.is_file() else None
+        target = settings.home / "cache" / "explorer" / details_path(query.run, query.benchmark)
+        if not target.is_file():
+            data = store.read_bytes(details_path(query.run, query.benchmark))
+            if data is None:
+                return None
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        return str(target)
+
+    def snippet(query: eq.Query) -> str:
+        path = details_path(query.run, query.benchmark)
+        if settings.store_backend == "hub":
+            return (f'from datasets import load_dataset; details = load_dataset("{settings.results_repo}", '
+                    f'data_files="{path}", split="train")')
+        local = download_file(query) or path
+        return (f'from datasets import load_dataset; details = load_dataset("parquet", data_files="{local}", '
+                f'split="train")')
+
+    def show(*values, message: str = ""):
+        """Every output of the tab for one state."""
+        query, choices = settle(to_query(*values))
+        run_choices = [(label, key) for label, key in choices]
+        compare_choices = [NO_RUN, *[(label, key) for label, key in choices if key != query.run]]
+        empty = pd.DataFrame()
+        base = [gr.Dropdown(value=query.benchmark), gr.Dropdown(choices=run_choices, value=query.run or None),
+                gr.Dropdown(choices=compare_choices, value=query.compare)]
+        if not query.run:
+            note = message or (f"No run on the board has {api.card(query.benchmark).title} results yet."
+                               if query.benchmark else "No benchmark can be explored.")
+            return (*base, gr.Dropdown(choices=[ALL], value=""), gr.Dropdown(choices=[], value=[]),
+                    gr.Dropdown(choices=[], value=""), gr.Checkbox(value=False), gr.Number(value=1), "",
+                    escape_markdown(note, limit=None), empty, empty, gr.Textbox(value=""), gr.Image(visible=False),
+                    "", eq.query_string(query), gr.DownloadButton(visible=False), "")
+        try:
+            listing = list_items(cache, query)
+        except DetailsError as exc:
+            return (*base, gr.Dropdown(choices=[ALL], value=""), gr.Dropdown(choices=[], value=[]),
+                    gr.Dropdown(choices=[], value=""), gr.Checkbox(value=query.descending), gr.Number(value=1), "",
+                    escape_markdown(str(exc), limit=None), empty, empty, gr.Textbox(value=""),
+                    gr.Image(visible=False), "", eq.query_string(query), gr.DownloadButton(visible=False), "")
+        query = listing.query
+        opened_html, picture, item_value = "", gr.Image(value=None, visible=False), ""
+        if query.item:
+            try:
+                opened = open_item(cache, query, settings.images_dir)
+                item_value = opened.item
+                heading = (f"{opened.item} · {opened.row.get('outcome', '')} · score "
+                           f"{format_score(opened.row.get('score'))}")
+                columns = [(f"A: {_label(choices, query.run)}", opened.parts_a, "")]
+                if query.compare:
+                    columns.append((f"B: {_label(choices, query.compare)}", opened.parts_b, opened.missing_b))
+                opened_html = item_html(heading, columns, opened.picture_note)
+                picture = gr.Image(value=opened.picture, visible=opened.picture is not None)
+            except DetailsError as exc:
+                message = message or str(exc)
+                query = replace(query, item="")
+        outcome_choices = [ALL, *[(o, o) for o in listing.outcome_choices]]
+        outcome = query.outcome if query.outcome in listing.outcome_choices else ""
+        groups = [g for g in query.groups if g in listing.group_choices]
+        sort_choices = [("the benchmark's order", ""), *[(c, c) for c in listing.columns]]
+        summary = summary_text(listing.summary)
+        if message:
+            summary = f"{escape_markdown(message, limit=None)}\n\n{summary}"
+        return (*base, gr.Dropdown(choices=outcome_choices, value=outcome),
+                gr.Dropdown(choices=listing.group_choices, value=groups),
+                gr.Dropdown(choices=sort_choices, value=query.sort if query.sort in listing.columns else ""),
+                gr.Checkbox(value=query.descending), gr.Number(value=query.page), f"of {listing.pages}",
+                summary, page_frame(listing.rows), listing.groups, gr.Textbox(value=item_value), picture,
+                opened_html, eq.query_string(replace(query, outcome=outcome, groups=tuple(groups))),
+                gr.DownloadButton(value=download_file(query), visible=True), snippet(query))
+
+    # -- layout ---------------------------------------------------------------------------------------------------
+    gr.Markdown(HELP)
+    with gr.Row():
+        benchmark = gr.Dropdown(choices=[(c.title, c.name) for c in cards], value=names[0] if names else None,
+                                label="Benchmark", scale=1, elem_id="explorer-benchmark")
+        run = gr.Dropdown(choices=[], value=None, label="Run (A)", scale=2, elem_id="explorer-run")
+        compare = gr.Dropdown(choices=[NO_RUN], value="", label="Compare with run (B)", scale=2,
+                              elem_id="explorer-compare")
+    with gr.Row():
+        outcome = gr.Dropdown(choices=[ALL], value="", label="Outcome", scale=1, elem_id="explorer-outcome")
+        groups = gr.Dropdown(choices=[], value=[], multiselect=True, label="Groups (select a row of the table "
+                             "below to pick one)", scale=2, elem_id="explorer-groups")
+        search = gr.Textbox(value="", label="Search (id, question, answer, gold)", scale=2,
+                            elem_id="explorer-search")
+    with gr.Row():
+        sort = gr.Dropdown(choices=[("the benchmark's order", "")], value="", label="Sort by", scale=2,
+                           elem_id="explorer-sort")
+        descending = gr.Checkbox(value=False, label="descending", scale=1, elem_id="explorer-descending")
+        page = gr.Number(value=1, minimum=1, precision=0, label="Page", scale=1, elem_id="explorer-page")
+        pages = gr.Markdown("", elem_id="explorer-pages")
+    summary = gr.Markdown("", elem_id="explorer-summary")
+    table = gr.Dataframe(value=pd.DataFrame(), datatype="str", interactive=False, wrap=True, max_height=600,
+                         label="Questions (select a row to open it)", elem_id="explorer-table")
+    with gr.Accordion("Accuracy by group (select a row to filter)", open=True):
+        group_table = gr.Dataframe(value=pd.DataFrame(), interactive=False, max_height=300, show_label=False,
+                                   elem_id="explorer-groups-table")
+    with gr.Row():
+        item = gr.Textbox(value="", label="Open question (id)", scale=2, elem_id="explorer-item")
+        previous = gr.Button("◀ Previous", scale=0, elem_id="explorer-previous")
+        following = gr.Button("Next ▶", scale=0, elem_id="explorer-next")
+    link = gr.Textbox(value="", label="Link to this view (and to the open question)", buttons=["copy"],
+                      interactive=False, elem_id="explorer-link")
+    picture = gr.Image(value=None, type="pil", interactive=False, visible=False, label="Image as the model saw it",
+                       elem_id="explorer-image")
+    opened = gr.HTML("", elem_id="explorer-opened")
+    with gr.Accordion("Take the data", open=False):
+        download = gr.DownloadButton("Download the details (parquet)", visible=False, elem_id="explorer-download")
+        code = gr.Code(value="", language="python", label="Load them with datasets", interactive=False,
+                       elem_id="explorer-snippet")
+
+    controls = Controls(benchmark, run, compare, outcome, groups, search, sort, descending, page, item)
+    outputs = [benchmark, run, compare, outcome, groups, sort, descending, page, pages, summary, table, group_table,
+               item, picture, opened, link, download, code]
+
+    def then_url(event):
+        event.then(None, inputs=link, outputs=link, js=SET_URL, api_visibility="private", show_progress="hidden")
+
+    def on(trigger, fn):
+        then_url(trigger(fn, inputs=controls.all(), outputs=outputs, api_visibility="private",
+                         show_progress="hidden", trigger_mode="always_last"))
+
+    def changed(*values):  # a filter changed: back to page 1
+        return show(*values[:8], 1, values[9])
+
+    def switched(*values):  # a new benchmark or run: nothing open
+        return show(*values[:8], 1, "")
+
+    on(benchmark.input, switched)
+    on(run.input, switched)
+    for trigger in (compare.input, outcome.input, groups.input, search.submit, sort.input, descending.input):
+        on(trigger, changed)
+    on(page.submit, show)
+    on(item.submit, show)
+
+    def step(direction: int):
+        def walk(*values):
+            query = to_query(*values)
+            try:
+                listing = list_items(cache, settle(query)[0])
+            except DetailsError as exc:
+                return show(*values, message=str(exc))
+            target = eq.neighbour(listing.filtered, query.item, direction)
+            message = "" if target else "No question further in this direction."
+            return show(*values[:9], target or query.item, message=message)
+        return walk
+
+    on(previous.click, step(-1))
+    on(following.click, step(1))
+
+    # Gradio finds the event data by a parameter's annotation, so these spell out the controls' values
+    def open_row(benchmark, run, compare, outcome, groups, search, sort, descending, page, item,
+                 evt: gr.SelectData):
+        row = evt.row_value or []
+        return show(benchmark, run, compare, outcome, groups, search, sort, descending, page,
+                    str(row[0]) if row else item)
+
+    def pick_group(benchmark, run, compare, outcome, groups, search, sort, descending, page, item,
+                   evt: gr.SelectData):
+        row = evt.row_value or []
+        if len(row) >= 2:
+            groups = [f"{row[0]}{eq.GROUP_SEP}{row[1]}"]
+        return show(benchmark, run, compare, outcome, groups, search, sort, descending, 1, item)
+
+    on(table.select, open_row)
+    on(group_table.select, pick_group)
+
+    def from_url(request: gr.Request):
+        params = request.query_params if request is not None else {}
+        found = {name: params.getlist(name) for name in params.keys()} if hasattr(params, "getlist") else {}
+        query = eq.from_params(found)
+        selected = gr.Tabs() if found.get("tab") != ["explorer"] else gr.Tabs(selected="explorer")
+        return (selected, *show(query.benchmark, query.run, query.compare, query.outcome, list(query.groups),
+                                query.search, query.sort, query.descending, query.page, query.item))
+
+    then_url(demo.load(from_url, inputs=None, outputs=[tabs, *outputs], api_visibility="private",
+                       show_progress="hidden"))
+
+    if board_table is not None:
+        def from_board(board_value: pd.DataFrame, evt: gr.SelectData):
+            headers = list(board_value.columns) if isinstance(board_value, pd.DataFrame) else []
+            column = evt.index[1] if isinstance(evt.index, (list, tuple)) and len(evt.index) > 1 else -1
+            query = board_cell_query(evt.row_value or [], column, headers, labels) or eq.Query()
+            return (gr.Tabs(selected="explorer"), *show(query.benchmark, query.run, "", "", [], "", "", False, 1, ""))
+
+        then_url(board_table.select(from_board, inputs=[board_table], outputs=[tabs, *outputs],
+                                    api_visibility="private", show_progress="hidden"))
+
+    # -- API ------------------------------------------------------------------------------------------------------
+    def explorer_items(run: str, benchmark: str, compare: str = "", outcome: str = "", groups: list[str] | None = None,
+                       search: str = "", sort: str = "", descending: bool = False, page: int = 1) -> dict:
+        """One page of a run's questions on a benchmark, filtered and sorted as in the Explorer tab: {query, page,
+        pages, summary, items, groups, outcomes, group_filters}; {"error": ...} when the run cannot be read."""
+        query = to_query(benchmark, run, compare, outcome, groups, search, sort, descending, page, "")
+        if query.benchmark not in names:
+            return {"error": f"unknown benchmark {benchmark!r}; known: {', '.join(names)}"}
+        try:
+            return listing_json(list_items(cache, query))
+        except DetailsError as exc:
+            return {"error": str(exc)}
+
+    def explorer_item(run: str, benchmark: str, item: str, compare: str = "") -> dict:
+        """One question of a run (and of a second run): {item, row, parts, parts_b, missing_b, has_picture,
+        picture_note}; {"error": ...} when there is no such question."""
+        query = to_query(benchmark, run, compare, "", [], "", "", False, 1, item)
+        if query.benchmark not in names:
+            return {"error": f"unknown benchmark {benchmark!r}; known: {', '.join(names)}"}
+        try:
+            return item_json(open_item(cache, query, settings.images_dir, with_picture=False))
+        except DetailsError as exc:
+            return {"error": str(exc)}
+
+    gr.api(explorer_items, api_name="explorer_items")
+    gr.api(explorer_item, api_name="explorer_item")
+
+
+def _label(choices: list[tuple[str, str]], key: str) -> str:
+    return next((label for label, k in choices if k == key), key)
+
+
+__all__ = ["build", "board_cell_query", "to_query", "run_label"]

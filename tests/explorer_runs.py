@@ -1,0 +1,59 @@
+"""Finished runs of every benchmark by the tiny models, published into a store as the scheduler publishes them, for
+the explorer's tests.
+
+- "vision-a": tiny-llava on CURE (likelihood), ReForm-Eval (seed 0) and LAVE (scripted ratings);
+- "vision-b": the same model on CURE by generation, ReForm-Eval with seed 1 and LAVE rated by a generous judge (so
+  it answers differently from A and can be compared with it);
+- "text": tiny-llama on SimpleQA (scripted grades).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from evaluator.runner import RunConfig, run
+from leaderboard.request_queue import FINISHED, Request
+from leaderboard.scheduler import publish
+from tests import scripted_judges
+from tests.judge_servers import ScriptedServer
+
+
+@dataclass(frozen=True)
+class FinishedRun:
+    name: str
+    model: str
+    revision: str
+    precision: str
+    out_dir: Path
+
+    @property
+    def key(self) -> str:
+        return f"{self.model}/{self.revision[:12]}_{self.precision}"
+
+
+def make_runs(root: Path, llava, llama) -> dict[str, FinishedRun]:
+    """Run the three runs above into folders under `root` (about half a minute on two cores)."""
+    plans = [
+        ("vision-a", llava, "auto", ("cure", "reform", "lave"), {}, scripted_judges.lave_ratings),
+        ("vision-b", llava, "float32", ("cure", "reform", "lave"), {"cure.mode": "generation", "reform.seed": "1"},
+         scripted_judges.lave_ratings_generous),
+        ("text", llama, "auto", ("simpleqa",), {}, scripted_judges.simpleqa_grades),
+    ]
+    runs = {}
+    for name, model, precision, benchmarks, options, script in plans:
+        out = root / name
+        with ScriptedServer(script) as server:
+            config = RunConfig(model=model.repo_id, revision=model.sha, benchmarks=benchmarks, suite="sample",
+                               limit=0, batch_size=4, judge=f"endpoint:{server.base_url}|scripted-judge",
+                               images_dir=root / "images", options=options)
+            run(config, out)
+        runs[name] = FinishedRun(name, model.repo_id, model.sha, precision, out)
+    return runs
+
+
+def publish_run(store, settings, finished: FinishedRun, model: str | None = None) -> str:
+    """Publish a finished run into `store` (under another model id when `model` is given); returns its key."""
+    request = Request(model=model or finished.model, revision=finished.revision, precision=finished.precision,
+                      status=FINISHED, params_billions=0.001, architecture="LlavaForConditionalGeneration")
+    publish(store, request, finished.out_dir, settings)
+    return request.key

@@ -1,0 +1,269 @@
+"""The explorer's data layer on real details written by tiny-model runs of every benchmark: item tables from the
+cards, filtering, grouping, paging, sorting, compare, opened questions, the bounded cache, the URL state."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from evaluator import api
+from leaderboard import explorer_queries as eq
+from leaderboard.details_cache import DetailsCache, DetailsError, details_path
+from leaderboard.explorer_views import list_items, listing_json, open_item, runs_for
+from leaderboard.board_file import load_board
+from leaderboard.columns import schema
+from tests.explorer_runs import publish_run
+
+
+@pytest.fixture
+def published(store, settings, finished_runs):
+    """A store holding the three finished runs; returns their keys by name."""
+    return {name: publish_run(store, settings, run) for name, run in finished_runs.items()}
+
+
+BENCHMARKS = {"cure": "vision-a", "reform": "vision-a", "lave": "vision-a", "simpleqa": "text"}
+
+
+@pytest.mark.parametrize("benchmark", list(BENCHMARKS))
+def test_item_table_has_the_declared_shape_for_every_benchmark(benchmark, store, published):
+    cache = DetailsCache(store)
+    entry = cache.get(published[BENCHMARKS[benchmark]], benchmark)
+    card = api.card(benchmark)
+    items = entry.items
+    assert list(items.columns) == [*api.ITEM_COLUMNS, *card.item_view.group_by]
+    assert items["item"].is_unique and len(items) > 0
+    assert set(items["outcome"]) <= set(api.OUTCOMES) | {"scored per dataset"}
+    if benchmark == "reform":  # a caption's score is its dataset's CIDEr: none of its own, and not "ungraded"
+        captions = items[items["form"] == "caption"]
+        assert len(captions) and set(captions["outcome"]) == {"scored per dataset"}
+    scored = items["score"].dropna()
+    assert ((scored >= 0) & (scored <= 1)).all()
+    # every question's rows are found, and its parts open
+    for item in items["item"].head(3):
+        rows = entry.item_rows(item)
+        assert rows and all(r["item"] == item for r in rows)
+        parts = card.item_view.parts(rows)
+        assert parts and all(isinstance(p, api.ItemPart) for p in parts)
+
+
+def test_item_tables_agree_with_the_results(store, published, finished_runs):
+    """The explorer's accuracy over every question is the benchmark's own headline share where they are the same
+    quantity: CURE's Ro, LAVE's score, SimpleQA's correct."""
+    import json
+
+    cache = DetailsCache(store)
+    results = json.loads((finished_runs["vision-a"].out_dir / "results.json").read_text())["benchmarks"]
+    text = json.loads((finished_runs["text"].out_dir / "results.json").read_text())["benchmarks"]
+    cure = cache.get(published["vision-a"], "cure").items
+    assert eq.accuracy(cure["score"]) == pytest.approx(results["cure"]["scores"]["Ro"])
+    lave = cache.get(published["vision-a"], "lave").items
+    assert eq.accuracy(lave["score"]) == pytest.approx(results["lave"]["scores"]["lave"])
+    simpleqa = cache.get(published["text"], "simpleqa").items
+    assert eq.accuracy(simpleqa["score"]) == pytest.approx(text["simpleqa"]["scores"]["correct"])
+    assert (simpleqa["outcome"] == "ungraded").sum() == text["simpleqa"]["counts"]["ungraded"]
+
+
+def test_filters_by_outcome_group_and_text(store, published):
+    cache = DetailsCache(store)
+    key = published["text"]
+    table = cache.get(key, "simpleqa").items
+    correct = eq.filtered(table, eq.Query(outcome="correct"))
+    assert len(correct) == (table["outcome"] == "correct").sum() > 0
+    assert set(correct["outcome"]) == {"correct"}
+    topic = table["topic"].iloc[0]
+    by_topic = eq.filtered(table, eq.Query(groups=(f"topic = {topic}",)))
+    assert set(by_topic["topic"]) == {topic} and len(by_topic) == (table["topic"] == topic).sum()
+    # two values of one column: either; two columns: both
+    other = next(t for t in table["topic"] if t != topic)
+    either = eq.filtered(table, eq.Query(groups=(f"topic = {topic}", f"topic = {other}")))
+    assert len(either) == table["topic"].isin([topic, other]).sum()
+    kind = by_topic["answer_type"].iloc[0]
+    both = eq.filtered(table, eq.Query(groups=(f"topic = {topic}", f"answer_type = {kind}")))
+    assert len(both) == ((table["topic"] == topic) & (table["answer_type"] == kind)).sum()
+    found = eq.filtered(table, eq.Query(search="NOBEL prize"))
+    assert len(found) == 1 and "Nobel" in found["question"].iloc[0]
+    assert len(eq.filtered(table, eq.Query(search="no such words anywhere"))) == 0
+
+
+def test_no_mark_filter_and_image_unavailable_outcome(store, published):
+    cache = DetailsCache(store)
+    reform = cache.get(published["vision-a"], "reform").items
+    no_mark = eq.filtered(reform, eq.Query(outcome=eq.NO_MARK))
+    assert len(no_mark) > 0 and set(no_mark["mode"]) == {"generation"}
+    assert eq.NO_MARK in eq.outcome_choices(reform)
+
+
+def test_sorting_paging_and_walking(store, published):
+    cache = DetailsCache(store)
+    table = cache.get(published["vision-a"], "reform").items
+    by_score = eq.ordered(table, "score", descending=True)
+    scores = by_score["score"].dropna().tolist()
+    assert scores == sorted(scores, reverse=True)
+    assert by_score["score"].isna().sum() == 0 or math.isnan(by_score["score"].iloc[-1])  # empty values last
+    rows, page, pages = eq.page_of(table, 2, size=10)
+    assert page == 2 and pages == math.ceil(len(table) / 10) and rows["item"].tolist() == table["item"][10:20].tolist()
+    assert eq.page_of(table, 999, size=10)[1] == pages  # clamped
+    assert eq.page_holding(table, table["item"].iloc[23], size=10) == 3
+    first, second = table["item"].iloc[0], table["item"].iloc[1]
+    assert eq.neighbour(table, first, 1) == second and eq.neighbour(table, second, -1) == first
+    assert eq.neighbour(table, first, -1) is None
+    assert eq.neighbour(table, "not-there", 1) == first
+
+
+def test_group_table_counts_and_accuracy(store, published):
+    cache = DetailsCache(store)
+    table = cache.get(published["vision-a"], "lave").items
+    groups = eq.group_table(table, ("kind",))
+    assert groups["questions"].sum() == len(table)
+    for row in groups.itertuples():
+        part = table[table["kind"] == row.value]
+        assert row.questions == len(part)
+        assert getattr(row, "_4") == pytest.approx(round(eq.accuracy(part["score"]) * 100, 1))
+
+
+def test_compare_two_runs(store, published):
+    cache = DetailsCache(store)
+    query = eq.Query(run=published["vision-a"], benchmark="lave", compare=published["vision-b"])
+    listing = list_items(cache, query)
+    table = listing.filtered
+    assert {"answer_b", "score_b", "outcome_b"} <= set(table.columns)
+    # run B's judge rated every answer 3: B is right everywhere
+    assert (table["outcome_b"] == "correct").all()
+    a_wrong = eq.filtered(table, eq.Query(outcome=eq.A_WRONG_B_RIGHT))
+    assert len(a_wrong) == (table["outcome"] != "correct").sum() > 0
+    assert len(eq.filtered(table, eq.Query(outcome=eq.A_RIGHT_B_WRONG))) == 0
+    assert len(eq.filtered(table, eq.Query(outcome=eq.BOTH_RIGHT))) == (table["outcome"] == "correct").sum()
+    assert listing.summary["accuracy_b"] == pytest.approx(1.0)
+    assert {"accuracy A", "accuracy B", "B - A"} <= set(listing.groups.columns)
+    row = listing.groups.iloc[0]
+    assert row["B - A"] == pytest.approx(row["accuracy B"] - row["accuracy A"], abs=0.11)
+    opened = open_item(cache, eq.Query(run=query.run, benchmark="lave", compare=query.compare,
+                                       item=table["item"].iloc[0]), store.root / "images")
+    assert opened.parts_b is not None and opened.parts_a != opened.parts_b
+
+
+def test_compare_cure_likelihood_with_generation(store, published):
+    cache = DetailsCache(store)
+    listing = list_items(cache, eq.Query(run=published["vision-a"], benchmark="cure", compare=published["vision-b"]))
+    assert listing.summary["shown"] == 20 and "accuracy_b" in listing.summary
+    opened = open_item(cache, eq.Query(run=published["vision-a"], benchmark="cure", compare=published["vision-b"],
+                                       item="cure-0000"), store.root / "images")
+    step_a = next(p for p in opened.parts_a if p.title == "Step 1")
+    step_b = next(p for p in opened.parts_b if p.title == "Step 1")
+    assert "mean log-likelihood" in step_a.table[0] and len(step_a.table) == 6  # six options, likelihoods shown
+    assert "mean log-likelihood" not in step_b.table[0]  # generation: no likelihoods
+    assert dict(step_b.facts)["how the answer was read"].startswith("generation")
+
+
+def test_opened_questions_show_what_each_benchmark_promises(store, published):
+    cache = DetailsCache(store)
+    images = store.root / "images"
+    cure = open_item(cache, eq.Query(run=published["vision-a"], benchmark="cure", item="cure-0001"), images)
+    summary = dict(cure.parts_a[0].facts)
+    assert {"whole chain right", "in Cf's denominator (chain right)", "in Cb's denominator (inference right)"} <= \
+        set(summary)
+    assert [p.title for p in cure.parts_a][-1] == "High-level inference"
+    assert any(label == "Prompt as sent" and "red rectangle" in text for label, text in cure.parts_a[1].texts)
+    assert cure.picture is not None and cure.picture_note == ""
+    # the region is drawn as the model saw it: red pixels on the picture
+    import numpy as np
+
+    pixels = np.asarray(cure.picture.convert("RGB")).reshape(-1, 3)
+    red = ((pixels[:, 0] > 200) & (pixels[:, 1] < 50) & (pixels[:, 2] < 50)).sum()
+    assert red > 50
+
+    reform = open_item(cache, eq.Query(run=published["vision-a"], benchmark="reform", item="coarse-01/gen"), images)
+    question, repeats = reform.parts_a
+    assert "entropy of the repeats' answers (instability)" in dict(question.facts)
+    assert len(repeats.table) == 5 and {"template", "options as shown", "output", "answer"} <= set(repeats.table[0])
+    assert "(" in repeats.table[0]["options as shown"]
+
+    simpleqa = open_item(cache, eq.Query(run=published["text"], benchmark="simpleqa", item="simpleqa-0000"), images)
+    titles = [p.title for p in simpleqa.parts_a]
+    assert any(t.startswith("Stated confidence") for t in titles) and any(t.startswith("Sampled") for t in titles)
+    sampled = next(p for p in simpleqa.parts_a if p.title.startswith("Sampled"))
+    assert "most frequent answer" in dict(sampled.facts) and len(sampled.table) == 5
+    answer = next(p for p in simpleqa.parts_a if p.title.startswith("Answer"))
+    assert any(label == "Judge's raw output" and text for label, text in answer.texts)
+    assert simpleqa.picture is None and simpleqa.picture_note == ""  # a text benchmark: no image, no complaint
+
+    lave = open_item(cache, eq.Query(run=published["vision-a"], benchmark="lave", item="lave-01"), images)
+    strict = next(p for p in lave.parts_a if p.title.startswith("Strict"))
+    assert [r["metric"] for r in strict.table][:3] == ["VQA accuracy", "ANLS", "exact match"]
+    assert all(r["agrees with the judge"] in ("yes", "no") for r in strict.table)
+    assert lave.picture is not None
+
+
+def test_unavailable_image_shows_a_note_and_the_question_stays_listed(store, settings, published):
+    """A LAVE row whose image cannot be read: still listed, marked image unavailable, opened with a note."""
+    import io
+
+    cache = DetailsCache(store)
+    path = details_path(published["vision-a"], "lave")
+    frame = pd.read_parquet(io.BytesIO(store.read_bytes(path)))
+    frame.loc[0, "image_ref"] = "lave_sample/not-there.png"
+    frame.loc[0, ["status", "error"]] = ["image_unavailable", "lave_sample/not-there.png: file not found"]
+    frame.loc[0, ["rating", "lave", "score"]] = [math.nan] * 3
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    store.write_bytes(path, buffer.getvalue())
+    listing = list_items(cache, eq.Query(run=published["vision-a"], benchmark="lave", outcome="image unavailable"))
+    assert listing.rows["item"].tolist() == [frame.loc[0, "question_id"]]
+    opened = open_item(cache, eq.Query(run=published["vision-a"], benchmark="lave", item="lave-01"),
+                       store.root / "images")
+    assert opened.picture is None and opened.picture_note.startswith("Image unavailable: file not found")
+
+
+def test_the_cache_reads_each_run_once_and_stays_bounded(store, published):
+    cache = DetailsCache(store, size=2)
+    for _ in range(3):
+        cache.get(published["vision-a"], "cure")
+    assert cache.reads == 1
+    cache.get(published["vision-a"], "lave")
+    cache.get(published["vision-a"], "reform")  # drops cure, the least recently used
+    cache.get(published["vision-a"], "cure")
+    assert cache.reads == 4 and len(cache._entries) == 2
+
+
+def test_bad_runs_and_damaged_details_give_a_message(store, published):
+    cache = DetailsCache(store)
+    with pytest.raises(DetailsError, match="pick a run"):
+        cache.get("../../etc/passwd", "cure")
+    with pytest.raises(DetailsError, match="has no SimpleQA details"):
+        cache.get(published["vision-a"], "simpleqa")
+    store.write_bytes(details_path(published["vision-b"], "cure"), b"not a parquet file")
+    with pytest.raises(DetailsError, match="could not be read"):
+        cache.get(published["vision-b"], "cure")
+    with pytest.raises(DetailsError, match="no question"):
+        open_item(cache, eq.Query(run=published["vision-a"], benchmark="cure", item="nope"), store.root)
+
+
+def test_runs_for_lists_the_runs_that_have_the_benchmark(store, settings, published):
+    raw = load_board(store, schema(settings.benchmarks))
+    cure_runs = [key for _, key in runs_for(raw, "cure")]
+    assert set(cure_runs) == {published["vision-a"], published["vision-b"]}
+    assert [key for _, key in runs_for(raw, "simpleqa")] == [published["text"]]
+
+
+def test_url_state_round_trips():
+    query = eq.Query(run="org/m/abcdef012345_auto", benchmark="lave", compare="org/n/0123456789ab_float32",
+                     outcome=eq.A_RIGHT_B_WRONG, groups=("kind = count", "kind = color"), search="red & blue",
+                     sort="score", descending=True, page=3, item="lave-07")
+    from urllib.parse import parse_qs
+
+    params = parse_qs(eq.query_string(query))
+    assert params["tab"] == ["explorer"]
+    assert eq.from_params(params) == query
+    assert eq.from_params({"page": ["-4"], "group": ["no separator"], "desc": ["yes"]}) == eq.Query()
+    assert eq.from_params({"page": "x"}).page == 1
+
+
+def test_listing_json_is_plain_data(store, published):
+    import json
+
+    cache = DetailsCache(store)
+    out = listing_json(list_items(cache, eq.Query(run=published["text"], benchmark="simpleqa", page=2), ))
+    json.dumps(out)  # serialisable: no NaN objects, no numpy values
+    assert out["page"] == 2 and out["pages"] == 2 and len(out["items"]) == 31 - eq.PAGE_SIZE
+    assert out["summary"]["total"] == 31

@@ -1,0 +1,127 @@
+"""The Explorer in a real browser (Playwright + Debian chromium) on runs the tiny models finished: board cell ->
+explorer -> filter -> question -> next -> compare -> the copied link opens the same question; and untrusted text
+(answers, rationales) shown literally, never run."""
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+
+from leaderboard.columns import schema
+from leaderboard.details_cache import details_path
+from tests.explorer_runs import publish_run
+
+EXPLORER_LOAD = "#explorer-opened h2"
+
+
+def pick(page, elem_id: str, text: str) -> None:
+    """Choose `text` in the dropdown `elem_id`."""
+    box = page.locator(f"#{elem_id} input").first
+    box.click()
+    page.get_by_role("option", name=text, exact=True).filter(visible=True).first.click()
+
+
+def opened_heading(page) -> str:
+    heading = page.locator(EXPLORER_LOAD).filter(visible=True).first
+    heading.wait_for(state="visible")
+    return heading.inner_text()
+
+
+def wait_heading(page, prefix: str) -> None:
+    page.wait_for_function(
+        "(p) => { const h = document.querySelector('#explorer-opened h2'); return h && h.innerText.startsWith(p); }",
+        arg=prefix)
+
+
+def test_board_to_explorer_filter_open_walk_compare_and_share(store, settings, finished_runs, app_url, open_page):
+    key_a = publish_run(store, settings, finished_runs["vision-a"])
+    key_b = publish_run(store, settings, finished_runs["vision-b"])
+    publish_run(store, settings, finished_runs["text"])
+    page = open_page(app_url)
+
+    # the board: select vision-a's LAVE score cell -> the Explorer on that run and LAVE
+    headers = [c.label for c in schema(settings.benchmarks).shown]
+    column = headers.index("LAVE score")
+    table = page.locator("#leaderboard-table")
+    table.get_by_text("tiny-org/tiny-llava", exact=True).filter(visible=True).first.wait_for(state="visible")
+    rows = page.locator("#leaderboard-table [role=gridcell][data-col='2']:visible").all_inner_texts()
+    row = rows.index("auto")
+    page.locator(f"#leaderboard-table [role=gridcell][data-col='{column}']:visible").nth(row).click()
+    page.get_by_role("tab", name="Explorer", selected=True).wait_for(state="visible")
+    summary = page.locator("#explorer-summary").filter(visible=True).first
+    page.wait_for_function("() => document.querySelector('#explorer-summary').innerText.includes('of 30 questions')")
+    assert page.locator("#explorer-benchmark input").first.input_value() == "LAVE"
+    assert "(auto)" in page.locator("#explorer-run input").first.input_value()
+
+    # filter: the wrong answers only
+    pick(page, "explorer-outcome", "wrong")
+    page.wait_for_function("() => /\\*?\\*?7\\*?\\*? of 30/.test(document.querySelector('#explorer-summary').innerText)")
+    assert summary.inner_text().startswith("7 of 30 questions")
+
+    # open the first question of the filtered list, then the next one
+    cells = page.locator("#explorer-table [role=gridcell][data-col='0']:visible")
+    first, second = cells.nth(0).inner_text(), cells.nth(1).inner_text()
+    cells.nth(0).click()
+    wait_heading(page, f"{first} · wrong")
+    page.locator("#explorer-image img").filter(visible=True).first.wait_for(state="visible")  # its image
+    page.locator("#explorer-next").click()
+    wait_heading(page, f"{second} · wrong")
+
+    # compare with run B: both answers side by side
+    pick(page, "explorer-compare", "tiny-org/tiny-llava @ " + key_b.split("/")[-1][:12] + " (float32)")
+    page.locator("#explorer-opened h3").filter(has_text="B: tiny-org/tiny-llava").first.wait_for(state="visible")
+    page.wait_for_function("() => document.querySelector('#explorer-summary').innerText.includes('run B')")
+
+    # the link holds the whole state: a new page opens the same question, compared, filtered
+    link = page.locator("#explorer-link textarea, #explorer-link input").first
+    page.wait_for_function(
+        "() => { const e = document.querySelector('#explorer-link textarea, #explorer-link input');"
+        " return e && e.value.includes('item=') && e.value.includes('vs='); }")
+    url = link.input_value()
+    assert "outcome=wrong" in url and f"item={second}" in url and page.url == url
+    again = open_page(url)
+    again.get_by_role("tab", name="Explorer", selected=True).wait_for(state="visible")
+    wait_heading(again, f"{second} · wrong")
+    again.locator("#explorer-opened h3").filter(has_text="B: tiny-org/tiny-llava").first.wait_for(state="visible")
+    assert again.locator("#explorer-summary").filter(visible=True).first.inner_text().startswith("7 of 30")
+    assert key_a  # published under its own key
+
+
+PAYLOADS = {
+    "prediction": "<img src=x onerror=alert(1)> and <script>alert(2)</script>",
+    "parsed_answer": "<img src=x onerror=alert(1)>",
+    "judge_rationale": "[click me](http://evil.example/) <script>alert(3)</script>",
+    "judge_raw": "<b>bold</b> So rating=3",
+}
+
+
+def test_untrusted_answers_and_rationales_are_shown_literally(store, settings, finished_runs, app_url, open_page):
+    key = publish_run(store, settings, finished_runs["vision-a"], model="evil-org/xss-model")
+    path = details_path(key, "lave")
+    frame = pd.read_parquet(io.BytesIO(store.read_bytes(path)))
+    for column, value in PAYLOADS.items():
+        frame.loc[0, column] = value
+    frame.loc[0, "question"] = "[a link](http://evil.example/) <img src=y onerror=alert(4)>"
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    store.write_bytes(path, buffer.getvalue())
+    item = frame.loc[0, "question_id"]
+
+    page = open_page(f"{app_url}?tab=explorer&bench=lave&run={key}&item={item}")
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    wait_heading(page, item)
+    opened = page.locator("#explorer-opened").filter(visible=True).first
+    for details in opened.locator("details").all():
+        details.locator("summary").click()  # unfold the prompt, output and judge texts
+    opened.get_by_text("So rating=3", exact=False).first.wait_for(state="visible")
+    text = opened.inner_text()
+    assert "<img src=x onerror=alert(1)>" in text and "<script>alert(3)</script>" in text
+    assert "[click me](http://evil.example/)" in text and "<b>bold</b>" in text
+    table = page.locator("#explorer-table").filter(visible=True).first
+    table.get_by_text("<img src=x onerror=alert(1)>", exact=False).first.wait_for(state="visible")
+    page.wait_for_timeout(500)
+    assert page.locator("img[src='x'], img[src='y'], #explorer-opened script, #explorer-table script").count() == 0
+    assert page.locator("a[href^='http://evil.example']").count() == 0
+    assert page.locator("#explorer-opened b").count() == 0
+    assert dialogs == []
