@@ -13,8 +13,10 @@ from PIL import Image
 
 from evaluator import api
 from leaderboard import explorer_queries as eq
-from leaderboard.details_cache import DetailsCache, DetailsError, RunDetails
+from leaderboard.details_cache import DetailsCache, DetailsError, RunDetails, details_path
 from leaderboard.formatting import format_score
+from leaderboard.settings import Settings
+from leaderboard.store import Store
 
 SHORT = 90  # characters of a question or an answer shown in the table (the opened question shows them whole)
 
@@ -183,3 +185,34 @@ def item_json(opened: OpenedItem) -> dict:
            for k, v in opened.row.items()}
     return {"item": opened.item, "row": row, "parts": parts_json(opened.parts_a), "parts_b": parts_json(opened.parts_b),
             "missing_b": opened.missing_b, "image": opened.image_ref, "picture_note": opened.picture_note}
+
+
+# --------------------------------------------------------------------------------------------- the data
+
+def details_file(store: Store, settings: Settings, key: str, benchmark: str) -> str | None:
+    """A local file holding the run's details of the benchmark, for the download button: the store's own file on
+    the local store, else a copy under <home>/cache/explorer (read from the store once); None when there is none."""
+    path = details_path(key, benchmark)
+    root = getattr(store, "root", None)
+    if root is not None:
+        found = Path(root) / path
+        return str(found) if found.is_file() else None
+    target = settings.home / "cache" / "explorer" / path
+    if not target.is_file():
+        data = store.read_bytes(path)
+        if data is None:
+            return None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return str(target)
+
+
+def load_snippet(store: Store, settings: Settings, key: str, benchmark: str) -> str:
+    """One line of Python that loads the same details with `datasets`: from the results dataset repo and file on
+    the Hub store, from the file's path on the local store."""
+    path = details_path(key, benchmark)
+    if settings.store_backend == "hub":
+        return (f'from datasets import load_dataset; details = load_dataset("{settings.results_repo}", '
+                f'data_files="{path}", split="train")')
+    local = details_file(store, settings, key, benchmark) or path
+    return f'from datasets import load_dataset; details = load_dataset("parquet", data_files="{local}", split="train")'

@@ -267,3 +267,23 @@ def test_listing_json_is_plain_data(store, published):
     json.dumps(out)  # serialisable: no NaN objects, no numpy values
     assert out["page"] == 2 and out["pages"] == 2 and len(out["items"]) == 31 - eq.PAGE_SIZE
     assert out["summary"]["total"] == 31
+
+
+def test_take_the_data_download_and_datasets_snippet(store, settings, published):
+    from dataclasses import replace
+
+    from leaderboard.explorer_views import details_file, load_snippet
+
+    key = published["text"]
+    path = details_file(store, settings, key, "simpleqa")
+    assert path and path.endswith("simpleqa.parquet") and pd.read_parquet(path).shape[0] == 248
+    snippet = load_snippet(store, settings, key, "simpleqa")
+    assert path in snippet
+    scope: dict = {}
+    exec(snippet, scope)  # the one line loads the same details with datasets
+    assert scope["details"].num_rows == 248 and "judge_rationale" in scope["details"].column_names
+    assert details_file(store, settings, key, "cure") is None
+    hub = replace(settings, store_backend="hub", results_repo="org/results")
+    assert load_snippet(store, hub, key, "lave") == (
+        'from datasets import load_dataset; details = load_dataset("org/results", '
+        f'data_files="details/{key}/lave.parquet", split="train")')

@@ -26,6 +26,9 @@ RUN_STEPS = """\
    finished run, scores as fractions, loadable with `datasets.load_dataset("parquet", ...)`) is rebuilt.
    The request becomes **FINISHED** and the model appears on the board, or **FAILED** with the reason and the
    last lines of the worker's log.
+5. **Inspect.** The **Explorer** tab opens every run's details question by question: the image as the model saw
+   it, the prompt as sent, the raw output, how the answer was read, the gold, the score and the judge's reply,
+   filtered, grouped, compared with a second run, and linkable.
 
 A finished run can be **graded again** by another judge from its stored answers, without running the model again
 (`python -m leaderboard.rescore`): only the judged scores change, and the results say which judge graded them, when,

@@ -29,7 +29,8 @@ REFRESH_SECONDS = 30
 
 HELP = ("Scores are percentages (higher is better unless the About tab says otherwise); **n/a** means the ratio "
         "is undefined (for example a conditional share whose condition never held). Ranked by **{ranked}**; to "
-        "sort by another column, use the menu in its header. The metrics are explained in the About tab.")
+        "sort by another column, use the menu in its header. Select a cell to open that run's questions on that "
+        "benchmark in the **Explorer**. The metrics are explained in the About tab.")
 
 EMPTY = ("### No results yet\n"
          "Nothing has been evaluated on this leaderboard so far. To add a model, open the **Submit** tab, enter its "

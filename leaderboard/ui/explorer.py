@@ -15,7 +15,6 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import gradio as gr
 import pandas as pd
@@ -24,9 +23,9 @@ from evaluator import api
 from leaderboard import explorer_queries as eq
 from leaderboard.board_file import load_board
 from leaderboard.columns import schema
-from leaderboard.details_cache import DetailsCache, DetailsError, details_path
-from leaderboard.explorer_views import (explorer_cards, item_json, list_items, listing_json, open_item, page_frame,
-                                        run_label, runs_for, summary_text)
+from leaderboard.details_cache import DetailsCache, DetailsError
+from leaderboard.explorer_views import (details_file, explorer_cards, item_json, list_items, listing_json,
+                                        load_snippet, open_item, page_frame, run_label, runs_for, summary_text)
 from leaderboard.formatting import escape_markdown, format_score
 from leaderboard.item_html import item_html
 from leaderboard.settings import Settings
@@ -121,29 +120,6 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         compare = query.compare if query.compare in keys and query.compare != run else ""
         return replace(query, benchmark=benchmark, run=run, compare=compare), choices
 
-    def download_file(query: eq.Query) -> str | None:
-        root = getattr(store, "root", None)
-        if root is not None:
-            path = Path(root) / details_path(query.run, query.benchmark)
-            return str(path) if path.is_file() else None
-        target = settings.home / "cache" / "explorer" / details_path(query.run, query.benchmark)
-        if not target.is_file():
-            data = store.read_bytes(details_path(query.run, query.benchmark))
-            if data is None:
-                return None
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-        return str(target)
-
-    def snippet(query: eq.Query) -> str:
-        path = details_path(query.run, query.benchmark)
-        if settings.store_backend == "hub":
-            return (f'from datasets import load_dataset; details = load_dataset("{settings.results_repo}", '
-                    f'data_files="{path}", split="train")')
-        local = download_file(query) or path
-        return (f'from datasets import load_dataset; details = load_dataset("parquet", data_files="{local}", '
-                f'split="train")')
-
     def show(*values, message: str = ""):
         """Every output of the tab for one state."""
         query, choices = settle(to_query(*values))
@@ -195,7 +171,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
                 gr.Checkbox(value=query.descending), gr.Number(value=query.page), f"of {listing.pages}",
                 summary, page_frame(listing.rows), listing.groups, gr.Textbox(value=item_value), picture,
                 opened_html, eq.query_string(replace(query, outcome=outcome, groups=tuple(groups))),
-                gr.DownloadButton(value=download_file(query), visible=True), snippet(query))
+                gr.DownloadButton(value=details_file(store, settings, query.run, query.benchmark), visible=True),
+                load_snippet(store, settings, query.run, query.benchmark))
 
     # -- layout ---------------------------------------------------------------------------------------------------
     gr.Markdown(HELP)
