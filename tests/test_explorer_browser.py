@@ -58,6 +58,14 @@ def test_board_to_explorer_filter_open_walk_compare_and_share(store, settings, f
     page.wait_for_function("() => /\\*?\\*?7\\*?\\*? of 30/.test(document.querySelector('#explorer-summary').innerText)")
     assert summary.inner_text().startswith("7 of 30 questions")
 
+    # a group of the per-group table filters on it; then back to every group
+    group_rows = page.locator("#explorer-groups-table [role=gridcell][data-col='1']:visible")
+    group_rows.filter(has_text="count").first.click()
+    page.wait_for_function("() => !document.querySelector('#explorer-summary').innerText.startsWith('7 of 30')")
+    assert "kind = count" in page.locator("#explorer-groups").filter(visible=True).first.inner_text()
+    page.locator("#explorer-groups button[aria-label*='Remove'], #explorer-groups .token-remove").first.click()
+    page.wait_for_function("() => document.querySelector('#explorer-summary').innerText.startsWith('7 of 30')")
+
     # open the first question of the filtered list, then the next one
     cells = page.locator("#explorer-table [role=gridcell][data-col='0']:visible")
     first, second = cells.nth(0).inner_text(), cells.nth(1).inner_text()

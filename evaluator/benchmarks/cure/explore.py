@@ -90,6 +90,8 @@ def parts(rows: list[dict]) -> list[ItemPart]:
         ("in Cf's denominator (chain right)", yes_no(scored and chain_right)),
         ("in Cb's denominator (inference right)", yes_no(scored and high_right)),
         ("scored", "yes" if scored else "no: its image could not be fetched"),
+        ("marked region", "drawn on the image as the model saw it" if high.get("region")
+         else "not recorded in this run's details (an older run): the image is shown unmarked"),
     ))
     chain = [_question_part(r, f"Step {k}") for k, r in enumerate(steps, 1)]
     return [summary, *chain, _question_part(high, "High-level inference")]

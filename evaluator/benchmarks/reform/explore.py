@@ -15,6 +15,13 @@ MODE_KEYS = {"generation": "gen", "likelihood": "lik"}
 MAIN_EXTRACTIONS = ("mark", "likelihood", "ocr", "kie", "caption")  # likelihood_mean rows are the per-token variant
 MULTIPLE_CHOICE = "multiple_choice"
 PER_DATASET = "scored per dataset"  # a caption: its score is the dataset's CIDEr
+HOW_READ = {
+    "mark": "generation: the first option mark, such as (A), (a) or (1), in the output; none is wrong",
+    "likelihood": "likelihood: the option with the highest summed log-likelihood as the reply",
+    "ocr": "the whole output, matched word by word against the gold text",
+    "kie": "the whole output, matched against the gold value",
+    "caption": "the whole output, scored with its dataset by CIDEr",
+}
 
 
 def key(details: pd.DataFrame) -> pd.Series:
@@ -81,7 +88,8 @@ def parts(rows: list[dict]) -> list[ItemPart]:
     mc = first.get("form") == MULTIPLE_CHOICE
     facts = [("question", text(first.get("question"))), ("dataset", text(first.get("dataset"))),
              ("dimension", text(first.get("dimension"))), ("form", text(first.get("form"))),
-             ("mode", text(first.get("mode"))), ("gold", _gold(first))]
+             ("mode", text(first.get("mode"))), ("gold", _gold(first)),
+             ("how the answer was read", HOW_READ.get(text(first.get("extraction")), text(first.get("extraction"))))]
     if mc:
         answers = [answer_text(dict(r)) for r in main]
         right = sum(bool(r.get("correct")) for r in main)

@@ -33,7 +33,8 @@ def items(details: pd.DataFrame) -> pd.DataFrame:
 
 def _graded(row: dict, title: str, extra: tuple[tuple[str, str], ...] = ()) -> ItemPart:
     grade = text(row.get("grade"))
-    facts = (("answer", text(row.get("parsed_answer"))), *extra,
+    facts = (("answer", text(row.get("parsed_answer"))),
+             ("how the answer was read", "the reply as written, graded against the gold answer by the judge"), *extra,
              ("grade", f"{grade} ({grade_name(grade)})" if grade else UNGRADED),
              ("judge's reason", text(row.get("judge_rationale"))))
     if text(row.get("judge_error")):
