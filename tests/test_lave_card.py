@@ -55,5 +55,9 @@ def test_sources_options_and_item_view():
     assert CARD.sources[0].accepts.startswith("a VQA v2-style file added to the full LAVE suite (beside Docmatix)")
     assert [(o.key, o.default) for o in CARD.options] == [
         ("lave.max_new_tokens", "32"), ("lave.shots", "8"), ("lave.judge_max_tokens", ""), ("lave.docmatix", "on")]
+    from evaluator.benchmarks.item_tables import by_question
+    from evaluator.benchmarks.lave import explore
+
     assert CARD.item_view == ItemView(question="question", grade="rating", rationale="judge_rationale",
-                                      image="image_ref", group_by=("kind", "source"))
+                                      image="image_ref", group_by=("kind", "source"), key=by_question,
+                                      items=explore.items, parts=explore.parts, picture=explore.picture)
