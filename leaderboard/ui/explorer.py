@@ -25,7 +25,7 @@ from leaderboard.board_file import load_board
 from leaderboard.columns import schema
 from leaderboard.details_cache import DetailsCache, DetailsError
 from leaderboard.explorer_views import (details_file, explorer_cards, item_json, list_items, listing_json,
-                                        load_snippet, open_item, page_frame, run_label, runs_for, summary_text)
+                                        load_snippet, open_item, page_frame, runs_for, summary_text)
 from leaderboard.formatting import escape_markdown, format_score
 from leaderboard.item_html import item_html
 from leaderboard.settings import Settings
@@ -323,4 +323,4 @@ def _label(choices: list[tuple[str, str]], key: str) -> str:
     return next((label for label, k in choices if k == key), key)
 
 
-__all__ = ["build", "board_cell_query", "to_query", "run_label"]
+__all__ = ["build", "board_cell_query", "to_query"]
