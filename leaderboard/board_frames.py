@@ -37,6 +37,16 @@ def leaderboard_frame(results: Iterable[dict], schema: Schema) -> pd.DataFrame:
     return frame
 
 
+def run_choices(raw: pd.DataFrame | None, columns: Sequence[str]) -> list[tuple[str, str]]:
+    """("<model> @ <sha12> (<precision>)", key) of every run on the board with a value in any of `columns`, in
+    board order."""
+    present = [c for c in columns if raw is not None and c in raw]
+    if raw is None or len(raw) == 0 or not present:
+        return []
+    runs = raw[raw[present].notna().any(axis=1)]
+    return [(f"{r.model} @ {str(r.revision)[:12]} ({r.precision})", r.key) for r in runs.itertuples()]
+
+
 def size_bucket(params_billions: float | None) -> str:
     """"<1B", "1-3B", "3-7B", "7-15B" (15 included), ">15B", or "unknown"."""
     p = as_float(params_billions)

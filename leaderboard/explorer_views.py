@@ -14,6 +14,7 @@ from PIL import Image
 from evaluator import api
 from leaderboard import explorer_queries as eq
 from leaderboard.details_cache import DetailsCache, DetailsError, RunDetails, details_path
+from leaderboard.board_frames import run_choices
 from leaderboard.formatting import format_score
 from leaderboard.settings import Settings
 from leaderboard.store import Store
@@ -26,17 +27,10 @@ def explorer_cards() -> list[api.Card]:
     return [c for c in api.cards() if c.item_view.items is not None and c.item_view.key is not None]
 
 
-def run_label(model: str, revision: str, precision: str) -> str:
-    return f"{model} @ {str(revision)[:12]} ({precision})"
-
-
 def runs_for(raw: pd.DataFrame | None, benchmark: str) -> list[tuple[str, str]]:
     """(label, key) of the board's runs with a value for any of the benchmark's columns, in board order."""
-    if raw is None or len(raw) == 0 or "key" not in raw:
-        return []
-    columns = [c for c in raw.columns if c.startswith(f"{benchmark}_")]
-    ran = raw[columns].notna().any(axis=1) if columns else pd.Series(False, index=raw.index)
-    return [(run_label(r.model, r.revision, r.precision), r.key) for r in raw[ran].itertuples()]
+    columns = [c for c in raw.columns if c.startswith(f"{benchmark}_")] if raw is not None else []
+    return run_choices(raw, columns)
 
 
 @dataclass(frozen=True)
@@ -105,13 +99,14 @@ def page_frame(rows: pd.DataFrame) -> pd.DataFrame:
     return out.astype(str).reset_index(drop=True)
 
 
+def plain(value):
+    """A value as JSON takes it: numpy scalars as Python ones, NaN as None."""
+    value = value.item() if hasattr(value, "item") and not isinstance(value, (str, bytes)) else value
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
 def listing_json(listing: Listing) -> dict:
     """A listing for the API: full texts, scores as fractions (null when none)."""
-    def plain(value):
-        if isinstance(value, float) and math.isnan(value):
-            return None
-        return value.item() if hasattr(value, "item") else value
-
     records = [{k: plain(v) for k, v in row.items()} for row in listing.rows.to_dict("records")]
     groups = [{k: plain(v) for k, v in row.items()} for row in listing.groups.to_dict("records")]
     summary = {k: plain(v) for k, v in listing.summary.items()}
@@ -181,8 +176,7 @@ def parts_json(parts: list[api.ItemPart] | None) -> list[dict] | None:
 
 def item_json(opened: OpenedItem) -> dict:
     """An opened question for the API (the image by its reference, not its bytes)."""
-    row = {k: (None if isinstance(v, float) and math.isnan(v) else (v.item() if hasattr(v, "item") else v))
-           for k, v in opened.row.items()}
+    row = {k: plain(v) for k, v in opened.row.items()}
     return {"item": opened.item, "row": row, "parts": parts_json(opened.parts_a), "parts_b": parts_json(opened.parts_b),
             "missing_b": opened.missing_b, "image": opened.image_ref, "picture_note": opened.picture_note}
 

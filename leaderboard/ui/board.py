@@ -19,7 +19,7 @@ import pandas as pd
 from evaluator import api
 from leaderboard.board_file import load_board
 from leaderboard.board_frames import SIZE_BUCKETS, board_frame, board_table, display_frame, filter_runs, \
-    leaderboard_frame
+    leaderboard_frame, run_choices
 from leaderboard.columns import Schema, schema
 from leaderboard.request_queue import MODEL_TYPES, is_request_key
 from leaderboard.settings import Settings
@@ -41,14 +41,6 @@ EMPTY = ("### No results yet\n"
 NO_MATCH = "No run matches the search and filters."
 
 
-def run_choices(raw: pd.DataFrame | None, column: str) -> list[tuple[str, str]]:
-    """(label, key) of every run on the board that has a value in `column`."""
-    if raw is None or len(raw) == 0 or column not in raw:
-        return []
-    runs = raw[raw[column].notna()]
-    return [(f"{r.model} @ {str(r.revision)[:12]} ({r.precision})", r.key) for r in runs.itertuples()]
-
-
 def read_run(store: Store, key: str | None) -> dict | None:
     """One run's results by its key; None for an empty or malformed key or a missing run."""
     if not key or not is_request_key(key):
@@ -68,7 +60,7 @@ def _section(card: api.Card, section: api.Section, store: Store, raw_state: gr.S
             output = gr.Dataframe(value=section.render(None), datatype="str", interactive=False, wrap=True,
                                   show_label=False, elem_id=f"{section.key}-output")
     column = f"{card.name}_{section.needs}"
-    raw_state.change(lambda raw: gr.Dropdown(choices=run_choices(raw, column)), inputs=raw_state, outputs=pick,
+    raw_state.change(lambda raw: gr.Dropdown(choices=run_choices(raw, [column])), inputs=raw_state, outputs=pick,
                      api_visibility="private", show_progress="hidden")
     pick.change(lambda key: section.render(read_run(store, key)), inputs=pick, outputs=output,
                 api_name=section.key, api_description=f"{section.title} of one run, by its key.",

@@ -123,25 +123,25 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
     def show(*values, message: str = ""):
         """Every output of the tab for one state."""
         query, choices = settle(to_query(*values))
-        run_choices = [(label, key) for label, key in choices]
         compare_choices = [NO_RUN, *[(label, key) for label, key in choices if key != query.run]]
-        empty = pd.DataFrame()
-        base = [gr.Dropdown(value=query.benchmark), gr.Dropdown(choices=run_choices, value=query.run or None),
+        base = [gr.Dropdown(value=query.benchmark), gr.Dropdown(choices=choices, value=query.run or None),
                 gr.Dropdown(choices=compare_choices, value=query.compare)]
-        if not query.run:
-            note = message or (f"No run on the board has {api.card(query.benchmark).title} results yet."
-                               if query.benchmark else "No benchmark can be explored.")
+
+        def nothing(note: str):
+            """The outputs when there is no table to show, and why."""
+            empty = pd.DataFrame()
             return (*base, gr.Dropdown(choices=[ALL], value=""), gr.Dropdown(choices=[], value=[]),
-                    gr.Dropdown(choices=[], value=""), gr.Checkbox(value=False), gr.Number(value=1), "",
+                    gr.Dropdown(choices=[], value=""), gr.Checkbox(value=query.descending), gr.Number(value=1), "",
                     escape_markdown(note, limit=None), empty, empty, gr.Textbox(value=""), gr.Image(visible=False),
                     "", eq.query_string(query), gr.DownloadButton(visible=False), "")
+
+        if not query.run:
+            return nothing(message or (f"No run on the board has {api.card(query.benchmark).title} results yet."
+                                       if query.benchmark else "No benchmark can be explored."))
         try:
             listing = list_items(cache, query)
         except DetailsError as exc:
-            return (*base, gr.Dropdown(choices=[ALL], value=""), gr.Dropdown(choices=[], value=[]),
-                    gr.Dropdown(choices=[], value=""), gr.Checkbox(value=query.descending), gr.Number(value=1), "",
-                    escape_markdown(str(exc), limit=None), empty, empty, gr.Textbox(value=""),
-                    gr.Image(visible=False), "", eq.query_string(query), gr.DownloadButton(visible=False), "")
+            return nothing(str(exc))
         query = listing.query
         opened_html, picture, item_value = "", gr.Image(value=None, visible=False), ""
         if query.item:

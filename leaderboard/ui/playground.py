@@ -28,6 +28,7 @@ import pandas as pd
 from evaluator import api
 from leaderboard.board_file import load_board
 from leaderboard.columns import schema
+from leaderboard.details_cache import details_path
 from leaderboard.formatting import escape_markdown
 from leaderboard.settings import Settings
 from leaderboard.store import Store
@@ -157,7 +158,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
             return gr.Textbox(), "**Pick a question of the suite first** to load a model's stored answer to it."
         shown_key, shown_id = escape_markdown(run_key), escape_markdown(entry["question_id"])
         try:
-            data = store.read_bytes(f"details/{run_key}/{card.name}.parquet")
+            data = store.read_bytes(details_path(run_key, card.name))
             frame = pd.read_parquet(io.BytesIO(data)) if data is not None else None
         except Exception:  # noqa: BLE001
             log.exception("playground: unreadable %s details for %s", card.name, run_key)

@@ -32,8 +32,8 @@ def items(details: pd.DataFrame) -> pd.DataFrame:
     unavailable = (details["status"] == "image_unavailable").groupby(details["item"], sort=False).any()
     right = details["correct"].astype(bool).groupby(details["item"], sort=False)
     all_right, any_right = right.all(), right.any()
-    score = all_right.astype(float).where(~unavailable)
-    score[(~all_right) & any_right] = 0.5  # shown as partly correct; Ro counts it 0
+    ro = all_right.astype(float).where(~unavailable)  # the table's score: 1 only when everything is right
+    partial = ro.where(~(~all_right & any_right), 0.5)  # some of its questions right: partly correct
     no_mark = ((details["extraction"] == "letter") & (details["parsed_answer"] < 0)).groupby(details["item"],
                                                                                           sort=False).any()
     index = grouped.size().index
@@ -43,8 +43,8 @@ def items(details: pd.DataFrame) -> pd.DataFrame:
         "question": first_step.reindex(index).fillna(""),
         "answer": [_option(o, a) for o, a in zip(options, high["parsed_answer"].reindex(index))],
         "gold": [_option(o, g) for o, g in zip(options, high["gold"].reindex(index))],
-        "score": all_right.astype(float).where(~unavailable).reindex(index),
-        "outcome": outcomes(score, unavailable=unavailable).reindex(index),
+        "score": ro.reindex(index),
+        "outcome": outcomes(partial, unavailable=unavailable).reindex(index),
         "grade": [f"{int(n)}/{int(t)} right" for n, t in zip(right.sum().reindex(index), grouped.size())],
         "no_mark": no_mark.reindex(index),
         "chain_length": high["chain_length"].reindex(index),
