@@ -33,6 +33,15 @@ def wait_heading(page, prefix: str) -> None:
         arg=prefix)
 
 
+def wait_summary(page, pattern: str) -> str:
+    """Wait until the Explorer's summary, settled (no progress note before it), matches the regex `pattern` at its
+    start; return that text."""
+    settled = page.wait_for_function(
+        "(p) => { const e = document.querySelector('#explorer-summary'); const t = e ? e.innerText.trim() : '';"
+        " return new RegExp('^' + p).test(t) ? t : false; }", arg=pattern)
+    return settled.json_value()
+
+
 def test_board_to_explorer_filter_open_walk_compare_and_share(store, settings, finished_runs, app_url, open_page):
     key_a = publish_run(store, settings, finished_runs["vision-a"])
     key_b = publish_run(store, settings, finished_runs["vision-b"])
@@ -48,25 +57,21 @@ def test_board_to_explorer_filter_open_walk_compare_and_share(store, settings, f
     row = rows.index("auto")
     page.locator(f"#leaderboard-table [role=gridcell][data-col='{column}']:visible").nth(row).click()
     page.get_by_role("tab", name="Explorer", selected=True).wait_for(state="visible")
-    summary = page.locator("#explorer-summary").filter(visible=True).first
-    page.wait_for_function("() => document.querySelector('#explorer-summary').innerText.includes('of 30 questions')")
+    wait_summary(page, "30 of 30 questions")
     assert page.locator("#explorer-benchmark input").first.input_value() == "LAVE"
     assert "(auto)" in page.locator("#explorer-run input").first.input_value()
 
     # filter: the wrong answers only
     pick(page, "explorer-outcome", "wrong")
-    page.wait_for_function("() => /\\*?\\*?7\\*?\\*? of 30/.test(document.querySelector('#explorer-summary').innerText)")
-    assert summary.inner_text().startswith("7 of 30 questions")
+    assert "accuracy 0.0%" in wait_summary(page, "7 of 30 questions")
 
     # a group of the per-group table filters on it; then back to every group
     group_rows = page.locator("#explorer-groups-table [role=gridcell][data-col='1']:visible")
     group_rows.filter(has_text="count").first.click()
     page.wait_for_function("() => document.querySelector('#explorer-groups').innerText.includes('kind = count')")
-    page.wait_for_function(  # a settled summary (not a progress note) of fewer questions
-        "() => /^\\d+ of 30 questions/.test(document.querySelector('#explorer-summary').innerText)"
-        " && !document.querySelector('#explorer-summary').innerText.startsWith('7 of 30')")
+    wait_summary(page, "[1-6] of 30 questions")  # settled, and fewer than the 7 wrong ones
     page.locator("#explorer-groups button[aria-label*='Remove'], #explorer-groups .token-remove").first.click()
-    page.wait_for_function("() => document.querySelector('#explorer-summary').innerText.startsWith('7 of 30')")
+    wait_summary(page, "7 of 30 questions")
 
     # open the first question of the filtered list, then the next one
     cells = page.locator("#explorer-table [role=gridcell][data-col='0']:visible")
@@ -93,7 +98,7 @@ def test_board_to_explorer_filter_open_walk_compare_and_share(store, settings, f
     again.get_by_role("tab", name="Explorer", selected=True).wait_for(state="visible")
     wait_heading(again, f"{second} · wrong")
     again.locator("#explorer-opened h3").filter(has_text="B: tiny-org/tiny-llava").first.wait_for(state="visible")
-    assert again.locator("#explorer-summary").filter(visible=True).first.inner_text().startswith("7 of 30")
+    wait_summary(again, "7 of 30 questions")
     assert key_a  # published under its own key
 
 
