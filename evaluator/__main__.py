@@ -30,6 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--batch-size", default="auto", help="generation batch size, or auto (64 on a GPU with "
                      "out-of-memory backoff, 4 on the CPU)")
     run.add_argument("--images-dir", default=None, help="image download cache (default: <out>/../cache/images)")
+    run.add_argument("--responses", default=None, metavar="DIR",
+                     help="journal every model response in DIR/<benchmark>.jsonl as it comes, and reuse the ones "
+                     "already there (a run of the same request that starts again resumes; default: no journal)")
     run.add_argument("--source", action="append", default=[], metavar="BENCH=LOCATION",
                      help="a benchmark's data location, by the source key its card declares, e.g. "
                      "cure=https://... (repeatable)")
@@ -72,7 +75,8 @@ def _config(args: argparse.Namespace):
                      benchmarks=tuple(b.strip() for b in args.benchmarks.split(",") if b.strip()),
                      suite=args.suite, limit=args.limit, batch_size=args.batch_size, judge=args.judge,
                      images_dir=images_dir, sources=_pairs(args.source, "--source"),
-                     options=_pairs(args.option, "--option"), request=request)
+                     options=_pairs(args.option, "--option"), request=request,
+                     responses=Path(args.responses) if args.responses else None)
 
 
 def _rescore(args: argparse.Namespace) -> int:

@@ -8,14 +8,20 @@ answer never depends on its batch. Progress is reported after each chunk, in ite
 
 An item whose images cannot be fetched is not dropped: its rows get status "image_unavailable" and the reason,
 and the benchmark's score counts them and leaves them out.
+
+With a responses journal (evaluator.journal), `replay` first fills every item the journal answered in full, and
+`execute` runs only the rest, appending each chunk's fresh answers to the journal: a run that starts again after a
+kill makes only the model requests the stopped one had not finished.
 """
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Callable
 
 from evaluator.benchmarks.spec import Ask, Plan
 from evaluator.images import ImageUnavailable
+from evaluator.journal import Journal
 from evaluator.models.base import OptionScore
 
 UNAVAILABLE = "image_unavailable"
@@ -55,37 +61,95 @@ def _fetch_images(asks: list[Ask]) -> None:
             ask.request.images = list(fetched[id(ask.images)])
 
 
-def _score(model, ask: Ask) -> None:
+def _answer_field(ask: Ask) -> str:
+    """The details column an Ask's answer goes into: "prediction" (generation) or "option_scores"."""
+    return "prediction" if ask.options is None else "option_scores"
+
+
+def _fill(ask: Ask, answer: str, prompt: str) -> None:
+    for row in ask.rows:
+        row[_answer_field(ask)], row["prompt"] = answer, prompt
+
+
+def _score(model, ask: Ask) -> tuple[str, str]:
+    """One option-scoring request: (the option_scores text, the prompt as sent)."""
     scores = model.score_options(ask.request, ask.options)
     if len(scores) != len(ask.options):
         raise RuntimeError(f"the model scored {len(scores)} options of {len(ask.options)}")
-    text = option_scores_json(scores)
-    prompt = prompt_as_sent(model, ask.request)
-    for row in ask.rows:
-        row["option_scores"], row["prompt"] = text, prompt
+    return option_scores_json(scores), prompt_as_sent(model, ask.request)
 
 
-def _generate(model, asks: list[Ask]) -> None:
+def _generate(model, asks: list[Ask]) -> list[tuple[str, str]]:
+    """One generate() call for the Asks: (the completion, the prompt as sent) of each."""
     if not asks:
-        return
+        return []
     outputs = model.generate([ask.request for ask in asks])
     if len(outputs) != len(asks):
         raise RuntimeError(f"the model returned {len(outputs)} completions for {len(asks)} prompts")
-    for ask, text in zip(asks, outputs):
-        prompt = prompt_as_sent(model, ask.request)
-        for row in ask.rows:
-            row["prediction"], row["prompt"] = text if isinstance(text, str) else "", prompt
+    return [(text if isinstance(text, str) else "", prompt_as_sent(model, ask.request))
+            for ask, text in zip(asks, outputs)]
 
 
-def execute(model, plan: Plan, batch_size: int, progress: Callable[[int, int], None] = lambda d, t: None) -> None:
-    """Run every Ask of `plan` on `model`, filling the plan's rows in place."""
+@dataclass
+class Answered:
+    """What answering a plan took: its items, those filled from the journal, and the model requests made
+    (generation requests plus option-scoring calls)."""
+
+    items: int
+    reused: int = 0
+    model_requests: int = 0
+
+
+@dataclass
+class Replay:
+    """A plan read against its journal: each Ask's journal key (by the Ask's id) and the items the journal
+    answered in full (their rows are filled)."""
+
+    journal: Journal
+    keys: dict[int, str]
+    items: set[str]
+
+
+def replay(model, plan: Plan, journal: Journal) -> Replay:
+    """Fill, from the journal, the rows of every item whose Asks it all answered: no image fetched, no model call."""
+    keys: dict[int, str] = {}
     grouped = _by_item(plan.asks)
+    for asks in grouped.values():
+        for index, ask in enumerate(asks):
+            keys[id(ask)] = journal.key(ask, index, prompt_as_sent(model, ask.request))
+    items = set()
+    for item in plan.items:
+        asks = grouped.get(item, [])
+        entries = [journal.get(keys[id(ask)]) for ask in asks]
+        if not asks or not all(e is not None and isinstance(e.get(_answer_field(a)), str)
+                                for a, e in zip(asks, entries)):
+            continue
+        for ask, entry in zip(asks, entries):
+            _fill(ask, entry[_answer_field(ask)], str(entry.get("prompt") or ""))
+        items.add(item)
+    return Replay(journal, keys, items)
+
+
+def execute(model, plan: Plan, batch_size: int, progress: Callable[[int, int], None] = lambda d, t: None,
+            replayed: Replay | None = None) -> Answered:
+    """Run every Ask of `plan` on `model`, filling the plan's rows in place. With `replayed`, the items it filled
+    from the journal are skipped (they count as done from the first progress report; the chunks stay those of
+    the whole plan, so the rest is batched as in a run that never stopped) and every fresh answer is appended to
+    the journal after its chunk."""
+    grouped = _by_item(plan.asks)
+    skip = replayed.items if replayed is not None else set()
     total = len(plan.items)
+    done = sum(1 for item in plan.items if item in skip)
+    reused = done
     size = max(1, int(batch_size or 1))
-    progress(0, total)
+    requests = 0
+    progress(done, total)
     for start in range(0, total, size):
+        items = [item for item in plan.items[start:start + size] if item not in skip]
+        if not items:
+            continue
         chunk: list[Ask] = []
-        for item in plan.items[start:start + size]:
+        for item in items:
             asks = grouped.get(item, [])
             try:
                 _fetch_images(asks)
@@ -93,11 +157,18 @@ def execute(model, plan: Plan, batch_size: int, progress: Callable[[int, int], N
                 _mark_unavailable(plan, item, exc.reason)
                 continue
             chunk.extend(asks)
-        for ask in chunk:
-            if ask.options is not None:
-                _score(model, ask)
-        _generate(model, [ask for ask in chunk if ask.options is None])
+        answered = [(ask, *_score(model, ask)) for ask in chunk if ask.options is not None]
+        generated = [ask for ask in chunk if ask.options is None]
+        answered += [(ask, *reply) for ask, reply in zip(generated, _generate(model, generated))]
+        requests += len(answered)
+        for ask, answer, prompt in answered:
+            _fill(ask, answer, prompt)
+        if replayed is not None:
+            replayed.journal.append([{"key": replayed.keys[id(ask)], "item": ask.item, _answer_field(ask): answer,
+                                      "prompt": prompt} for ask, answer, prompt in answered])
         for ask in chunk:
             if ask.images is not None:
                 ask.request.images = []  # the chunk is done: let its images go
-        progress(min(start + size, total), total)
+        done += len(items)
+        progress(done, total)
+    return Answered(items=total, reused=reused, model_requests=requests)

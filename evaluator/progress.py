@@ -1,48 +1,99 @@
-"""A run's progress: DIR/progress.json (the scheduler copies it into the request) and a tqdm bar in the log."""
+"""A run's progress: DIR/progress.json (the scheduler copies it into the request) and a tqdm bar in the log.
+
+progress.json: {"benchmark", "stage" ("loading" | "answering" | "grading"), "done", "total" (null while loading),
+"benchmark_index" (1-based), "benchmarks" (how many the run has), "rate" (items/s over the last WINDOW_S seconds of
+updates; null until two updates exist), "eta_s" (remaining / rate; null when unknown), "at" (ISO UTC time of the
+write), "resumed": {"reused": items filled from earlier attempts' responses, "items": items planned, both over the
+benchmarks planned so far}}.
+"""
 from __future__ import annotations
 
 import json
 import sys
 import time
+from collections import deque
 from pathlib import Path
+from typing import Callable
 
 from tqdm import tqdm
 
-from evaluator.run_files import write_atomic
+from evaluator.run_files import utc_now, write_atomic
+
+LOADING, ANSWERING, GRADING = "loading", "answering", "grading"
+WINDOW_S = 60.0  # the rate is measured over the updates of the last minute
+MIN_INTERVAL_S = 0.5  # updates closer than this are not all written (a stage's first, a new total, the last are)
+
+
+def window_rate(points: deque, window: float = WINDOW_S) -> float | None:
+    """Items per second between the oldest and newest (time, done) point, the oldest kept being the last one at or
+    before `window` seconds ago (so a slow stage keeps a rate); None for fewer than two points."""
+    while len(points) > 2 and points[1][0] <= points[-1][0] - window:
+        points.popleft()
+    if len(points) < 2 or points[-1][0] <= points[0][0]:
+        return None
+    return max(0.0, (points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0]))
 
 
 class Progress:
-    """Writes DIR/progress.json and drives a tqdm bar per benchmark and stage ("answering", "grading")."""
+    """Writes DIR/progress.json and drives a tqdm bar per benchmark and counting stage ("answering", "grading").
 
-    def __init__(self, out_dir: Path, benchmarks: tuple[str, ...]):
+    A benchmark goes start(name, LOADING) (written at once, no total yet), planned(reused, items), then
+    start(name, ANSWERING) and maybe start(name, GRADING); a counting stage is written at its first update, which
+    always carries its total, and every update whose total changed or that finishes the stage is written too."""
+
+    def __init__(self, out_dir: Path, benchmarks: tuple[str, ...], clock: Callable[[], float] = time.monotonic):
         self.path = out_dir / "progress.json"
-        self.benchmarks = benchmarks
+        self.benchmarks = tuple(benchmarks)
+        self.clock = clock
         self.bar: tqdm | None = None
         self.name = ""
         self.stage = ""
-        self.started = time.monotonic()
+        self.total: int | None = None
+        self.points: deque = deque()
+        self.first = True  # the stage's next write is its first
         self.last_write = 0.0
+        self.reused = 0
+        self.items = 0
 
     def start(self, name: str, stage: str) -> None:
+        """Begin a stage of a benchmark; "loading" is written at once, a counting stage at its first update."""
         self.close()
-        self.name, self.stage, self.started = name, stage, time.monotonic()
-        self.bar = tqdm(desc=f"{name} {stage}", unit="item", file=sys.stdout, mininterval=1.0, ascii=True)
-        self.update(0, 0, force=True)
+        self.name, self.stage, self.total, self.first = name, stage, None, True
+        self.points.clear()
+        if stage == LOADING:
+            self._write(0, None)
+        else:
+            self.bar = tqdm(desc=f"{name} {stage}", unit="item", file=sys.stdout, mininterval=1.0, ascii=True)
+
+    def planned(self, reused: int, items: int) -> None:
+        """A benchmark's plan: `items` items, `reused` of them answered by earlier attempts (the journal)."""
+        self.reused += int(reused)
+        self.items += int(items)
 
     def update(self, done: int, total: int, force: bool = False) -> None:
         if self.bar is not None:
             self.bar.total = total
             self.bar.n = done
             self.bar.refresh()
-        now = time.monotonic()
-        if not force and now - self.last_write < 0.5 and done < total:
+        now = self.clock()
+        self.points.append((now, done))
+        changed = total != self.total
+        self.total = total
+        if not (force or self.first or changed or done >= total) and now - self.last_write < MIN_INTERVAL_S:
             return
-        self.last_write = now
-        elapsed = max(now - self.started, 1e-9)
+        self._write(done, total)
+
+    def _write(self, done: int, total: int | None) -> None:
+        self.first, self.last_write = False, self.clock()
+        rate = window_rate(self.points)
+        eta = (total - done) / rate if rate and total is not None and total >= done else None
         state = {"benchmark": self.name, "stage": self.stage, "done": done, "total": total,
-                 "rate": round(done / elapsed, 3),
                  "benchmark_index": self.benchmarks.index(self.name) + 1 if self.name in self.benchmarks else 0,
-                 "benchmarks": len(self.benchmarks)}
+                 "benchmarks": len(self.benchmarks),
+                 "rate": None if rate is None else round(rate, 3),
+                 "eta_s": None if eta is None else round(eta, 1),
+                 "at": utc_now(),
+                 "resumed": {"reused": self.reused, "items": self.items}}
         write_atomic(self.path, json.dumps(state).encode())
 
     def close(self) -> None:

@@ -16,7 +16,7 @@ from evaluator.benchmarks import REGISTRY, get_benchmark
 from evaluator.details import read_details, write_details
 from evaluator.prompt_files import prompt_hash
 from evaluator.run_files import json_safe, write_atomic
-from evaluator.runner import judge_record, score_context
+from evaluator.runner import coverage_block, judge_record, score_context
 
 
 def read_results(run_dir: Path) -> dict:
@@ -62,6 +62,9 @@ def rescore(run_dir: Path, out_dir: Path, judge) -> dict:
         write_details(out_dir / "details" / f"{name}.parquet", result.rows)
         block = results["benchmarks"][name]
         block.update(scores=result.scores, counts=result.counts, extra=result.extra)
+        if isinstance(block.get("coverage"), dict):  # a new judge may grade a different number of answers
+            coverage = block["coverage"]
+            block["coverage"] = coverage_block(result.counts, coverage.get("items"), coverage.get("suite_items"))
         hashes.update({f"{name}/{key}": prompt_hash(text) for key, text in result.prompts.items()})
     if run.get("judge"):
         previous = {"judge": run["judge"], "judged_time": run.get("judged_time")}

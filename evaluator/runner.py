@@ -4,10 +4,17 @@ For each benchmark: plan its rows and model requests, run them (evaluator.execut
 its details file, then score from that file (judging, where the benchmark needs a judge) and write the scored
 details. results.json is written last and atomically: a run that dies part-way leaves no results.json, so nothing
 partial can be published. DIR/progress.json is rewritten as items finish (the scheduler reads it).
+
+With a responses folder (RunConfig.responses), every model response is journaled as it comes (evaluator.journal)
+and a run of the same request that starts again reuses them; results["run"]["resumed"] says, per benchmark, how
+many items were reused and how many model requests were made. Each benchmark's block has its coverage: the items
+that count in its headline score against the items of the whole suite (a limit lowers it).
 """
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import os
 import platform
 import time
@@ -17,8 +24,9 @@ from pathlib import Path
 from evaluator.benchmarks import get_benchmark
 from evaluator.benchmarks.spec import Benchmark, PlanContext, ScoreContext, Scored
 from evaluator.details import read_details, write_details
-from evaluator.executor import execute
-from evaluator.progress import Progress
+from evaluator.executor import Answered, execute, replay
+from evaluator.journal import Journal
+from evaluator.progress import ANSWERING, GRADING, LOADING, Progress
 from evaluator.prompt_files import prompt_hash
 from evaluator.run_files import json_safe, library_versions, project_commit, utc_now, write_atomic
 
@@ -39,6 +47,18 @@ class RunConfig:
     sources: dict[str, str] = field(default_factory=dict)
     options: dict[str, str] = field(default_factory=dict)
     request: dict = field(default_factory=dict)  # the queue's request record, copied into results
+    responses: Path | None = None  # the responses journal's folder (None: no journal, nothing resumed)
+
+
+@dataclass
+class Evaluation:
+    """One benchmark evaluated: its scored result, every prompt text used (model-side and judge-side), what
+    answering took, and how many items its whole suite has (None: the plan did not say)."""
+
+    scored: Scored
+    prompts: dict[str, str]
+    answered: Answered
+    suite_items: int | None = None
 
 
 def judge_token() -> str | None:
@@ -77,38 +97,69 @@ def score_context(run: dict, judge, progress=None) -> ScoreContext:
 
 
 def evaluate(benchmark: Benchmark, model, plan_ctx: PlanContext, score_ctx: ScoreContext, batch_size: int,
-             path: Path, progress: Progress | None = None) -> tuple[Scored, dict[str, str]]:
-    """Plan, answer, store the raw answers at `path`, then score from what is read back and store the scored rows.
-    Returns the scored result and every prompt text used (model-side and judge-side)."""
+             path: Path, progress: Progress | None = None, journal: Journal | None = None) -> Evaluation:
+    """Plan (reusing what `journal` holds), answer, store the raw answers at `path`, then score from what is read
+    back and store the scored rows."""
     name = benchmark.CARD.name
     if progress is not None:
-        progress.start(name, "answering")
+        progress.start(name, LOADING)
     plan = benchmark.plan(plan_ctx)
-    execute(model, plan, batch_size, progress.update if progress is not None else (lambda done, total: None))
+    replayed = replay(model, plan, journal) if journal is not None else None
+    if progress is not None:  # the resumed share is known before the stage's first write
+        progress.planned(len(replayed.items) if replayed is not None else 0, len(plan.items))
+        progress.start(name, ANSWERING)
+    answered = execute(model, plan, batch_size,
+                       progress.update if progress is not None else (lambda done, total: None), replayed)
     write_details(path, plan.rows)
     if progress is not None and benchmark.CARD.needs_judge:
-        progress.start(name, "grading")
+        progress.start(name, GRADING)
         score_ctx.progress = progress.update
     scored = benchmark.score(read_details(path), score_ctx)
     write_details(path, scored.rows)
     if progress is not None:
         progress.close()
-    return scored, {**plan.prompts, **scored.prompts}
+    return Evaluation(scored, {**plan.prompts, **scored.prompts}, answered, getattr(plan, "suite_items", None))
+
+
+def _count(value) -> int | None:
+    """A count as an int; None for anything that is not a non-negative whole number."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
+        return None
+    return int(value) if float(value).is_integer() else None
+
+
+def coverage_block(counts: dict, items: int | None, suite_items: int | None) -> dict:
+    """A benchmark's coverage: {"scored": items in its headline score (its counts["scored"]), "items": items run,
+    "suite_items": items in the whole suite, "share": scored / suite_items}; None where a value is unknown (a
+    benchmark whose score or plan does not say)."""
+    scored, suite = _count((counts or {}).get("scored")), _count(suite_items)
+    return {"scored": scored, "items": _count(items), "suite_items": suite,
+            "share": scored / suite if scored is not None and suite else None}
+
+
+def run_identity(config: RunConfig) -> dict:
+    """What the responses journal is scoped to: the request's model, revision and precision, and the suite."""
+    request = config.request
+    return {"model": request.get("model", config.model), "revision": request.get("revision", config.revision),
+            "precision": config.precision, "suite": config.suite}
 
 
 def run_benchmark(benchmark: Benchmark, model, config: RunConfig, judge, progress: Progress,
-                  out_dir: Path) -> tuple[dict, dict[str, str]]:
-    """One benchmark of a run: its results block and the prompts it used."""
+                  out_dir: Path) -> tuple[dict, dict[str, str], Answered]:
+    """One benchmark of a run: its results block, the prompts it used, and what answering took."""
     started = time.monotonic()
+    name = benchmark.CARD.name
     run = {"suite": config.suite, "limit": config.limit, "sources": config.sources, "options": config.options}
     plan_ctx = PlanContext(suite=config.suite, limit=config.limit, images_dir=config.images_dir,
                            sources=config.sources, options=config.options)
-    path = out_dir / "details" / f"{benchmark.CARD.name}.parquet"
-    scored, prompts = evaluate(benchmark, model, plan_ctx, score_context(run, judge), model.batch_size, path,
-                               progress)
+    path = out_dir / "details" / f"{name}.parquet"
+    journal = Journal(config.responses, name, run_identity(config)) if config.responses is not None else None
+    done = evaluate(benchmark, model, plan_ctx, score_context(run, judge), model.batch_size, path, progress, journal)
+    scored = done.scored
     block = {"scores": scored.scores, "counts": scored.counts, "extra": scored.extra,
+             "coverage": coverage_block(scored.counts, done.answered.items, done.suite_items),
              "wall_time_s": round(time.monotonic() - started, 2)}
-    return block, prompts
+    return block, done.prompts, done.answered
 
 
 def run(config: RunConfig, out_dir: Path) -> dict:
@@ -124,14 +175,15 @@ def run(config: RunConfig, out_dir: Path) -> dict:
                        batch_size=config.batch_size)
     print(f"loaded on {model.device} as {model.dtype}; vision: {model.has_vision}", flush=True)
     progress = Progress(out_dir, config.benchmarks)
-    blocks, skipped, prompt_hashes, item_counts = {}, {}, {}, {}
+    blocks, skipped, prompt_hashes, item_counts, resumed = {}, {}, {}, {}, {}
     for benchmark in benchmarks:
         name = benchmark.CARD.name
         if benchmark.CARD.needs_images and not model.has_vision:
             skipped[name] = "needs image input; the model is text-only"
             print(f"skipping {name}: {skipped[name]}", flush=True)
             continue
-        blocks[name], prompts = run_benchmark(benchmark, model, config, judge, progress, out_dir)
+        blocks[name], prompts, answered = run_benchmark(benchmark, model, config, judge, progress, out_dir)
+        resumed[name] = {"reused": answered.reused, "items": answered.items, "model_requests": answered.model_requests}
         prompt_hashes.update({f"{name}/{key}": prompt_hash(text) for key, text in prompts.items()})
         item_counts[name] = blocks[name]["counts"].get("items", 0)
         print(f"{name}: {json.dumps(json_safe(blocks[name]['scores']))}", flush=True)
@@ -151,7 +203,7 @@ def run(config: RunConfig, out_dir: Path) -> dict:
             "versions": library_versions(), "git_commit": project_commit(), "host": platform.node(),
             **judge_record(judge), "prompt_hashes": prompt_hashes, "suite": config.suite, "limit": config.limit,
             "options": dict(config.options), "sources": dict(config.sources),
-            "item_counts": item_counts, "wall_time_s": round(time.monotonic() - started, 2),
+            "item_counts": item_counts, "resumed": resumed, "wall_time_s": round(time.monotonic() - started, 2),
         },
         "benchmarks": blocks,
         "skipped": skipped,

@@ -1,37 +1,108 @@
-"""The queue as tables of text: one frame per status, with position, progress, reason and log tail."""
+"""The queue as tables of text: one frame per status, with position, progress, reason (or resume note) and log
+tail."""
 from __future__ import annotations
 
 import math
+from datetime import datetime, timezone
 from typing import Iterable
 
 import pandas as pd
 
 from leaderboard import request_queue as q
 from leaderboard.formatting import as_float, format_time
+from leaderboard.request_queue import parse_time
 
 
-def progress_text(progress: dict | None) -> str:
-    """{"benchmark": "cure", "done": 12, "total": 20, "rate": 1.4} -> "cure 12/20 (1.4 it/s)"; while a judge
-    grades ({"stage": "grading"}) -> "simpleqa grading 12/31 (...)"."""
-    if not progress:
+STAGES = ("loading", "answering", "grading")  # evaluator.progress's stages
+MIN_RATE = 1e-4  # items/s; slower is shown as no rate
+MAX_ETA_S = 7 * 24 * 3600  # a longer ETA is no estimate
+
+
+def _count(value) -> int | None:
+    """A non-negative whole number, or None for anything else (text, NaN, negatives, booleans)."""
+    number = as_float(value)
+    return int(number) if not math.isnan(number) and number >= 0 and number.is_integer() else None
+
+
+def duration_text(seconds: float) -> str:
+    """33 -> "0:33", 725 -> "12:05", 3723 -> "1:02:03"."""
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _age_text(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds} s"
+    return f"{seconds // 60} min" if seconds < 7200 else f"{seconds // 3600} h"
+
+
+def _rate_text(rate: float) -> str:
+    return f"{rate:.1f} it/s" if rate >= 0.1 else f"{1 / rate:.0f} s/it"
+
+
+def resume_note(progress: dict | None) -> str:
+    """"resumed: 412 of 980 items reused" when a run reused earlier attempts' answers; "" otherwise."""
+    resumed = progress.get("resumed") if isinstance(progress, dict) else None
+    if not isinstance(resumed, dict):
+        return ""
+    reused, items = _count(resumed.get("reused")), _count(resumed.get("items"))
+    if not reused:
+        return ""
+    return f"resumed: {reused} of {items} items reused" if items else f"resumed: {reused} items reused"
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def _heartbeat(updated, now: datetime) -> str:
+    try:
+        moment = parse_time(updated) if isinstance(updated, str) else None
+    except ValueError:
+        return ""
+    if moment is None:
+        return ""
+    return f"heartbeat {_age_text((_aware(now) - _aware(moment)).total_seconds())} ago"
+
+
+def progress_text(progress: dict | None, now: datetime | None = None) -> str:
+    """A running request's progress (evaluator.progress's progress.json, plus the scheduler's "updated"), e.g.
+    "benchmark 2 of 4 · simpleqa answering 4/31 · 0.8 it/s · ETA 0:33 · resumed: 412 of 980 items reused ·
+    heartbeat 3 s ago"; a part that is unknown is left out. Stored requests may hold older or broken dicts: any
+    value that does not read is skipped. `now` (default: the current time) dates the heartbeat."""
+    if not isinstance(progress, dict) or not progress:
         return "starting"
-    bench = str(progress.get("benchmark") or "").strip()
-    done, total, rate = progress.get("done"), progress.get("total"), progress.get("rate")
-    parts = [bench] if bench else []
-    if bench and progress.get("stage") == "grading":
-        parts.append("grading")
-    if done is not None and total:
-        parts.append(f"{done}/{total}")
-    elif done is not None:
-        parts.append(str(done))
-    rate_f = as_float(rate)
-    if not math.isnan(rate_f) and rate_f > 0:
-        parts.append(f"({rate_f:.1f} it/s)")
-    text = " ".join(parts)
-    if not text:
-        stage = progress.get("stage") or progress.get("message")
-        text = str(stage) if stage else "running"
-    return text
+    index, count = _count(progress.get("benchmark_index")), _count(progress.get("benchmarks"))
+    bench = progress.get("benchmark")
+    bench = " ".join(bench.split()) if isinstance(bench, str) else ""
+    stage = progress.get("stage") if progress.get("stage") in STAGES else ""
+    done, total = _count(progress.get("done")), _count(progress.get("total"))
+    counting = stage != "loading"
+    words = [word for word in (bench, stage) if word]
+    if counting and done is not None and total:
+        words.append(f"{done}/{total}")
+    main = " ".join(words)
+    if not main:
+        fallback = progress.get("stage") or progress.get("message")
+        main = " ".join(fallback.split())[:80] if isinstance(fallback, str) and fallback.strip() else "running"
+    parts = [f"benchmark {index} of {count}"] if index and count and index <= count else []
+    parts.append(main)
+    rate, eta = as_float(progress.get("rate")), as_float(progress.get("eta_s"))
+    if counting and rate >= MIN_RATE:
+        parts.append(_rate_text(rate))
+    if counting and 0 <= eta <= MAX_ETA_S and not (done is not None and total and done >= total):
+        parts.append(f"ETA {duration_text(eta)}")
+    parts.append(resume_note(progress))
+    parts.append(_heartbeat(progress.get("updated"), now or q.now()))
+    return " · ".join(part for part in parts if part)
+
+
+def request_note(request: q.Request) -> str:
+    """A request's note: its error (why it was retried), and for a finished run that resumed, what it reused."""
+    parts = [request.error or "", resume_note(request.progress) if request.status == q.FINISHED else ""]
+    return " · ".join(part for part in parts if part)
 
 
 # queue column label -> function of (request, position)
@@ -47,7 +118,7 @@ _QUEUE_CELLS = {
     "Cancelled": lambda r, pos: format_time(r.finished_time),
     "Attempts": lambda r, pos: str(r.attempts),
     "Progress": lambda r, pos: progress_text(r.progress),
-    "Note": lambda r, pos: r.error or "",
+    "Note": lambda r, pos: request_note(r),
     "Error": lambda r, pos: r.error or "",
     "Log tail": lambda r, pos: r.log_tail or "",
     "Key": lambda r, pos: r.key,
@@ -55,16 +126,18 @@ _QUEUE_CELLS = {
 
 QUEUE_COLUMNS: dict[str, tuple[str, ...]] = {
     q.PENDING: ("#", "Model", "Revision", "Precision", "Type", "Submitted", "Attempts", "Note", "Key"),
-    q.RUNNING: ("Model", "Revision", "Precision", "Type", "Submitted", "Started", "Attempts", "Progress", "Key"),
-    q.FINISHED: ("Model", "Revision", "Precision", "Type", "Submitted", "Started", "Finished", "Attempts", "Key"),
+    # Progress right after Model: the Running table's widest text, visible without scrolling sideways
+    q.RUNNING: ("Model", "Progress", "Revision", "Precision", "Type", "Submitted", "Started", "Attempts", "Key"),
+    q.FINISHED: ("Model", "Revision", "Precision", "Type", "Submitted", "Started", "Finished", "Attempts", "Note",
+                 "Key"),
     q.FAILED: ("Model", "Revision", "Precision", "Type", "Submitted", "Finished", "Attempts", "Error", "Log tail", "Key"),
     q.CANCELLED: ("Model", "Revision", "Precision", "Type", "Submitted", "Cancelled", "Key"),
 }
 
 
-def queue_frame(requests: Iterable[q.Request], status: str) -> pd.DataFrame:
+def queue_frame(requests: Iterable[q.Request], status: str, now: datetime | None = None) -> pd.DataFrame:
     """Requests in one status, as text. PENDING: queue order (oldest first) with the position;
-    RUNNING: oldest start first; the others: most recently finished first."""
+    RUNNING: oldest start first; the others: most recently finished first. `now` dates the progress heartbeat."""
     if status not in QUEUE_COLUMNS:
         raise ValueError(f"unknown status {status!r}")
     chosen = [r for r in requests if r.status == status]
@@ -75,6 +148,8 @@ def queue_frame(requests: Iterable[q.Request], status: str) -> pd.DataFrame:
     else:
         chosen.sort(key=lambda r: (r.finished_time or r.submitted_time or "", r.path), reverse=True)
     labels = QUEUE_COLUMNS[status]
-    rows = [[_QUEUE_CELLS[label](r, i + 1 if status == q.PENDING else 0) for label in labels]
+    moment = now or q.now()
+    cells = {**_QUEUE_CELLS, "Progress": lambda r, pos: progress_text(r.progress, moment)}
+    rows = [[cells[label](r, i + 1 if status == q.PENDING else 0) for label in labels]
             for i, r in enumerate(chosen)]
     return pd.DataFrame(rows, columns=list(labels), dtype=object)

@@ -5,6 +5,9 @@ its output going to a log file; while it runs the tick renews the lease and copi
 request. Exit 0 with a results.json -> publish results + details, rebuild leaderboard.parquet, FINISHED.
 Killed by a signal -> back to PENDING (attempts + 1) or FAILED after max attempts. Any other exit ->
 FAILED with the worker's one-line reason and the last lines of its log.
+Every attempt of a request journals its model responses in the same folder, <runs>/<key>/responses (each
+attempt has its own stamped run folder beside it), so an attempt that starts again after a kill or a restart
+resumes where the last one stopped; the folder is removed once the request is FINISHED, kept otherwise.
 `Scheduler` runs ticks on an APScheduler BackgroundScheduler (the Space); `python -m leaderboard.worker`
 runs the same loop without the UI.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -76,13 +80,27 @@ def failure_reason(log_path: Path, returncode: int, settings: Settings) -> str:
     return f"the worker exited with code {returncode} without a reason"
 
 
-def worker_command(settings: Settings, request_file: Path, out_dir: Path) -> list[str]:
+def request_dir(settings: Settings, request: Request) -> Path:
+    """The folder of a request's runs: its attempts' stamped run folders and its responses journal."""
+    return (settings.runs_dir / request.key.replace("/", "__")).resolve()
+
+
+def responses_dir(settings: Settings, request: Request) -> Path:
+    """Where every attempt of a request journals its model responses (the same folder for each attempt)."""
+    return request_dir(settings, request) / "responses"
+
+
+def worker_command(settings: Settings, request_file: Path, out_dir: Path,
+                   responses: Path | None = None) -> list[str]:
     """`python -m evaluator run ...` for one request: the settings' benchmarks, suite, limit, batch size, every data
-    location that is set (by its source key) and the judge; tokens go by environment, never here."""
+    location that is set (by its source key), the judge and the responses folder; tokens go by environment,
+    never here."""
     command = [settings.python or sys.executable, "-m", "evaluator", "run", "--request", str(request_file),
                "--out", str(out_dir), "--benchmarks", ",".join(settings.benchmarks), "--suite", settings.suite,
                "--limit", str(settings.limit), "--batch-size", str(settings.batch_size),
                "--images-dir", str(settings.images_dir.resolve())]
+    if responses is not None:
+        command += ["--responses", str(responses)]
     for key, location in settings.sources.items():
         if location:
             command += ["--source", f"{key}={location}"]
@@ -138,7 +156,8 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
     """Run the worker for a request we hold the lease on, and close the request."""
     stop = stop or threading.Event()
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
-    run_dir = (settings.runs_dir / request.key.replace("/", "__") / stamp).resolve()
+    run_dir = request_dir(settings, request) / stamp
+    responses = responses_dir(settings, request)
     out_dir, log_path = run_dir / "out", run_dir / "worker.log"
     run_dir.mkdir(parents=True, exist_ok=True)
     request_file = run_dir / "request.json"
@@ -149,8 +168,8 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
         env["LEADERBOARD_JUDGE_TOKEN"] = settings.judge_bearer
     started = time.monotonic()
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(worker_command(settings, request_file, out_dir), cwd=PROJECT_DIR, env=env,
-                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(worker_command(settings, request_file, out_dir, responses), cwd=PROJECT_DIR,
+                                env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
         (run_dir / "worker.pid").write_text(str(proc.pid))
         outcome = None
@@ -182,6 +201,8 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
         try:
             publish(store, request, out_dir, settings)
             closed = queue.finish(store, request.path, owner, queue.FINISHED, log_tail=tail)
+            if closed is not None and closed.status == queue.FINISHED:  # the details hold every response now
+                shutil.rmtree(responses, ignore_errors=True)
         except Exception as exc:  # a publish failure must not lose the job
             closed = queue.finish(store, request.path, owner, queue.FAILED, log_tail=tail,
                                   error=scrub(f"publishing the results failed: {type(exc).__name__}: {exc}", settings))

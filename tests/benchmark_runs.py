@@ -22,10 +22,10 @@ def run_benchmark(name: str, model, *, suite: str = "sample", limit: int = 0, op
                            options=options)
     score_ctx = ScoreContext(suite=suite, limit=limit, sources=sources, options=options, judge=judge)
     watched = _Watched(progress) if progress is not None else None
-    scored, prompts = evaluate(benchmark, model, plan_ctx, score_ctx, batch_size,
-                               folder / "details" / f"{name}.parquet", watched)
-    scored.prompts = prompts
-    return scored
+    done = evaluate(benchmark, model, plan_ctx, score_ctx, batch_size, folder / "details" / f"{name}.parquet",
+                    watched)
+    done.scored.prompts = done.prompts
+    return done.scored
 
 
 class _Watched:
@@ -36,6 +36,9 @@ class _Watched:
 
     def start(self, name: str, stage: str) -> None:
         self.stage = stage
+
+    def planned(self, reused: int, items: int) -> None:
+        pass
 
     def update(self, done: int, total: int) -> None:
         if self.stage == "answering":

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import socket
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,6 +101,17 @@ def store(settings):
     return open_store(settings)
 
 
+def wait_for(predicate, timeout: float = 120.0, step: float = 0.05):
+    """Poll `predicate` until it returns something true (returned), or fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError("timed out waiting")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -109,11 +121,12 @@ def free_port() -> int:
 @pytest.fixture
 def app_url(settings, store):
     """build_app(settings, store) served on 127.0.0.1 (no scheduler: tests tick by hand); closed afterwards."""
-    from leaderboard.ui import build_app
+    from leaderboard.ui import build_app, launch_options
 
     demo = build_app(settings, store)
     port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, show_error=True)
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, show_error=True,
+                **launch_options(settings, store))
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:
@@ -152,16 +165,17 @@ def browser():
 
 @pytest.fixture
 def open_page(browser):
-    """open_page(url) -> a Playwright Page on the app, loaded (the tab bar is visible). Closed after the test."""
+    """open_page(url, width=1400, height=1000) -> a Playwright Page on the app, loaded (the tab bar is visible).
+    Closed after the test."""
     contexts = []
 
-    def _open(url: str):
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    def _open(url: str, width: int = 1400, height: int = 1000):
+        context = browser.new_context(viewport={"width": width, "height": height})
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(BROWSER_TIMEOUT_MS)
         page.goto(url)
-        page.get_by_role("tab", name="Leaderboard").wait_for(state="visible")
+        page.locator("#board-view").wait_for(state="visible")  # the Leaderboard tab is up
         return page
 
     yield _open

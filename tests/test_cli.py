@@ -28,12 +28,17 @@ def test_list_benchmarks():
 def test_run_by_generation_on_a_pinned_hub_model(tiny_llava, tmp_path):
     out = tmp_path / "out"
     done = evaluator("run", "--model", tiny_llava.repo_id, "--revision", tiny_llava.sha, "--limit", "2",
-                     "--option", "cure.mode=generation", "--out", str(out))
+                     "--option", "cure.mode=generation", "--out", str(out), "--responses", str(tmp_path / "responses"))
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads((out / "results.json").read_text())
     assert results["revision"] == tiny_llava.sha and results["benchmarks"]["cure"]["extra"]["mode"] == "generation"
     details = pd.read_parquet(out / "details" / "cure.parquet")
     assert set(details["extraction"]) == {"letter"} and details["question_id"].nunique() == 2
+    # --responses: every model response journaled, one generation request per details row
+    journal = (tmp_path / "responses" / "cure.jsonl").read_text().splitlines()
+    assert len(journal) == len(details)
+    assert {json.loads(line)["item"] for line in journal} == set(details["question_id"])
+    assert results["run"]["resumed"] == {"cure": {"reused": 0, "items": 2, "model_requests": len(details)}}
     assert "cure: " in done.stdout  # the scores line printed for the log
 
 

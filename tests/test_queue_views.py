@@ -29,12 +29,13 @@ def test_queue_frame_running_shows_progress_text():
                      progress={"benchmark": "cure", "done": 12, "total": 20, "rate": 1.4}),
             _request("org/starting", sha=SHA_B, status=q.RUNNING, started_time="2026-11-22T02:02:00+00:00")]
     df = queue_frame(reqs, q.RUNNING)
-    assert list(df["Progress"]) == ["cure 12/20 (1.4 it/s)", "starting"]
+    assert list(df["Progress"]) == ["cure 12/20 · 1.4 it/s", "starting"]
+    assert list(df.columns[:2]) == ["Model", "Progress"]  # visible without scrolling sideways
     assert df.loc[0, "Started"] == "2026-11-22 02:01:00 UTC"
     assert df.loc[0, "Attempts"] == "1"
     assert progress_text({"benchmark": "cure", "done": 3, "total": 20}) == "cure 3/20"
     assert progress_text({"benchmark": "simpleqa", "stage": "grading", "done": 12, "total": 31, "rate": 2.0}) == \
-        "simpleqa grading 12/31 (2.0 it/s)"
+        "simpleqa grading 12/31 · 2.0 it/s"
 
 
 def test_queue_frame_failed_has_reason_and_log_tail():

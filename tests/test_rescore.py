@@ -53,6 +53,9 @@ def test_rescore_with_a_second_judge_changes_only_the_judged_scores(tmp_path, ti
                          if _["part"] in ("answer", "confidence", "frequency"))
     assert new["scores"]["correct"] == 0.0 and new["scores"]["incorrect"] == pytest.approx(5 / 6)
     assert new["scores"] != old["scores"] and new["counts"]["items"] == old["counts"]["items"] == 6
+    # the coverage follows the new grades: its scored count is the answers the new judge graded
+    assert new["coverage"] == {"scored": new["counts"]["scored"], "items": 6, "suite_items": 31,
+                               "share": pytest.approx(new["counts"]["scored"] / 31)}
     assert new["extra"]["judge"]["model"] == "judge-b" and old["extra"]["judge"]["model"] == "judge-a"
     # the model's answers did not move; the grades and rationales did
     details_a = pd.read_parquet(first / "details" / "simpleqa.parquet")

@@ -11,20 +11,13 @@ import pandas as pd
 
 from leaderboard import request_queue as queue, scheduler
 from leaderboard.request_queue import Request
+from tests.conftest import wait_for
 
 
 def _request(model, precision="auto", **extra) -> Request:
     return Request(model=model.repo_id, revision=model.sha, precision=precision, architecture="test", **extra)
 
 
-def _wait_for(predicate, timeout=120.0, step=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError("timed out waiting")
 
 
 def test_tick_runs_the_worker_and_publishes(settings, store, tiny_llava):
@@ -101,7 +94,7 @@ def test_worker_killed_mid_run_publishes_nothing_and_is_retried(settings, store,
     request = _request(tiny_llava)
     queue.save(store, request)
     thread, box = _start_tick_in_thread(settings, store)
-    pid = _wait_for(lambda: _running_worker(settings))
+    pid = wait_for(lambda: _running_worker(settings))
     os.kill(pid, signal.SIGKILL)
     thread.join(timeout=120)
     assert box["report"].status == queue.PENDING
@@ -114,7 +107,7 @@ def test_progress_reaches_the_request_while_running(settings, store, tiny_llava)
     queue.save(store, _request(tiny_llava))
     stop = threading.Event()
     thread, box = _start_tick_in_thread(settings, store, stop)
-    progress = _wait_for(lambda: queue.all_requests(store)[0].progress.get("total"), timeout=180)
+    progress = wait_for(lambda: queue.all_requests(store)[0].progress.get("total"), timeout=180)
     stop.set()  # clean shutdown: the run stops and the request goes back to the queue, no attempt counted
     thread.join(timeout=60)
     stored = queue.all_requests(store)[0]

@@ -261,7 +261,7 @@ def test_run_scores_and_ungraded():
     seen = []
     res = _run(model, judge, 5, progress=lambda done, total: seen.append((done, total)))
     # 3 graded (A, B, C); 2 ungraded (failed call, unparsable reply): left out, not counted as wrong.
-    assert res.counts == {"items": 5, "graded": 3, "ungraded": 2, "unparsable_confidence": 0}
+    assert res.counts == {"items": 5, "scored": 3, "graded": 3, "ungraded": 2, "unparsable_confidence": 0}
     assert res.scores["correct"] == pytest.approx(1 / 3)
     assert res.scores["incorrect"] == pytest.approx(1 / 3)
     assert res.scores["not_attempted"] == pytest.approx(1 / 3)

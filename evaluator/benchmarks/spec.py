@@ -38,7 +38,8 @@ class Metric:
 
     key: the column is "<benchmark>_<key>"; the value is results["benchmarks"][<benchmark>] followed by `path`
     (default: ("scores", key)). label: the column header after the card's short title ("Ro" -> "CURE Ro").
-    shown: on the board by default (else it can be added under "More columns"). judged: it depends on the judge,
+    shown: a main metric, listed first in the benchmark's view on the board (False: a finer one, such as a
+    per-dimension score, listed after the main ones). judged: it depends on the judge,
     so grading the run again with another judge changes it.
     """
 
@@ -138,6 +139,7 @@ class Section:
     kind: str
     needs: str
     render: Callable[[dict | None], Any]
+    empty: str = ""  # what the section says while no finished run has it (default: "No finished run has <title> yet.")
 
 
 @dataclass(frozen=True)
@@ -227,12 +229,16 @@ class Ask:
 
 @dataclass
 class Plan:
-    """Every details row (in the order they are stored), the item ids in running order, and the Asks."""
+    """Every details row (in the order they are stored), the item ids in running order, and the Asks.
+
+    suite_items: how many items the whole suite has before any limit (None: unknown); with the score's
+    counts["scored"] (the items its headline score counts) it gives the run's coverage in the results."""
 
     rows: list[dict]
     items: list[str]
     asks: list[Ask]
     prompts: dict[str, str] = field(default_factory=dict)  # model-side prompt texts, hashed into the results
+    suite_items: int | None = None
 
 
 @dataclass

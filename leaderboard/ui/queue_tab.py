@@ -28,10 +28,16 @@ SECTIONS: dict[str, str] = {
     q.CANCELLED: "Cancelled",
 }
 _OPEN = {q.PENDING: True, q.RUNNING: True, q.FINISHED: False, q.FAILED: True, q.CANCELLED: False}
+# fixed column widths (in QUEUE_COLUMNS order) where a long text must wrap inside the page, not widen the table:
+# the Running table's Progress stays in view at 1400 px
+_WIDTHS = {q.RUNNING: ("15%", "29%", "9%", "6%", "8%", "8%", "8%", "6%", "11%")}
 
 HELP = ("Requests move from **Pending** to **Running** when the evaluator claims them, then to **Finished** (the "
         "model appears on the board) or **Failed** (with the reason and the last lines of the worker's log). "
-        "A pending request can be cancelled below. Click a failed run to read its log tail.")
+        "A running request shows which benchmark it is on, its items done, speed and time left, and when the "
+        "evaluator last reported; a run that was stopped (a restart) starts again where it stopped, reusing the "
+        "answers it had (\"resumed: ... items reused\"). A pending request can be cancelled below. Click a failed "
+        "run to read its log tail.")
 
 
 def _section_label(status: str, count: int) -> str:
@@ -103,6 +109,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
     failed_log = pick = cancel = cancel_message = None
     for status, title in SECTIONS.items():
         failed = status == q.FAILED
+        wrapped = status in (q.RUNNING, q.FINISHED, q.FAILED)  # long progress texts, notes and reasons wrap
         with gr.Accordion(label=_section_label(status, 0), open=_OPEN[status],
                           elem_id=f"queue-section-{status.lower()}") as accordion:
             table = gr.Dataframe(
@@ -110,7 +117,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
                 headers=list(QUEUE_COLUMNS[status]),
                 datatype="str",
                 interactive=False,
-                wrap=failed,
+                wrap=wrapped,
+                column_widths=list(_WIDTHS[status]) if status in _WIDTHS else None,
                 max_chars=160 if failed else None,  # the whole log tail is in the box below the table
                 max_height=400,
                 show_label=False,

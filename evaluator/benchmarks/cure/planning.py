@@ -63,6 +63,7 @@ def plan(ctx: PlanContext) -> Plan:
     mode = mode_option(ctx.options)
     max_new_tokens = int_option(ctx.options, "cure.max_new_tokens", GENERATION_MAX_NEW_TOKENS, 1)
     instances = load_instances(suite_location(ctx))
+    suite_items = len(instances)
     if ctx.limit and ctx.limit > 0:
         instances = instances[: ctx.limit]
     prompts = load_prompts()
@@ -81,4 +82,4 @@ def plan(ctx: PlanContext) -> Plan:
                 asks.append(Ask(inst["question_id"], GenerationRequest(text=text, max_new_tokens=max_new_tokens),
                                 [row], images=image))
     return Plan(rows=rows, items=[inst["question_id"] for inst in instances], asks=asks,
-                prompts={name: prompts[name] for name in used_prompts(mode)})
+                prompts={name: prompts[name] for name in used_prompts(mode)}, suite_items=suite_items)

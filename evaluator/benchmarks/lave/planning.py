@@ -60,6 +60,7 @@ def plan(ctx: PlanContext) -> Plan:
     max_new_tokens = max_new_tokens_option(ctx.options)
     template = answer_template()
     items = load_suite(ctx)
+    suite_items = len(items)
     if ctx.limit and ctx.limit > 0:
         items = items[: ctx.limit]
     images_dir = Path(ctx.images_dir)
@@ -72,4 +73,4 @@ def plan(ctx: PlanContext) -> Plan:
         asks.append(Ask(item["question_id"], request, [row],
                         images=lambda item=item: [item_image(item, images_dir)]))
     return Plan(rows=rows, items=[item["question_id"] for item in items], asks=asks,
-                prompts={ANSWER_PROMPT: template})
+                prompts={ANSWER_PROMPT: template}, suite_items=suite_items)

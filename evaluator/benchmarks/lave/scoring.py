@@ -123,6 +123,7 @@ def _breakdown(rows: list[dict], key: str) -> dict[str, dict]:
 def _counts(rows: list[dict], answered: list[dict], rated: list[dict]) -> dict[str, int]:
     return {
         "items": len(rows),
+        "scored": len(rated),  # LAVE, the headline, is the mean over the answers the judge rated
         "answered": len(answered),
         "rated": len(rated),
         "unrated": len(answered) - len(rated),

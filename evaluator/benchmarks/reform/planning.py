@@ -160,7 +160,8 @@ class _Planner:
 def plan(ctx: PlanContext) -> Plan:
     """Every item of the suite (ctx.limit > 0: that many per dimension): its rows and its model requests."""
     settings = run_settings(ctx.options)
-    items = select(load_suite(ctx), ctx.limit)
+    suite = load_suite(ctx)
+    items = select(suite, ctx.limit)  # the limit is per dimension; the suite's size counts every item
     prompts = load_prompts()
     planner = _Planner(settings, prompts)
     keys = item_keys(items)
@@ -171,4 +172,4 @@ def plan(ctx: PlanContext) -> Plan:
         rows.extend(item_rows)
         asks.extend(item_asks)
     return Plan(rows=rows, items=keys, asks=asks,
-                prompts=used_prompts(prompts, settings.do_gen, settings.do_lik, ctx.suite))
+                prompts=used_prompts(prompts, settings.do_gen, settings.do_lik, ctx.suite), suite_items=len(suite))

@@ -21,6 +21,7 @@ from evaluator.benchmarks.reform.datasets import CAPTION, DIMENSIONS, KIE, MC, O
 from evaluator.benchmarks.reform.options import TEMPERATURE, RunSettings, run_settings
 from evaluator.benchmarks.reform.prompts import load_prompts, split_templates
 from evaluator.benchmarks.spec import ScoreContext, Scored
+from evaluator.executor import UNAVAILABLE
 from evaluator.metrics.basic import argmax, nan_mean
 from evaluator.metrics.captions import caption_scores
 from evaluator.metrics.reform import (choice_text, extract_option, format_hit_rate, kie_accuracy,
@@ -150,8 +151,13 @@ def _counts(rows: list[dict], settings: RunSettings, gen_mc: list[dict], lik_mc:
             free_rows: list[dict]) -> dict[str, int]:
     forms = {row["question_id"]: row["form"] for row in rows}  # one form per item
     n_form = {form: sum(1 for f in forms.values() if f == form) for form in (MC, CAPTION, OCR, KIE)}
+    # scored: the items the overall score rests on: every item (an unparsable answer counts as wrong) but one whose
+    # image the executor could not fetch, which had no answer to score (the suite reads its images as it loads and
+    # a missing one stops the run, so in practice that is none)
+    unavailable = {row["question_id"] for row in rows if row.get("status") == UNAVAILABLE}
     return {
         "items": len(forms),
+        "scored": len(forms) - len(unavailable),
         "repeats": settings.repeats,
         "multiple_choice": n_form[MC],
         "caption": n_form[CAPTION],

@@ -70,10 +70,11 @@ def plan(ctx: PlanContext) -> Plan:
     """Every question (all, or the first ctx.limit), with the calibration requests the options call for."""
     settings = read_settings(ctx.suite, ctx.options)
     questions = load_questions(suite_location(ctx.suite, ctx.sources))
+    suite_items = len(questions)
     if ctx.limit and ctx.limit > 0:
         questions = questions[: ctx.limit]
     prompts = load_prompts(settings.grader_style)
     asks = [ask for q in questions for ask in _asks(q, settings, prompts["simpleqa_confidence"])]
     used = {"simpleqa_confidence": prompts["simpleqa_confidence"]} if settings.confidence else {}
     return Plan(rows=[row for ask in asks for row in ask.rows], items=[q["question_id"] for q in questions],
-                asks=asks, prompts=used)
+                asks=asks, prompts=used, suite_items=suite_items)

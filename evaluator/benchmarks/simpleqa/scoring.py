@@ -125,7 +125,8 @@ def aggregate(rows: list[dict], settings: RunSettings, ctx: ScoreContext,
                      "source": str(suite_location(ctx.suite, ctx.sources))},
         "grade_rule": GRADE_RULE,
     }
-    counts = {"items": len(answers), "graded": summary["n"], "ungraded": summary["ungraded"],
+    # scored: the answers the judge graded, the only ones the headline fractions count (ungraded ones are left out)
+    counts = {"items": len(answers), "scored": summary["n"], "graded": summary["n"], "ungraded": summary["ungraded"],
               "unparsable_confidence": unparsable}
     if settings.confidence:
         _confidence_block([r for r in rows if r["part"] == "confidence"], settings, scores, extra, counts)

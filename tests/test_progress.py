@@ -1,0 +1,173 @@
+"""A run's progress tells the truth: progress.json from its first write of each benchmark (the total, "benchmark i
+of n", the resumed share), a rate over a moving window with an ETA, and the Queue's one-line text of it."""
+from __future__ import annotations
+
+import json
+from collections import deque
+from datetime import datetime, timezone
+
+import pytest
+
+from evaluator import progress as progress_module
+from evaluator.progress import ANSWERING, GRADING, LOADING, Progress, window_rate
+from leaderboard.queue_views import duration_text, progress_text, resume_note
+
+KEYS = {"benchmark", "stage", "done", "total", "benchmark_index", "benchmarks", "rate", "eta_s", "at", "resumed"}
+
+
+class Clock:
+    def __init__(self):
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def writes(monkeypatch) -> list[dict]:
+    """Every state Progress writes, in order (the file only keeps the last)."""
+    seen: list[dict] = []
+    real = progress_module.write_atomic
+
+    def record(path, data):
+        seen.append(json.loads(data))
+        real(path, data)
+
+    monkeypatch.setattr(progress_module, "write_atomic", record)
+    return seen
+
+
+def test_every_benchmark_is_written_at_once_and_its_first_count_has_the_total(tmp_path, writes):
+    clock = Clock()
+    progress = Progress(tmp_path, ("cure", "simpleqa"), clock=clock)
+    progress.start("cure", LOADING)
+    assert writes[-1] == {**writes[-1], "benchmark": "cure", "stage": "loading", "done": 0, "total": None,
+                          "benchmark_index": 1, "benchmarks": 2, "rate": None, "eta_s": None,
+                          "resumed": {"reused": 0, "items": 0}}
+    assert set(writes[-1]) == KEYS and datetime.fromisoformat(writes[-1]["at"]).tzinfo is not None
+    progress.planned(3, 10)
+    progress.start("cure", ANSWERING)
+    assert len(writes) == 1  # a counting stage is written at its first update, which has the total
+    progress.update(3, 10)  # at once, though within the throttle interval of the loading write
+    assert len(writes) == 2 and writes[-1]["stage"] == "answering" and writes[-1]["total"] == 10
+    assert writes[-1]["done"] == 3 and writes[-1]["resumed"] == {"reused": 3, "items": 10}
+    clock.t += 0.1
+    progress.update(4, 10)  # throttled
+    assert len(writes) == 2
+    clock.t += 0.5
+    progress.update(5, 10)
+    assert writes[-1]["done"] == 5 and writes[-1]["rate"] == pytest.approx(2 / 0.6, abs=1e-3)
+    assert writes[-1]["eta_s"] == pytest.approx(5 / (2 / 0.6), abs=0.1)
+    clock.t += 0.1
+    progress.update(10, 10)  # the stage's last update is always written
+    assert writes[-1]["done"] == 10
+
+    clock.t += 0.1
+    progress.start("simpleqa", LOADING)  # the next benchmark: at once, "2 of 2", no count yet
+    assert writes[-1]["stage"] == "loading" and writes[-1]["benchmark_index"] == 2 and writes[-1]["total"] is None
+    progress.planned(0, 31)
+    progress.start("simpleqa", ANSWERING)
+    clock.t += 0.1
+    progress.update(0, 31)
+    first = writes[-1]
+    assert (first["benchmark"], first["stage"], first["done"], first["total"]) == ("simpleqa", "answering", 0, 31)
+    assert first["benchmark_index"] == 2 and first["resumed"] == {"reused": 3, "items": 41}
+    assert first["rate"] is None and first["eta_s"] is None  # one point: no rate yet
+    progress.start("simpleqa", GRADING)
+    progress.update(0, 0)
+    progress.update(0, 93)  # a changed total is written at once
+    assert writes[-1]["stage"] == "grading" and writes[-1]["total"] == 93
+    progress.close()
+    assert json.loads((tmp_path / "progress.json").read_text()) == writes[-1]
+
+
+def test_the_rate_is_measured_over_the_last_minute_and_gives_the_eta(tmp_path, writes):
+    clock = Clock()
+    progress = Progress(tmp_path, ("reform",), clock=clock)
+    progress.start("reform", ANSWERING)
+    for seconds, done in ((0, 0), (30, 30), (60, 60), (90, 150)):  # 1 it/s, then 3 it/s for the last 30 s
+        clock.t = 1000.0 + seconds
+        progress.update(done, 210)
+    # the window starts at the last point at or before 60 s ago (t=30): (150 - 30) / (90 - 30) = 2 it/s,
+    # not the run's average of 150 / 90
+    assert writes[-1]["rate"] == pytest.approx(2.0)
+    assert writes[-1]["eta_s"] == pytest.approx(30.0)
+    clock.t += 300  # a stall: the rate is measured from the last point before the window, so it falls
+    progress.update(150, 210)
+    assert writes[-1]["rate"] == 0.0 and writes[-1]["eta_s"] is None
+
+    assert window_rate(deque()) is None and window_rate(deque([(1.0, 5)])) is None
+    assert window_rate(deque([(1.0, 5), (1.0, 9)])) is None  # no time between the points
+    points = deque([(0.0, 0), (10.0, 10), (100.0, 100), (130.0, 160)])
+    assert window_rate(points) == pytest.approx((160 - 10) / (130 - 10))  # from the last point before t=70
+    assert list(points) == [(10.0, 10), (100.0, 100), (130.0, 160)]  # older points are dropped
+
+
+def test_a_real_run_writes_each_benchmark_with_its_total_and_place(tiny_llava, tmp_path, writes, one_torch_thread):
+    from evaluator.benchmarks.cure.data import SAMPLE_PATH, load_instances
+    from evaluator.runner import RunConfig, run
+
+    config = RunConfig(model=tiny_llava.repo_id, revision=tiny_llava.sha, benchmarks=("cure", "reform"), limit=2,
+                       batch_size=1, images_dir=tmp_path / "images")
+    results = run(config, tmp_path / "out")
+    by_bench = {name: [w for w in writes if w["benchmark"] == name] for name in ("cure", "reform")}
+    for index, (name, states) in enumerate(by_bench.items(), start=1):
+        items = results["run"]["item_counts"][name]
+        assert states[0]["stage"] == "loading" and states[0]["benchmark_index"] == index
+        assert states[0]["benchmarks"] == 2 and states[0]["total"] is None
+        answering = [s for s in states if s["stage"] == "answering"]
+        assert answering[0]["total"] == items and answering[0]["done"] == 0  # never a count without its total
+        assert answering[-1]["done"] == items
+        assert all(s["total"] == items for s in answering)
+    assert [w["stage"] for w in writes if w["stage"] == "loading"] == ["loading", "loading"]
+    assert writes[-1]["resumed"] == {"reused": 0, "items": 2 + results["run"]["item_counts"]["reform"]}
+    # no journal: nothing reused, every Ask answered by the model
+    assert results["run"]["resumed"]["cure"]["reused"] == 0
+    # coverage of a limited run: 2 of the sample's instances
+    assert results["benchmarks"]["cure"]["coverage"] == {
+        "scored": 2, "items": 2, "suite_items": len(load_instances(SAMPLE_PATH)), "share": 2 / 20}
+
+
+NOW = datetime(2026, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
+
+
+def test_progress_text_renders_every_part():
+    full = {"benchmark": "simpleqa", "stage": "answering", "done": 4, "total": 31, "benchmark_index": 2,
+            "benchmarks": 4, "rate": 0.8, "eta_s": 33.4, "at": "2026-05-01T11:59:56+00:00",
+            "resumed": {"reused": 412, "items": 980}, "updated": "2026-05-01T11:59:57.000000+00:00"}
+    assert progress_text(full, now=NOW) == ("benchmark 2 of 4 · simpleqa answering 4/31 · 0.8 it/s · ETA 0:33 · "
+                                            "resumed: 412 of 980 items reused · heartbeat 3 s ago")
+    loading = {"benchmark": "cure", "stage": "loading", "done": 0, "total": None, "benchmark_index": 1,
+               "benchmarks": 2, "rate": None, "eta_s": None, "resumed": {"reused": 0, "items": 0}}
+    assert progress_text(loading, now=NOW) == "benchmark 1 of 2 · cure loading"
+    slow = {"benchmark": "lave", "stage": "grading", "done": 3, "total": 30, "rate": 0.05, "eta_s": 5400,
+            "updated": "2026-05-01T11:50:00+00:00"}
+    assert progress_text(slow, now=NOW) == "lave grading 3/30 · 20 s/it · ETA 1:30:00 · heartbeat 10 min ago"
+    finished = {**full, "done": 31, "eta_s": 0.0}
+    assert "ETA" not in progress_text(finished, now=NOW)
+    assert duration_text(59.6) == "1:00" and duration_text(3723) == "1:02:03"
+    assert resume_note(full) == "resumed: 412 of 980 items reused" and resume_note({"resumed": {"reused": 0}}) == ""
+
+
+@pytest.mark.parametrize("junk", [
+    None, {}, [], "cure 3/4", 7,
+    {"benchmark": None, "done": "x", "total": [1]},
+    {"benchmark": {"a": 1}, "stage": 4, "rate": "fast", "eta_s": -1, "resumed": [1, 2], "updated": "yesterday"},
+    {"benchmark_index": True, "benchmarks": "many", "done": float("nan"), "total": float("inf")},
+    {"rate": 1e-300, "eta_s": 1e30, "benchmark": "x", "done": 1, "total": 5, "updated": 12},
+    {"resumed": {"reused": "lots", "items": -3}, "updated": "2026-05-01T11:59:00"},
+    {"benchmark_index": 5, "benchmarks": 2, "done": -1, "total": -4, "message": "warming up"},
+])
+def test_progress_text_survives_junk(junk):
+    text = progress_text(junk, now=NOW)
+    assert isinstance(text, str) and text
+    assert "None" not in text and "nan" not in text and "inf" not in text and "{" not in text
+    assert "ETA" not in text and "of 2" not in text
+
+
+def test_progress_text_of_old_dicts():
+    old = {"benchmark": "cure", "done": 12, "total": 20, "rate": 1.4}  # before stages, places and heartbeats
+    assert progress_text(old, now=NOW) == "cure 12/20 · 1.4 it/s"
+    assert progress_text({"benchmark": "simpleqa", "done": 0, "total": 0}, now=NOW) == "simpleqa"  # no "0" alone
+    assert progress_text({"message": "warming up"}, now=NOW) == "warming up"
+    assert progress_text({"updated": "2026-05-01T11:59:00"}, now=NOW) == "running · heartbeat 60 s ago"
