@@ -7,35 +7,49 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 from leaderboard.scheduler import Scheduler  # noqa: E402
 from leaderboard.settings import Settings  # noqa: E402
 from leaderboard.store import open_store  # noqa: E402
-from leaderboard.ui import build_app  # noqa: E402
+from leaderboard.ui import build_app, launch_options  # noqa: E402
+
+PORT_BUSY = ("error: port {port} on {host} is already in use (another copy of the Space, or another server). Stop "
+             "it, or start this one on a free port: LEADERBOARD_PORT=7861 python app.py (GRADIO_SERVER_PORT works "
+             "too when LEADERBOARD_PORT is unset).")
 
 
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt  # SIGTERM (a Space stopping) unblocks launch() like Ctrl-C, so the scheduler shuts down
 
 
-def main() -> None:
+def main() -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     settings = Settings.from_env()
     store = open_store(settings)
     demo = build_app(settings, store)
+    try:  # listen first: a busy port says which variable to set, before any evaluation starts
+        demo.launch(server_name=settings.host, server_port=settings.port, prevent_thread_lock=True,
+                    **launch_options(settings, store))
+    except OSError as exc:
+        if "port" not in str(exc).lower():
+            raise
+        print(PORT_BUSY.format(port=settings.port, host=settings.host), file=sys.stderr, flush=True)
+        return 1
     scheduler = Scheduler(settings, store) if settings.run_scheduler else None
     if scheduler:
         scheduler.start()
     print(f"store: {settings.store_backend} at {settings.home.resolve()}; suite: {settings.suite}; "
           f"scheduler: {'every %.0f s' % settings.scheduler_interval if scheduler else 'off'}", flush=True)
     try:
-        demo.launch(server_name=settings.host, server_port=settings.port)
+        demo.block_thread()  # until Ctrl-C or SIGTERM
     finally:
         if scheduler:
             scheduler.shutdown()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

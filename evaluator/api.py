@@ -18,14 +18,14 @@ from evaluator.benchmarks.spec import (CORRECT, COUNT, FRACTION, IMAGE_UNAVAILAB
                                        PERCENT_KINDS, RATIO, Card, Grader, ItemPart, ItemView, Metric, Option,
                                        Section, Source, Verdict)
 from evaluator.images import ImageUnavailable
-from evaluator.judge import JudgeError, judge_name, make_judge
+from evaluator.judge import JudgeError, judge_id, judge_name, make_judge
 from evaluator.models.base import UnsupportedModelError
 from evaluator.redaction import redact
 
 __all__ = ["DEFAULT_BENCHMARKS", "CORRECT", "COUNT", "FRACTION", "IMAGE_UNAVAILABLE", "ITEM_COLUMNS", "NUMBER",
            "OUTCOMES", "PERCENT_KINDS", "RATIO", "Card", "Grader", "ImageUnavailable", "ItemPart", "ItemView",
            "JudgeError", "Metric", "Option", "Section", "Source", "UnsupportedModelError", "Verdict",
-           "benchmark_names", "card", "cards", "describe_model_folder", "graders", "judge_name", "judged_benchmarks",
+           "benchmark_names", "card", "cards", "describe_model_folder", "graders", "judge_id", "judge_name", "judged_benchmarks",
            "make_judge",
            "redact", "rescore_run", "sources"]
 

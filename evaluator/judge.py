@@ -408,6 +408,16 @@ def make_judge(spec: str, token: str | None = None, *, timeout: float = 60, max_
     return LocalJudge(source, revision)
 
 
+def judge_id(identity: dict | None) -> str | None:
+    """A short id of the judge (8 hex characters of the hash of its identity), so that two runs graded by the same
+    judge show the same id; None when there was no judge."""
+    if not identity:
+        return None
+    from evaluator.prompt_files import prompt_hash
+
+    return prompt_hash(json.dumps(identity, sort_keys=True, default=str)).split(":", 1)[1][:8]
+
+
 def judge_name(identity: dict | None) -> str:
     """The judge named for people: "<model> (endpoint <url>)" or "<model> @ <revision> (local)"; never a token."""
     identity = identity or {}

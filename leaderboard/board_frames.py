@@ -1,25 +1,22 @@
-"""Results -> pandas DataFrames: the raw frame (one row per run, every column of the schema, scores as fractions)
-and what the board shows (filtered, sorted, scores as percentages with one decimal, "n/a" for undefined).
+"""Results -> pandas DataFrames: the raw frame (one row per run, every raw column of the schema, scores as
+fractions), the search and filters, and a view's rows as the board shows them (scores as percentages with one
+decimal, "n/a" for undefined, the model linked to its Hub page). Which rows a view shows, in which order, is
+leaderboard.board_views.
 """
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Iterable, Sequence
+from urllib.parse import quote
 
 import pandas as pd
 
-from leaderboard.columns import NUMBER, NUMERIC, SCORE, SHA, TIME, Column, Schema
-from leaderboard.formatting import as_float, format_number, format_score, format_time
+from leaderboard.columns import COUNT, NUMBER, NUMERIC, RANK, SCORE, SHA, TIME, Column, Schema, View, value_at
+from leaderboard.formatting import as_float, escape_markdown, format_number, format_score, format_time
 
 SIZE_BUCKETS: tuple[str, ...] = ("<1B", "1-3B", "3-7B", "7-15B", ">15B", "unknown")
-
-
-def _get(obj: Any, path: tuple[str, ...]) -> Any:
-    for part in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(part)
-    return obj
+HUB_URL = "https://huggingface.co"
 
 
 def leaderboard_frame(results: Iterable[dict], schema: Schema) -> pd.DataFrame:
@@ -28,7 +25,7 @@ def leaderboard_frame(results: Iterable[dict], schema: Schema) -> pd.DataFrame:
     for result in results:
         row = {}
         for col in schema.columns:
-            value = _get(result, col.path)
+            value = col.derive(result) if col.derive is not None else value_at(result, col.path)
             row[col.name] = as_float(value) if col.kind in NUMERIC else (None if value is None else str(value))
         rows.append(row)
     frame = pd.DataFrame(rows, columns=schema.names)
@@ -64,10 +61,7 @@ def size_bucket(params_billions: float | None) -> str:
 
 
 def _format(col: Column, value: Any) -> str:
-    if col.kind == SCORE:
-        return format_score(value)
-    if col.kind == NUMBER:
-        return format_number(value)
+    """A raw text value as the board shows it (a sha shortened, a time formatted)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     text = str(value)
@@ -104,32 +98,37 @@ def filter_runs(df: pd.DataFrame, search: str = "", model_types: Sequence[str] =
     return df[mask]
 
 
-def board_columns(schema: Schema, extra: Sequence[str] = ()) -> list[Column]:
-    """The board's columns: the shown ones, plus the optional columns named in `extra` just before "Suite", in
-    schema order."""
-    optional = {c.name for c in schema.optional}
-    chosen = [c for c in schema.columns if c.name in set(extra or ()) and c.name in optional]
-    base = list(schema.shown)
-    at = next((i for i, c in enumerate(base) if c.name == "suite"), len(base))
-    return base[:at] + chosen + base[at:]
+HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+MARKDOWN_COLUMNS = ("model", "details")  # shown as Markdown (links); every other column is plain text
 
 
-def board_frame(df: pd.DataFrame, schema: Schema, search: str = "", model_types: Sequence[str] = (),
-                sizes: Sequence[str] = (), extra: Sequence[str] = ()) -> pd.DataFrame:
-    """The board with typed values: shown columns under their labels, filtered, sorted by the default column
-    descending with undefined last; scores as percentages rounded to one decimal (NaN: undefined), plain numbers as
-    they are (NaN: unknown), everything else text. `display_frame` and `board_table` format it."""
-    rows = sort_runs(filter_runs(df, search, model_types or (), sizes or ()), schema.default_sort)
-    cols = board_columns(schema, extra)
+def model_link(model: str, endpoint: str = HUB_URL) -> str:
+    """The model id as a Markdown link to its Hub page (escaped); a local folder is shown without a link."""
+    text = escape_markdown(model, limit=None)
+    if not HUB_ID.match(model or ""):
+        return text
+    return f"[{text}]({endpoint.rstrip('/')}/{quote(model, safe='/')})"
+
+
+def board_frame(rows: pd.DataFrame, schema: Schema, view: View) -> pd.DataFrame:
+    """A view's rows (board_views.shown_rows) with typed values under the columns' labels: scores as percentages
+    rounded to one decimal (NaN: undefined), numbers, counts and ranks as they are, everything else text.
+    `board_text` and `board_table` format it."""
+    cols = [schema.column(name) for name in view.columns]
     data = {}
     for c in cols:
+        values = rows[c.name] if c.name in rows else [None] * len(rows)
         if c.kind == SCORE:
             data[c.label] = [round(v * 100, 1) if not math.isnan(v) else math.nan
-                             for v in (as_float(x) for x in rows[c.name])]
-        elif c.kind == NUMBER:
-            data[c.label] = [as_float(x) for x in rows[c.name]]
+                             for v in (as_float(x) for x in values)]
+        elif c.kind in NUMERIC:
+            data[c.label] = [as_float(x) for x in values]
+        elif c.name == "scored_on":  # benchmark names -> their short titles
+            titles = {card.name: card.short_title for card in schema.cards}
+            data[c.label] = [", ".join(titles.get(n, n) for n in str(x).split(",") if n) if isinstance(x, str) else ""
+                             for x in values]
         else:
-            data[c.label] = [_format(c, x) for x in rows[c.name]]
+            data[c.label] = [_format(c, x) for x in values]
     out = pd.DataFrame(data, columns=[c.label for c in cols])
     for c in cols:
         out[c.label] = out[c.label].astype("float64" if c.kind in NUMERIC else object)
@@ -139,27 +138,43 @@ def board_frame(df: pd.DataFrame, schema: Schema, search: str = "", model_types:
 def _cell_text(c: Column, value: Any) -> str:
     if c.kind == SCORE:
         return format_score(None if value is None or math.isnan(value) else value / 100)
-    if c.kind == NUMBER:
+    if c.kind == RANK:
+        return "" if value is None or math.isnan(value) else str(int(value))
+    if c.name == "limit" and (value is None or math.isnan(value) or value <= 0):
+        return "none"
+    if c.kind in (NUMBER, COUNT):
         return format_number(value)
+    if c.name == "details":  # links -> their labels, for the plain-text board
+        return re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", "" if value is None else str(value))
     return "" if value is None else str(value)
 
 
-def display_frame(df: pd.DataFrame, schema: Schema, search: str = "", model_types: Sequence[str] = (),
-                  sizes: Sequence[str] = ()) -> pd.DataFrame:
-    """The board as text: shown columns under their labels, percentages with one decimal, "n/a" for undefined,
-    filtered, sorted by the default column descending with n/a last."""
-    board = board_frame(df, schema, search, model_types, sizes)
-    headers = [c.label for c in schema.shown]
-    out = pd.DataFrame({c.label: [_cell_text(c, v) for v in board[c.label]] for c in schema.shown}, columns=headers)
+def board_text(board: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    """`board_frame`'s output as plain text: percentages with one decimal, "n/a" for undefined, ranks as integers,
+    the details links as their labels."""
+    by_label = {c.label: c for c in (*schema.columns, *schema.board_only)}
+    cols = [by_label[label] for label in board.columns]
+    out = pd.DataFrame({c.label: [_cell_text(c, v) for v in board[c.label]] for c in cols},
+                       columns=list(board.columns))
     return out.astype(object)
 
 
-def board_table(board: pd.DataFrame, schema: Schema) -> dict:
+def datatypes(board: pd.DataFrame, schema: Schema) -> list[str]:
+    """gr.Dataframe's datatype of each column: "markdown" for the link columns, "number" for numbers, else "str"."""
+    by_label = {c.label: c for c in (*schema.columns, *schema.board_only)}
+    types = []
+    for label in board.columns:
+        c = by_label[label]
+        types.append("markdown" if c.name in MARKDOWN_COLUMNS else "number" if c.kind in NUMERIC else "str")
+    return types
+
+
+def board_table(board: pd.DataFrame, schema: Schema, endpoint: str = HUB_URL) -> dict:
     """`board_frame`'s output as the value gr.Dataframe takes: `data` holds the numbers (None when undefined), so
-    sorting a column in the browser is numeric, and `metadata.display_value` the text shown, the same as
-    `display_frame` ("54.6", "n/a"; undefined sorts as the lowest value). Built directly: a pandas Styler does
-    the same but takes seconds for a thousand rows."""
-    by_label = {c.label: c for c in schema.columns}
+    sorting a column in the browser is numeric, and plain model ids; `metadata.display_value` the text shown, as
+    `board_text` ("54.6", "n/a"; undefined sorts as the lowest value), with the model linked to its Hub page.
+    Built directly: a pandas Styler does the same but takes seconds for a thousand rows."""
+    by_label = {c.label: c for c in (*schema.columns, *schema.board_only)}
     cols = [by_label[label] for label in board.columns]
     data, text = [], []
     columns = [(c, board[c.label].tolist()) for c in cols]
@@ -172,7 +187,8 @@ def board_table(board: pd.DataFrame, schema: Schema) -> dict:
             else:
                 value = "" if value is None else str(value)
             row.append(value)
-            shown.append(_cell_text(c, math.nan if value is None else value))
+            shown.append(model_link(value, endpoint) if c.name == "model" else
+                         value if c.name == "details" else _cell_text(c, math.nan if value is None else value))
         data.append(row)
         text.append(shown)
     metadata = {"display_value": text, "styling": [[""] * len(cols) for _ in text]} if data else None

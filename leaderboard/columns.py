@@ -1,14 +1,22 @@
-"""The column schema of the board and of leaderboard.parquet, built from the benchmarks' cards.
+"""Every column of the board and of leaderboard.parquet, declared once, and the board's views, built from the
+benchmarks' cards.
 
-A column is where its value lives in a results file, what kind of value it is and what it means. The model and
-run columns are declared here; every benchmark column comes from a metric on the benchmark's card (name
-"<benchmark>_<metric key>", label "<short title> <metric label>"). The Leaderboard tab, the parquet file and the
-About tab all read one `Schema`.
+A column is where its value lives in a results file (a path of keys, or a function of the whole results file for the
+few derived ones), what kind of value it is and what it means. Model and run columns are declared here; each
+benchmark gives its card's metrics (name "<benchmark>_<metric key>", label "<short title> <metric label>") and a
+coverage column. The board-only columns (rank, flag, notes, details) depend on the other runs and the settings, so
+they are computed when the board is drawn (leaderboard.board_views) and are not in the parquet file.
+
+A view is the set of columns the board shows at once: Overview (the overall score and each benchmark's headline
+score and coverage), then one view per benchmark (every metric of that benchmark). The Leaderboard tab, the parquet
+file and the About tab all read one `Schema`.
 """
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 from evaluator import api
 from leaderboard.request_queue import MODEL_TYPES
@@ -16,16 +24,20 @@ from leaderboard.request_queue import MODEL_TYPES
 # kinds of column
 TEXT = "text"        # shown as is
 SHA = "sha"          # a commit sha: full in the raw frame, 12 characters on the board
-NUMBER = "number"    # a plain number (parameters in billions, CIDEr, a count)
+NUMBER = "number"    # a plain number (parameters in billions, CIDEr, an entropy)
+COUNT = "count"      # a number of answers or items (ungraded, unrated, a limit); never a percentage
 SCORE = "score"      # a fraction in 0..1 (or null), shown as a percentage
 TIME = "time"        # an ISO timestamp
-NUMERIC = (SCORE, NUMBER)
+RANK = "rank"        # a place on the board (board only): 1, 2, ...; empty for runs that are not ranked
+NUMERIC = (SCORE, NUMBER, COUNT, RANK)
+
+OVERVIEW = "overview"
 
 
 @dataclass(frozen=True)
 class Column:
-    """One column. path: keys leading to the value in a results file; group: "model", "run" or a benchmark's name;
-    shown: False for columns only in the raw frame / parquet file (a benchmark's can be added to the board)."""
+    """One column. path: keys leading to the value in a results file (empty when `derive` computes it from the whole
+    results file, or for a board-only column); group: "model", "run", "board" or a benchmark's name."""
 
     name: str
     label: str
@@ -33,12 +45,37 @@ class Column:
     kind: str
     description: str
     group: str = "model"
-    shown: bool = True
     higher_is_better: bool = True
+    derive: Callable[[dict], Any] | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class View:
+    """A set of board columns shown together. benchmark: None for the overview; rank_by: the column that ranks it."""
+
+    key: str
+    label: str
+    benchmark: str | None
+    columns: tuple[str, ...]
+    rank_by: str
+
+
+def _skipped(results: dict) -> str | None:
+    """The benchmarks the run skipped, as JSON {name: reason}; None when it skipped none."""
+    skipped = results.get("skipped")
+    if not isinstance(skipped, dict) or not skipped:
+        return None
+    return json.dumps({str(k): str(v) for k, v in skipped.items()}, sort_keys=True)
+
+
+def _judge_id(results: dict) -> str | None:
+    run = results.get("run")
+    return api.judge_id(run.get("judge")) if isinstance(run, dict) and isinstance(run.get("judge"), dict) else None
 
 
 MODEL_COLUMNS: tuple[Column, ...] = (
-    Column("model", "Model", ("model",), TEXT, "The Hugging Face Hub model id (or local folder) that was evaluated."),
+    Column("model", "Model", ("model",), TEXT,
+           "The Hugging Face Hub model id (or local folder) that was evaluated; it links to the model's Hub page."),
     Column("revision", "Revision", ("revision",), SHA,
            "The commit the model was pinned to (first 12 characters of the sha on the board)."),
     Column("precision", "Precision", ("precision",), TEXT,
@@ -47,85 +84,191 @@ MODEL_COLUMNS: tuple[Column, ...] = (
            "The model type given at submission: " + ", ".join(MODEL_TYPES) + "."),
     Column("params_billions", "Params (B)", ("params_billions",), NUMBER, "Number of parameters, in billions."),
 )
-RUN_SHOWN: tuple[Column, ...] = (
+RUN_COLUMNS: tuple[Column, ...] = (
     Column("suite", "Suite", ("run", "suite"), TEXT,
            "sample (the small suites shipped with the project) or full (the benchmarks' complete data); runs on "
-           "different suites are not comparable.", group="run"),
+           "different suites are never ranked together.", group="run"),
     Column("judge", "Judge", ("run", "judge_name"), TEXT,
            "The LLM judge that graded the run's judged benchmarks (its model and endpoint, or a local model at its "
            "revision); empty when no benchmark of the run needs one. A run graded again shows its latest judge.",
            group="run"),
-)
-RUN_HIDDEN: tuple[Column, ...] = (
+    Column("judge_id", "Judge id", (), TEXT,
+           "8 characters of the hash of the judge's identity: two runs with the same id were graded by the same "
+           "judge (model, revision or endpoint).", group="run", derive=_judge_id),
+    Column("limit", "Limit", ("run", "limit"), COUNT,
+           "The run's item limit per benchmark (LEADERBOARD_LIMIT; a benchmark may apply it per group); 0 or empty: the "
+           "whole suite. A limited run is flagged and not ranked with complete ones.", group="run"),
+    Column("skipped", "Skipped", (), TEXT,
+           "The benchmarks the run skipped, with the reason (JSON: benchmark -> reason), for example a benchmark "
+           "that needs images on a text-only model.", group="run", derive=_skipped),
     Column("key", "Key", ("key",), TEXT, "<org>/<model>/<sha12>_<precision>: names the request, results and details.",
-           group="run", shown=False),
-    Column("architecture", "Architecture", ("architecture",), TEXT, "The model's architecture class.", group="run",
-           shown=False),
-    Column("dtype", "Dtype", ("run", "dtype"), TEXT, "The dtype the weights were loaded in.", group="run", shown=False),
-    Column("device", "Device", ("run", "device"), TEXT, "cuda or cpu.", group="run", shown=False),
+           group="run"),
+    Column("architecture", "Architecture", ("architecture",), TEXT, "The model's architecture class.", group="run"),
+    Column("dtype", "Dtype", ("run", "dtype"), TEXT, "The dtype the weights were loaded in.", group="run"),
+    Column("device", "Device", ("run", "device"), TEXT, "cuda or cpu.", group="run"),
     Column("submitted_time", "Submitted", ("submitted_time",), TIME, "When the request was submitted (UTC).",
-           group="run", shown=False),
-    Column("finished_time", "Finished", ("finished_time",), TIME, "When the run finished (UTC).", group="run",
-           shown=False),
-    Column("judged_time", "Judged", ("run", "judged_time"), TIME, "When the judge graded the run (UTC).", group="run",
-           shown=False),
+           group="run"),
+    Column("finished_time", "Finished", ("finished_time",), TIME, "When the run finished (UTC).", group="run"),
+    Column("judged_time", "Judged", ("run", "judged_time"), TIME, "When the judge graded the run (UTC).", group="run"),
 )
+BOARD_COLUMNS: tuple[Column, ...] = (
+    Column("rank", "#", (), RANK,
+           "The run's place among the runs it is comparable with: the same suite and, in the Overview, an overall "
+           "score over the same benchmarks. Empty for a flagged run (limited, or under the coverage threshold).",
+           group="board"),
+    Column("flag", "Flag", (), TEXT,
+           "Why the run is not ranked with complete runs: it used an item limit, or it scored fewer than the "
+           "coverage threshold of a benchmark's items. Flagged runs are hidden unless **Show limited and partial "
+           "runs** is ticked.", group="board"),
+    Column("notes", "Notes", (), TEXT,
+           "What else to know to compare the row: benchmarks skipped and why, and answers the judge could not grade "
+           "or rate (counted, never scored as wrong).", group="board"),
+    Column("details", "Details", (), TEXT,
+           "Links to the run's details: one file per benchmark, one row per question (the Explorer tab opens them "
+           "question by question).", group="board"),
+)
+
+
+def headline(card: api.Card) -> api.Metric:
+    """The metric that stands for the benchmark in the Overview and the overall score."""
+    return card.metric(card.default_metric)
+
+
+def value_at(results: Any, path: tuple[str, ...]) -> Any:
+    """The value at `path` (keys) in a results file; None where the path leads nowhere."""
+    for part in path:
+        if not isinstance(results, dict):
+            return None
+        results = results.get(part)
+    return results
+
+
+def _finite(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def headline_scores(results: dict, cards: Sequence[api.Card]) -> dict[str, float]:
+    """Benchmark name -> its headline score, for the benchmarks of `cards` the run has a defined headline score on."""
+    found = {}
+    for card in cards:
+        value = _finite(value_at(results, ("benchmarks", card.name, *headline(card).where)))
+        if value is not None:
+            found[card.name] = value
+    return found
+
+
+def overall_score(results: dict, cards: Sequence[api.Card]) -> float | None:
+    """THE overall score: the mean of the headline scores over the benchmarks the run has one on (None: none). A
+    benchmark the run skipped, or whose headline is undefined, is not in the mean; `scored_on` names those that are,
+    and runs are only ranked against runs scored on the same ones."""
+    scores = headline_scores(results, cards)
+    return sum(scores.values()) / len(scores) if scores else None
 
 
 def metric_column(card: api.Card, metric: api.Metric) -> Column:
-    """The board column of one metric of a card."""
-    return Column(name=f"{card.name}_{metric.key}", label=f"{card.short_title} {metric.label}",
-                  path=("benchmarks", card.name, *metric.where),
-                  kind=SCORE if metric.kind in api.PERCENT_KINDS else NUMBER, description=metric.description,
-                  group=card.name, shown=metric.shown, higher_is_better=metric.higher_is_better)
+    """The column of one metric of a card (a count says so in its label: it is never a percentage)."""
+    kind = SCORE if metric.kind in api.PERCENT_KINDS else COUNT if metric.kind == api.COUNT else NUMBER
+    label = f"{card.short_title} {metric.label}" + (" (count)" if kind == COUNT else "")
+    return Column(name=f"{card.name}_{metric.key}", label=label, path=("benchmarks", card.name, *metric.where),
+                  kind=kind, description=metric.description, group=card.name,
+                  higher_is_better=metric.higher_is_better)
+
+
+def coverage_column(card: api.Card) -> Column:
+    """The benchmark's coverage: items scored / items in the suite."""
+    return Column(name=f"{card.name}_coverage", label=f"{card.short_title} coverage",
+                  path=("benchmarks", card.name, "coverage", "share"), kind=SCORE, group=card.name,
+                  description=f"{card.title} items that count in its scores / items in the suite: below 100 when the "
+                              "run used a limit, or when images could not be fetched or answers could not be graded. "
+                              "Under the coverage threshold the run is flagged and not ranked with complete runs. "
+                              "Empty for runs published before coverage was recorded.")
 
 
 @dataclass(frozen=True)
 class Schema:
-    """Every column in order (model, the benchmarks' shown metrics, suite and judge, the benchmarks' other metrics,
-    the run's facts), the cards they came from, and the column that ranks the board."""
+    """The raw columns (leaderboard.parquet, in order), the board-only columns, the cards they came from, and the
+    board's views (Overview first)."""
 
     columns: tuple[Column, ...]
     cards: tuple[api.Card, ...]
-    default_sort: str
+    views: tuple[View, ...]
+    board_only: tuple[Column, ...] = BOARD_COLUMNS
     by_name: dict[str, Column] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "by_name", {c.name: c for c in self.columns})
+        object.__setattr__(self, "by_name", {c.name: c for c in (*self.columns, *self.board_only)})
 
     @property
     def names(self) -> list[str]:
+        """The raw columns' names (the parquet file's columns)."""
         return [c.name for c in self.columns]
 
     @property
-    def shown(self) -> tuple[Column, ...]:
-        return tuple(c for c in self.columns if c.shown)
-
-    @property
-    def optional(self) -> tuple[Column, ...]:
-        """The benchmark columns that are not shown by default and can be added to the board."""
-        return tuple(c for c in self.columns if not c.shown and c.group not in ("model", "run"))
+    def default_sort(self) -> str:
+        return self.views[0].rank_by
 
     def column(self, name: str) -> Column:
         return self.by_name[name]
 
-    def benchmark_columns(self, name: str, shown: bool | None = None) -> list[Column]:
-        return [c for c in self.columns if c.group == name and (shown is None or c.shown == shown)]
+    def view(self, key: str | None) -> View:
+        """The view named `key` (the Overview for an unknown or empty key)."""
+        return next((v for v in self.views if v.key == key), self.views[0])
+
+    def benchmark_columns(self, name: str) -> list[Column]:
+        return [c for c in self.columns if c.group == name]
+
+    def card(self, name: str) -> api.Card | None:
+        return next((c for c in self.cards if c.name == name), None)
 
 
-def build_schema(cards: Sequence[api.Card], ranked_by: Sequence[str] = ()) -> Schema:
-    """The schema of these cards; the board ranks by the default metric of the first benchmark named in
-    `ranked_by` that has a card (else of the first card)."""
-    per_card = [(card, [metric_column(card, m) for m in card.metrics]) for card in cards]
-    shown = [c for _, cols in per_card for c in cols if c.shown]
-    hidden = [c for _, cols in per_card for c in cols if not c.shown]
-    columns = (*MODEL_COLUMNS, *shown, *RUN_SHOWN, *hidden, *RUN_HIDDEN)
-    by_name = {card.name: card for card in cards}
-    first = next((by_name[n] for n in ranked_by if n in by_name), cards[0] if cards else None)
-    default_sort = f"{first.name}_{first.default_metric}" if first else "model"
-    return Schema(columns=columns, cards=tuple(cards), default_sort=default_sort)
+def _overview(cards: Sequence[api.Card]) -> View:
+    per_benchmark = [name for card in cards for name in (f"{card.name}_{card.default_metric}", f"{card.name}_coverage")]
+    return View(OVERVIEW, "Overview", None,
+                ("rank", "model", "precision", "model_type", "params_billions", "overall", "scored_on",
+                 *per_benchmark, "suite", "judge", "judge_id", "flag", "notes", "details", "revision"), "overall")
 
 
-def schema(ranked_by: Sequence[str] = ()) -> Schema:
-    """The schema of every registered benchmark (see build_schema for `ranked_by`)."""
-    return build_schema(api.cards(), ranked_by)
+def _benchmark_view(card: api.Card) -> View:
+    """Every metric of the benchmark (the headline first, then its main metrics and then the finer ones, percentages
+    and numbers in card order, then coverage and counts), and the run facts that decide whether two rows compare."""
+    rest = [m for m in card.metrics if m.key != card.default_metric]
+    metrics = [headline(card)] + [m for m in rest if m.shown] + [m for m in rest if not m.shown]
+    values = [f"{card.name}_{m.key}" for m in metrics if m.kind != api.COUNT]
+    counts = [f"{card.name}_{m.key}" for m in metrics if m.kind == api.COUNT]
+    judge = ("judge", "judge_id") if card.needs_judge else ()
+    return View(card.name, card.title, card.name,
+                ("rank", "model", "precision", "model_type", "params_billions", *values, f"{card.name}_coverage",
+                 *counts, "suite", *judge, "limit", "flag", "notes", "details", "revision"),
+                f"{card.name}_{card.default_metric}")
+
+
+def build_schema(cards: Sequence[api.Card], order: Sequence[str] = ()) -> Schema:
+    """The schema of these cards; the views list the benchmarks named in `order` first (the configured ones), then
+    the rest in registry order."""
+    ranked = [c for n in order for c in cards if c.name == n] + [c for c in cards if c.name not in order]
+    overall = Column("overall", "Overall", (), SCORE,
+                     "The mean of the headline scores (" + ", ".join(
+                         f"{c.short_title} {headline(c).label}" for c in ranked) + ") over the benchmarks the run "
+                     "has a score on; **Scored on** says which. A skipped benchmark is never averaged in as zero: "
+                     "runs are ranked only against runs scored on the same benchmarks, with the same suite.",
+                     group="run", derive=lambda results: overall_score(results, ranked))
+    scored_on = Column("scored_on", "Scored on", (), TEXT,
+                       "The benchmarks in the overall score (those the run has a headline score on), as a list of "
+                       "names; runs are ranked against runs scored on the same list.", group="run",
+                       derive=lambda results: ",".join(headline_scores(results, ranked)) or None)
+    benchmark = [col for card in ranked
+                 for col in ([metric_column(card, m) for m in card.metrics] + [coverage_column(card)])]
+    columns = (*MODEL_COLUMNS, overall, scored_on, *benchmark, *RUN_COLUMNS)
+    views = (_overview(ranked), *(_benchmark_view(card) for card in ranked))
+    return Schema(columns=columns, cards=tuple(ranked), views=views)
+
+
+def schema(order: Sequence[str] = ()) -> Schema:
+    """The schema of every registered benchmark (see build_schema for `order`)."""
+    return build_schema(api.cards(), order)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import quote
 
 import pandas as pd
 from PIL import Image
@@ -14,8 +15,9 @@ from PIL import Image
 from evaluator import api
 from leaderboard import explorer_queries as eq
 from leaderboard.details_cache import DetailsCache, DetailsError, RunDetails, details_path
-from leaderboard.board_frames import run_choices
+from leaderboard.board_frames import HUB_URL, run_choices
 from leaderboard.formatting import format_score
+from leaderboard.request_queue import is_request_key
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 
@@ -199,6 +201,19 @@ def details_file(store: Store, settings: Settings, key: str, benchmark: str) -> 
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
     return str(target)
+
+
+def details_url(settings: Settings, store: Store, key: str, benchmark: str) -> str | None:
+    """A link to the run's details file of the benchmark: the file in the results dataset on the Hub store, the
+    store's own file served by the Space on the local store (see leaderboard.ui.launch_options); None for a key that
+    is not a run's."""
+    if not key or not is_request_key(key):
+        return None
+    path = details_path(key, benchmark)
+    if settings.store_backend == "hub":
+        return f"{HUB_URL}/datasets/{settings.results_repo}/blob/main/{quote(path)}"
+    root = getattr(store, "root", None)
+    return f"gradio_api/file={quote(str((Path(root) / path).resolve()))}" if root is not None else None
 
 
 def load_snippet(store: Store, settings: Settings, key: str, benchmark: str) -> str:

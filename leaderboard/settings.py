@@ -69,7 +69,8 @@ class Settings:
                             secret=True)
     host: str = setting("LEADERBOARD_HOST", "127.0.0.1", "address the Space listens on (0.0.0.0 when SPACE_ID is "
                         "set, as on a Hugging Face Space)")
-    port: int = setting("LEADERBOARD_PORT", "7860", "port the Space listens on", int)
+    port: int = setting("LEADERBOARD_PORT", "7860", "port the Space listens on (when unset, `GRADIO_SERVER_PORT` is "
+                        "honoured too)", int)
     run_scheduler: bool = setting("LEADERBOARD_RUN_SCHEDULER", "1",
                                   "start the background evaluator inside the Space (0: UI only)", _flag)
     scheduler_interval: float = setting("LEADERBOARD_SCHEDULER_INTERVAL", "60", "seconds between scheduler ticks",
@@ -103,6 +104,9 @@ class Settings:
                                        "(default: `<home>/cache/images`)", _optional_path)
     batch_size: str = setting("LEADERBOARD_BATCH_SIZE", "auto", "generation batch size, or `auto` (64 on a GPU, "
                               "backing off by halves on out-of-memory; 4 on the CPU)", _lower)
+    min_coverage: float = setting("LEADERBOARD_MIN_COVERAGE", "95", "board: a run that scored fewer than this "
+                                  "percentage of a benchmark's items (or used a limit) is flagged and not ranked with "
+                                  "complete runs", float)
     explorer_cache_runs: int = setting("LEADERBOARD_EXPLORER_CACHE_RUNS", "8", "explorer: how many runs' details "
                                        "(per benchmark) are kept in memory", int)
     max_pending_per_user: int = setting("LEADERBOARD_MAX_PENDING_PER_USER", "5",
@@ -128,6 +132,11 @@ class Settings:
                 except ValueError:
                     raise ValueError(f"{f.metadata['env']} has an unreadable value {raw!r}") from None
         values["sources"] = {s.key: env.get(s.setting, s.default).strip() for s in api.sources()}
+        if "LEADERBOARD_PORT" not in env and "GRADIO_SERVER_PORT" in env:  # Gradio's own variable works too
+            try:
+                values["port"] = int(env["GRADIO_SERVER_PORT"])
+            except ValueError:
+                raise ValueError(f"GRADIO_SERVER_PORT has an unreadable value {env['GRADIO_SERVER_PORT']!r}") from None
         if "LEADERBOARD_HOST" not in env and "SPACE_ID" in env:  # on a Hugging Face Space, listen on all interfaces
             values["host"] = "0.0.0.0"
         values.update(overrides)
@@ -163,6 +172,8 @@ class Settings:
                 raise ValueError(f"LEADERBOARD_OPTIONS takes comma-separated key=value pairs, not {option!r}")
         if self.batch_size != "auto" and not (self.batch_size.isdigit() and int(self.batch_size) > 0):
             raise ValueError(f"LEADERBOARD_BATCH_SIZE must be a positive integer or 'auto', not {self.batch_size!r}")
+        if not 0 <= self.min_coverage <= 100:
+            raise ValueError(f"LEADERBOARD_MIN_COVERAGE is a percentage (0-100), not {self.min_coverage:g}")
         if self.playground_per_minute < 1:
             raise ValueError("LEADERBOARD_PLAYGROUND_PER_MINUTE must be at least 1")
         if self.playground_max_chars < 1:
@@ -176,6 +187,11 @@ class Settings:
     def judge_bearer(self) -> str | None:
         """The token an endpoint judge is called with: LEADERBOARD_JUDGE_TOKEN, else HF_TOKEN, else none."""
         return self.judge_token or self.hf_token or None
+
+    @property
+    def coverage_threshold(self) -> float:
+        """LEADERBOARD_MIN_COVERAGE as a fraction."""
+        return self.min_coverage / 100
 
     @property
     def runs_dir(self) -> Path:

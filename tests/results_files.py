@@ -28,3 +28,28 @@ def write_result(store, res: dict) -> str:
     path = f"results/{res['model']}/{res['revision'][:12]}_{res['precision']}.json"
     store.write_json(path, res)
     return path
+
+
+HEADLINES = {"cure": "Ro", "simpleqa": "f_score", "reform": "gen_overall", "lave": "lave"}
+TEXT_ONLY = "needs image input; the model is text-only"
+
+
+def board_result(model: str, scores: dict[str, float | None], sha: str = SHA_A, precision: str = "auto",
+                 coverage: dict[str, float] | None = None, skipped: dict[str, str] | None = None, limit: int = 0,
+                 counts: dict[str, dict] | None = None, suite: str = "sample", judge: dict | None = None,
+                 model_type: str = "instruction-tuned", params: float | None = 0.5) -> dict:
+    """A results file of any benchmarks: `scores` gives each benchmark's headline score (None: undefined); coverage
+    is 1.0 for every benchmark unless `coverage` says otherwise."""
+    coverage = coverage or {}
+    benchmarks = {}
+    for name, value in scores.items():
+        share = coverage.get(name, 1.0)
+        benchmarks[name] = {"scores": {HEADLINES[name]: value}, "counts": {"items": 30, **(counts or {}).get(name, {})},
+                            "extra": {}, "coverage": {"scored": round(30 * share), "items": 30, "suite_items": 30,
+                                                      "share": share}}
+    res = result(model, sha=sha, precision=precision, model_type=model_type, params=params)
+    res["benchmarks"] = benchmarks
+    res["skipped"] = dict(skipped or {})
+    res["run"].update({"suite": suite, "limit": limit, "judge": judge,
+                       "judge_name": f"{judge['model']} (endpoint {judge['base_url']})" if judge else None})
+    return res

@@ -7,12 +7,18 @@ import pandas as pd
 import pytest
 
 from leaderboard.board_file import LEADERBOARD_PATH, load_board, load_results, rebuild_leaderboard
-from leaderboard.board_frames import SIZE_BUCKETS, board_frame, board_table, display_frame, leaderboard_frame, sort_runs
+from leaderboard.board_frames import SIZE_BUCKETS, board_table, board_text, leaderboard_frame, sort_runs
+from leaderboard.board_views import view_board, view_text
 from leaderboard.columns import schema
 from tests.results_files import SHA_A, SHA_B, result, write_result
 
 S = schema()
-HEADERS = [c.label for c in S.shown]
+CURE_HEADERS = [S.column(name).label for name in S.view("cure").columns]
+
+
+def display_frame(raw, schema, **filters):
+    """The CURE view as text (these results files have CURE alone)."""
+    return view_text(raw, schema, "cure", **filters)
 
 
 def test_leaderboard_frame_keeps_raw_fractions_one_row_per_run():
@@ -67,17 +73,23 @@ def test_display_frame_sorts_by_ro_descending_with_na_last():
 
 def test_board_table_holds_numbers_and_shows_the_same_text():
     df = leaderboard_frame([result("org/a", Ro=0.123, Cf=None), result("org/b", Ro=0.5, params=None)], S)
-    board = board_frame(df, S)
+    _, board = view_board(df, S, "cure")
     assert board["CURE Ro"].tolist() == [50.0, 12.3]
     assert math.isnan(board.loc[1, "CURE Cf"])
     import gradio as gr
 
     data = gr.Dataframe(interactive=False).postprocess(board_table(board, S))
-    assert data.headers == HEADERS
-    assert data.data[0][5] == 50.0 and data.data[1][8] is None  # numbers behind the text
-    assert data.metadata["display_value"] == display_frame(df, S).values.tolist()
-    empty = gr.Dataframe(interactive=False).postprocess(board_table(board_frame(df.iloc[0:0], S), S))
-    assert empty.data == [] and empty.headers == HEADERS
+    ro, cf = CURE_HEADERS.index("CURE Ro"), CURE_HEADERS.index("CURE Cf")
+    assert data.headers == CURE_HEADERS
+    assert data.data[0][ro] == 50.0 and data.data[1][cf] is None  # numbers behind the text
+    shown = board_text(board, S).values.tolist()
+    links = CURE_HEADERS.index("Model")
+    for got, want in zip(data.metadata["display_value"], shown):  # the same text, the model as a Hub link
+        assert got[:links] + got[links + 1:] == want[:links] + want[links + 1:]
+        assert got[links] == f"[{want[links]}](https://huggingface.co/{want[links]})"
+    _, none = view_board(df.iloc[0:0], S, "cure")
+    empty = gr.Dataframe(interactive=False).postprocess(board_table(none, S))
+    assert empty.data == [] and empty.headers == CURE_HEADERS
 
 
 def test_search_is_a_case_insensitive_substring_of_the_model_name():
@@ -142,7 +154,7 @@ def test_rebuild_leaderboard_writes_a_parquet_that_datasets_loads(store):
     assert rows[("org/b", "auto")]["revision"] == SHA_A
 
     back = pd.read_parquet(path)
-    assert list(back["model"]) == ["org/b", "org/a", "org/a"]  # default order, n/a last
+    assert list(back["model"]) == ["org/b", "org/a", "org/a"]  # by the overall score, n/a last
 
 
 def test_rebuild_leaderboard_with_no_results_writes_an_empty_board(store):
@@ -176,16 +188,13 @@ def test_load_board_reads_the_parquet_and_rebuilds_when_the_schema_grew(store):
     assert list(load_board(store, S)["model"]) == ["org/b"]
 
 
-def test_reform_dimension_columns_can_be_added_before_suite():
+def test_reform_view_has_its_dimension_columns_after_the_main_metrics():
     df = leaderboard_frame([result("org/a")], S)
     assert "reform_gen_spatial" in df.columns and "reform_lik_description" in df.columns
-    dimensions = [c for c in S.optional if c.group == "reform" and c.name.split("_", 2)[1] in ("gen", "lik")
-                  and not c.name.endswith(("_overall", "_accuracy", "_instability"))]
+    headers = [S.column(name).label for name in S.view("reform").columns]
+    dimensions = [h for h in headers if h.startswith(("ReForm gen ", "ReForm lik ")) and
+                  not h.endswith(("overall", "accuracy", "instability"))]
     assert len(dimensions) == 16
-    board = board_frame(df, S, extra=["reform_lik_spatial", "reform_gen_spatial", "bogus"])
-    headers = list(board.columns)
-    assert headers[-4:] == ["ReForm gen spatial", "ReForm lik spatial", "Suite", "Judge"]
-    assert headers[:-4] == HEADERS[:-2]
-    table = board_table(board, S)
-    assert table["headers"] == headers and table["data"][0][-3] is None
-    assert list(board_frame(df, S).columns) == HEADERS
+    main = ["ReForm gen overall", "ReForm lik overall", "ReForm instability", "ReForm format hit rate"]
+    assert headers[5:9] == main and headers.index("ReForm gen spatial") > headers.index("ReForm format hit rate")
+    assert headers.index("ReForm coverage") > max(headers.index(h) for h in dimensions)

@@ -6,6 +6,7 @@ opens a page on the served app and waits for Gradio to be up; reuse it for longe
 from __future__ import annotations
 
 from leaderboard import request_queue as q
+from leaderboard.columns import schema
 from tests.results_files import SHA_A, SHA_B, result, write_result
 
 
@@ -26,23 +27,26 @@ def test_board_shows_results_as_text_and_sorts_numerically(store, app_url, open_
     write_result(store, result("tiny-org/tiny-llama", sha=SHA_B, Ro=0.09))
     write_result(store, result("evil/<b>bold</b>", Ro=1.0))  # would render bold if the cell were HTML
     page = open_page(app_url)
-
     table = page.locator("#leaderboard-table")
     table.get_by_text("tiny-org/tiny-llava", exact=True).filter(visible=True).first.wait_for(state="visible")
-    assert board_cells(page, 0) == ["evil/<b>bold</b>", "tiny-org/tiny-llava", "tiny-org/tiny-llama"]
-    assert board_cells(page, 1)[1] == SHA_A[:12]
-    assert board_cells(page, 5) == ["100.0", "10.0", "9.0"]  # CURE Ro, default order
-    assert board_cells(page, 8)[1] == "n/a"  # CURE Cf undefined
+    page.locator("#board-view").get_by_label("CURE", exact=True).check()  # once the board is up
+    headers = [c.label for c in (schema().column(n) for n in schema().view("cure").columns)]
+    model, ro, cf = headers.index("Model"), headers.index("CURE Ro"), headers.index("CURE Cf")
+    table.locator("th").filter(has_text="CURE Cf").filter(visible=True).first.wait_for(state="visible")
+    assert board_cells(page, model) == ["evil/<b>bold</b>", "tiny-org/tiny-llava", "tiny-org/tiny-llama"]
+    assert board_cells(page, headers.index("Revision"))[1] == SHA_A[:12]
+    assert board_cells(page, ro) == ["100.0", "10.0", "9.0"]  # CURE Ro, ranked
+    assert board_cells(page, cf)[1] == "n/a"  # CURE Cf undefined
     assert table.locator("b").count() == 0  # the model id was not rendered as HTML
 
-    sort_board(page, 5, "ascending")  # numbers, not strings: 9.0 < 10.0 < 100.0
+    sort_board(page, ro, "ascending")  # numbers, not strings: 9.0 < 10.0 < 100.0
     page.wait_for_function(
-        "() => [...document.querySelectorAll(\"#leaderboard-table [role=gridcell][data-col='5']\")]"
+        f"() => [...document.querySelectorAll(\"#leaderboard-table [role=gridcell][data-col='{ro}']\")]"
         ".filter(e => e.offsetParent !== null).map(e => e.innerText.trim()).join(',') === '9.0,10.0,100.0'")
 
     page.locator("#board-search input, #board-search textarea").first.fill("LLAVA")
     page.wait_for_function(
-        "() => [...document.querySelectorAll(\"#leaderboard-table [role=gridcell][data-col='0']\")]"
+        f"() => [...document.querySelectorAll(\"#leaderboard-table [role=gridcell][data-col='{model}']\")]"
         ".filter(e => e.offsetParent !== null).map(e => e.innerText.trim()).join(',') === 'tiny-org/tiny-llava'")
 
 
@@ -51,6 +55,9 @@ def test_empty_board_explains_how_to_submit(app_url, open_page):
     page.get_by_text("No results yet").wait_for(state="visible")
     assert page.locator("#board-empty").get_by_text("Submit", exact=False).first.is_visible()
     assert not page.locator("#leaderboard-table").is_visible()  # no empty table under the message
+    page.get_by_text("SimpleQA calibration").first.click()  # a section with no run says why it is empty
+    page.locator("#calibration-state").get_by_text("No finished run has SimpleQA calibration yet",
+                                                   exact=False).wait_for(state="visible")
 
 
 def test_empty_submission_is_refused_in_the_browser(store, app_url, open_page):
@@ -85,38 +92,3 @@ def test_queue_tab_lists_requests_shows_a_failed_log_and_cancels(store, app_url,
     page.locator("#queue-cancel-message").get_by_text("Done").wait_for(state="visible")
     assert q.load(store, pending.path).status == q.CANCELLED
     page.get_by_text("Cancelled (1)").filter(visible=True).first.wait_for()
-
-
-def test_lave_columns_extra_columns_and_the_lave_section(store, app_url, open_page):
-    from leaderboard.columns import schema
-
-    res = result("tiny-org/tiny-llava")
-    res["benchmarks"]["lave"] = {
-        "scores": {"lave": 0.75, "vqa_accuracy": 0.3, "anls": 0.4, "exact_match": 0.25, "bleu4": 0.01, "cider": 1.234},
-        "counts": {"items": 4, "answered": 4, "rated": 4, "unrated": 0, "rating_fallback": 1, "image_unavailable": 0},
-        "extra": {"ratings": {"1": 1, "2": 0, "3": 3},
-                  "agreement": {m: {"n": 4, "agreement": 0.5, "spearman": 0.25, "rule": "x"}
-                                for m in ("vqa_accuracy", "anls", "exact_match", "bleu4", "cider")}},
-    }
-    write_result(store, res)
-    page = open_page(app_url)
-    table = page.locator("#leaderboard-table")
-    table.get_by_text("tiny-org/tiny-llava", exact=True).filter(visible=True).first.wait_for(state="visible")
-    headers = [c.label for c in schema().shown]
-    assert board_cells(page, headers.index("LAVE score")) == ["75.0"]
-    assert board_cells(page, headers.index("LAVE CIDEr")) == ["1.23"]  # a plain number, not a percentage
-
-    # an extra column, chosen in the "More columns" selector, joins the table
-    page.locator("#board-dimensions").get_by_label("LAVE agrees with exact match").check()
-    table.locator("th").filter(has_text="LAVE agrees with exact match").filter(visible=True).first.wait_for(
-        state="visible")
-
-    # the LAVE section: the run's LAVE beside each strict metric
-    page.get_by_text("LAVE against strict metrics").first.click()
-    runs = page.locator("#lave_agreement-run input").first
-    runs.wait_for(state="visible")
-    runs.click()
-    page.get_by_role("option").filter(has_text="tiny-org/tiny-llava").filter(visible=True).first.click()
-    section = page.locator("#lave_agreement-output")
-    section.get_by_text("exact match", exact=True).filter(visible=True).first.wait_for(state="visible")
-    assert section.get_by_text("3 rated 3", exact=False).filter(visible=True).count() >= 1

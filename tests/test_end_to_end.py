@@ -10,7 +10,7 @@ import pytest
 from leaderboard import request_queue as q
 from leaderboard import scheduler
 from leaderboard.board_file import load_board
-from leaderboard.board_frames import display_frame
+from leaderboard.board_views import view_text
 from leaderboard.columns import schema
 from tests import scripted_judges
 
@@ -32,9 +32,11 @@ def test_submit_tick_board_through_gradio_client(client, settings, store, tiny_l
     assert details["question_id"].nunique() == 20
     assert set(details["part"]) >= {"high", "step1", "step2"}
 
-    board = client.predict("", [], [], api_name="/leaderboard")
+    board = client.predict("", [], [], "cure", False, api_name="/leaderboard")  # the CURE view
     row = dict(zip(board["headers"], board["metadata"]["display_value"][0]))
-    assert row["Model"] == "tiny-org/tiny-llava"
+    assert dict(zip(board["headers"], board["data"][0]))["Model"] == "tiny-org/tiny-llava"
+    assert row["Model"] == "[tiny-org/tiny-llava](https://huggingface.co/tiny-org/tiny-llava)"
+    assert row["CURE coverage"] == "100.0" and row["#"] == "1"
     scores = results["benchmarks"]["cure"]["scores"]
     for label, key in zip(CURE_LABELS, ["Ro", "Rh", "Rcot", "Cf", "Cb"]):
         expected = "n/a" if scores[key] is None else f"{100 * scores[key]:.1f}"
@@ -61,7 +63,7 @@ def test_submit_in_the_browser_then_the_row_appears(settings, store, tiny_llava,
 
     page.get_by_role("tab", name="Leaderboard").click()
     page.locator("#board-refresh").click()
-    cell = page.locator("#leaderboard-table [role=gridcell][data-col='0']").filter(visible=True)
+    cell = page.locator("#leaderboard-table [role=gridcell][data-col='1']").filter(visible=True)  # Model
     cell.get_by_text("tiny-org/tiny-llava", exact=True).first.wait_for(state="visible")
     assert cell.all_inner_texts() == ["tiny-org/tiny-llava"]
 
@@ -83,6 +85,8 @@ def test_simpleqa_sample_on_the_tiny_text_model_with_a_scripted_judge(settings, 
     simpleqa = results["benchmarks"]["simpleqa"]
     scores, counts = simpleqa["scores"], simpleqa["counts"]
     assert counts["items"] == 31 and counts["ungraded"] == 1 and counts["graded"] == 30
+    # no limit: every item was run, and the ungraded answer is all that is missing from the coverage
+    assert simpleqa["coverage"] == {"scored": 30, "items": 31, "suite_items": 31, "share": pytest.approx(30 / 31)}
     assert scores["correct"] + scores["incorrect"] + scores["not_attempted"] == pytest.approx(1.0)
     assert set(scores) >= {"correct", "incorrect", "not_attempted", "correct_given_attempted", "f_score", "ece"}
     assert simpleqa["extra"]["calibration"] == {"confidence": True, "frequency": True}
@@ -141,8 +145,8 @@ def test_reform_sample_on_the_tiny_llava(settings, store, tiny_llava):
     assert row["reform_lik_overall"] == pytest.approx(scores["lik_overall"])
     assert row["reform_instability"] == pytest.approx(scores["instability"])
     assert row["reform_format_hit_rate"] == pytest.approx(scores["format_hit_rate"])
-    shown = display_frame(board, schema())
-    assert {"ReForm gen overall", "ReForm instability"} <= set(shown.columns)
+    shown = view_text(board, schema(), "reform")
+    assert {"ReForm gen overall", "ReForm instability", "ReForm coverage"} <= set(shown.columns)
 
 
 def test_lave_sample_on_the_tiny_llava_with_a_scripted_judge(settings, store, tiny_llava, client):
@@ -160,8 +164,9 @@ def test_lave_sample_on_the_tiny_llava_with_a_scripted_judge(settings, store, ti
     results = store.read_json(f"results/{request.key}.json")
     lave = results["benchmarks"]["lave"]
     scores, counts = lave["scores"], lave["counts"]
-    assert counts == {"items": 30, "answered": 30, "rated": 30, "unrated": 0, "rating_fallback": 1,
+    assert counts == {"items": 30, "scored": 30, "answered": 30, "rated": 30, "unrated": 0, "rating_fallback": 1,
                       "image_unavailable": 0}
+    assert lave["coverage"] == {"scored": 30, "items": 30, "suite_items": 30, "share": 1.0}
     assert set(scores) == {"lave", "vqa_accuracy", "anls", "exact_match", "bleu4", "cider"}
     assert set(lave["extra"]["agreement"]) == {"vqa_accuracy", "anls", "exact_match", "bleu4", "cider"}
     assert all(a["n"] == 30 for a in lave["extra"]["agreement"].values())
@@ -183,8 +188,8 @@ def test_lave_sample_on_the_tiny_llava_with_a_scripted_judge(settings, store, ti
     for metric in ("lave", "vqa_accuracy", "anls", "exact_match", "bleu4", "cider"):
         assert row[f"lave_{metric}"] == pytest.approx(scores[metric])
     assert row["lave_agree_exact_match"] == pytest.approx(lave["extra"]["agreement"]["exact_match"]["agreement"])
-    shown = display_frame(board, schema())
-    assert {"LAVE score", "LAVE VQA accuracy", "LAVE CIDEr"} <= set(shown.columns)
+    shown = view_text(board, schema(), "lave")
+    assert {"LAVE score", "LAVE VQA accuracy", "LAVE CIDEr", "LAVE unrated (count)"} <= set(shown.columns)
 
     # the board's LAVE section: the run's LAVE beside each strict metric, through the API
     section = client.predict(request.key, api_name="/lave_agreement")

@@ -49,7 +49,8 @@ def test_board_to_explorer_filter_open_walk_compare_and_share(store, settings, f
     page = open_page(app_url)
 
     # the board: select vision-a's LAVE score cell -> the Explorer on that run and LAVE
-    headers = [c.label for c in schema(settings.benchmarks).shown]
+    board = schema(settings.benchmarks)
+    headers = [board.column(name).label for name in board.view("overview").columns]
     column = headers.index("LAVE score")
     table = page.locator("#leaderboard-table")
     table.get_by_text("tiny-org/tiny-llava", exact=True).filter(visible=True).first.wait_for(state="visible")

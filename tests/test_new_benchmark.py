@@ -118,13 +118,14 @@ def test_a_toy_benchmark_shows_up_end_to_end(toy, tmp_path, settings, store, tin
         demo.close()
     row = dict(zip(board["headers"], board["metadata"]["display_value"][0]))
     expected = 100 * results["benchmarks"]["toy"]["scores"]["accuracy"]
-    assert row["Model"] == tiny_llama.repo_id and row["Toy accuracy"] == f"{expected:.1f}"
-    assert "Toy items" not in board["headers"]  # not shown by default: it can be added
+    assert row["Model"].startswith(f"[{tiny_llama.repo_id}]") and row["Toy accuracy"] == f"{expected:.1f}"
+    assert row["Overall"] == f"{expected:.1f}" and row["Scored on"] == "Toy"  # its headline score is the overall
+    assert "Toy items (count)" not in board["headers"]  # the Overview shows headline scores; the Toy view all
 
     # and its text is on About: summary, paper, columns, the option and the source setting
     about = about_markdown(settings.with_(benchmarks=("cure", "toy")))
     for text in ("### Toy words", "Asks the model to repeat a word", "https://example.org/toy", "**Toy accuracy**",
-                 "**Toy items**", "`toy.prefix` (default `Say`)", "`LEADERBOARD_TOY_DATA`"):
+                 "**Toy items (count)**", "`toy.prefix` (default `Say`)", "`LEADERBOARD_TOY_DATA`"):
         assert text in about, text
 
 

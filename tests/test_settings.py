@@ -34,6 +34,35 @@ def test_environment_overrides_and_space_defaults():
     assert "hf_secret_value" not in repr(settings)
 
 
+def test_the_port_comes_from_leaderboard_port_else_gradio_server_port():
+    assert Settings.from_env({"GRADIO_SERVER_PORT": "7999"}).port == 7999
+    assert Settings.from_env({"GRADIO_SERVER_PORT": "7999", "LEADERBOARD_PORT": "7001"}).port == 7001
+    assert Settings.from_env({}).port == 7860
+    assert Settings.from_env({"LEADERBOARD_MIN_COVERAGE": "80"}).coverage_threshold == pytest.approx(0.8)
+
+
+def test_a_busy_port_says_which_variable_to_set(tmp_path):
+    """app.py on a port already taken: exit 1, naming LEADERBOARD_PORT (and GRADIO_SERVER_PORT), before any
+    evaluation starts."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        env = {**os.environ, "LEADERBOARD_PORT": str(port), "LEADERBOARD_HOME": str(tmp_path),
+               "LEADERBOARD_RUN_SCHEDULER": "0", "GRADIO_ANALYTICS_ENABLED": "False"}
+        done = subprocess.run([sys.executable, "app.py"], cwd=PROJECT, env=env, capture_output=True, text=True,
+                              timeout=120)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert f"port {port} on 127.0.0.1 is already in use" in done.stderr
+    assert "LEADERBOARD_PORT=7861 python app.py" in done.stderr and "GRADIO_SERVER_PORT works too" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("env, message", [
     ({"LEADERBOARD_STORE": "s3"}, "LEADERBOARD_STORE"),
     ({"LEADERBOARD_STORE": "hub"}, "LEADERBOARD_RESULTS_REPO"),
@@ -44,6 +73,8 @@ def test_environment_overrides_and_space_defaults():
     ({"LEADERBOARD_OPTIONS": "cure.mode"}, "LEADERBOARD_OPTIONS"),
     ({"LEADERBOARD_BATCH_SIZE": "many"}, "LEADERBOARD_BATCH_SIZE"),
     ({"LEADERBOARD_PORT": "eighty"}, "LEADERBOARD_PORT"),
+    ({"GRADIO_SERVER_PORT": "eighty"}, "GRADIO_SERVER_PORT"),
+    ({"LEADERBOARD_MIN_COVERAGE": "120"}, "LEADERBOARD_MIN_COVERAGE"),
     ({"LEADERBOARD_BENCHMARKS": "cure,vibes"}, "LEADERBOARD_BENCHMARKS names unknown benchmarks vibes"),
 ])
 def test_bad_settings_are_refused_naming_the_variable(env, message):

@@ -30,25 +30,27 @@ def test_malformed_id_is_refused_with_the_user_text_escaped(client, store):
 def test_leaderboard_endpoint_is_empty_then_shows_a_results_file(client, store):
     empty = client.predict("", [], [], api_name="/leaderboard")
     assert empty["data"] == []
-    assert empty["headers"][:2] == ["Model", "Revision"]
+    assert empty["headers"][:3] == ["#", "Model", "Precision"]
 
     write_result(store, result("tiny-org/tiny-llava", Ro=0.1, Cf=None))
     write_result(store, result("tiny-org/tiny-llama", sha=SHA_B, Ro=0.5, model_type="instruction-tuned",
                                params=7.0))
-    board = client.predict("", [], [], api_name="/leaderboard")
+    board = client.predict("", [], [], "cure", False, api_name="/leaderboard")  # the CURE view
     headers = board["headers"]
-    shown = board["metadata"]["display_value"]  # the text the table shows
-    assert [row[0] for row in shown] == ["tiny-org/tiny-llama", "tiny-org/tiny-llava"]  # Ro descending
-    llava = dict(zip(headers, shown[1]))
-    assert llava["Revision"] == SHA_A[:12]
+    models = [row[headers.index("Model")] for row in board["data"]]
+    assert models == ["tiny-org/tiny-llama", "tiny-org/tiny-llava"]  # Ro descending
+    llava = dict(zip(headers, board["metadata"]["display_value"][1]))  # the text the table shows
+    assert llava["Revision"] == SHA_A[:12] and llava["#"] == "2"
     assert llava["CURE Ro"] == "10.0" and llava["CURE Rh"] == "50.0" and llava["CURE Cf"] == "n/a"
     numbers = dict(zip(headers, board["data"][1]))  # the sortable values behind the text
     assert numbers["CURE Ro"] == pytest.approx(10.0) and numbers["CURE Cf"] is None
 
+    overview = client.predict("", [], [], api_name="/leaderboard")  # by default: the Overview
+    assert "Overall" in overview["headers"] and "CURE Rh" not in overview["headers"]
     filtered = client.predict("LLAVA", [], [], api_name="/leaderboard")
-    assert [row[0] for row in filtered["data"]] == ["tiny-org/tiny-llava"]
+    assert [row[1] for row in filtered["data"]] == ["tiny-org/tiny-llava"]
     by_type = client.predict("", ["instruction-tuned"], ["7-15B"], api_name="/leaderboard")
-    assert [row[0] for row in by_type["data"]] == ["tiny-org/tiny-llama"]
+    assert [row[1] for row in by_type["data"]] == ["tiny-org/tiny-llama"]
 
 
 def test_queue_endpoint_shows_a_pending_request_and_cancel_works(client, store):
@@ -63,7 +65,7 @@ def test_queue_endpoint_shows_a_pending_request_and_cancel_works(client, store):
     assert [row[1] for row in pending["data"]] == ["tiny-org/tiny-llava"]
     row = dict(zip(pending["headers"], pending["data"][0]))
     assert row["#"] == "1" and row["Revision"] == SHA_A[:12] and row["Key"] == request.key
-    assert dict(zip(run["headers"], run["data"][0]))["Progress"] == "cure 12/20 (1.4 it/s)"
+    assert dict(zip(run["headers"], run["data"][0]))["Progress"].startswith("cure 12/20 · 1.4 it/s")
     assert finished["data"] == [] and failed["data"] == [] and cancelled["data"] == []
 
     refused = client.predict("../../etc/passwd", api_name="/cancel")

@@ -6,6 +6,7 @@ Endpoints for clients (gradio_client): /leaderboard, /explorer_items, /explorer_
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
@@ -19,6 +20,17 @@ TITLE = "Open VLM Reasoning Leaderboard"
 INTRO = (f"# {TITLE}\n"
          "Submit any public Hugging Face Hub model; a background evaluator runs the benchmarks at a pinned commit "
          "and the board ranks the results. Scores are percentages.")
+
+
+def launch_options(settings: Settings, store: Store) -> dict:
+    """What `launch()` needs besides the address: on the local store, the details folder is served (read-only) so
+    that the board's Details links open the files; nothing else on the machine is."""
+    root = getattr(store, "root", None)
+    if settings.store_backend != "local" or root is None:
+        return {}
+    details = Path(root) / "details"
+    details.mkdir(parents=True, exist_ok=True)
+    return {"allowed_paths": [str(details.resolve())]}
 
 
 def build_app(settings: Settings, store: Store) -> gr.Blocks:
@@ -41,4 +53,4 @@ def build_app(settings: Settings, store: Store) -> gr.Blocks:
     return demo
 
 
-__all__ = ["build_app", "TITLE"]
+__all__ = ["build_app", "launch_options", "TITLE"]

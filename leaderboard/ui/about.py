@@ -5,7 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from evaluator import api
-from leaderboard.columns import Schema, schema
+from leaderboard.columns import Schema, headline, schema
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 
@@ -37,7 +37,8 @@ and which judges graded them before.
 
 RECORDED = """\
 ## What is recorded for reproducibility
-Every results file records, besides the scores and per-benchmark counts (items, scored, images unavailable):
+Every results file records, besides the scores and per-benchmark counts (items, scored, images unavailable) and
+coverage (items that count in the scores, items run, items in the suite, and their share):
 - the model id, the **full commit sha**, the precision, the model type, the parameter count and architecture;
 - `run.dtype`, `run.device` and `run.batch_size` used;
 - `run.versions`: the versions of torch, transformers and the other libraries involved;
@@ -48,6 +49,9 @@ Every results file records, besides the scores and per-benchmark counts (items, 
 - `run.options` and `run.sources`: the benchmark options and data locations the run used;
 - `run.suite` (sample or full), `run.item_counts` per benchmark, `run.wall_time_s`, `run.scoring_path` and
   whether the model saw the images (`run.has_vision`);
+- `run.resumed`: when a run was interrupted (a killed worker, a restarted Space) and started again, per benchmark
+  how many items reused the model's answers recorded by the earlier attempt (same prompt, same generation settings)
+  and how many model requests were made afresh;
 - the submitted and finished times, and the benchmarks that were skipped, with the reason.
 """
 
@@ -57,16 +61,14 @@ def _bullets(columns) -> str:
 
 
 def benchmark_markdown(card: api.Card, board: Schema) -> str:
-    """One benchmark's section: its summary, paper, needs, columns, the columns that can be added, options, data."""
+    """One benchmark's section: its summary, paper, needs, the columns of its view, options, data."""
     needs = [what for what, needed in (("images", card.needs_images), ("an LLM judge", card.needs_judge)) if needed]
     parts = [f"### {card.title}", card.summary,
-             f"[Paper]({card.paper})" + (f" · needs {' and '.join(needs)}" if needs else "")]
-    shown = board.benchmark_columns(card.name, shown=True)
-    if shown:
-        parts.append(_bullets(shown))
-    hidden = board.benchmark_columns(card.name, shown=False)
-    if hidden:
-        parts.append("Columns you can add under **More columns** on the Leaderboard tab:\n\n" + _bullets(hidden))
+             f"[Paper]({card.paper})" + (f" · needs {' and '.join(needs)}" if needs else ""),
+             f"Its headline score (in the Overview and the overall score) is **{card.short_title} "
+             f"{headline(card).label}**. The **{card.title}** view of the board shows every column below:"]
+    view = board.view(card.name)
+    parts.append(_bullets([board.column(name) for name in view.columns if board.column(name).group == card.name]))
     if card.options:
         parts.append("Options (`LEADERBOARD_OPTIONS`, `--option`):\n\n" + "\n".join(
             f"- `{o.key}` (default `{o.default or 'unset'}`): {o.description}" for o in card.options))
@@ -76,14 +78,31 @@ def benchmark_markdown(card: api.Card, board: Schema) -> str:
     return "\n\n".join(parts)
 
 
-def columns_markdown(board: Schema) -> str:
-    """The glossary: the model and run columns, then every benchmark from its card."""
-    parts = ["## The columns",
+BOARD = """\
+## Reading the board
+The board has views: **Overview** (model, type, size, the overall score, each benchmark's headline score and
+coverage, and what decides whether two rows compare) and one view per benchmark with all of its metrics.
+
+- **Overall score.** {overall}
+- **Coverage.** For each benchmark: items that count in its scores / items in its suite. A run that used an item
+  limit, or whose coverage of a benchmark is under {threshold}% (`LEADERBOARD_MIN_COVERAGE`), is **flagged**: it is
+  published and can be shown (**Show limited and partial runs**), but it is never ranked with complete runs.
+- **Comparability.** Every row shows its suite, the judge that graded it (name and a short id), the benchmarks it
+  skipped and why, and the answers a judge could not grade (counts, never in the percentages).
+"""
+
+
+def columns_markdown(board: Schema, threshold: float = 95.0) -> str:
+    """The glossary: how the board ranks, the model, run and board columns, then every benchmark from its card."""
+    run = [c for c in board.columns if c.group == "run"]
+    parts = [BOARD.format(overall=board.column("overall").description, threshold=f"{threshold:g}"),
+             "## The columns",
              "Scores are shown as percentages (0-100); the data behind them are fractions in 0..1. **n/a** marks an "
              "undefined score (a ratio whose denominator is zero); it sorts last. Higher is better except where a "
              "column says otherwise (counts of ungraded answers, instability, calibration error).",
-             "### Model\n" + _bullets([c for c in board.columns if c.group == "model" and c.shown]),
-             "### Run\n" + _bullets([c for c in board.columns if c.group == "run" and c.shown])]
+             "### Model\n" + _bullets([c for c in board.columns if c.group == "model"]),
+             "### Run\n" + _bullets(run),
+             "### Board\n" + _bullets(board.board_only)]
     parts += [benchmark_markdown(card, board) for card in board.cards]
     return "\n\n".join(parts)
 
@@ -92,7 +111,7 @@ def about_markdown(settings: Settings) -> str:
     steps = RUN_STEPS.format(interval=settings.scheduler_interval, lease=settings.lease_seconds,
                              attempts=settings.max_attempts, benchmarks=", ".join(settings.benchmarks) or "none",
                              suite=settings.suite)
-    return "\n\n".join([columns_markdown(schema(settings.benchmarks)), steps, RECORDED])
+    return "\n\n".join([columns_markdown(schema(settings.benchmarks), settings.min_coverage), steps, RECORDED])
 
 
 def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:

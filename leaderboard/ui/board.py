@@ -1,44 +1,53 @@
-"""The Leaderboard tab: search and filters over a sortable, read-only table of every finished run, and below it
-each benchmark's per-run sections (declared on its card: a plot or a table drawn from one run's results).
+"""The Leaderboard tab: a view selector (Overview, then one view per benchmark, from the cards), a search box and
+the table first, so that it is the first thing under the header even on a phone; the filters, the help and each
+benchmark's per-run sections (a plot or a table drawn from one run's results) below it.
 
 The table's value is `board_frames.board_table` (what a pandas Styler gives gr.Dataframe, built directly because a
-Styler is slow): numeric cells (percentages; null when undefined) so that sorting a column in the browser is
-numeric, displayed as text ("54.3", "n/a"). Through the API the same event gives `data` (numbers, null when
-undefined) and `metadata.display_value` (the text shown).
+Styler is slow): numeric cells (percentages, counts; null when undefined) so that sorting a column in the browser is
+numeric, displayed as text ("54.3", "n/a"), the model linked to its Hub page and the details to their files. Which
+rows are shown, ranked and flagged is leaderboard.board_views. Through the API the same event gives `data` and
+`metadata.display_value`.
 
 The results are read from the store on page load, every REFRESH_SECONDS and on the Refresh button (that event is
-the `/leaderboard` API endpoint); typing in the search box or changing a filter re-filters the copy this browser
-session already holds (a gr.State), so it does not read the store again. Each section is an API endpoint named by
-its key (e.g. `/calibration`), taking a run's key.
+the `/leaderboard` API endpoint); changing the view, the search or a filter re-draws the copy this browser session
+already holds (a gr.State), so it does not read the store again. Each section is an API endpoint named by its key
+(e.g. `/calibration`), taking a run's key.
 """
 from __future__ import annotations
+
+from functools import partial
 
 import gradio as gr
 import pandas as pd
 
 from evaluator import api
 from leaderboard.board_file import load_board
-from leaderboard.board_frames import SIZE_BUCKETS, board_frame, board_table, display_frame, filter_runs, \
-    leaderboard_frame, run_choices
-from leaderboard.columns import Schema, schema
+from leaderboard.board_frames import SIZE_BUCKETS, board_table, datatypes, leaderboard_frame, run_choices
+from leaderboard.board_views import empty_text, status_text, view_board
+from leaderboard.columns import OVERVIEW, Schema, schema
+from leaderboard.explorer_views import details_url
 from leaderboard.request_queue import MODEL_TYPES, is_request_key
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 
 REFRESH_SECONDS = 30
 
-HELP = ("Scores are percentages (higher is better unless the About tab says otherwise); **n/a** means the ratio "
-        "is undefined (for example a conditional share whose condition never held). Ranked by **{ranked}**; to "
-        "sort by another column, use the menu in its header. Select a cell to open that run's questions on that "
-        "benchmark in the **Explorer**. The metrics are explained in the About tab.")
+HELP = ("**How to read the board.** Scores are percentages (higher is better unless the About tab says otherwise); "
+        "**n/a** means a score is undefined (for example a conditional share whose condition never held); columns "
+        "marked *(count)* are numbers of answers. **Overall** is the mean of each benchmark's headline score over "
+        "the benchmarks a run has a score on (**Scored on**): runs are ranked (**#**) only against runs of the same "
+        "suite scored on the same benchmarks, so a text-only model is ranked among text-only models and no model "
+        "is averaged with a zero for a benchmark it did not run. A run that used an item limit or scored fewer than "
+        "{threshold}% of a benchmark's items is **flagged** and not ranked. Pick a benchmark above the table to see "
+        "all its metrics. Select a score to open that run's questions on that benchmark in the **Explorer**; the "
+        "model name opens its Hub page and **Details** its per-question files. Every column is explained on the "
+        "About tab.")
 
 EMPTY = ("### No results yet\n"
          "Nothing has been evaluated on this leaderboard so far. To add a model, open the **Submit** tab, enter its "
          "Hugging Face Hub id (for example `org/model-name`), pick the precision and model type and press "
          "**Submit**. The request joins the queue (see the **Queue** tab); when its run finishes, the model's row "
          "appears here.")
-
-NO_MATCH = "No run matches the search and filters."
 
 
 def read_run(store: Store, key: str | None) -> dict | None:
@@ -48,108 +57,143 @@ def read_run(store: Store, key: str | None) -> dict | None:
     return store.read_json(f"results/{key}.json")
 
 
+def section_state(section: api.Section, choices: list[tuple[str, str]]) -> str:
+    """What a section says above its plot or table: why it is empty, or which run it shows."""
+    if not choices:
+        return section.empty or f"No finished run has {section.title} yet."
+    return f"Showing the first run on the board by default; pick another above ({len(choices)} with {section.title})."
+
+
 def _section(card: api.Card, section: api.Section, store: Store, raw_state: gr.State) -> None:
-    """One card section: a run picker and the run's plot or table (API endpoint /<section key>)."""
+    """One card section: a run picker, a line saying why it is empty (or what it shows), and the run's plot or table
+    (API endpoint /<section key>)."""
     with gr.Accordion(section.title, open=False, elem_id=f"{section.key}-section"):
         gr.Markdown(section.description)
         pick = gr.Dropdown(choices=[], value=None, label="Run", elem_id=f"{section.key}-run",
                            allow_custom_value=True)  # the key is checked in read_run
+        state = gr.Markdown(section_state(section, []), elem_id=f"{section.key}-state")
         if section.kind == "plot":
             output = gr.Plot(label=section.title, elem_id=f"{section.key}-output")
         else:
             output = gr.Dataframe(value=section.render(None), datatype="str", interactive=False, wrap=True,
                                   show_label=False, elem_id=f"{section.key}-output")
     column = f"{card.name}_{section.needs}"
-    raw_state.change(lambda raw: gr.Dropdown(choices=run_choices(raw, [column])), inputs=raw_state, outputs=pick,
-                     api_visibility="private", show_progress="hidden")
+
+    def runs(raw: pd.DataFrame | None, current: str | None):
+        choices = run_choices(raw, [column])
+        keys = [key for _, key in choices]
+        value = current if current in keys else (keys[0] if keys else None)
+        return gr.Dropdown(choices=choices, value=value), section_state(section, choices)
+
+    raw_state.change(runs, inputs=[raw_state, pick], outputs=[pick, state], api_visibility="private",
+                     show_progress="hidden")
     pick.change(lambda key: section.render(read_run(store, key)), inputs=pick, outputs=output,
                 api_name=section.key, api_description=f"{section.title} of one run, by its key.",
                 show_progress="hidden")
 
 
+def board_value(raw: pd.DataFrame | None, board: Schema, settings: Settings, store: Store, view: str | None,
+                search: str, model_types: list[str], sizes: list[str], show_all: bool):
+    """(the table's value as gr.Dataframe takes it, its columns' datatypes, the status line, the empty-state text)
+    for one view of the board."""
+    raw = leaderboard_frame([], board) if raw is None else raw
+    shown, frame = view_board(raw, board, view or OVERVIEW, threshold=settings.coverage_threshold,
+                              show_flagged=bool(show_all), search=search or "", model_types=model_types or (),
+                              sizes=sizes or (), details_url=partial(details_url, settings, store))
+    value, types = board_table(frame, board), datatypes(frame, board)
+    if len(raw) == 0:
+        return value, types, "", EMPTY
+    return value, types, status_text(shown, board, board.view(view)), empty_text(shown, board.view(view)) or ""
+
+
 def build(demo: gr.Blocks, settings: Settings, store: Store) -> gr.Dataframe:
     """Lay out the tab inside the current Blocks context and wire its events; returns the table (selecting a
-    cell opens the Explorer on that run and the benchmark of that column)."""
+    score opens the Explorer on that run and the benchmark of that column)."""
     board: Schema = schema(settings.benchmarks)
+    draw = partial(board_value, board=board, settings=settings, store=store)
 
-    def shown(raw: pd.DataFrame, search: str, model_types: list[str], sizes: list[str], extra: list[str] = ()):
-        return board_table(board_frame(raw, board, search or "", model_types or (), sizes or (), extra or ()),
-                           board)
+    def table_only(raw, view, search, model_types, sizes, show_all):
+        """The table of another view or filter, with its columns' datatypes (Markdown links, numbers)."""
+        value, types, _, _ = draw(raw, view=view, search=search, model_types=model_types, sizes=sizes,
+                                  show_all=show_all)
+        return gr.Dataframe(value=value, datatype=types)
 
-    def reload(search: str, model_types: list[str], sizes: list[str]):
+    def reload(search: str, model_types: list[str], sizes: list[str], view: str = OVERVIEW, show_all: bool = False):
+        """The /leaderboard endpoint: the board read again, as the table's value (the view's datatypes are set when
+        the view is picked)."""
         raw = load_board(store, board)
-        return shown(raw, search, model_types, sizes), raw
+        value = draw(raw, view=view, search=search, model_types=model_types, sizes=sizes, show_all=show_all)[0]
+        return value, raw
 
-    def with_extra(raw: pd.DataFrame | None, search: str, model_types: list[str], sizes: list[str],
-                   extra: list[str]):
-        """The table with the chosen extra columns (the /leaderboard endpoint shows the standard ones)."""
-        return shown(load_board(store, board) if raw is None else raw, search, model_types, sizes, extra)
+    def notes(raw, view, search, model_types, sizes, show_all):
+        """The status line, the empty state, and the table's visibility and datatypes (a reload that raced a change
+        of view gets its view's datatypes here)."""
+        _, types, status, empty = draw(raw, view=view, search=search, model_types=model_types, sizes=sizes,
+                                       show_all=show_all)
+        no_runs = raw is None or len(raw) == 0
+        return status, gr.Markdown(empty, visible=bool(empty)), gr.Dataframe(visible=not no_runs, datatype=types)
 
-    def empty_state(raw: pd.DataFrame | None, search: str, model_types: list[str], sizes: list[str]):
-        if raw is None or len(raw) == 0:
-            return gr.Markdown(EMPTY, visible=True), gr.Dataframe(visible=False)
-        if len(filter_runs(raw, search or "", model_types or (), sizes or ())) == 0:
-            return gr.Markdown(NO_MATCH, visible=True), gr.Dataframe(visible=True)
-        return gr.Markdown(visible=False), gr.Dataframe(visible=True)
-
-    gr.Markdown(HELP.format(ranked=board.column(board.default_sort).label if board.default_sort in board.by_name
-                            else "model"))
     with gr.Row(equal_height=True):
-        search = gr.Textbox(value="", label="Search models", placeholder="Part of a model name; separate several with ;",
-                            scale=2, elem_id="board-search")
-        model_types = gr.CheckboxGroup(choices=list(MODEL_TYPES), value=[], label="Model type", scale=2,
-                                       elem_id="board-types")
-        sizes = gr.CheckboxGroup(choices=list(SIZE_BUCKETS), value=[], label="Size (parameters)", scale=2,
-                                 elem_id="board-sizes")
-    with gr.Row():
-        refresh = gr.Button("Refresh", size="sm", scale=0, elem_id="board-refresh")
-        extra = gr.CheckboxGroup(choices=[(c.label, c.name) for c in board.optional], value=[],
-                                 label="More columns (each is explained on the About tab)", scale=4,
-                                 elem_id="board-dimensions")
+        view = gr.Radio(choices=[(v.label, v.key) for v in board.views], value=OVERVIEW, show_label=False,
+                        container=False, scale=3, min_width=240, elem_id="board-view")
+        search = gr.Textbox(value="", show_label=False, container=False, placeholder="Search models (a; b)",
+                            lines=1, max_lines=1, scale=2, min_width=160, elem_id="board-search")
+        show_all = gr.Checkbox(value=False, label="Show limited and partial runs", container=False, scale=1,
+                               min_width=160, elem_id="board-show-all")
+        refresh = gr.Button("Refresh", size="sm", scale=0, min_width=90, elem_id="board-refresh")
+    status = gr.Markdown(elem_id="board-status")
     empty = gr.Markdown(EMPTY, visible=False, elem_id="board-empty")
-    empty_raw = leaderboard_frame([], board)
+    first = view_board(leaderboard_frame([], board), board)[1]
     table = gr.Dataframe(
-        value=display_frame(empty_raw, board),  # headers only; events fill it with numbers + display text
-        headers=[c.label for c in board.shown],
-        datatype="str",
+        value=board_table(first, board),  # headers only; events fill it with numbers + display text
+        headers=list(first.columns),
+        datatype=datatypes(first, board),
         interactive=False,
         wrap=False,
-        pinned_columns=1,
+        pinned_columns=2,
         max_height=700,
         label="Leaderboard",
         show_label=False,
         elem_id="leaderboard-table",
     )
+    with gr.Accordion("Filters", open=False, elem_id="board-filters"):
+        with gr.Row(equal_height=True):
+            model_types = gr.CheckboxGroup(choices=list(MODEL_TYPES), value=[], label="Model type", scale=2,
+                                           elem_id="board-types")
+            sizes = gr.CheckboxGroup(choices=list(SIZE_BUCKETS), value=[], label="Size (parameters)", scale=2,
+                                     elem_id="board-sizes")
+    gr.Markdown(HELP.format(threshold=f"{settings.min_coverage:g}"), elem_id="board-help")
     raw_state = gr.State(None)
     timer = gr.Timer(REFRESH_SECONDS)
 
-    filters = [search, model_types, sizes]
+    inputs = [search, model_types, sizes, view, show_all]
+    state_inputs = [raw_state, view, search, model_types, sizes, show_all]
     gr.on(
         triggers=[demo.load, timer.tick, refresh.click],
         fn=reload,
-        inputs=filters,
+        inputs=inputs,
         outputs=[table, raw_state],
         api_name="leaderboard",
-        api_description="The board as shown (percentages, n/a for undefined), filtered like the tab.",
+        api_description="The board as shown: one view (overview, or a benchmark's name), filtered like the tab; "
+                        "flagged (limited or partial) runs only when show_all is true.",
         show_progress="hidden",
         trigger_mode="always_last",
         concurrency_limit=None,
-    ).then(with_extra, inputs=[raw_state, *filters, extra], outputs=table, api_visibility="private",
-           show_progress="hidden").then(empty_state, inputs=[raw_state, *filters], outputs=[empty, table],
-                                        api_visibility="private", show_progress="hidden")
+    ).then(notes, inputs=state_inputs, outputs=[status, empty, table], api_visibility="private",
+           show_progress="hidden")
     for card in board.cards:
         for section in card.sections:
             _section(card, section, store, raw_state)
 
     gr.on(
-        triggers=[search.submit, search.change, model_types.change, sizes.change, extra.change],
-        fn=with_extra,
-        inputs=[raw_state, *filters, extra],
+        triggers=[view.change, search.submit, search.change, model_types.change, sizes.change, show_all.change],
+        fn=table_only,
+        inputs=state_inputs,
         outputs=table,
         api_visibility="private",
         show_progress="hidden",
         trigger_mode="always_last",
         concurrency_limit=None,
-    ).then(empty_state, inputs=[raw_state, *filters], outputs=[empty, table], api_visibility="private",
+    ).then(notes, inputs=state_inputs, outputs=[status, empty, table], api_visibility="private",
            show_progress="hidden")
     return table

@@ -78,9 +78,14 @@ def to_query(benchmark, run, compare, outcome, groups, search, sort, descending,
                     descending=bool(descending), page=page, item=(item or "").strip()[:300])
 
 
+LINK_HEADERS = ("Model", "Details")  # their cells hold links: selecting one does not open the Explorer
+
+
 def board_cell_query(row: list, column: int, headers: list[str], labels: dict[str, str]) -> eq.Query | None:
-    """The explorer state a board cell opens: its row's run, and the benchmark of its column (None: the first
-    benchmark; labels: column label -> benchmark name)."""
+    """The explorer state a board cell opens: its row's run, and the benchmark of its column (else the run's first
+    benchmark; labels: column label -> benchmark name). None for a link cell or a row that names no run."""
+    if isinstance(column, int) and 0 <= column < len(headers) and headers[column] in LINK_HEADERS:
+        return None
     try:
         values = dict(zip(headers, row))
         key = f"{values['Model']}/{str(values['Revision'])[:12]}_{values['Precision']}"
@@ -112,6 +117,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
     def settle(query: eq.Query) -> tuple[eq.Query, list[tuple[str, str]]]:
         """A complete query: a known benchmark (the first with runs), a run that has it, a different B."""
         benchmark = query.benchmark if query.benchmark in names else ""
+        if not benchmark and query.run:  # the run's first benchmark
+            benchmark = next((n for n in names if any(k == query.run for _, k in runs(n))), "")
         if not benchmark:
             benchmark = next((n for n in names if runs(n)), names[0] if names else "")
         choices = runs(benchmark) if benchmark else []
@@ -285,7 +292,9 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         def from_board(board_value: pd.DataFrame, evt: gr.SelectData):
             headers = list(board_value.columns) if isinstance(board_value, pd.DataFrame) else []
             column = evt.index[1] if isinstance(evt.index, (list, tuple)) and len(evt.index) > 1 else -1
-            query = board_cell_query(evt.row_value or [], column, headers, labels) or eq.Query()
+            query = board_cell_query(evt.row_value or [], column, headers, labels)
+            if query is None:
+                return tuple(gr.skip() for _ in range(1 + len(outputs)))
             return (gr.Tabs(selected="explorer"), *show(query.benchmark, query.run, "", "", [], "", "", False, 1, ""))
 
         then_url(board_table.select(from_board, inputs=[board_table], outputs=[tabs, *outputs],

@@ -82,7 +82,9 @@ CARD = Card(
                             "agree (correct or not); where they disagree, usually a correct answer phrased "
                             "differently from the references scored 0 by the strict metric. Every answer, rating "
                             "and rationale is in the run's details.",
-                kind="table", needs="lave", render=lave_agreement_frame),
+                kind="table", needs="lave", render=lave_agreement_frame,
+                empty="No finished run has LAVE yet: this table compares the judge with the strict metrics for "
+                      "each run of LAVE (text-only models skip LAVE)."),
     ),
     grader=GRADER,
 )

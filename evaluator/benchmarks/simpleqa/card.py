@@ -68,6 +68,8 @@ CARD = Card(
                        group_by=explore.GROUP_BY, main_rows=("part", "answer"), key=by_question, items=explore.items,
                        parts=explore.parts),
     sections=(Section(key="calibration", title="SimpleQA calibration", description=CALIBRATION, kind="plot",
-                      needs="f_score", render=calibration_figure),),
+                      needs="f_score", render=calibration_figure,
+                      empty="No finished run has SimpleQA calibration yet: it is drawn for each run of SimpleQA "
+                            "(calibration is on by default on the sample suite)."),),
     grader=GRADER,
 )

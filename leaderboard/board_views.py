@@ -1,0 +1,215 @@
+"""What makes two rows comparable, and the board-only columns that say it: rank, flag, notes and details links.
+
+- A run is **flagged** when it used an item limit, or when it scored fewer than the coverage threshold of the items of
+  a benchmark (every benchmark it ran in the Overview; the view's benchmark in a benchmark's view). Flagged runs
+  are not ranked and are hidden unless asked for.
+- **Ranks** are given within cohorts of comparable runs: the same suite and, in the Overview, an overall score over
+  the same benchmarks (so a text-only model that could run SimpleQA alone is ranked among runs scored on SimpleQA
+  alone, and a vision model is never averaged with a zero for a benchmark it did not run). Cohorts with more
+  benchmarks come first, the full suite before the sample one.
+- **Notes** say what the scores leave out: benchmarks skipped and why, answers the judge could not grade or rate.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import pandas as pd
+
+from evaluator import api
+from leaderboard.board_frames import board_frame, board_text, filter_runs
+from leaderboard.columns import Schema, View, headline
+from leaderboard.formatting import as_float, format_number, format_score
+
+DEFAULT_COVERAGE = 0.95
+SUITE_ORDER = {"full": 0, "sample": 1}
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The rows a view shows (raw columns plus the board-only ones, in board order) and what was left out."""
+
+    rows: pd.DataFrame
+    runs: int  # runs on the board
+    matching: int  # runs that match the search and filters
+    hidden_flagged: int  # of those, flagged runs left out
+    without_benchmark: int  # of those, runs that did not run the view's benchmark
+
+
+def ran(raw: pd.DataFrame, schema: Schema, benchmark: str) -> pd.Series:
+    """Which runs have results of `benchmark` (any of its columns has a value)."""
+    names = [c.name for c in schema.benchmark_columns(benchmark) if c.name in raw]
+    if not names:
+        return pd.Series(False, index=raw.index)
+    return raw[names].notna().any(axis=1)
+
+
+def _limit(row: pd.Series) -> float:
+    value = as_float(row.get("limit"))
+    return value if not math.isnan(value) and value > 0 else 0.0
+
+
+def _in_scope(schema: Schema, view: View, row: pd.Series, has: dict[str, pd.Series]) -> list[api.Card]:
+    if view.benchmark is not None:
+        return [schema.card(view.benchmark)]
+    return [card for card in schema.cards if bool(has[card.name].loc[row.name])]
+
+
+def flag_text(row: pd.Series, cards: list[api.Card], threshold: float) -> str:
+    """Why a run is not ranked with complete ones ("" when it is): its limit, and its coverage under the threshold."""
+    parts = []
+    limit = _limit(row)
+    if limit:
+        parts.append(f"limit: {format_number(limit)} items per benchmark")
+    low = [f"{card.short_title} {format_score(row.get(f'{card.name}_coverage'))}%" for card in cards
+           if as_float(row.get(f"{card.name}_coverage")) < threshold]
+    if low:
+        parts.append(f"coverage under {format_score(threshold)}%: " + ", ".join(low))
+    return "; ".join(parts)
+
+
+def _skipped(row: pd.Series, schema: Schema) -> dict[str, str]:
+    try:
+        skipped = json.loads(row.get("skipped") or "{}")
+    except (TypeError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in skipped.items()} if isinstance(skipped, dict) else {}
+
+
+def notes_text(row: pd.Series, schema: Schema, cards: list[api.Card], overview: bool) -> str:
+    """Skipped benchmarks with their reason (Overview), answers left out of the scores (counts), undefined headline
+    scores."""
+    parts = []
+    if overview:
+        by_reason: dict[str, list[str]] = {}
+        skipped = _skipped(row, schema)
+        order = [c.name for c in schema.cards]
+        for name in sorted(skipped, key=lambda n: (order.index(n) if n in order else len(order), n)):
+            card = schema.card(name)
+            by_reason.setdefault(skipped[name], []).append(card.short_title if card else name)
+        parts += [f"skipped {', '.join(names)}: {reason}" for reason, names in by_reason.items()]
+    for card in cards:
+        for metric in card.metrics:
+            count = as_float(row.get(f"{card.name}_{metric.key}")) if metric.kind == api.COUNT else math.nan
+            if count > 0:
+                parts.append(f"{card.short_title}: {format_number(count)} {metric.label}")
+        if overview and math.isnan(as_float(row.get(f"{card.name}_{card.default_metric}"))):
+            parts.append(f"{card.short_title} {headline(card).label} undefined: not in the overall score")
+    return "; ".join(parts)
+
+
+def details_links(row: pd.Series, cards: list[api.Card], url: Callable[[str, str], str | None]) -> str:
+    """Markdown links to the run's details files, one per benchmark ("" when there is no link)."""
+    links = []
+    for card in cards:
+        target = url(str(row.get("key") or ""), card.name)
+        if target:
+            links.append(f"[{card.short_title}]({target})")
+    return " · ".join(links)
+
+
+def _cohort(row: pd.Series, view: View) -> tuple:
+    suite = str(row.get("suite") or "")
+    if view.benchmark is not None:
+        return (0, SUITE_ORDER.get(suite, 2), suite)
+    scored = str(row.get("scored_on") or "")
+    return (-len([s for s in scored.split(",") if s]), SUITE_ORDER.get(suite, 2), suite, scored)
+
+
+def ranked(rows: pd.DataFrame, view: View, higher_is_better: bool) -> pd.DataFrame:
+    """`rows` with a "rank" column (1, 2, 2, 4 within each cohort; NaN for flagged runs and runs without a score),
+    ordered: ranked runs cohort by cohort, best first, then the others by score."""
+    rows = rows.reset_index(drop=True)
+    scores = [as_float(v) for v in rows[view.rank_by]]
+    better = [(s if higher_is_better else -s) for s in scores]
+    eligible = [flag == "" and not math.isnan(s) for flag, s in zip(rows["flag"], scores)]
+    cohorts = [_cohort(row, view) for _, row in rows.iterrows()]
+    rank = [math.nan] * len(rows)
+    for cohort in set(c for c, ok in zip(cohorts, eligible) if ok):
+        members = [i for i in range(len(rows)) if eligible[i] and cohorts[i] == cohort]
+        for i in members:
+            rank[i] = 1 + sum(1 for j in members if better[j] > better[i])
+    rows["rank"] = rank
+    models = [str(m) for m in rows["model"]]
+
+    def order(i: int) -> tuple:
+        missing = math.isnan(better[i])
+        if eligible[i]:
+            return (0, cohorts[i], rank[i], models[i])
+        return (1, (), (missing, -better[i] if not missing else 0.0), models[i])
+
+    return rows.iloc[sorted(range(len(rows)), key=order)].reset_index(drop=True)
+
+
+def shown_rows(raw: pd.DataFrame, schema: Schema, view: View, threshold: float = DEFAULT_COVERAGE,
+               show_flagged: bool = False, search: str = "", model_types=(), sizes=(),
+               details_url: Callable[[str, str], str | None] = lambda key, name: None) -> Shown:
+    """The rows of `view`: filtered, scoped to runs of the view's benchmark, flagged runs hidden unless asked for,
+    with rank, flag, notes and details filled in, in board order."""
+    matching = filter_runs(raw, search, model_types or (), sizes or ())
+    has = {card.name: ran(matching, schema, card.name) for card in schema.cards}
+    rows = matching
+    without = 0
+    if view.benchmark is not None:
+        rows = matching[has[view.benchmark]]
+        without = len(matching) - len(rows)
+    rows = rows.copy()
+    scopes = [_in_scope(schema, view, row, has) for _, row in rows.iterrows()]
+    rows["flag"] = [flag_text(row, cards, threshold) for (_, row), cards in zip(rows.iterrows(), scopes)]
+    rows["notes"] = [notes_text(row, schema, cards, view.benchmark is None)
+                     for (_, row), cards in zip(rows.iterrows(), scopes)]
+    rows["details"] = [details_links(row, cards, details_url) for (_, row), cards in zip(rows.iterrows(), scopes)]
+    hidden = 0
+    if not show_flagged:
+        keep = rows["flag"] == ""
+        hidden = int((~keep).sum())
+        rows = rows[keep]
+    higher = schema.column(view.rank_by).higher_is_better
+    return Shown(rows=ranked(rows, view, higher), runs=len(raw), matching=len(matching), hidden_flagged=hidden,
+                 without_benchmark=without)
+
+
+def status_text(shown: Shown, schema: Schema, view: View) -> str:
+    """The line above the table: how the view ranks, how many runs it shows and what it leaves out, and why."""
+    rank_by = schema.column(view.rank_by).label
+    scope = ("runs of the same suite scored on the same benchmarks" if view.benchmark is None
+             else "runs of the same suite")
+    parts = [f"Ranked by **{rank_by}** among {scope}; {len(shown.rows)} of {shown.runs} runs shown"]
+    if shown.without_benchmark:
+        parts.append(f"{shown.without_benchmark} without {view.label} (skipped or not run: see their notes in "
+                     "the Overview)")
+    if shown.hidden_flagged:
+        parts.append(f"{shown.hidden_flagged} limited or partial run(s) hidden: tick **Show limited and partial "
+                     "runs** to see them, unranked")
+    return "; ".join(parts) + "."
+
+
+def empty_text(shown: Shown, view: View) -> str | None:
+    """Why the view's table is empty (None when it is not)."""
+    if len(shown.rows):
+        return None
+    if shown.runs == 0:
+        return None  # the board's own empty state explains how to submit
+    if shown.matching == 0:
+        return "No run matches the search and filters."
+    if view.benchmark is not None and shown.without_benchmark == shown.matching:
+        return (f"No finished run has {view.label} yet"
+                + (" (the runs on the board skipped it or did not run it; their notes in the Overview say why)."
+                   if shown.without_benchmark else "."))
+    return ("Every matching run is limited or partial (see the status line): tick **Show limited and partial "
+            "runs** to see them.")
+
+
+def view_board(raw: pd.DataFrame, schema: Schema, view_key: str | None = None, **options) -> tuple[Shown, pd.DataFrame]:
+    """The view named `view_key` (the Overview by default): what it shows (see shown_rows for `options`) and its
+    typed board frame (board_frames.board_frame)."""
+    view = schema.view(view_key)
+    shown = shown_rows(raw, schema, view, **options)
+    return shown, board_frame(shown.rows, schema, view)
+
+
+def view_text(raw: pd.DataFrame, schema: Schema, view_key: str | None = None, **options) -> pd.DataFrame:
+    """The view as plain text, as the board shows it (see view_board)."""
+    return board_text(view_board(raw, schema, view_key, **options)[1], schema)

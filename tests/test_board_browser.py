@@ -1,0 +1,97 @@
+"""The board in a real browser (Playwright + Debian chromium): the Overview ranks a vision run and a text-only run
+in their own cohorts and hides a limited run until asked; the model links to its Hub page and Details to its file;
+the LAVE view and its section; empty states say why; on a 390 px wide phone the table is on the first screen and
+scrolls sideways on its own."""
+from __future__ import annotations
+
+import io
+import urllib.request
+
+import pandas as pd
+
+from leaderboard.columns import schema
+from tests.results_files import SHA_B, TEXT_ONLY, board_result, write_result
+
+S = schema()
+JUDGE = {"kind": "endpoint", "model": "judge-x", "base_url": "http://judge.example/v1"}
+LAVE = {"scores": {"lave": 0.75, "vqa_accuracy": 0.3, "anls": 0.4, "exact_match": 0.25, "bleu4": 0.01, "cider": 1.234},
+        "counts": {"items": 4, "answered": 4, "rated": 4, "unrated": 0, "rating_fallback": 1, "image_unavailable": 0},
+        "extra": {"ratings": {"1": 1, "2": 0, "3": 3},
+                  "agreement": {m: {"n": 4, "agreement": 0.5, "spearman": 0.25, "rule": "x"}
+                                for m in ("vqa_accuracy", "anls", "exact_match", "bleu4", "cider")}},
+        "coverage": {"scored": 4, "items": 4, "suite_items": 4, "share": 1.0}}
+
+
+def publish_board(store) -> dict:
+    vision = board_result("org/vlm", {"cure": 0.4, "simpleqa": 0.3, "reform": 0.5, "lave": 0.75}, judge=JUDGE)
+    vision["benchmarks"]["lave"] = LAVE
+    text = board_result("org/chat", {"simpleqa": 0.55}, skipped={n: TEXT_ONLY for n in ("cure", "reform", "lave")},
+                        counts={"simpleqa": {"ungraded": 2}}, judge=JUDGE)
+    limited = board_result("org/quick", {"cure": 0.9}, sha=SHA_B, limit=2, coverage={"cure": 0.1})
+    for res in (vision, text, limited):
+        write_result(store, res)
+    buffer = io.BytesIO()
+    pd.DataFrame({"question_id": ["q1"], "prediction": ["a cat"]}).to_parquet(buffer, index=False)
+    store.write_bytes(f"details/{vision['key']}/lave.parquet", buffer.getvalue())
+    return {"vision": vision, "text": text, "limited": limited}
+
+
+def cells(page, header: str, view: str = "overview") -> list[str]:
+    col = [S.column(n).label for n in S.view(view).columns].index(header)
+    return page.locator(f"#leaderboard-table [role=gridcell][data-col='{col}']:visible").all_inner_texts()
+
+
+def test_overview_links_views_flags_and_sections(store, app_url, open_page):
+    runs = publish_board(store)
+    page = open_page(app_url)
+    table = page.locator("#leaderboard-table")
+    table.get_by_text("org/chat", exact=True).filter(visible=True).first.wait_for(state="visible")
+
+    # the overview: each run ranked in its own cohort, the limited run hidden and said so
+    assert cells(page, "Model") == ["org/vlm", "org/chat"] and cells(page, "#") == ["1", "1"]
+    assert cells(page, "Overall") == ["48.8", "55.0"] and cells(page, "Scored on")[1] == "SimpleQA"
+    assert cells(page, "Notes")[1] == f"skipped CURE, ReForm, LAVE: {TEXT_ONLY}; SimpleQA: 2 ungraded"
+    status = page.locator("#board-status")
+    assert "1 limited or partial run(s) hidden" in status.inner_text()
+
+    # links: the model's Hub page, the details file (served by the Space)
+    model = table.locator("a:visible", has_text="org/vlm").first
+    assert model.get_attribute("href") == "https://huggingface.co/org/vlm" and model.get_attribute("target") == "_blank"
+    details = table.locator("a:visible", has_text="LAVE").first.get_attribute("href")
+    with urllib.request.urlopen(app_url + details) as reply:
+        assert pd.read_parquet(io.BytesIO(reply.read()))["prediction"].tolist() == ["a cat"]
+
+    # shown on request: the limited run, unranked, with its flag
+    page.locator("#board-show-all input").check()
+    table.get_by_text("org/quick", exact=True).filter(visible=True).first.wait_for(state="visible")
+    assert cells(page, "Model")[-1] == "org/quick" and cells(page, "#")[-1] == ""
+    assert cells(page, "Flag")[-1] == "limit: 2 items per benchmark; coverage under 95.0%: CURE 10.0%"
+    page.locator("#board-show-all input").uncheck()
+
+    # the LAVE view: every LAVE metric, only the runs that ran it, and its section
+    page.locator("#board-view").get_by_label("LAVE", exact=True).check()
+    table.locator("th").filter(has_text="LAVE agrees with exact match").filter(visible=True).first.wait_for()
+    assert cells(page, "Model", "lave") == ["org/vlm"] and cells(page, "LAVE CIDEr", "lave") == ["1.23"]
+    page.wait_for_function("() => document.querySelector('#board-status').innerText.includes('2 without LAVE')")
+    page.get_by_text("LAVE against strict metrics").first.click()
+    section = page.locator("#lave_agreement-output")  # the first run is picked for the reader
+    section.get_by_text("3 rated 3", exact=False).filter(visible=True).first.wait_for(state="visible")
+
+    # an empty view says why
+    page.locator("#board-search input, #board-search textarea").first.fill("chat")
+    page.locator("#board-empty").get_by_text("No finished run has LAVE yet", exact=False).wait_for(state="visible")
+    assert runs["text"]["key"]
+
+
+def test_phone_width_puts_the_table_on_the_first_screen(store, app_url, open_page):
+    publish_board(store)
+    page = open_page(app_url, width=390, height=844)
+    page.locator("#leaderboard-table").get_by_text("org/chat", exact=True).filter(visible=True).first.wait_for()
+    top = page.locator("#leaderboard-table").first.bounding_box()["y"]
+    assert top < 844 * 0.8, top  # the table starts on the first screen, under the header and the view picker
+    widths = page.evaluate(
+        "() => { const t = document.querySelector('#leaderboard-table');"
+        " const wide = [...t.querySelectorAll('*')].filter(e => e.scrollWidth > e.clientWidth + 20"
+        " && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX));"
+        " return {page: document.documentElement.scrollWidth, scrollers: wide.length}; }")
+    assert widths["page"] <= 400 and widths["scrollers"] >= 1, widths  # the table scrolls, the page does not

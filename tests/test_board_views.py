@@ -1,0 +1,135 @@
+"""The board's views: the overall score, ranks within comparable runs, flags for limited and partial runs, notes on
+skipped benchmarks and ungraded answers, links; for a text-only run, vision runs, a limited run and a partial one."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from leaderboard.board_frames import board_table, leaderboard_frame, model_link
+from leaderboard.board_views import empty_text, status_text, view_board, view_text
+from leaderboard.columns import overall_score, schema
+from tests.results_files import SHA_B, TEXT_ONLY, board_result
+
+S = schema()
+JUDGE = {"kind": "endpoint", "model": "judge-x", "base_url": "http://judge.example/v1"}
+ALL4 = {"cure": 0.40, "simpleqa": 0.30, "reform": 0.50, "lave": 0.60}  # overall 45.0
+
+
+def board_runs():
+    """A text-only chat model (SimpleQA only, 2 answers ungraded), two complete vision runs, a limited vision run
+    (the best scores, but 2 items per benchmark) and a partial one (LAVE coverage 50%)."""
+    text = board_result("org/smol-chat", {"simpleqa": 0.55},
+                        skipped={"cure": TEXT_ONLY, "reform": TEXT_ONLY, "lave": TEXT_ONLY},
+                        counts={"simpleqa": {"ungraded": 2}}, judge=JUDGE)
+    vision_a = board_result("org/vlm-a", ALL4, judge=JUDGE)
+    vision_b = board_result("org/vlm-b", {**ALL4, "cure": 0.20}, judge=JUDGE)  # overall 40.0
+    limited = board_result("org/vlm-limited", {k: 0.9 for k in ALL4}, sha=SHA_B, limit=2, judge=JUDGE,
+                           coverage={k: 2 / 30 for k in ALL4})
+    partial = board_result("org/vlm-partial", {k: 0.8 for k in ALL4}, coverage={"lave": 0.5}, judge=JUDGE)
+    return leaderboard_frame([text, vision_a, vision_b, limited, partial], S)
+
+
+def by_model(frame):
+    return {row["Model"]: row for _, row in frame.iterrows()}
+
+
+def test_overall_is_the_mean_of_the_headline_scores_the_run_has():
+    raw = board_runs()
+    overall = dict(zip(raw["model"], raw["overall"]))
+    assert overall["org/vlm-a"] == pytest.approx(0.45) and overall["org/vlm-b"] == pytest.approx(0.40)
+    assert overall["org/smol-chat"] == pytest.approx(0.55)  # SimpleQA alone: nothing skipped is averaged as zero
+    assert dict(zip(raw["model"], raw["scored_on"]))["org/smol-chat"] == "simpleqa"
+    undefined = board_result("org/x", {"cure": 0.4, "simpleqa": None})
+    assert overall_score(undefined, S.cards) == pytest.approx(0.4)
+    assert overall_score(board_result("org/y", {}), S.cards) is None
+
+
+def test_overview_ranks_within_comparable_runs_and_hides_flagged_ones():
+    raw = board_runs()
+    board = view_text(raw, S)
+    assert list(board["Model"]) == ["org/vlm-a", "org/vlm-b", "org/smol-chat"]  # 4-benchmark cohort first
+    rows = by_model(board)
+    assert [rows[m]["#"] for m in board["Model"]] == ["1", "2", "1"]  # the text-only model ranks among its own
+    assert rows["org/vlm-a"]["Overall"] == "45.0" and rows["org/vlm-a"]["Scored on"] == "CURE, SimpleQA, ReForm, LAVE"
+    text = rows["org/smol-chat"]
+    assert text["Overall"] == "55.0" and text["Scored on"] == "SimpleQA" and text["CURE Ro"] == "n/a"
+    assert text["Notes"] == f"skipped CURE, ReForm, LAVE: {TEXT_ONLY}; SimpleQA: 2 ungraded"
+    assert text["SimpleQA coverage"] == "100.0" and text["Flag"] == ""
+    assert text["Judge"] == "judge-x (endpoint http://judge.example/v1)" and len(text["Judge id"]) == 8
+    assert "SimpleQA ungraded (count)" not in board.columns  # counts are not percentage columns of the overview
+
+    shown, _ = view_board(raw, S, threshold=0.95)
+    assert shown.hidden_flagged == 2 and "2 limited or partial run(s) hidden" in status_text(shown, S, S.view(None))
+
+
+def test_flagged_runs_are_shown_on_request_unranked_after_the_ranked_ones():
+    board = view_text(board_runs(), S, show_flagged=True)
+    assert list(board["Model"])[:3] == ["org/vlm-a", "org/vlm-b", "org/smol-chat"]
+    rows = by_model(board)
+    assert rows["org/vlm-limited"]["#"] == "" and rows["org/vlm-partial"]["#"] == ""
+    assert rows["org/vlm-limited"]["Flag"].startswith("limit: 2 items per benchmark; coverage under 95.0%: CURE 6.7%")
+    assert rows["org/vlm-partial"]["Flag"] == "coverage under 95.0%: LAVE 50.0%"
+    assert rows["org/vlm-partial"]["Overall"] == "80.0"  # scored, shown, never ranked above complete runs
+    lower = view_text(board_runs(), S, show_flagged=True, threshold=0.4)  # a lower threshold: partial is ranked
+    assert by_model(lower)["org/vlm-partial"]["#"] == "1"
+
+
+def test_a_benchmark_view_shows_every_metric_of_the_runs_that_ran_it():
+    raw = board_runs()
+    cure = view_text(raw, S, "cure")
+    # the text-only run skipped CURE: not in its view; the partial run is complete on CURE: ranked there
+    assert list(cure["Model"]) == ["org/vlm-partial", "org/vlm-a", "org/vlm-b"] and list(cure["#"]) == ["1", "2", "3"]
+    assert list(cure.columns[:6]) == ["#", "Model", "Precision", "Type", "Params (B)", "CURE Ro"]
+    assert {"CURE Rh", "CURE Cf", "CURE coverage", "Limit", "Flag", "Notes", "Details"} <= set(cure.columns)
+    assert "Judge" not in cure.columns  # CURE needs no judge
+    shown, _ = view_board(raw, S, "cure")
+    assert shown.without_benchmark == 1 and "1 without CURE" in status_text(shown, S, S.view("cure"))
+
+    simpleqa = view_text(raw, S, "simpleqa")
+    # ranked on SimpleQA alone, the text-only model among the vision ones; ties share a place
+    assert list(simpleqa["Model"]) == ["org/vlm-partial", "org/smol-chat", "org/vlm-a", "org/vlm-b"]
+    assert list(simpleqa["#"]) == ["1", "2", "3", "3"]
+    chat = by_model(simpleqa)["org/smol-chat"]
+    assert chat["SimpleQA ungraded (count)"] == "2" and chat["Notes"] == "SimpleQA: 2 ungraded" and chat["Limit"] == "none"
+
+
+def test_suites_are_never_ranked_together():
+    raw = leaderboard_frame([board_result("org/s", ALL4), board_result("org/f", {**ALL4, "cure": 0.1}, suite="full")],
+                            S)
+    board = view_text(raw, S)
+    assert list(board["Model"]) == ["org/f", "org/s"] and list(board["#"]) == ["1", "1"]  # full first
+
+
+def test_empty_views_say_why():
+    raw = board_runs()
+    only_text = raw[raw["model"] == "org/smol-chat"]
+    shown, _ = view_board(only_text, S, "lave")
+    assert empty_text(shown, S.view("lave")).startswith("No finished run has LAVE yet (the runs on the board skipped")
+    shown, _ = view_board(raw, S, search="nothing-like-this")
+    assert empty_text(shown, S.view(None)) == "No run matches the search and filters."
+    flagged = raw[raw["model"] == "org/vlm-limited"]
+    shown, _ = view_board(flagged, S)
+    assert "Show limited and partial runs" in empty_text(shown, S.view(None))
+
+
+def test_links_model_pages_and_details_files_escaped():
+    raw = board_runs()
+    urls = lambda key, name: f"files/{key}/{name}.parquet"  # noqa: E731
+    _, frame = view_board(raw, S, details_url=urls)
+    table = board_table(frame, S)
+    headers = table["headers"]
+    first = dict(zip(headers, table["metadata"]["display_value"][0]))
+    assert first["Model"] == "[org/vlm-a](https://huggingface.co/org/vlm-a)"
+    assert dict(zip(headers, table["data"][0]))["Model"] == "org/vlm-a"  # the value stays the plain id
+    key = f"org/vlm-a/{'abcdef012345'}_auto"
+    assert first["Details"] == " · ".join(f"[{t}](files/{key}/{n}.parquet)" for t, n in
+                                          (("CURE", "cure"), ("SimpleQA", "simpleqa"), ("ReForm", "reform"),
+                                           ("LAVE", "lave")))
+    assert model_link("/data/models/my_model") == "/data/models/my_model"  # a local folder: no link
+    hostile = model_link("org/a)](javascript:alert(1)) [x")  # not a Hub id: escaped text, no link
+    assert "http" not in hostile and "\\]" in hostile and "\\[" in hostile
+    numbers = dict(zip(headers, table["data"][0]))
+    assert numbers["Overall"] == 45.0 and numbers["#"] == 1.0  # numbers behind the text, for sorting
+    assert table["data"][2][headers.index("CURE Ro")] is None  # the text-only run: undefined, not 0
+    assert math.isnan(frame.loc[2, "CURE Ro"])
