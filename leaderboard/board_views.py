@@ -46,18 +46,19 @@ def ran(raw: pd.DataFrame, schema: Schema, benchmark: str) -> pd.Series:
     return raw[names].notna().any(axis=1)
 
 
-def _limit(row: pd.Series) -> float:
+def _limit(row: dict) -> float:
     value = as_float(row.get("limit"))
     return value if not math.isnan(value) and value > 0 else 0.0
 
 
-def _in_scope(schema: Schema, view: View, row: pd.Series, has: dict[str, pd.Series]) -> list[api.Card]:
+def _in_scope(schema: Schema, view: View, ran_here: dict[str, bool]) -> list[api.Card]:
+    """The benchmarks a row's flag, notes and links are about: the view's, or (Overview) every one the run ran."""
     if view.benchmark is not None:
         return [schema.card(view.benchmark)]
-    return [card for card in schema.cards if bool(has[card.name].loc[row.name])]
+    return [card for card in schema.cards if ran_here[card.name]]
 
 
-def flag_text(row: pd.Series, cards: list[api.Card], threshold: float) -> str:
+def flag_text(row: dict, cards: list[api.Card], threshold: float) -> str:
     """Why a run is not ranked with complete ones ("" when it is): its limit, and its coverage under the threshold."""
     parts = []
     limit = _limit(row)
@@ -70,7 +71,7 @@ def flag_text(row: pd.Series, cards: list[api.Card], threshold: float) -> str:
     return "; ".join(parts)
 
 
-def _skipped(row: pd.Series, schema: Schema) -> dict[str, str]:
+def _skipped(row: dict, schema: Schema) -> dict[str, str]:
     try:
         skipped = json.loads(row.get("skipped") or "{}")
     except (TypeError, ValueError):
@@ -78,7 +79,7 @@ def _skipped(row: pd.Series, schema: Schema) -> dict[str, str]:
     return {str(k): str(v) for k, v in skipped.items()} if isinstance(skipped, dict) else {}
 
 
-def notes_text(row: pd.Series, schema: Schema, cards: list[api.Card], overview: bool) -> str:
+def notes_text(row: dict, schema: Schema, cards: list[api.Card], overview: bool) -> str:
     """Skipped benchmarks with their reason (Overview), answers left out of the scores (counts), undefined headline
     scores."""
     parts = []
@@ -100,7 +101,7 @@ def notes_text(row: pd.Series, schema: Schema, cards: list[api.Card], overview: 
     return "; ".join(parts)
 
 
-def details_links(row: pd.Series, cards: list[api.Card], url: Callable[[str, str], str | None]) -> str:
+def details_links(row: dict, cards: list[api.Card], url: Callable[[str, str], str | None]) -> str:
     """Markdown links to the run's details files, one per benchmark ("" when there is no link)."""
     links = []
     for card in cards:
@@ -110,7 +111,7 @@ def details_links(row: pd.Series, cards: list[api.Card], url: Callable[[str, str
     return " · ".join(links)
 
 
-def _cohort(row: pd.Series, view: View) -> tuple:
+def _cohort(row: dict, view: View) -> tuple:
     suite = str(row.get("suite") or "")
     if view.benchmark is not None:
         return (0, SUITE_ORDER.get(suite, 2), suite)
@@ -125,12 +126,17 @@ def ranked(rows: pd.DataFrame, view: View, higher_is_better: bool) -> pd.DataFra
     scores = [as_float(v) for v in rows[view.rank_by]]
     better = [(s if higher_is_better else -s) for s in scores]
     eligible = [flag == "" and not math.isnan(s) for flag, s in zip(rows["flag"], scores)]
-    cohorts = [_cohort(row, view) for _, row in rows.iterrows()]
+    cohorts = [_cohort(row, view) for row in rows[["suite", "scored_on"]].to_dict("records")]
     rank = [math.nan] * len(rows)
-    for cohort in set(c for c, ok in zip(cohorts, eligible) if ok):
-        members = [i for i in range(len(rows)) if eligible[i] and cohorts[i] == cohort]
-        for i in members:
-            rank[i] = 1 + sum(1 for j in members if better[j] > better[i])
+    members: dict[tuple, list[int]] = {}
+    for i, ok in enumerate(eligible):
+        if ok:
+            members.setdefault(cohorts[i], []).append(i)
+    for cohort in members.values():
+        cohort.sort(key=lambda i: -better[i])
+        for place, i in enumerate(cohort):  # ties share the place of the first of them
+            previous = cohort[place - 1] if place else None
+            rank[i] = rank[previous] if previous is not None and better[previous] == better[i] else place + 1
     rows["rank"] = rank
     models = [str(m) for m in rows["model"]]
 
@@ -141,6 +147,13 @@ def ranked(rows: pd.DataFrame, view: View, higher_is_better: bool) -> pd.DataFra
         return (1, (), (missing, -better[i] if not missing else 0.0), models[i])
 
     return rows.iloc[sorted(range(len(rows)), key=order)].reset_index(drop=True)
+
+
+def _row_columns(schema: Schema) -> list[str]:
+    """The raw columns that flags, notes and links read."""
+    per_card = [f"{card.name}_{m.key}" for card in schema.cards for m in card.metrics
+                if m.kind == api.COUNT or m.key == card.default_metric]
+    return ["key", "limit", "skipped", *(f"{card.name}_coverage" for card in schema.cards), *per_card]
 
 
 def shown_rows(raw: pd.DataFrame, schema: Schema, view: View, threshold: float = DEFAULT_COVERAGE,
@@ -156,11 +169,13 @@ def shown_rows(raw: pd.DataFrame, schema: Schema, view: View, threshold: float =
         rows = matching[has[view.benchmark]]
         without = len(matching) - len(rows)
     rows = rows.copy()
-    scopes = [_in_scope(schema, view, row, has) for _, row in rows.iterrows()]
-    rows["flag"] = [flag_text(row, cards, threshold) for (_, row), cards in zip(rows.iterrows(), scopes)]
-    rows["notes"] = [notes_text(row, schema, cards, view.benchmark is None)
-                     for (_, row), cards in zip(rows.iterrows(), scopes)]
-    rows["details"] = [details_links(row, cards, details_url) for (_, row), cards in zip(rows.iterrows(), scopes)]
+    records = rows[[name for name in _row_columns(schema) if name in rows]].to_dict("records")
+    ran_rows = [{name: bool(v) for name, v in zip(has, flags)}
+                for flags in zip(*(has[name].loc[rows.index].tolist() for name in has))] or [{}] * len(records)
+    scopes = [_in_scope(schema, view, here) for here in ran_rows]
+    rows["flag"] = [flag_text(row, cards, threshold) for row, cards in zip(records, scopes)]
+    rows["notes"] = [notes_text(row, schema, cards, view.benchmark is None) for row, cards in zip(records, scopes)]
+    rows["details"] = [details_links(row, cards, details_url) for row, cards in zip(records, scopes)]
     hidden = 0
     if not show_flagged:
         keep = rows["flag"] == ""
