@@ -1,0 +1,392 @@
+"""How long the sample suites take on a CPU, and what a quick trial with LEADERBOARD_LIMIT costs.
+
+What it measures. Two random-weight models with the architecture sizes of two small real models (their weights
+cannot be downloaded here, so the sizes are typed in from the models' public config.json, below):
+
+- text:   HuggingFaceTB/SmolLM2-135M-Instruct (LlamaForCausalLM, 30 layers, hidden 576, 9/3 heads, vocab 49,152);
+- vision: HuggingFaceTB/SmolVLM-256M-Instruct (Idefics3ForConditionalGeneration: a SigLIP-style tower at 512 px,
+          patch 16, 12 layers of 768, pixel shuffle by 4, and a SmolLM2-135M-shaped text model, vocab 49,280).
+
+Each is saved to a temporary folder and evaluated by the real evaluator in a subprocess, exactly as the Space's
+worker runs it (`python -m evaluator run --model <folder> --suite sample --benchmarks <...> --out <dir>
+--batch-size auto`, leaderboard/scheduler.py::worker_command), with default torch threads:
+
+1. one run of all four benchmarks with `--limit 2` (what `LEADERBOARD_LIMIT=2` does with all four chosen): the
+   "quick trial" figure (its run.wall_time_s), and each benchmark's wall_time_s in it. The limit counts items, except
+   for reform, where it counts items per dimension (8 dimensions: 16 items);
+2. one run per benchmark on the full sample suite (no limit): the benchmark's `wall_time_s` in results.json is the
+   figure; the run's `run.wall_time_s` adds loading the model. If a benchmark's estimate (from step 1) is over
+   --max-full-seconds, it runs with a `--limit N` that should take about half of that instead, and its time is
+   extrapolated linearly per item (marked "~" in the table).
+
+The text model is a text-only model, so the evaluator skips cure, reform and lave for it (they need images): only
+simpleqa runs. SimpleQA and LAVE need a judge: a scripted OpenAI-compatible judge on 127.0.0.1 (tests.judge_servers
+with tests.scripted_judges, as the end-to-end tests use) answers at once, so the figures are the model's own time.
+
+Why the figures are an upper bound. Random weights almost never emit end-of-sequence, so every answer runs to its
+benchmark's max_new_tokens (simpleqa 48, or 96 for the stated-confidence prompt; lave 32; reform and cure
+per their options); a real model that stops after a short answer is faster. The tokenizer is the tests' tiny
+byte-level BPE (tests/tiny_models.py, padded with added tokens to the real vocabulary size so the LM head costs what
+it does in the real model): it splits benchmark text into more tokens than the real tokenizer, so prompts are longer.
+Images: the image processor keeps the real 512 px size with do_image_splitting=False, so an image is 64 tokens; the
+real SmolVLM processor splits large images into up to 4x4 tiles of 512 px plus a global view (up to 17 x 64 tokens),
+which would cost more per image.
+
+The machine may be shared (other processes running tests): the figures are wall times, and the table's "cores"
+column (CPU seconds / wall seconds of each run, about 2 with both cores free) shows which runs shared the CPU;
+rerun those with --models/--benchmarks when the machine is quiet.
+
+Run: `HF_HUB_OFFLINE=1 .venv/bin/python bench/sample_suites.py [--models text,vision] [--benchmarks cure,...]
+[--max-full-seconds 900] [--keep]` (about 35 minutes with both cores free: 6 text, 29 vision).
+Not part of the test suite.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import _models  # noqa: F401  (sets sys.path to the project root, HF_HUB_OFFLINE and TOKENIZERS_PARALLELISM)
+
+ROOT = _models.ROOT
+BENCHMARKS = ("cure", "simpleqa", "reform", "lave")
+TRIAL_LIMIT = 2
+
+# Typed in from HuggingFaceTB/SmolLM2-135M-Instruct/config.json (LlamaForCausalLM).
+SMOLLM2_135M = dict(hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9,
+                    num_key_value_heads=3, vocab_size=49152, max_position_embeddings=8192, rope_theta=100000.0,
+                    rms_norm_eps=1e-5, hidden_act="silu", tie_word_embeddings=True)
+
+# Typed in from HuggingFaceTB/SmolVLM-256M-Instruct/config.json (Idefics3ForConditionalGeneration, model_type
+# idefics3): the text model is SmolLM2-135M's shape with the vocabulary grown to 49,280 and untied embeddings.
+SMOLVLM_256M_TEXT = dict(SMOLLM2_135M, vocab_size=49280, tie_word_embeddings=False)
+SMOLVLM_256M_VISION = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12,
+                           image_size=512, patch_size=16, layer_norm_eps=1e-6)
+SMOLVLM_256M = dict(scale_factor=4, image_seq_len=64, tie_word_embeddings=False)  # (512/16)^2 / 4^2 = 64 tokens
+
+
+@dataclass
+class Shape:
+    """One model shape to measure: how to build it and what it runs."""
+
+    key: str
+    label: str  # in the table
+    prose: str  # in the README summary
+    build: object  # (folder: Path) -> Path
+    benchmarks: tuple[str, ...]
+
+
+@dataclass
+class Figure:
+    """One benchmark's figures on one model shape."""
+
+    shape: str
+    benchmark: str
+    items: int
+    requests: int
+    measured_limit: int = 0  # 0: the full sample suite ran; else the items that ran (time extrapolated)
+    wall_s: float = math.nan  # the benchmark's wall_time_s on the full sample suite (extrapolated if limited)
+    run_s: float = math.nan  # that run's run.wall_time_s (model loading included; extrapolated if limited)
+    cores_used: float = math.nan  # CPU s / wall s of the full (or limited) run: ~2 when it had both cores
+    trial_items: int = 0  # items the --limit 2 run answered (reform's limit is per dimension: 8 x 2)
+    trial_s: float = math.nan  # the benchmark's wall_time_s in the --limit 2 run
+
+    @property
+    def per_item_s(self) -> float:
+        return self.wall_s / self.items if self.items else math.nan
+
+
+# ---- models ---------------------------------------------------------------------------------------------------
+
+def _padded_tokenizer(extra_special: list[str], vocab_size: int):
+    """The tests' tiny BPE, padded with plain added tokens to `vocab_size` (random outputs then decode to text)."""
+    from tests.tiny_models import _tokenizer
+
+    tokenizer = _tokenizer(extra_special)
+    tokenizer.add_tokens([f"<w{i}>" for i in range(vocab_size - len(tokenizer))])
+    return tokenizer
+
+
+def build_smollm2_135m(folder: Path) -> Path:
+    """A random-weight Llama with SmolLM2-135M-Instruct's sizes, with the tests' tokenizer and chat template."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from tests.tiny_models import _save, _token_ids
+
+    tokenizer = _padded_tokenizer([], SMOLLM2_135M["vocab_size"])
+    config = LlamaConfig(**SMOLLM2_135M, **_token_ids(tokenizer))
+    return _save(folder, LlamaForCausalLM, config, tokenizer)
+
+
+def build_smolvlm_256m(folder: Path) -> Path:
+    """A random-weight Idefics3 with SmolVLM-256M-Instruct's sizes; the processor keeps 512 px images unsplit."""
+    import transformers as tf
+
+    from tests.tiny_models import CHAT_TEMPLATE, IDEFICS3_TOKENS, _save, _token_ids
+
+    tokenizer = _padded_tokenizer(IDEFICS3_TOKENS, SMOLVLM_256M_TEXT["vocab_size"])
+    edge = {"longest_edge": SMOLVLM_256M_VISION["image_size"]}
+    image_processor = tf.Idefics3ImageProcessor(do_image_splitting=False, size=edge, max_image_size=edge)
+    processor = tf.Idefics3Processor(image_processor=image_processor, tokenizer=tokenizer,
+                                     image_seq_len=SMOLVLM_256M["image_seq_len"], chat_template=CHAT_TEMPLATE)
+    text = tf.LlamaConfig(**SMOLVLM_256M_TEXT, **_token_ids(tokenizer))
+    config = tf.Idefics3Config(vision_config=tf.Idefics3VisionConfig(**SMOLVLM_256M_VISION), text_config=text,
+                               scale_factor=SMOLVLM_256M["scale_factor"],
+                               tie_word_embeddings=SMOLVLM_256M["tie_word_embeddings"],
+                               image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
+                               pad_token_id=tokenizer.pad_token_id)
+    return _save(folder, tf.Idefics3ForConditionalGeneration, config, processor)
+
+
+SHAPES = {
+    "text": Shape("text", "SmolLM2-135M shape (text)", "a 135M text model (only simpleqa runs)", build_smollm2_135m,
+                  ("simpleqa",)),
+    "vision": Shape("vision", "SmolVLM-256M shape (vision)", "a 256M vision model", build_smolvlm_256m, BENCHMARKS),
+}
+
+
+def parameter_count(folder: Path) -> int:
+    from safetensors import safe_open
+
+    total = 0
+    for path in folder.glob("*.safetensors"):
+        with safe_open(str(path), "pt") as f:
+            total += sum(math.prod(f.get_slice(k).get_shape()) for k in f.keys())
+    return total
+
+
+def image_tokens(folder: Path) -> int:
+    """Image tokens one picture becomes in a prompt (through the saved processor)."""
+    from PIL import Image
+    from transformers import AutoProcessor
+
+    processor = AutoProcessor.from_pretrained(folder)
+    image_id = processor.tokenizer.convert_tokens_to_ids("<image>")
+    ids = processor(text=["<image>What is it?"], images=[[Image.new("RGB", (640, 480))]])["input_ids"][0]
+    return int(sum(int(i) == image_id for i in ids))
+
+
+# ---- the sample suites and the evaluator ---------------------------------------------------------------------
+
+def suite_size(benchmark: str, images_dir: Path) -> tuple[int, int]:
+    """(items, model requests) of a benchmark's sample suite with default options, from its own plan."""
+    from evaluator.benchmarks import get_benchmark
+    from evaluator.benchmarks.spec import PlanContext
+
+    plan = get_benchmark(benchmark).plan(PlanContext(suite="sample", limit=0, images_dir=images_dir))
+    return len(plan.items), len(plan.asks)
+
+
+def judge_reply(index: int, body: dict):
+    """The scripted judge for both judged benchmarks: SimpleQA grades or LAVE ratings, by the prompt's form."""
+    from tests import scripted_judges
+    from tests.judge_servers import Reply
+
+    prompt = body["messages"][-1]["content"]
+    try:
+        if "Candidate answer: '" in prompt:
+            return scripted_judges.lave_ratings(index, body)
+        return scripted_judges.simpleqa_grades(index, body)
+    except (IndexError, KeyError):
+        return Reply(content="Scripted.\nA")
+
+
+@dataclass
+class Process:
+    """What one evaluator subprocess cost: wall and CPU seconds, and the 1-minute load average at its end."""
+
+    wall_s: float
+    cpu_s: float
+    load: float
+
+    @property
+    def cores_used(self) -> float:
+        """CPU seconds per wall second: about the torch threads (2) when the process had the cores to itself."""
+        return self.cpu_s / self.wall_s if self.wall_s else math.nan
+
+
+def evaluate(model: Path, benchmarks: tuple[str, ...], limit: int, out: Path, judge: str) -> tuple[dict, Process]:
+    """Run the evaluator as the worker does; its results.json and what the subprocess cost."""
+    command = [sys.executable, "-m", "evaluator", "run", "--model", str(model), "--suite", "sample",
+               "--benchmarks", ",".join(benchmarks), "--out", str(out), "--batch-size", "auto",
+               "--limit", str(limit), "--images-dir", str(out.parent / "cache" / "images"), "--judge", judge]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    out.mkdir(parents=True, exist_ok=True)
+    started, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(out / "worker.log", "wb") as log:
+        code = subprocess.call(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cost = Process(time.monotonic() - started, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
+                   os.getloadavg()[0])
+    if code != 0:
+        raise RuntimeError(f"evaluator exited {code}: {(out / 'worker.log').read_text()[-2000:]}")
+    return json.loads((out / "results.json").read_text()), cost
+
+
+def say(text: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
+
+
+def measure_shape(shape: Shape, work: Path, judge: str, max_full_s: float,
+                  only: tuple[str, ...] = BENCHMARKS) -> tuple[list[Figure], dict]:
+    """The figures of the shape's benchmarks (those in `only`), and the quick trial's results (all four benchmarks,
+    --limit 2)."""
+    folder = shape.build(work / f"model-{shape.key}")
+    say(f"{shape.label}: {parameter_count(folder) / 1e6:.0f}M parameters"
+        + (f", {image_tokens(folder)} image tokens per picture" if shape.key == "vision" else ""))
+    figures = [Figure(shape.label, b, *suite_size(b, work / "cache" / "images")) for b in shape.benchmarks
+               if b in only]
+
+    trial, cost = evaluate(folder, BENCHMARKS, TRIAL_LIMIT, work / f"{shape.key}-trial", judge)
+    say(f"{shape.label}: quick trial (--limit {TRIAL_LIMIT}, {','.join(BENCHMARKS)}): "
+        f"run {trial['run']['wall_time_s']:.0f} s (process {cost.wall_s:.0f} s, {cost.cores_used:.2f} cores used, "
+        f"load {cost.load:.1f}); skipped: "
+        f"{', '.join(trial['skipped']) or 'none'}")
+    for fig in figures:
+        fig.trial_s = trial["benchmarks"][fig.benchmark]["wall_time_s"]
+        fig.trial_items = trial["run"]["item_counts"][fig.benchmark]
+        measure_full(fig, folder, work / f"{shape.key}-{fig.benchmark}", judge, max_full_s)
+    return figures, trial
+
+
+def measure_full(fig: Figure, model: Path, out: Path, judge: str, max_full_s: float) -> None:
+    """The benchmark on the full sample suite; if the estimate from the quick trial is over `max_full_s`, with a
+    --limit that should take about half of that (more items than the trial), extrapolated linearly per item."""
+    estimate = fig.trial_s / fig.trial_items * fig.items
+    limit = 0
+    if estimate > max_full_s:
+        items_per_limit = fig.trial_items / TRIAL_LIMIT  # 1, or reform's 8 dimensions
+        limit = max(TRIAL_LIMIT + 1, int(max_full_s / 2 / (estimate / fig.items) / items_per_limit))
+        if limit * items_per_limit >= fig.items:
+            limit = 0
+    say(f"  {fig.benchmark}: {fig.items} items, {fig.requests} requests; estimated {estimate:.0f} s; running "
+        + (f"--limit {limit} (extrapolated)" if limit else "the full sample suite"))
+    results, cost = evaluate(model, (fig.benchmark,), limit, out, judge)
+    fig.cores_used = cost.cores_used
+    wall = results["benchmarks"][fig.benchmark]["wall_time_s"]
+    load = results["run"]["wall_time_s"] - wall
+    ran = results["run"]["item_counts"][fig.benchmark]
+    scale = fig.items / ran if limit else 1.0
+    fig.measured_limit, fig.wall_s, fig.run_s = limit, wall * scale, wall * scale + load
+    say(f"  {fig.benchmark}: {ran} items in {wall:.0f} s (+{load:.0f} s loading)"
+        + (f" -> ~{fig.wall_s:.0f} s for all {fig.items}" if limit else "")
+        + f"; {cost.cores_used:.2f} cores used, load {cost.load:.1f}")
+
+
+# ---- the report -----------------------------------------------------------------------------------------------
+
+def minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+def table(figures: list[Figure], trials: dict[str, dict]) -> str:
+    header = ("model shape", "benchmark", "items", "requests", "wall time (s)", "s / item", "run incl. load (s)",
+              "cores", f"--limit {TRIAL_LIMIT} items", f"--limit {TRIAL_LIMIT} (s)")
+    rows = []
+    for label, trial in trials.items():
+        shape_figs = [f for f in figures if f.shape == label]
+        for fig in shape_figs:
+            mark = "~" if fig.measured_limit else ""
+            rows.append((fig.shape, fig.benchmark, str(fig.items), str(fig.requests), f"{mark}{fig.wall_s:.0f}",
+                         f"{mark}{fig.per_item_s:.1f}", f"{mark}{fig.run_s:.0f}", f"{fig.cores_used:.2f}",
+                         str(fig.trial_items), f"{fig.trial_s:.0f}"))
+        total = sum(f.wall_s for f in shape_figs)
+        mark = "~" if any(f.measured_limit for f in shape_figs) else ""
+        rows.append((label, "total", str(sum(f.items for f in shape_figs)),
+                     str(sum(f.requests for f in shape_figs)), f"{mark}{total:.0f}", "",
+                     f"{mark}{total + load_seconds(trial):.0f}", "",
+                     str(sum(f.trial_items for f in shape_figs)), f"{trial['run']['wall_time_s']:.0f}"))
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+    line = lambda r: "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+    return "\n".join([line(header), line(tuple("-" * w for w in widths)), *map(line, rows)])
+
+
+def load_seconds(trial: dict) -> float:
+    """Time of a run outside its benchmarks (loading the model, writing results) in the quick trial."""
+    return trial["run"]["wall_time_s"] - sum(b["wall_time_s"] for b in trial["benchmarks"].values())
+
+
+def summary(figures: list[Figure], trials: dict[str, dict]) -> str:
+    """The README's sentences, from the measured figures (a draft: round and reword as needed)."""
+    full, trial = [], []
+    for shape in SHAPES.values():
+        if shape.label not in trials:
+            continue
+        shape_figs = [f for f in figures if f.shape == shape.label]
+        total = sum(f.wall_s for f in shape_figs) + load_seconds(trials[shape.label])
+        each = ", ".join(f"{f.benchmark} {minutes(f.wall_s)}" for f in shape_figs)
+        full.append(f"{minutes(total)} for {shape.prose}" + (f" ({each})" if len(shape_figs) > 1 else ""))
+        trial.append(f"{minutes(trials[shape.label]['run']['wall_time_s'])} for {shape.prose.split(' (')[0]}")
+    return (f"On a {os.cpu_count()}-core CPU, the sample suites of all four benchmarks take about "
+            + " and about ".join(full) + ", model loading included. These are upper bounds, measured with random "
+            "weights of those sizes that answer up to each benchmark's max_new_tokens; a trained model that stops "
+            "early is faster. `LEADERBOARD_LIMIT=2` (2 items per benchmark; 2 per dimension, 16 items, for reform) "
+            "makes a trial run of about " + " and about ".join(trial) + ".")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default="text,vision", help="comma-separated: text, vision")
+    parser.add_argument("--max-full-seconds", type=float, default=900.0,
+                        help="a benchmark estimated longer than this runs on fewer items, extrapolated")
+    parser.add_argument("--benchmarks", default=",".join(BENCHMARKS),
+                        help="benchmarks to time on the full sample suite (the quick trial always runs all four)")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (models, runs, logs)")
+    args = parser.parse_args()
+    only = tuple(b.strip() for b in args.benchmarks.split(",") if b.strip())
+
+    import torch
+
+    from tests.judge_servers import ScriptedServer
+
+    started = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix="bench-sample-suites-"))
+    say(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__} with "
+        f"{torch.get_num_threads()} threads; work folder {work}")
+    figures, trials = [], {}
+    try:
+        with ScriptedServer(judge_reply) as server:
+            judge = f"endpoint:{server.base_url}|scripted-judge"
+            for key in args.models.split(","):
+                shape = SHAPES[key.strip()]
+                shape_figures, trials[shape.label] = measure_shape(shape, work, judge, args.max_full_seconds,
+                                                                   only)
+                figures += shape_figures
+            judge_calls = len(server.requests)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+    print()
+    print(table(figures, trials))
+    print()
+    print("wall time: the benchmark's wall_time_s on the full sample suite (~: measured on fewer items, "
+          "extrapolated linearly per item); run incl. load: the same plus loading the model;\n"
+          "cores: CPU seconds / wall seconds of that run (about 2 when it had both cores, lower when it shared them);\n"
+          f"--limit {TRIAL_LIMIT}: the benchmark's time in one run of all four benchmarks with --limit {TRIAL_LIMIT} "
+          "(the 'total' row: that run's wall_time_s; a text model skips cure, reform and lave).")
+    shared = [f"{f.shape} {f.benchmark}" for f in figures if f.cores_used < 1.7]
+    print("Caveats: random weights almost never stop early, so every answer runs to its max_new_tokens: the figures "
+          "are an upper bound for answer length; the tests' tiny tokenizer makes prompts longer than the real one; "
+          "images are not split into tiles (64 tokens each); these are wall times under whatever load there was ("
+          + (f"runs that shared the CPU: {', '.join(shared)}" if shared else "every run had about both cores")
+          + f"). The scripted judge answered {judge_calls} calls at once.")
+    print()
+    print("README summary:", summary(figures, trials))
+    print()
+    print(f"bench/sample_suites.py ran for {minutes(time.monotonic() - started)}.")
+
+
+if __name__ == "__main__":
+    main()
