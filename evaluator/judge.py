@@ -186,13 +186,15 @@ class EndpointJudge:
             raise _Retryable(reason, _parse_retry_after(response.headers.get("Retry-After")))
         raise JudgeError(reason)
 
-    def _request(self, payload: dict, stream: bool = False) -> tuple[requests.Response, int]:
-        """POST with retries; returns the 200 response and the number of attempts it took."""
+    def _request(self, payload: dict, stream: bool = False, read=None) -> tuple[Any, int]:
+        """POST with retries; returns the 200 response (or, with `read`, what read(response) makes of it: a 200 whose
+        body `read` cannot use is retried like a 5xx) and the number of attempts it took."""
         attempts = 0
         while True:
             attempts += 1
             try:
-                return self._post_once(payload, stream), attempts
+                response = self._post_once(payload, stream)
+                return (response if read is None else read(response)), attempts
             except JudgeError as exc:
                 exc.attempts = attempts
                 raise
@@ -205,23 +207,23 @@ class EndpointJudge:
                                exc.reason, delay)
                 time.sleep(delay)
 
-    def _read_content(self, response: requests.Response, attempts: int) -> str:
+    def _read_content(self, response: requests.Response) -> str:
+        """The message content of a 200 chat completion; _Retryable when the body is not one (an HTML error page
+        served with 200, a cut-off body, no content)."""
         try:
             data = response.json()
             content = data["choices"][0]["message"].get("content")
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            raise JudgeError(f"judge {self.model} returned a reply that is not a chat completion",
-                             attempts) from None
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, requests.RequestException):
+            raise _Retryable(f"judge {self.model} returned a reply that is not a chat completion") from None
         finally:
             response.close()
         if not isinstance(content, str):
-            raise JudgeError(f"judge {self.model} returned no message content", attempts)
+            raise _Retryable(f"judge {self.model} returned no message content")
         return content
 
     # -- API ---------------------------------------------------------------------------------------------------------
     def _complete(self, messages: list[dict], generation: dict) -> tuple[str, int]:
-        response, attempts = self._request(self._payload(messages, generation, stream=False))
-        return self._read_content(response, attempts), attempts
+        return self._request(self._payload(messages, generation, stream=False), read=self._read_content)
 
     def complete(self, messages: list[dict], **generation) -> str:
         return self._complete(messages, generation)[0]
@@ -249,7 +251,10 @@ class EndpointJudge:
         try:
             content_type = response.headers.get("Content-Type", "")
             if "text/event-stream" not in content_type:  # a server that ignored stream=True
-                yield self._read_content(response, attempts)
+                try:
+                    yield self._read_content(response)
+                except _Retryable as exc:
+                    raise JudgeError(exc.reason, attempts) from None
                 return
             for raw in response.iter_lines(decode_unicode=False):
                 line = raw.decode("utf-8", errors="replace").strip() if raw else ""
@@ -473,20 +478,24 @@ def parse_simpleqa_grade(text: str | None) -> str | None:
 # A lone 1, 2 or 3: not touching a letter, digit or underscore, and not part of a decimal ("0.3", "2.5"); "3." is fine.
 _LAVE_DIGIT = r"(?<![\w.])(?<!\d\.)([123])(?![\w]|[.,]\d)"
 _LAVE_LABELLED = re.compile(r"\brating\b[\s*_]*(?:is\b|of\b)?[\s*_]*[:=]?[\s*_]*" + _LAVE_DIGIT, re.IGNORECASE)
-_LAVE_BARE = re.compile(_LAVE_DIGIT)
+# The reply's final character, as the reference reads it: a lone 1, 2 or 3 at the very end (closing punctuation,
+# quotes and markdown after it allowed).
+_LAVE_FINAL = re.compile(r"(?<![\w.])(?<!\d\.)([123])[\s.!*_`)\]\"']*$")
 
 
 def parse_lave_rating(text: str | None) -> int | None:
-    """The LAVE rating (1, 2 or 3) in a judge reply; None when there is none (the caller falls back to 2 and flags it).
+    """The LAVE rating (1, 2 or 3) where the rater's format puts it; None when it is not there (the caller then
+    decides: the paper's fallback 2, flagged, for a real judgement; unrated for a reply that is not one).
 
-    The rating is the last standalone 1, 2 or 3, a digit that is not part of a longer number or word ("10 apples" and
-    "2.5" hold none). When the reply labels a rating ("So rating=3", "Rating: 2", "the rating is **1**"), the last
-    labelled digit wins over later stray digits: "rating: 2/3" -> 2, "rating=2. Not a 3." -> 2. Non-strings -> None.
+    Only two places count: a labelled rating ("So rating=3", "Rating: 2", "the rating is **1**"; the last one wins
+    over later stray digits: "rating: 2/3" -> 2, "rating=2. Not a 3." -> 2), else the reply's final character, as the
+    reference implementation reads it ("... so 3." -> 3, "2" -> 2). A digit anywhere else is never a rating: "Rate
+    limit: 3 requests per second exceeded" and "3 of the references agree" hold none. Non-strings -> None.
     """
     if not isinstance(text, str):
         return None
     labelled = _LAVE_LABELLED.findall(text)
     if labelled:
         return int(labelled[-1])
-    bare = _LAVE_BARE.findall(text)
-    return int(bare[-1]) if bare else None
+    final = _LAVE_FINAL.search(text.strip())
+    return int(final.group(1)) if final else None

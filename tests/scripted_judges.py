@@ -42,3 +42,39 @@ def lave_ratings_generous(index: int, body: dict) -> Reply:
     prompt = body["messages"][-1]["content"]
     question = prompt.rsplit("Question: '", 1)[1].split("'\n", 1)[0]
     return Reply(content=f"Generous rationale for {question} So rating=3")
+
+
+# ---- a judge that fails part of the time, for the resilience tests and bench/chaos.py
+
+FAULTS = (
+    Reply(status=500),
+    Reply(status=429, headers={"Retry-After": "0"}),
+    Reply(status=200, body="<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1>"
+                           "</body></html>"),  # an error page served with 200: not even a chat completion
+    Reply(content="<html><body><h1>502 Bad Gateway</h1><p>nginx</p></body></html>"),  # the page as the content
+    Reply(content=""),
+    Reply(content="Rate limit: 3 requests per second exceeded"),
+    Reply(content='{"error": "The model is overloaded, rating 2 requests later"}'),
+    Reply(content="I'm sorry, but I can't help with rating this answer."),
+    Reply(content="3"),  # a bare digit: no rationale, not a LAVE judgement
+    Reply(delay=2.0),  # longer than the client's timeout in the fault tests
+)
+
+
+def faulty(judge, share: float = 0.3, seed: int = 0, faults: tuple[Reply, ...] = FAULTS):
+    """`judge` (a function of (index, body) -> Reply) that answers a fault instead, chosen at random, for `share` of
+    the calls (seeded by the call's index: a call that is asked again may get a real answer). `judge.faults` counts
+    the faults served."""
+    import random
+
+    served = {"faults": 0}
+
+    def reply(index: int, body: dict) -> Reply:
+        draw = random.Random(f"{seed}:{index}")
+        if draw.random() < share:
+            served["faults"] += 1
+            return draw.choice(faults)
+        return judge(index, body)
+
+    reply.served = served
+    return reply

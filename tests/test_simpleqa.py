@@ -562,8 +562,12 @@ def test_grader_messages_use_the_default_grader_prompt():
     ("Reason: Another person.\nB", "B INCORRECT", 0.0, "Another person."),
     ("Reason: It declines.\n\nC\n", "C NOT ATTEMPTED", 0.0, "It declines."),
     ("Reason: hmm.\nprobably fine", "ungraded: the judge's reply had no grade line", None, "hmm.\nprobably fine"),
-    ("", "ungraded: the judge's reply had no grade line", None, ""),
-    (None, "ungraded: the judge's reply had no grade line", None, ""),
+    ("", "ungraded: an empty reply", None, ""),
+    (None, "ungraded: an empty reply", None, ""),
+    ("<html><body><h1>502 Bad Gateway</h1></body></html>", "ungraded: markup (a web page or an XML document), not a "
+     "judgement", None, ""),
+    ("Rate limit: 3 requests per second exceeded.\nA", "ungraded: an error message, not a judgement", None, ""),
+    ("I'm sorry, but I can't help with that.", "ungraded: a refusal, not a judgement", None, ""),
 ])
 def test_grader_verdicts(raw, label, value, rationale):
     verdict = grader.verdict(raw)

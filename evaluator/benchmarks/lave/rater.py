@@ -35,7 +35,8 @@ Rules:
   as '... the 'A' key ...', as the reference implementation does.
 - A None candidate is shown as an empty answer (''); an empty reference list is a ValueError.
 
-The judge's rating is read with evaluator.judge.parse_lave_rating; split_lave_reply keeps the rationale.
+The judge's rating is read with evaluator.judge.parse_lave_rating; split_lave_reply keeps the rationale;
+reply_problem says when a reply is not a judgement at all.
 """
 from __future__ import annotations
 
@@ -187,3 +188,13 @@ def split_lave_reply(text: str | None) -> str:
         return ""
     text = text.strip()
     return _TRAILING_RATING.sub("", text, count=1).strip()
+
+
+def reply_problem(text: str | None) -> str | None:
+    """Why a judge reply is not a LAVE judgement (evaluator.judgement's one rule; LAVE's format puts a rationale
+    before the rating), or None when it is one."""
+    from evaluator.judge import parse_lave_rating  # lazy: the judge module pulls in its backends
+    from evaluator.judgement import not_a_judgement
+
+    return not_a_judgement(text, has_verdict=parse_lave_rating(text) is not None, needs_rationale=True,
+                           without_verdict=split_lave_reply(text))

@@ -3,9 +3,11 @@ with the judge.
 
 - The answer is the first non-empty line of the reply, whitespace collapsed.
 - LAVE: the judge (required) rates it 1-3 from the prompt built by rater.build_lave_prompt (our task text and
-  demonstrations; the yes/no switch; the 25% reference filter; sorted, quoted references). The rating is the last
-  1/2/3 of the reply (evaluator.judge.parse_lave_rating). A reply without one gets 2, the paper's rule, and the row
-  is flagged (rating_fallback). A judge call that fails leaves the item unrated (NaN, counted), never scored.
+  demonstrations; the yes/no switch; the 25% reference filter; sorted, quoted references). The rating is read only
+  where the format puts it: a labelled rating, else the reply's final character (evaluator.judge.parse_lave_rating).
+  A reply that is not a judgement (empty, markup, an error or refusal, no rationale: evaluator.judgement) is asked
+  again and, if it never judges, leaves the item unrated (NaN, counted), like a judge call that fails: never scored.
+  A real judgement without a rating gets 2, the paper's rule, and the row is flagged (rating_fallback).
   Item score = (r - 1) / 2; LAVE = the mean over rated items.
 - VQA accuracy, ANLS, exact match (evaluator.metrics.vqa), per item and averaged;
 - BLEU-4 and CIDEr with pycocoevalcap on the raw strings (evaluator.metrics.captions): corpus values over all
@@ -23,7 +25,7 @@ from collections import Counter
 from evaluator.benchmarks.judging import ask_judge, require_judge
 from evaluator.benchmarks.lave.planning import max_new_tokens_option, unscored
 from evaluator.benchmarks.lave.rater import (LavePrompts, build_lave_prompt, lave_messages, load_lave_prompts,
-                                             prompt_texts, split_lave_reply)
+                                             prompt_texts, reply_problem, split_lave_reply)
 from evaluator.benchmarks.run_options import int_option
 from evaluator.benchmarks.spec import ScoreContext, Scored
 from evaluator.metrics.basic import nan_mean
@@ -40,8 +42,10 @@ STRING_METRICS = {"vqa_accuracy": "VQA accuracy", "anls": "ANLS", "exact_match":
 ITEM_METRICS = ("vqa_accuracy", "anls", "exact_match")  # the per-item means reported as scores and breakdowns
 # An item counts as correct for a string metric at or above this score (CIDEr is not bounded by 1).
 AGREEMENT_THRESHOLDS = {"vqa_accuracy": 0.5, "anls": 0.5, "exact_match": 0.5, "bleu4": 0.5, "cider": 1.0}
-RATING_RULE = ("the last standalone 1/2/3 of the judge reply (evaluator.judge.parse_lave_rating); none -> 2 and the "
-               "row flagged rating_fallback (the paper's rule); a failed judge call -> unrated, left out of LAVE")
+RATING_RULE = ("a labelled rating, else the reply's final character, 1/2/3 (evaluator.judge.parse_lave_rating); a "
+               "reply that is not a judgement (empty, markup, an error or refusal, no rationale: evaluator.judgement) "
+               "is asked again, then unrated; a real judgement without a rating -> 2 and the row flagged "
+               "rating_fallback (the paper's rule); a failed judge call -> unrated, left out of LAVE")
 
 
 def parse_answer(text: str | None) -> str:
@@ -76,7 +80,7 @@ def _rate(ctx: ScoreContext, prompts: LavePrompts, rows: list[dict], shots: int,
 
     texts = [build_lave_prompt(prompts, row["question"], json.loads(row["gold"]), row["parsed_answer"], shots=shots)
              for row in rows]
-    results = ask_judge(ctx, [lave_messages(text) for text in texts], **generation)
+    results = ask_judge(ctx, [lave_messages(text) for text in texts], check=reply_problem, **generation)
     for row, text, res in zip(rows, texts, results):
         reply, error = getattr(res, "text", None), getattr(res, "error", None)
         row["judge_prompt"], row["judge_raw"] = text, reply or ""

@@ -6,6 +6,7 @@ import logging
 
 from evaluator.benchmarks.simpleqa.answers import split_judge_reply
 from evaluator.benchmarks.simpleqa.data import OFFICIAL_URL, SAMPLE_PATH, load_questions
+from evaluator.benchmarks.simpleqa.grading import reply_problem
 from evaluator.benchmarks.simpleqa.prompts import grader_messages, load_prompts
 from evaluator.benchmarks.spec import Grader, Verdict
 from evaluator.judge import parse_simpleqa_grade
@@ -29,6 +30,9 @@ def messages(question: str, gold: str, candidate: str) -> list[dict]:
 
 def verdict(raw: str | None) -> Verdict:
     """The grade read from the judge's reply (its last line); ungraded (score None) when there is none."""
+    problem = reply_problem(raw)
+    if problem:
+        return Verdict(label=f"ungraded: {problem}", score=None, rationale="")
     letter = parse_simpleqa_grade(raw)
     letter = letter if letter in VERDICTS else None
     return Verdict(label=VERDICTS.get(letter or "", UNGRADED), score=SCORES.get(letter or ""),

@@ -1,8 +1,10 @@
 """Asking the judge for SimpleQA grades: A = correct, B = incorrect, C = not attempted.
 
 The judge gets one grader prompt per answer and ends its reply with the grade (read with
-evaluator.judge.parse_simpleqa_grade from the last line). A call that fails or a reply without a grade line leaves
-the answer *ungraded*: shown and counted, left out of the scores, never scored as wrong.
+evaluator.judge.parse_simpleqa_grade from the last line). A reply that is not a judgement at all (empty, a web page,
+an error or a refusal: evaluator.judgement) is asked again. A call that fails, a reply that never judged, or a reply
+without a grade line leaves the answer *ungraded*: shown and counted, left out of the scores, never scored as
+wrong.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from evaluator.benchmarks.simpleqa.answers import split_judge_reply
 from evaluator.benchmarks.simpleqa.prompts import grader_messages
 from evaluator.benchmarks.spec import ScoreContext
 from evaluator.judge import parse_simpleqa_grade
+from evaluator.judgement import not_a_judgement
 
 GRADES = ("A", "B", "C")
 NO_JUDGE_MESSAGE = "SimpleQA needs a judge: set LEADERBOARD_JUDGE / --judge"
@@ -30,11 +33,16 @@ def clear_grade(row: dict) -> None:
     row.update(correct=False, score=math.nan, grade="", judge_rationale="", judge_raw="", judge_error="")
 
 
+def reply_problem(text: str | None) -> str | None:
+    """Why a judge reply is not a SimpleQA judgement (evaluator.judgement's one rule), or None when it is one."""
+    return not_a_judgement(text, has_verdict=parse_simpleqa_grade(text) is not None)
+
+
 def apply_grade(row: dict, result) -> None:
     """Fill a row's judge columns from one JudgeResult (text, or an error)."""
     text = getattr(result, "text", None)
     error = getattr(result, "error", None)
-    grade = parse_simpleqa_grade(text) if text else None
+    grade = parse_simpleqa_grade(text) if text and not error else None
     if grade not in GRADES:
         grade = None
     row["judge_raw"] = text or ""
@@ -57,5 +65,5 @@ def grade_answers(ctx: ScoreContext, template: str, jobs: list[tuple[dict, str]]
     """
     conversations = [grader_messages(template, row["question"], row["gold"], answer) for row, answer in jobs]
     generation = {"max_tokens": max_tokens} if max_tokens else {}
-    for (row, _), result in zip(jobs, ask_judge(ctx, conversations, **generation)):
+    for (row, _), result in zip(jobs, ask_judge(ctx, conversations, check=reply_problem, **generation)):
         apply_grade(row, result)
