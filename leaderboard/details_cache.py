@@ -86,7 +86,12 @@ class DetailsCache:
         self.reads += 1
         if data is None:
             raise DetailsError(f"{key} has no {api.card(benchmark).title} details (the benchmark did not run for it)")
-        entry = build_details(key, benchmark, data)
+        try:
+            entry = build_details(key, benchmark, data)
+        except DetailsError as damage:
+            self.store.damaged.report(details_path(key, benchmark), damage)
+            raise
+        self.store.damaged.clear(details_path(key, benchmark))
         with self._lock:
             self._entries[(key, benchmark)] = entry
             self._entries.move_to_end((key, benchmark))

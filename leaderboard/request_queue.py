@@ -6,6 +6,7 @@ never take the same request.
 """
 from __future__ import annotations
 
+import logging
 import os
 import random
 import re
@@ -15,13 +16,16 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from leaderboard.store import Store, StoreConflict
+from leaderboard.store import DamagedFile, Store, StoreConflict
+from leaderboard.store.damage import short_reason
 
 PENDING, RUNNING, FINISHED, FAILED, CANCELLED = "PENDING", "RUNNING", "FINISHED", "FAILED", "CANCELLED"
 STATUSES = (PENDING, RUNNING, FINISHED, FAILED, CANCELLED)
 PRECISIONS = ("auto", "float32", "bfloat16", "float16")
 MODEL_TYPES = ("pretrained", "instruction-tuned", "RL-tuned", "merged / other")
 LOG_TAIL_LINES = 50
+log = logging.getLogger(__name__)
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def now() -> datetime:
@@ -33,7 +37,11 @@ def iso(moment: datetime) -> str:
 
 
 def parse_time(text: str | None) -> datetime | None:
-    return datetime.fromisoformat(text) if text else None
+    """An ISO time (a time without a zone is UTC); None for an empty value. Raises ValueError for anything else."""
+    if not text:
+        return None
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 def worker_id() -> str:
@@ -80,8 +88,49 @@ class Request:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Request":
+        """The request a stored record holds; raises DamagedFile (the reason) when the record is not one."""
+        if not isinstance(data, dict):
+            raise DamagedFile(f"not a request record: a JSON {type(data).__name__}, not an object")
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        missing = [k for k in ("model", "revision") if k not in known]
+        if missing:
+            raise DamagedFile(f"not a request record: {', '.join(missing)} missing")
+        for name, kinds in _FIELD_KINDS.items():
+            if name in known and not (isinstance(known[name], kinds) and not isinstance(known[name], bool)):
+                raise DamagedFile(f"{name} is {_kind(known[name])}, not {_kind_names(kinds)}")
+        if not known["model"] or len(known["revision"]) < 12:
+            raise DamagedFile("model is empty or revision is shorter than 12 characters")
+        for name, allowed in (("status", STATUSES), ("precision", PRECISIONS)):
+            if name in known and known[name] not in allowed:
+                raise DamagedFile(f"{name} {str(known[name])[:40]!r} is not one of {', '.join(allowed)}")
+        if known.get("attempts", 0) < 0:
+            raise DamagedFile("attempts is negative")
+        for name in ("submitted_time", "lease_expires", "started_time", "finished_time"):
+            try:
+                parse_time(known.get(name))
+            except ValueError:
+                raise DamagedFile(f"{name} {str(known[name])[:40]!r} is not a time") from None
         return cls(**known)
+
+
+_TEXT, _OPTIONAL_TEXT = (str,), (str, type(None))
+_FIELD_KINDS: dict[str, tuple[type, ...]] = {
+    "model": _TEXT, "revision": _TEXT, "precision": _TEXT, "model_type": _TEXT, "submitter": _TEXT,
+    "submitted_time": _TEXT, "status": _TEXT, "lease_owner": _OPTIONAL_TEXT, "lease_expires": _OPTIONAL_TEXT,
+    "attempts": (int,), "error": _OPTIONAL_TEXT, "log_tail": _OPTIONAL_TEXT, "started_time": _OPTIONAL_TEXT,
+    "finished_time": _OPTIONAL_TEXT, "progress": (dict,), "source": _TEXT, "local_path": _OPTIONAL_TEXT,
+    "params_billions": (int, float, type(None)), "architecture": _OPTIONAL_TEXT, "notes": (list,),
+}
+_KIND_NAMES = {str: "text", int: "a whole number", float: "a number", dict: "an object", list: "a list",
+               type(None): "empty", bool: "true/false"}
+
+
+def _kind(value) -> str:
+    return _KIND_NAMES.get(type(value), type(value).__name__)
+
+
+def _kind_names(kinds: tuple[type, ...]) -> str:
+    return " or ".join(dict.fromkeys(_KIND_NAMES.get(k, k.__name__) for k in kinds))
 
 
 def request_path(model: str, revision: str, precision: str) -> str:
@@ -96,22 +145,52 @@ def is_request_key(key: str) -> bool:
 
 
 def load(store: Store, path: str) -> Request | None:
-    data = store.read_json(path)
-    return None if data is None else Request.from_dict(data)
+    """The request stored at `path` (None when there is none). Raises DamagedFile, with the reason, when the file is
+    not a readable request record, or holds another request than its path names; the ledger of the store lists it."""
+    try:
+        data = store.read_json(path)
+        if data is None:
+            store.damaged.clear(path)
+            return None
+        request = Request.from_dict(data)
+        if request.path != path:
+            raise DamagedFile(f"holds the request {request.path[:160]!r}, not the one its path names")
+    except DamagedFile as exc:
+        store.damaged.report(path, exc)
+        raise
+    except ValueError as exc:  # not UTF-8, not JSON
+        store.damaged.report(path, exc)
+        raise DamagedFile(short_reason(exc)) from None
+    store.damaged.clear(path)
+    return request
 
 
 def save(store: Store, request: Request) -> None:
     store.write_json(request.path, request.to_dict())
 
 
+def _load_or_none(store: Store, path: str) -> Request | None:
+    """The request at `path`; None when there is none or its file is damaged (a lease on it cannot be confirmed)."""
+    try:
+        return load(store, path)
+    except DamagedFile:
+        return None
+
+
 def all_requests(store: Store) -> list[Request]:
-    """Every request, oldest submission first."""
-    found = []
+    """Every readable request, oldest submission first. A damaged file is skipped (the store's ledger of damaged
+    files lists it, see leaderboard.store.damage); nothing else is held up by it."""
+    found, damaged = [], set()
     for path in store.list("requests", suffix=".json"):
-        request = load(store, path)
+        try:
+            request = load(store, path)
+        except DamagedFile:
+            damaged.add(path)
+            continue
         if request is not None:
             found.append(request)
-    return sorted(found, key=lambda r: (r.submitted_time, r.path))
+    store.damaged.settle("requests", damaged)
+    return sorted(found, key=lambda r: (parse_time(r.submitted_time) or _EPOCH, r.path))
 
 
 def pending_position(store: Store, request: Request) -> int:
@@ -120,8 +199,18 @@ def pending_position(store: Store, request: Request) -> int:
     return pending.index(request.path) + 1 if request.path in pending else 0
 
 
-def transact(store: Store, step, attempts: int = 6):
-    """Run step() under the store's lock, again (after a short random wait) when it lost a race to another writer."""
+TRANSACT_ATTEMPTS = 10
+BACKOFF_BASE, BACKOFF_CAP = 0.05, 2.0  # seconds: the first wait's scale, and the longest wait, between two attempts
+
+
+def backoff(attempt: int, base: float = BACKOFF_BASE, cap: float = BACKOFF_CAP) -> float:
+    """A wait before attempt `attempt + 1`: exponential with full jitter, so racing writers spread out."""
+    return random.uniform(0, min(cap, base * 2 ** attempt))
+
+
+def transact(store: Store, step, attempts: int = TRANSACT_ATTEMPTS):
+    """Run step() under the store's lock, again (after a jittered, growing wait) when it lost a race to another
+    writer; raises StoreConflict when every attempt lost (callers treat that as "not this time", never a crash)."""
     for attempt in range(attempts):
         try:
             with store.lock():
@@ -129,12 +218,17 @@ def transact(store: Store, step, attempts: int = 6):
         except StoreConflict:
             if attempt == attempts - 1:
                 raise
-            time.sleep(random.uniform(0.05, 0.25) * (attempt + 1))
+            time.sleep(backoff(attempt))
 
 
 def claim(store: Store, owner: str, lease_seconds: float) -> Request | None:
-    """Atomically turn the oldest PENDING request into RUNNING, leased to `owner`."""
-    return transact(store, lambda: _claim(store, owner, lease_seconds))
+    """Atomically turn the oldest PENDING request into RUNNING, leased to `owner`. None when there is none, or when
+    every attempt lost the race to other claimers (a normal outcome: the next tick tries again)."""
+    try:
+        return transact(store, lambda: _claim(store, owner, lease_seconds))
+    except StoreConflict as exc:
+        log.info("claim lost the race to other writers (%s); trying again next tick", exc)
+        return None
 
 
 def _claim(store: Store, owner: str, lease_seconds: float) -> Request | None:
@@ -158,7 +252,7 @@ def heartbeat(store: Store, path: str, owner: str, lease_seconds: float, progres
 
 
 def _heartbeat(store: Store, path: str, owner: str, lease_seconds: float, progress: dict | None) -> bool:
-    request = load(store, path)
+    request = _load_or_none(store, path)
     if request is None or request.status != RUNNING or request.lease_owner != owner:
         return False
     request.lease_expires = iso(now() + timedelta(seconds=lease_seconds))
@@ -169,17 +263,23 @@ def _heartbeat(store: Store, path: str, owner: str, lease_seconds: float, progre
 
 
 def recover(store: Store, max_attempts: int, at: datetime | None = None) -> list[Request]:
-    """Expired RUNNING leases go back to PENDING (attempts + 1), or FAILED after max_attempts."""
-    return transact(store, lambda: _recover(store, max_attempts, at or now()))
+    """Expired RUNNING leases (or RUNNING requests with no lease) go back to PENDING (attempts + 1), or FAILED after
+    max_attempts. [] when every attempt lost the race to other writers: the next tick tries again."""
+    try:
+        return transact(store, lambda: _recover(store, max_attempts, at or now()))
+    except StoreConflict as exc:
+        log.info("recovery lost the race to other writers (%s); trying again next tick", exc)
+        return []
 
 
 def _recover(store: Store, max_attempts: int, moment: datetime) -> list[Request]:
     changed = []
     for request in all_requests(store):
         expires = parse_time(request.lease_expires)
-        if request.status != RUNNING or expires is None or expires > moment:
+        if request.status != RUNNING or (expires is not None and expires > moment):
             continue
-        _count_lost_attempt(request, max_attempts, f"the worker's lease expired at {request.lease_expires}")
+        _count_lost_attempt(request, max_attempts, f"the worker's lease expired at {request.lease_expires}"
+                            if expires else "the request was RUNNING with no lease")
         save(store, request)
         changed.append(request)
     return changed
@@ -206,7 +306,7 @@ def finish(store: Store, path: str, owner: str, status: str, error: str | None =
 
 def _finish(store: Store, path: str, owner: str, status: str, error: str | None, log_tail: str | None,
             max_attempts: int | None) -> Request | None:
-    request = load(store, path)
+    request = _load_or_none(store, path)
     if request is None or request.lease_owner != owner or request.status != RUNNING:
         return None
     if status == PENDING:
@@ -232,7 +332,10 @@ def cancel(store: Store, path: str) -> tuple[bool, str]:
 
 
 def _cancel(store: Store, path: str) -> tuple[bool, str]:
-    request = load(store, path)
+    try:
+        request = load(store, path)
+    except DamagedFile as exc:
+        return False, f"The stored request is damaged ({exc}); the maintainers see it listed in the Queue tab."
     if request is None:
         return False, "No such request."
     if request.status != PENDING:

@@ -18,7 +18,7 @@ from leaderboard.formatting import escape_markdown as md
 from leaderboard.request_queue import (CANCELLED, FAILED, MODEL_TYPES, PENDING, PRECISIONS, Request, all_requests, load,
                                pending_position, request_path, save, transact)
 from leaderboard.settings import Settings
-from leaderboard.store import Store
+from leaderboard.store import DamagedFile, Store, StoreConflict
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +143,20 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
                       source="local" if local else "hub", local_path=str(facts.folder) if local else None,
                       params_billions=params_billions, architecture=architecture, notes=notes)
 
+    try:
+        return _enqueue(settings, store, request)
+    except StoreConflict:
+        raise Refusal("The queue is busy with other writers right now; nothing was queued. Please submit again in a "
+                      "minute.") from None
+    except OSError as error:  # the store (a Hub dataset, a disk) could not be reached
+        log.warning("submission could not reach the store: %s", scrub(str(error), settings.hf_token or ""))
+        raise Refusal("The queue could not be reached right now; nothing was queued. Please try again later.") \
+            from None
+
+
+def _enqueue(settings: Settings, store: Store, request: Request) -> Outcome:
+    """Steps 8-10: the duplicate check, the rate limit and the write (under the store's lock)."""
+    name, precision, submitter = request.model, request.precision, request.submitter
     # 8: duplicate (answered before the rate limit: asking again about a queued model is not a new request)
     existing = _existing(store, request.path)
     if existing is not None:
@@ -294,7 +308,11 @@ def check_license(shown: str, card: str | None, hub_license: str | None = None) 
 
 # ---------------------------------------------------------------- steps 8-9: queue state
 def _existing(store: Store, path: str) -> Request | None:
-    request = load(store, path)
+    try:
+        request = load(store, path)
+    except DamagedFile as damage:
+        raise Refusal(f"The stored request for this model, revision and precision is damaged ({md(str(damage), 160)});"
+                      " nothing was queued. The maintainers see it listed in the Queue tab.") from None
     return request if request is not None and request.status not in REPLACEABLE else None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import ContextManager, Protocol
 
 from leaderboard.settings import Settings
+from leaderboard.store.damage import DamagedFile, DamagedFiles
 
 
 class StoreConflict(RuntimeError):
@@ -16,13 +17,15 @@ class StoreConflict(RuntimeError):
 
 
 class Store(Protocol):
-    """The operations the queue, the scheduler and the UI need."""
+    """The operations the queue, the scheduler and the UI need, and the ledger of damaged files its readers met."""
+
+    damaged: DamagedFiles
 
     def read_bytes(self, path: str) -> bytes | None: ...
     def write_bytes(self, path: str, data: bytes) -> None: ...
     def read_json(self, path: str) -> dict | None: ...
     def write_json(self, path: str, obj: dict) -> None: ...
-    def write_many(self, files: dict[str, bytes]) -> None: ...
+    def write_many(self, files: dict[str, bytes | None]) -> None: ...  # None deletes
     def delete(self, path: str) -> None: ...
     def list(self, prefix: str, suffix: str = "") -> list[str]: ...
     def lock(self) -> ContextManager[None]:

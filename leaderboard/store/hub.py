@@ -24,6 +24,7 @@ from huggingface_hub.errors import HfHubHTTPError, RemoteEntryNotFoundError
 
 from evaluator.api import redact
 from leaderboard.store import StoreConflict
+from leaderboard.store.damage import DamagedFiles
 from leaderboard.store.local import _safe_relative
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ class HubStore:
         self.repo_type = repo_type
         self.write_retries = write_retries  # attempts for a write outside lock() that meets a conflict
         self._local = threading.local()  # this thread's transaction: depth and the requests repo's sha
+        self.damaged = DamagedFiles()  # files its readers met and skipped (see leaderboard.store.damage)
         if create:
             for repo in dict.fromkeys([self.results_repo, self.requests_repo]):
                 try:
@@ -156,18 +158,20 @@ class HubStore:
     def write_json(self, path: str, obj: dict) -> None:
         self.write_bytes(path, json.dumps(obj, indent=2, sort_keys=True, default=str).encode())
 
-    def write_many(self, files: dict[str, bytes]) -> None:
-        """Write several files: one commit per repo (details and results go to the results repo together)."""
-        by_repo: dict[str, dict[str, bytes]] = {}
+    def write_many(self, files: dict[str, bytes | None]) -> None:
+        """Write (or, for None, delete) several files: one commit per repo (details and results go to the results
+        repo together)."""
+        by_repo: dict[str, dict[str, bytes | None]] = {}
         for path, data in files.items():
             repo, name = self._route(path)
-            by_repo.setdefault(repo, {})[name] = bytes(data)
+            by_repo.setdefault(repo, {})[name] = None if data is None else bytes(data)
         for repo, batch in by_repo.items():
             names = sorted(batch)
             message = f"Update {names[0]}" if len(names) == 1 else f"Update {len(names)} files"
 
             def operations(batch=batch):
-                return [CommitOperationAdd(path_in_repo=name, path_or_fileobj=data) for name, data in batch.items()]
+                return [CommitOperationDelete(path_in_repo=name) if data is None
+                        else CommitOperationAdd(path_in_repo=name, path_or_fileobj=data) for name, data in batch.items()]
 
             try:
                 self._commit(repo, operations, message)

@@ -10,6 +10,8 @@ from typing import Iterator
 
 from filelock import FileLock
 
+from leaderboard.store.damage import DamagedFiles
+
 
 def _safe_relative(path: str) -> PurePosixPath:
     rel = PurePosixPath(path)
@@ -25,6 +27,7 @@ class LocalStore:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self._lock = FileLock(str(self.root / ".queue.lock"), timeout=lock_timeout)
+        self.damaged = DamagedFiles()  # files its readers met and skipped (see leaderboard.store.damage)
 
     def _abs(self, path: str) -> Path:
         return self.root.joinpath(*_safe_relative(path).parts)
@@ -57,10 +60,14 @@ class LocalStore:
     def write_json(self, path: str, obj: dict) -> None:
         self.write_bytes(path, json.dumps(obj, indent=2, sort_keys=True, default=str).encode())
 
-    def write_many(self, files: dict[str, bytes]) -> None:
-        """Write several files; each one atomically (the Hub store makes this one commit)."""
+    def write_many(self, files: dict[str, bytes | None]) -> None:
+        """Write (or, for None, delete) several files in order; each one atomically (the Hub store makes this one
+        commit)."""
         for path, data in files.items():
-            self.write_bytes(path, data)
+            if data is None:
+                self.delete(path)
+            else:
+                self.write_bytes(path, data)
 
     def delete(self, path: str) -> None:
         try:

@@ -21,7 +21,7 @@ import gradio as gr
 import pandas as pd
 
 from evaluator import api
-from leaderboard.board_file import load_board
+from leaderboard.board_file import load_board, read_results
 from leaderboard.board_frames import SIZE_BUCKETS, board_table, datatypes, leaderboard_frame, run_choices
 from leaderboard.board_views import empty_text, status_text, view_board
 from leaderboard.columns import OVERVIEW, Schema, schema
@@ -54,7 +54,7 @@ def read_run(store: Store, key: str | None) -> dict | None:
     """One run's results by its key; None for an empty or malformed key or a missing run."""
     if not key or not is_request_key(key):
         return None
-    return store.read_json(f"results/{key}.json")
+    return read_results(store, f"results/{key}.json")
 
 
 def section_state(section: api.Section, choices: list[tuple[str, str]]) -> str:

@@ -10,6 +10,7 @@ import gradio as gr
 import pandas as pd
 
 from leaderboard import request_queue as q
+from leaderboard.board_file import published_results
 from leaderboard.formatting import escape_markdown
 from leaderboard.queue_views import QUEUE_COLUMNS, queue_frame
 from leaderboard.settings import Settings
@@ -38,6 +39,18 @@ HELP = ("Requests move from **Pending** to **Running** when the evaluator claims
         "evaluator last reported; a run that was stopped (a restart) starts again where it stopped, reusing the "
         "answers it had (\"resumed: ... items reused\"). A pending request can be cancelled below. Click a failed "
         "run to read its log tail.")
+
+
+DAMAGED_COLUMNS = ("Path", "Reason")
+DAMAGED_HELP = ("Files of the store that could not be read (not JSON, not UTF-8, a field missing or of the wrong kind). "
+                "Everything else keeps working: these are left out of the queue and the board until someone with "
+                "write access to the store repairs or removes them. Their content is never shown here.")
+
+
+def damaged_frame(damaged: list) -> pd.DataFrame:
+    """The damaged files as a table of text (path and reason, nothing of their content)."""
+    rows = [(str(path), str(reason)) for path, reason in damaged]
+    return pd.DataFrame(rows, columns=list(DAMAGED_COLUMNS))
 
 
 def _section_label(status: str, count: int) -> str:
@@ -80,7 +93,11 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
 
     def frames() -> tuple:
         """The five tables (the /queue endpoint's outputs), then a summary kept in a gr.State (clients skip it)."""
-        requests = q.all_requests(store)
+        try:
+            requests, problem = q.all_requests(store), ""
+        except Exception as error:  # noqa: BLE001 - an outage of the store must not break the tab
+            log.warning("the queue could not be read: %s", error)
+            requests, problem = [], "The queue could not be read right now; it is tried again in a few seconds."
         shown = tuple(queue_frame(requests, status) for status in SECTIONS)
         failed = shown[list(SECTIONS).index(q.FAILED)]
         summary = {
@@ -88,13 +105,19 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
             "choices": _pending_choices(shown[0]),
             "failed": {str(row["Key"]): f"{row['Model']} @ {row['Revision']}: {row['Error']}\n\n{row['Log tail']}"
                        for _, row in failed.iterrows()},
+            "damaged": store.damaged.listing(),
+            "problem": problem,
         }
         return (*shown, summary)
 
     def decorate(summary: dict | None):
-        counts = (summary or {}).get("counts") or [0] * len(SECTIONS)
+        summary = summary or {}
+        counts = summary.get("counts") or [0] * len(SECTIONS)
         labels = [gr.Accordion(label=_section_label(status, n)) for status, n in zip(SECTIONS, counts)]
-        return (*labels, gr.Dropdown(choices=(summary or {}).get("choices") or []))
+        damaged = summary.get("damaged") or []
+        return (*labels, gr.Dropdown(choices=summary.get("choices") or []),
+                gr.Accordion(label=f"Damaged files ({len(damaged)})", open=bool(damaged)),
+                damaged_frame(damaged), summary.get("problem") or "")
 
     def show_log(summary: dict | None, evt: gr.SelectData) -> str:
         row = evt.row_value or []
@@ -140,6 +163,14 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         accordions.append(accordion)
         outputs.append(table)
 
+    with gr.Accordion(label="Damaged files (0)", open=False, elem_id="queue-section-damaged") as damaged_section:
+        gr.Markdown(DAMAGED_HELP)
+        damaged_table = gr.Dataframe(value=damaged_frame([]), headers=list(DAMAGED_COLUMNS), datatype="str",
+                                     interactive=False, wrap=True, max_height=300, show_label=False,
+                                     label="Damaged files", elem_id="queue-damaged")
+    problem = gr.Markdown(elem_id="queue-problem")
+    decorated = [*accordions, pick, damaged_section, damaged_table, problem]
+
     summary = gr.State(None)
     timer = gr.Timer(REFRESH_SECONDS)
     gr.on(
@@ -151,7 +182,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         show_progress="hidden",
         trigger_mode="always_last",
         concurrency_limit=None,
-    ).then(decorate, inputs=summary, outputs=[*accordions, pick], api_visibility="private", show_progress="hidden")
+    ).then(decorate, inputs=summary, outputs=decorated, api_visibility="private", show_progress="hidden")
 
     cancel.click(
         lambda key: cancel_request(store, key),
@@ -161,7 +192,15 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         api_description="Cancel a PENDING request by its key; returns a message.",
     ).then(lambda: None, outputs=pick, api_visibility="private", show_progress="hidden").then(
         frames, outputs=[*outputs, summary], api_visibility="private", show_progress="hidden").then(
-        decorate, inputs=summary, outputs=[*accordions, pick], api_visibility="private", show_progress="hidden")
+        decorate, inputs=summary, outputs=decorated, api_visibility="private", show_progress="hidden")
+
+    def damaged_files() -> list[dict]:
+        """The store's damaged files, each {path, reason}: the requests and results are read now to find them."""
+        q.all_requests(store)
+        published_results(store)
+        return [{"path": path, "reason": reason} for path, reason in store.damaged.listing()]
+
+    gr.api(damaged_files, api_name="damaged_files")
 
     outputs[list(SECTIONS).index(q.FAILED)].select(show_log, inputs=summary, outputs=failed_log,
                                                     api_visibility="private")
