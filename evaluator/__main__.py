@@ -12,6 +12,7 @@ import traceback
 from pathlib import Path
 
 from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY
+from evaluator.parent_watch import die_with_parent
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -90,6 +91,7 @@ def _rescore(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    die_with_parent()  # started by a worker: never outlive it
     args = _parser().parse_args(argv)
     if args.command == "list-benchmarks":
         for name in REGISTRY:

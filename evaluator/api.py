@@ -6,7 +6,8 @@
 - the judge for the playground and its grading (each benchmark's Grader returns a typed Verdict);
 - what submission needs to know about a model folder (its architecture, or why it cannot be evaluated);
 - grading a finished run again with another judge (rescore_run);
-- the one secret redactor.
+- the one secret redactor;
+- how a worker ties the evaluator's life to its own (PARENT_PID_ENV).
 The Space runs the evaluator itself as a subprocess (`python -m evaluator run ...`), never in-process.
 """
 from __future__ import annotations
@@ -20,10 +21,11 @@ from evaluator.benchmarks.spec import (CORRECT, COUNT, FRACTION, IMAGE_UNAVAILAB
 from evaluator.images import ImageUnavailable
 from evaluator.judge import JudgeError, judge_id, judge_name, make_judge
 from evaluator.models.base import UnsupportedModelError
+from evaluator.parent_watch import PARENT_PID_ENV
 from evaluator.redaction import redact
 
 __all__ = ["DEFAULT_BENCHMARKS", "CORRECT", "COUNT", "FRACTION", "IMAGE_UNAVAILABLE", "ITEM_COLUMNS", "NUMBER",
-           "OUTCOMES", "PERCENT_KINDS", "RATIO", "Card", "Grader", "ImageUnavailable", "ItemPart", "ItemView",
+           "OUTCOMES", "PARENT_PID_ENV", "PERCENT_KINDS", "RATIO", "Card", "Grader", "ImageUnavailable", "ItemPart", "ItemView",
            "JudgeError", "Metric", "Option", "Section", "Source", "UnsupportedModelError", "Verdict",
            "benchmark_names", "card", "cards", "describe_model_folder", "graders", "judge_id", "judge_name", "judged_benchmarks",
            "make_judge",

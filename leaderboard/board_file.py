@@ -21,25 +21,92 @@ log = logging.getLogger(__name__)
 LEADERBOARD_PATH = "leaderboard.parquet"
 
 
-def load_results(store: Store) -> list[dict]:
-    """Every results file in the store; a file that cannot be read or is not a results object is skipped (logged)."""
-    found = []
+def read_results(store: Store, path: str) -> dict | None:
+    """The results file at `path`; None when there is none, or when it is damaged (not UTF-8 or JSON, not a results
+    object: the store's ledger of damaged files lists it, see leaderboard.store.damage)."""
+    try:
+        data = store.read_json(path)
+    except ValueError as exc:  # not UTF-8, not JSON
+        store.damaged.report(path, exc)
+        return None
+    if data is None:
+        store.damaged.clear(path)
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("model"), str) or not data["model"]:
+        store.damaged.report(path, "not a results object (a JSON object with a model)")
+        return None
+    if not isinstance(data.get("benchmarks", {}), dict) or not isinstance(data.get("run", {}), dict):
+        store.damaged.report(path, "benchmarks or run is not an object")
+        return None
+    store.damaged.clear(path)
+    return data
+
+
+def _results_key(path: str) -> str:
+    """results/<key>.json -> <key>."""
+    return path[len("results/"):-len(".json")]
+
+
+def _unpublished(store: Store) -> set[str]:
+    """Keys of runs whose request exists but is not FINISHED (a run that stopped between writing its results and
+    closing its request, or one running again), or whose request file is damaged: their results stay off the board."""
+    from leaderboard import request_queue as queue  # the queue imports the store only; no circle at import time
+
+    hidden = {r.key for r in queue.all_requests(store) if r.status != queue.FINISHED}
+    hidden |= {path[len("requests/"):-len(".json")] for path, _ in store.damaged.listing()
+               if path.startswith("requests/") and path.endswith(".json")}
+    return hidden
+
+
+def published_results(store: Store) -> dict[str, dict]:
+    """Path -> results of every published run: each readable results file whose request is FINISHED (or that has no
+    request, e.g. results published by hand). A damaged file is skipped and listed in the store's ledger."""
+    hidden = _unpublished(store)
+    found, damaged = {}, set()
     for path in store.list("results", suffix=".json"):
-        try:
-            data = store.read_json(path)
-        except (ValueError, OSError) as exc:  # malformed JSON, a vanished file
-            log.warning("skipping unreadable results file %s: %s", path, exc)
+        if _results_key(path) in hidden:
             continue
-        if isinstance(data, dict) and isinstance(data.get("model"), str):
-            found.append(data)
-        else:
-            log.warning("skipping results file %s: not a results object", path)
+        data = read_results(store, path)
+        if data is None:
+            if any(p == path for p, _ in store.damaged.listing()):
+                damaged.add(path)
+            continue
+        found[path] = data
+    store.damaged.settle("results", damaged)
     return found
 
 
-def parquet_bytes(df: pd.DataFrame, schema: Schema) -> bytes:
+def load_results(store: Store) -> list[dict]:
+    """The results of every published run (see published_results)."""
+    return list(published_results(store).values())
+
+
+def _published_paths(store: Store) -> set[str]:
+    """The paths published_results would read, from the listing, the requests and the ledger (no results read)."""
+    hidden = _unpublished(store)
+    damaged = {path for path, _ in store.damaged.listing()}
+    return {p for p in store.list("results", suffix=".json") if _results_key(p) not in hidden and p not in damaged}
+
+
+def board_is_current(store: Store) -> bool:
+    """Whether leaderboard.parquet was built from exactly the published runs' files (a publish that stopped between
+    closing its request and rebuilding the board leaves it behind; the scheduler then rebuilds it)."""
+    import pyarrow.parquet as pq
+
+    data = store.read_bytes(LEADERBOARD_PATH)
+    if data is None:
+        return False
+    try:
+        built_from = json.loads(pq.read_schema(io.BytesIO(data)).metadata[b"results"])
+    except Exception:  # noqa: BLE001 - a damaged or older board file is not current
+        return False
+    return set(built_from) == _published_paths(store)
+
+
+def parquet_bytes(df: pd.DataFrame, schema: Schema, sources: list[str] | None = None) -> bytes:
     """The raw frame as parquet (pyarrow), with explicit types so an empty board is a valid file too; each column
-    carries its label and description in the file's metadata."""
+    carries its label and description in the file's metadata, and the file lists the results files it was built
+    from (`sources`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -55,16 +122,18 @@ def parquet_bytes(df: pd.DataFrame, schema: Schema) -> bytes:
             values = [None if gone else str(v) for v, gone in zip(values, missing)]
         fields.append(pa.field(col.name, typ, metadata={"label": col.label, "description": col.description}))
         arrays.append(pa.array(values, type=typ))
-    table = pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata={"columns": json.dumps(schema.names)}))
+    table = pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata={
+        "columns": json.dumps(schema.names), "results": json.dumps(sorted(sources or []))}))
     buffer = io.BytesIO()
     pq.write_table(table, buffer)
     return buffer.getvalue()
 
 
 def rebuild_leaderboard(store: Store, schema: Schema) -> pd.DataFrame:
-    """Rebuild `leaderboard.parquet` from the results in the store; returns the raw frame."""
-    df = sort_runs(leaderboard_frame(load_results(store), schema), schema.default_sort).reset_index(drop=True)
-    store.write_bytes(LEADERBOARD_PATH, parquet_bytes(df, schema))
+    """Rebuild `leaderboard.parquet` from the published results in the store; returns the raw frame."""
+    published = published_results(store)
+    df = sort_runs(leaderboard_frame(list(published.values()), schema), schema.default_sort).reset_index(drop=True)
+    store.write_bytes(LEADERBOARD_PATH, parquet_bytes(df, schema, list(published)))
     return df
 
 

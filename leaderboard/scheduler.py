@@ -2,9 +2,14 @@
 
 One tick runs at most one evaluation. The worker is `python -m evaluator run --request FILE --out DIR`,
 its output going to a log file; while it runs the tick renews the lease and copies progress into the
-request. Exit 0 with a results.json -> publish results + details, rebuild leaderboard.parquet, FINISHED.
-Killed by a signal -> back to PENDING (attempts + 1) or FAILED after max attempts. Any other exit ->
-FAILED with the worker's one-line reason and the last lines of its log.
+request. Exit 0 with a results.json -> check the lease is still ours, publish results + details, close the request
+FINISHED, then rebuild leaderboard.parquet (the board shows only runs whose request is FINISHED; a tick that finds
+the board behind the store rebuilds it). Killed by a signal, or a publish the store refused -> back to PENDING
+(attempts + 1) or FAILED after max attempts. Any other exit -> FAILED with the worker's one-line reason and the last
+lines of its log.
+The evaluator never outlives the worker (evaluator.parent_watch: it is killed when the worker dies), and an earlier
+attempt of the same request still alive on this machine is stopped before a new one starts. A store that cannot be
+read or written, or a race lost to other claimers, ends a tick with the reason; nothing is raised out of the loop.
 Every attempt of a request journals its model responses in the same folder, <runs>/<key>/responses (each
 attempt has its own stamped run folder beside it), so an attempt that starts again after a kill or a restart
 resumes where the last one stopped; the folder is removed once the request is FINISHED, kept otherwise.
@@ -28,15 +33,16 @@ from pathlib import Path
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from evaluator.api import redact
+from evaluator.api import PARENT_PID_ENV, redact
 from leaderboard import request_queue as queue
-from leaderboard.board_file import rebuild_leaderboard
+from leaderboard.board_file import board_is_current, rebuild_leaderboard
 from leaderboard.columns import schema
 from leaderboard.request_queue import Request
 from leaderboard.settings import Settings
-from leaderboard.store import Store
+from leaderboard.store import Store, StoreConflict
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
+log = logging.getLogger(__name__)
 # a tick that is still running when the next is due is skipped on purpose; APScheduler would warn each time
 logging.getLogger("apscheduler.scheduler").setLevel(logging.ERROR)
 
@@ -111,20 +117,34 @@ def worker_command(settings: Settings, request_file: Path, out_dir: Path,
     return command
 
 
-def publish(store: Store, request: Request, out_dir: Path, settings: Settings) -> dict:
-    """Copy a finished run into the store: details first, results last, then rebuild leaderboard.parquet."""
+def publish(store: Store, request: Request, out_dir: Path) -> dict:
+    """Copy a finished run into the store: details first, results last (one commit on the Hub store); details of an
+    earlier attempt's benchmarks that this run does not have are removed, so a re-run replaces, never mixes.
+    The run reaches the board once its request is FINISHED (close_run) and the board is rebuilt (rebuild_board)."""
     results = json.loads((out_dir / "results.json").read_text())
     results.update({"model": request.model, "revision": request.revision, "precision": request.precision,
                     "model_type": request.model_type, "params_billions": request.params_billions,
                     "architecture": request.architecture, "submitted_time": request.submitted_time,
                     "key": request.key, "source": request.source})
-    files: dict[str, bytes] = {}
+    files: dict[str, bytes | None] = {path: None for path in store.list(f"details/{request.key}", suffix=".parquet")}
     for parquet in sorted((out_dir / "details").glob("*.parquet")):
         files[f"details/{request.key}/{parquet.name}"] = parquet.read_bytes()
     files[f"results/{request.key}.json"] = json.dumps(results, indent=2, sort_keys=True).encode()
     store.write_many(files)
-    rebuild_leaderboard(store, schema(settings.benchmarks))
     return results
+
+
+def rebuild_board(settings: Settings, store: Store, only_if_stale: bool = False) -> bool:
+    """Rebuild leaderboard.parquet from the published runs (when `only_if_stale`: only if it does not list exactly
+    them). A failure is logged, never raised: the next tick checks again. Returns whether it was rebuilt."""
+    try:
+        if only_if_stale and board_is_current(store):
+            return False
+        rebuild_leaderboard(store, schema(settings.benchmarks))
+        return True
+    except Exception as exc:  # noqa: BLE001 - the board is rebuilt from the store at the next tick
+        log.warning("rebuilding leaderboard.parquet failed (the next tick tries again): %s", scrub(str(exc), settings))
+        return False
 
 
 def _read_progress(out_dir: Path) -> dict | None:
@@ -151,6 +171,49 @@ def _stop_process(proc: subprocess.Popen, grace: float = 10.0) -> None:
         proc.wait()
 
 
+def _live_evaluator(pid: int, run_dir: Path) -> bool:
+    """Whether `pid` is a live evaluator of the run in `run_dir` (its command line names the run's folder)."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    except OSError:
+        try:  # no /proc: fall back to "the process exists"
+            os.kill(pid, 0)
+            return True
+        except OSError:
+            return False
+    return b" -m evaluator " in command and str(run_dir).encode() in command
+
+
+def stop_earlier_runs(folder: Path, wait: float = 30.0) -> list[int]:
+    """SIGKILL any evaluator of an earlier attempt of this request that is still alive on this machine (its run folder
+    holds worker.pid), and wait until it is gone; returns the process ids stopped."""
+    stopped = []
+    for pid_file in sorted(folder.glob("*/worker.pid")):
+        try:
+            pid = int(pid_file.read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if not _live_evaluator(pid, pid_file.parent):
+            continue
+        log.warning("an earlier run of %s is still alive (pid %d): stopping it before the new attempt", folder.name,
+                    pid)
+        for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+            try:
+                target()
+                break
+            except OSError:
+                continue
+        deadline = time.monotonic() + wait
+        while _live_evaluator(pid, pid_file.parent) and time.monotonic() < deadline:
+            try:  # our own child: reap it, or it lingers as a zombie
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            time.sleep(0.05)
+        stopped.append(pid)
+    return stopped
+
+
 def run_request(settings: Settings, store: Store, request: Request, owner: str,
                 stop: threading.Event | None = None) -> TickReport:
     """Run the worker for a request we hold the lease on, and close the request."""
@@ -163,7 +226,8 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
     request_file = run_dir / "request.json"
     request_file.write_text(json.dumps(request.to_dict(), indent=2))
     report = TickReport(request=request.path, run_dir=run_dir)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    stop_earlier_runs(request_dir(settings, request))  # never two live runs of one request (nor one journal)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", PARENT_PID_ENV: str(os.getpid())}  # the evaluator dies with us
     if settings.judge_bearer:  # secrets reach the worker by environment, never its command line
         env["LEADERBOARD_JUDGE_TOKEN"] = settings.judge_bearer
     started = time.monotonic()
@@ -183,7 +247,7 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
                 outcome = ("RELEASE", "the evaluator was shut down; the request went back to the queue")
             elif time.monotonic() - started > settings.max_run_seconds:
                 outcome = (queue.FAILED, f"the run took longer than {settings.max_run_seconds:.0f} s and was stopped")
-            elif not queue.heartbeat(store, request.path, owner, settings.lease_seconds, _read_progress(out_dir)):
+            elif _renew(settings, store, request.path, owner, _read_progress(out_dir)) is False:
                 outcome = ("LOST", "the lease was lost (cancelled or recovered elsewhere)")
             if outcome:
                 _stop_process(proc)
@@ -194,42 +258,84 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
         return report
     final_progress = _read_progress(out_dir)
     if final_progress:  # the last progress the worker wrote stays on the request
-        queue.heartbeat(store, request.path, owner, settings.lease_seconds, final_progress)
+        _renew(settings, store, request.path, owner, final_progress)
     if outcome:
-        closed = queue.finish(store, request.path, owner, outcome[0], error=outcome[1], log_tail=tail)
+        closed = close_run(settings, store, request.path, owner, outcome[0], error=outcome[1], log_tail=tail)
     elif proc.returncode == 0 and (out_dir / "results.json").exists():
+        if not _renew(settings, store, request.path, owner):  # never publish a run whose lease is someone else's
+            report.status, report.error = "LOST", "the lease was lost before the results were published"
+            return report
         try:
-            publish(store, request, out_dir, settings)
-            closed = queue.finish(store, request.path, owner, queue.FINISHED, log_tail=tail)
+            publish(store, request, out_dir)
+        except Exception as exc:  # a store that failed mid-publish loses nothing: the attempt counts, the request
+            # returns to the queue (its answers are journaled, so the next attempt only grades and publishes again)
+            closed = close_run(settings, store, request.path, owner, queue.PENDING, log_tail=tail,
+                               max_attempts=settings.max_attempts,
+                               error=scrub(f"publishing the results failed: {type(exc).__name__}: {exc}", settings))
+        else:
+            closed = close_run(settings, store, request.path, owner, queue.FINISHED, log_tail=tail)
             if closed is not None and closed.status == queue.FINISHED:  # the details hold every response now
                 shutil.rmtree(responses, ignore_errors=True)
-        except Exception as exc:  # a publish failure must not lose the job
-            closed = queue.finish(store, request.path, owner, queue.FAILED, log_tail=tail,
-                                  error=scrub(f"publishing the results failed: {type(exc).__name__}: {exc}", settings))
+                rebuild_board(settings, store)
     elif proc.returncode < 0:
         name = signal.Signals(-proc.returncode).name
-        closed = queue.finish(store, request.path, owner, queue.PENDING, log_tail=tail,
-                              error=f"the worker was killed by {name}", max_attempts=settings.max_attempts)
+        closed = close_run(settings, store, request.path, owner, queue.PENDING, log_tail=tail,
+                           error=f"the worker was killed by {name}", max_attempts=settings.max_attempts)
     else:
-        closed = queue.finish(store, request.path, owner, queue.FAILED, log_tail=tail,
-                              error=failure_reason(log_path, proc.returncode, settings))
+        closed = close_run(settings, store, request.path, owner, queue.FAILED, log_tail=tail,
+                           error=failure_reason(log_path, proc.returncode, settings))
     report.status = closed.status if closed else "LOST"
     report.error = closed.error if closed else "the lease was lost before the run was closed"
     return report
 
 
+CLOSE_ATTEMPTS = 6  # rounds of queue.finish (each one already retries lost races) before the lease is left to expire
+
+
+def close_run(settings: Settings, store: Store, path: str, owner: str, status: str, **fields) -> Request | None:
+    """queue.finish, tried again on a store error or a lost race: a run that cannot be closed at all keeps its lease,
+    which expires and returns the request to the queue (its answers are journaled, so the next attempt is quick).
+    None when the lease is no longer ours (or could not be closed)."""
+    for attempt in range(CLOSE_ATTEMPTS):
+        try:
+            return queue.finish(store, path, owner, status, **fields)
+        except (StoreConflict, OSError) as exc:
+            log.warning("closing %s as %s failed (%s); trying again", path, status, scrub(str(exc), settings))
+            time.sleep(queue.backoff(attempt, base=0.5, cap=10.0))
+    log.error("could not close %s as %s; its lease will expire and the request return to the queue", path, status)
+    return None
+
+
+def _renew(settings: Settings, store: Store, path: str, owner: str, progress: dict | None = None) -> bool | None:
+    """Extend our lease: True, or False when it is no longer ours; None when the store could not be written this
+    time (a lost race, an outage): the run goes on and the next heartbeat tries again."""
+    try:
+        return queue.heartbeat(store, path, owner, settings.lease_seconds, progress)
+    except (StoreConflict, OSError) as exc:
+        log.warning("heartbeat for %s not written (%s); trying again at the next one", path,
+                    scrub(str(exc), settings))
+        return None
+
+
 def tick(settings: Settings, store: Store, stop: threading.Event | None = None, owner: str | None = None) -> TickReport:
-    """Recover expired leases, claim the oldest PENDING request and run it to the end."""
-    recovered = [r.path for r in queue.recover(store, settings.max_attempts)]
-    owner = owner or queue.worker_id()
-    request = queue.claim(store, owner, settings.lease_seconds)
+    """Recover expired leases, bring the board up to date, claim the oldest PENDING request and run it to the end.
+    A store that cannot be read or written right now ends the tick with the reason (the next tick tries again)."""
+    try:
+        recovered = [r.path for r in queue.recover(store, settings.max_attempts)]
+        rebuild_board(settings, store, only_if_stale=True)
+        owner = owner or queue.worker_id()
+        request = queue.claim(store, owner, settings.lease_seconds)
+    except Exception as exc:  # noqa: BLE001 - an outage or a bug of ours: this tick does nothing, the next one tries
+        error = scrub(f"the store could not be read or written: {type(exc).__name__}: {exc}", settings)
+        log.warning("tick skipped: %s", error)
+        return TickReport(error=error)
     if request is None:
         return TickReport(recovered=recovered)
     try:
         report = run_request(settings, store, request, owner, stop)
     except Exception as exc:  # no job is lost: an error of ours closes the request with its reason
         error = scrub(f"the scheduler failed to run the worker: {type(exc).__name__}: {exc}", settings)
-        closed = queue.finish(store, request.path, owner, queue.FAILED, error=error)
+        closed = close_run(settings, store, request.path, owner, queue.FAILED, error=error)
         report = TickReport(request=request.path, status=closed.status if closed else None, error=error)
     report.recovered = recovered
     return report
@@ -246,7 +352,11 @@ class Scheduler:
     def _tick(self) -> None:
         if self.stop.is_set():
             return
-        report = tick(self.settings, self.store, self.stop)
+        try:
+            report = tick(self.settings, self.store, self.stop)
+        except Exception as exc:  # noqa: BLE001 - the Space keeps serving; the next tick tries again
+            log.exception("tick failed: %s", scrub(str(exc), self.settings))
+            return
         if report.request:
             print(f"[scheduler] {report.request}: {report.status} {report.error or ''}".rstrip(), flush=True)
 
@@ -266,11 +376,18 @@ def run_worker_loop(settings: Settings, store: Store, stop: threading.Event, max
     """The standalone worker: tick until stopped; sleep the interval when the queue is empty. Returns runs done."""
     runs = ticks = 0
     while not stop.is_set() and (max_ticks is None or ticks < max_ticks):
-        report = tick(settings, store, stop)
         ticks += 1
+        try:
+            report = tick(settings, store, stop)
+        except Exception as exc:  # noqa: BLE001 - the worker survives any error and tries again after the interval
+            print(f"[worker] tick failed: {scrub(f'{type(exc).__name__}: {exc}', settings)}", flush=True)
+            stop.wait(settings.scheduler_interval)
+            continue
         if report.request:
             runs += 1
             print(f"[worker] {report.request}: {report.status} {report.error or ''}".rstrip(), flush=True)
         else:
+            if report.error:
+                print(f"[worker] {report.error}", flush=True)
             stop.wait(settings.scheduler_interval)
     return runs

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from evaluator.runner import RunConfig, run
 from leaderboard.request_queue import FINISHED, Request
-from leaderboard.scheduler import publish
+from leaderboard.scheduler import publish, rebuild_board
 from tests import scripted_judges
 from tests.judge_servers import ScriptedServer
 
@@ -55,5 +55,6 @@ def publish_run(store, settings, finished: FinishedRun, model: str | None = None
     """Publish a finished run into `store` (under another model id when `model` is given); returns its key."""
     request = Request(model=model or finished.model, revision=finished.revision, precision=finished.precision,
                       status=FINISHED, params_billions=0.001, architecture="LlavaForConditionalGeneration")
-    publish(store, request, finished.out_dir, settings)
+    publish(store, request, finished.out_dir)
+    assert rebuild_board(settings, store)
     return request.key

@@ -297,3 +297,82 @@ def test_a_failed_repo_creation_is_logged_without_the_token(api, caplog):
     store = HubStore(api, "lb/other", REQUESTS)
     assert TOKEN not in caplog.text and "lb/other" in caplog.text
     assert store.requests_repo == REQUESTS
+
+
+# ------------------------------------------------------------------------------------------------ races and outages
+
+@pytest.mark.parametrize("claimers", [4, 8])
+def test_many_claimers_lose_races_but_never_crash_and_never_share(api, claimers):
+    """4 and 8 claimers with a commit round trip: a claim that loses every race answers None ("try next tick"),
+    never raises; each request is claimed exactly once."""
+    api.commit_latency = 0.01
+    setup = HubStore(api, RESULTS, REQUESTS)
+    requests = local_queue_tests._enqueue(setup, 16)
+    got: list[tuple[str, str]] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    start = threading.Barrier(claimers)
+
+    def claimer(name: str) -> None:
+        store = HubStore(api, RESULTS, REQUESTS)
+        start.wait()
+        try:
+            while any(r.status == queue.PENDING for r in queue.all_requests(store)):
+                request = queue.claim(store, name, 60)
+                if request is not None:
+                    with lock:
+                        got.append((request.path, name))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=claimer, args=(f"t{i}",)) for i in range(claimers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors, [traceback.format_exception(e) for e in errors]
+    paths = [path for path, _ in got]
+    assert sorted(paths) == sorted(r.path for r in requests)  # each exactly once, none lost
+    stored = {r.path: r for r in queue.all_requests(setup)}
+    assert all(stored[path].lease_owner == name for path, name in got)
+    assert api.rejected >= 1
+
+
+def test_a_claim_that_loses_every_race_is_none_not_an_error(hub, monkeypatch):
+    local_queue_tests._enqueue(hub, 1)
+
+    monkeypatch.setattr(queue, "backoff", lambda attempt, **_: 0.0)
+    monkeypatch.setattr(hub, "lock", lambda: _raising_lock(StoreConflict("lost")))
+    assert queue.claim(hub, "w", 60) is None
+    assert queue.recover(hub, max_attempts=3) == []
+
+
+class _raising_lock:
+    def __init__(self, error):
+        self.error = error
+
+    def __enter__(self):
+        raise self.error
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_the_worker_loop_survives_store_outages(api, tmp_path, monkeypatch):
+    """Hub errors in every part of a tick: the loop logs each and goes on; the request is then run."""
+    from leaderboard import scheduler
+
+    settings = Settings.from_env({}, home=tmp_path / "home", run_scheduler=False, scheduler_interval=0.01)
+    store = HubStore(api, RESULTS, REQUESTS)
+    local_queue_tests._enqueue(store, 1)
+    ran = []
+    monkeypatch.setattr(scheduler, "run_request", lambda s, st, request, owner, stop=None: ran.append(request.path)
+                        or scheduler.TickReport(request=request.path, status=queue.FINISHED))
+    for method in ("list_repo_files", "repo_info"):
+        api.fail_next(method, 503, "Service Unavailable")
+        report = scheduler.tick(settings, store)
+        assert report.request is None and "HubStoreError" in report.error and TOKEN not in report.error
+    assert ran == []
+    api.fail_next("list_repo_files", 503, "Service Unavailable")
+    assert scheduler.run_worker_loop(settings, store, threading.Event(), max_ticks=3) == 1
+    assert len(ran) == 1  # run exactly once, after the outages

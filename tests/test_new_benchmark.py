@@ -105,8 +105,10 @@ def test_a_toy_benchmark_shows_up_end_to_end(toy, tmp_path, settings, store, tin
     assert results["benchmarks"]["toy"]["scores"]["accuracy"] == pytest.approx(details["correct"].mean())
 
     # published, it is a column of the board, through the app's API
+    request.status = q.FINISHED  # the board shows the runs whose request is FINISHED
     q.save(store, request)
-    scheduler.publish(store, request, out, settings.with_(benchmarks=("toy",)))
+    scheduler.publish(store, request, out)
+    assert scheduler.rebuild_board(settings.with_(benchmarks=("toy",)), store)
     assert [p.rsplit("/", 1)[1] for p in store.list("details", suffix=".parquet")] == ["toy.parquet"]
     demo = build_app(settings.with_(benchmarks=("cure", "toy")), store)
     port = free_port()

@@ -125,7 +125,8 @@ def test_rescore_from_the_store_by_key(settings, store, tiny_llama, tmp_path, on
         config = RunConfig(model=tiny_llama.repo_id, revision=tiny_llama.sha, benchmarks=("simpleqa",), limit=4,
                            judge=f"endpoint:{judge_a.base_url}|judge-a", request=request.to_dict())
         run(config, out)
-    scheduler.publish(store, request, out, settings)
+    scheduler.publish(store, request, out)
+    assert scheduler.rebuild_board(settings, store)
     before = store.read_json(f"results/{request.key}.json")
 
     with ScriptedServer(scripted_judges.simpleqa_grades_strict) as judge_b:
