@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import re
 import socket
 import time
@@ -16,7 +15,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from leaderboard.store import DamagedFile, Store, StoreConflict
+from leaderboard.store import DamagedFile, Store, StoreConflict, backoff
 from leaderboard.store.damage import short_reason
 
 PENDING, RUNNING, FINISHED, FAILED, CANCELLED = "PENDING", "RUNNING", "FINISHED", "FAILED", "CANCELLED"
@@ -200,12 +199,6 @@ def pending_position(store: Store, request: Request) -> int:
 
 
 TRANSACT_ATTEMPTS = 10
-BACKOFF_BASE, BACKOFF_CAP = 0.05, 2.0  # seconds: the first wait's scale, and the longest wait, between two attempts
-
-
-def backoff(attempt: int, base: float = BACKOFF_BASE, cap: float = BACKOFF_CAP) -> float:
-    """A wait before attempt `attempt + 1`: exponential with full jitter, so racing writers spread out."""
-    return random.uniform(0, min(cap, base * 2 ** attempt))
 
 
 def transact(store: Store, step, attempts: int = TRANSACT_ATTEMPTS):

@@ -39,7 +39,7 @@ from leaderboard.board_file import board_is_current, rebuild_leaderboard
 from leaderboard.columns import schema
 from leaderboard.request_queue import Request
 from leaderboard.settings import Settings
-from leaderboard.store import Store, StoreConflict
+from leaderboard.store import Store, StoreConflict, backoff
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 log = logging.getLogger(__name__)
@@ -301,7 +301,7 @@ def close_run(settings: Settings, store: Store, path: str, owner: str, status: s
             return queue.finish(store, path, owner, status, **fields)
         except (StoreConflict, OSError) as exc:
             log.warning("closing %s as %s failed (%s); trying again", path, status, scrub(str(exc), settings))
-            time.sleep(queue.backoff(attempt, base=0.5, cap=10.0))
+            time.sleep(backoff(attempt, base=0.5, cap=10.0))
     log.error("could not close %s as %s; its lease will expire and the request return to the queue", path, status)
     return None
 

@@ -341,7 +341,7 @@ def test_many_claimers_lose_races_but_never_crash_and_never_share(api, claimers)
 def test_a_claim_that_loses_every_race_is_none_not_an_error(hub, monkeypatch):
     local_queue_tests._enqueue(hub, 1)
 
-    monkeypatch.setattr(queue, "backoff", lambda attempt, **_: 0.0)
+    monkeypatch.setattr(queue, "backoff", lambda attempt, **_: 0.0)  # no waits between the lost attempts
     monkeypatch.setattr(hub, "lock", lambda: _raising_lock(StoreConflict("lost")))
     assert queue.claim(hub, "w", 60) is None
     assert queue.recover(hub, max_attempts=3) == []

@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import pytest
 
 from leaderboard import request_queue as queue
 from leaderboard import scheduler
-from leaderboard.board_file import LEADERBOARD_PATH, board_is_current, load_board
+from leaderboard.board_file import board_is_current, load_board
 from leaderboard.columns import schema
 from leaderboard.request_queue import Request
 from tests.conftest import PROJECT, wait_for

@@ -6,10 +6,22 @@ details/<org>/<model>/<sha12>_<precision>/<benchmark>.parquet and leaderboard.pa
 """
 from __future__ import annotations
 
+import random
 from typing import ContextManager, Protocol
 
 from leaderboard.settings import Settings
 from leaderboard.store.damage import DamagedFile, DamagedFiles
+
+__all__ = ["DamagedFile", "DamagedFiles", "Store", "StoreConflict", "backoff", "open_store"]
+
+
+BACKOFF_BASE, BACKOFF_CAP = 0.05, 2.0  # seconds: the first wait's scale, and the longest wait, between two attempts
+
+
+def backoff(attempt: int, base: float = BACKOFF_BASE, cap: float = BACKOFF_CAP) -> float:
+    """A wait before attempt `attempt + 1` of a write that lost a race: exponential with full jitter, so racing
+    writers spread out."""
+    return random.uniform(0, min(cap, base * 2 ** attempt))
 
 
 class StoreConflict(RuntimeError):

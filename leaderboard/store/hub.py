@@ -23,7 +23,7 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 from huggingface_hub.errors import HfHubHTTPError, RemoteEntryNotFoundError
 
 from evaluator.api import redact
-from leaderboard.store import StoreConflict
+from leaderboard.store import StoreConflict, backoff
 from leaderboard.store.damage import DamagedFiles
 from leaderboard.store.local import _safe_relative
 
@@ -49,7 +49,7 @@ class HubStore:
     """DESIGN.md's store layout in Hub dataset repo(s); behaves like LocalStore."""
 
     def __init__(self, api, results_repo: str, requests_repo: str = "", repo_type: str = "dataset",
-                 create: bool = True, write_retries: int = 3):
+                 create: bool = True, write_retries: int = 5):
         if not results_repo:
             raise ValueError("the Hub store needs a results repo (LEADERBOARD_RESULTS_REPO)")
         self.api = api
@@ -114,7 +114,7 @@ class HubStore:
                                         "run the step again") from None
                 if attempt == attempts - 1:
                     raise StoreConflict(f"{repo} kept refusing the commit {message!r} ({_status(exc)})") from None
-                time.sleep(0.2 * (attempt + 1))
+                time.sleep(backoff(attempt, base=0.2))
                 continue
             if chained:
                 self._local.sha = info.oid

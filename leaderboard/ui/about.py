@@ -22,10 +22,13 @@ RUN_STEPS = """\
    the benchmarks ({benchmarks}; suite: {suite}), reporting progress to the Queue tab. For each benchmark it first
    stores the model's raw answers, then scores them (and has the judge grade them, where a benchmark needs one).
 4. **Publish.** The aggregate scores go to `results/<org>/<model>/<sha12>_<precision>.json`, one row per question
-   to `details/<org>/<model>/<sha12>_<precision>/<benchmark>.parquet`, and `leaderboard.parquet` (one row per
-   finished run, scores as fractions, loadable with `datasets.load_dataset("parquet", ...)`) is rebuilt.
-   The request becomes **FINISHED** and the model appears on the board, or **FAILED** with the reason and the
-   last lines of the worker's log.
+   to `details/<org>/<model>/<sha12>_<precision>/<benchmark>.parquet`; the request becomes **FINISHED**, and
+   `leaderboard.parquet` (one row per finished run, scores as fractions, loadable with
+   `datasets.load_dataset("parquet", ...)`) is rebuilt: the model appears on the board. A run that fails is
+   **FAILED** with the reason and the last lines of the worker's log. The board shows only runs whose request is
+   FINISHED, so a worker stopped half-way through publishing shows nothing, and the run that replaces it replaces
+   its files. A judge reply that is not a judgement (an error page, an empty reply, a refusal) is asked again and
+   then counted ungraded, never scored.
 5. **Inspect.** The **Explorer** tab opens every run's details question by question: the image as the model saw
    it, the prompt as sent, the raw output, how the answer was read, the gold, the score and the judge's reply,
    filtered, grouped, compared with a second run, and linkable.

@@ -47,8 +47,9 @@ CARD = Card(
                "strings)."),
         Metric("cider", "CIDEr", "Corpus CIDEr of the answers against the references (pycocoevalcap, raw strings). "
                "Not a percentage; comparable only over the same item set.", kind=NUMBER),
-        Metric("unrated", "unrated", "Answers the judge could not rate (its call failed after the retries): counted "
-               "here and left out of LAVE, never scored as wrong.", kind=COUNT, higher_is_better=False,
+        Metric("unrated", "unrated", "Answers the judge could not rate (its call failed after the retries, or it never "
+               "gave a judgement: an empty reply, an error page or message, a refusal, no rationale): counted here "
+               "and left out of LAVE, never scored as wrong.", kind=COUNT, higher_is_better=False,
                path=("counts", "unrated"), judged=True),
         *(_agreement(metric, label) for metric, label in STRING_METRICS.items()),
     ),

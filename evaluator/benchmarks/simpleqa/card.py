@@ -34,8 +34,9 @@ CARD = Card(
         Metric("correct_given_attempted", "correct given attempted", "Correct / (correct + incorrect): accuracy "
                "when the model does answer (0 when it never does).", judged=True),
         Metric("f_score", "F-score", "Harmonic mean of correct and correct given attempted.", judged=True),
-        Metric("ungraded", "ungraded", "Answers the judge could not grade (it failed after its retries, or its "
-               "reply had no grade line): counted here and left out of the fractions, never scored as wrong.",
+        Metric("ungraded", "ungraded", "Answers the judge could not grade (it failed after its retries, it never gave "
+               "a judgement: an empty reply, an error page or message, a refusal, or its reply had no grade line): "
+               "counted here and left out of the fractions, never scored as wrong.",
                kind=COUNT, higher_is_better=False, path=("counts", "ungraded"), judged=True),
         Metric("ece", "ECE", "Expected calibration error of the stated confidence: the item-weighted mean gap "
                "between accuracy and mean stated confidence over 10 equal-width confidence bins (judge: correct). "
