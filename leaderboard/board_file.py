@@ -47,31 +47,35 @@ def _results_key(path: str) -> str:
     return path[len("results/"):-len(".json")]
 
 
-def _unpublished(store: Store) -> set[str]:
-    """Keys of runs whose request exists but is not FINISHED (a run that stopped between writing its results and
-    closing its request, or one running again), or whose request file is damaged: their results stay off the board."""
+def _publication(store: Store) -> tuple[set[str], dict[str, str]]:
+    """(keys of runs whose request exists but is not FINISHED: a run that stopped between writing its results and
+    closing its request, or one running again, or whose request file is damaged: their results stay off the board;
+    key -> reason of each finished run an admin hid from the ranking)."""
     from leaderboard import request_queue as queue  # the queue imports the store only; no circle at import time
 
-    hidden = {r.key for r in queue.all_requests(store) if r.status != queue.FINISHED}
-    hidden |= {path[len("requests/"):-len(".json")] for path, _ in store.damaged.listing()
-               if path.startswith("requests/") and path.endswith(".json")}
-    return hidden
+    requests = queue.all_requests(store)
+    unpublished = {r.key for r in requests if r.status != queue.FINISHED}
+    unpublished |= {path[len("requests/"):-len(".json")] for path, _ in store.damaged.listing()
+                    if path.startswith("requests/") and path.endswith(".json")}
+    return unpublished, {r.key: r.hidden for r in requests if r.status == queue.FINISHED and r.hidden}
 
 
 def published_results(store: Store) -> dict[str, dict]:
     """Path -> results of every published run: each readable results file whose request is FINISHED (or that has no
-    request, e.g. results published by hand). A damaged file is skipped and listed in the store's ledger."""
-    hidden = _unpublished(store)
+    request, e.g. results published by hand). A run an admin hid carries the reason under "hidden". A damaged file
+    is skipped and listed in the store's ledger."""
+    unpublished, hidden = _publication(store)
     found, damaged = {}, set()
     for path in store.list("results", suffix=".json"):
-        if _results_key(path) in hidden:
+        key = _results_key(path)
+        if key in unpublished:
             continue
         data = read_results(store, path)
         if data is None:
             if any(p == path for p, _ in store.damaged.listing()):
                 damaged.add(path)
             continue
-        found[path] = data
+        found[path] = {**data, "hidden": hidden[key]} if key in hidden else data
     store.damaged.settle("results", damaged)
     return found
 
@@ -81,32 +85,38 @@ def load_results(store: Store) -> list[dict]:
     return list(published_results(store).values())
 
 
-def _published_paths(store: Store) -> set[str]:
-    """The paths published_results would read, from the listing, the requests and the ledger (no results read)."""
-    hidden = _unpublished(store)
+def _published_paths(store: Store) -> tuple[set[str], dict[str, str]]:
+    """The paths published_results would read, from the listing, the requests and the ledger (no results read), and
+    the hidden runs' reasons."""
+    unpublished, hidden = _publication(store)
     damaged = {path for path, _ in store.damaged.listing()}
-    return {p for p in store.list("results", suffix=".json") if _results_key(p) not in hidden and p not in damaged}
+    paths = {p for p in store.list("results", suffix=".json") if _results_key(p) not in unpublished and p not in damaged}
+    return paths, hidden
 
 
 def board_is_current(store: Store) -> bool:
-    """Whether leaderboard.parquet was built from exactly the published runs' files (a publish that stopped between
-    closing its request and rebuilding the board leaves it behind; the scheduler then rebuilds it)."""
+    """Whether leaderboard.parquet was built from exactly the published runs' files, with the same runs hidden (a
+    publish that stopped between closing its request and rebuilding the board leaves it behind; the scheduler then
+    rebuilds it)."""
     import pyarrow.parquet as pq
 
     data = store.read_bytes(LEADERBOARD_PATH)
     if data is None:
         return False
     try:
-        built_from = json.loads(pq.read_schema(io.BytesIO(data)).metadata[b"results"])
+        metadata = pq.read_schema(io.BytesIO(data)).metadata
+        built_from, hidden_then = json.loads(metadata[b"results"]), json.loads(metadata.get(b"hidden", b"{}"))
     except Exception:  # noqa: BLE001 - a damaged or older board file is not current
         return False
-    return set(built_from) == _published_paths(store)
+    paths, hidden = _published_paths(store)
+    return set(built_from) == paths and hidden_then == hidden
 
 
-def parquet_bytes(df: pd.DataFrame, schema: Schema, sources: list[str] | None = None) -> bytes:
+def parquet_bytes(df: pd.DataFrame, schema: Schema, sources: list[str] | None = None,
+                  hidden: dict[str, str] | None = None) -> bytes:
     """The raw frame as parquet (pyarrow), with explicit types so an empty board is a valid file too; each column
     carries its label and description in the file's metadata, and the file lists the results files it was built
-    from (`sources`)."""
+    from (`sources`) and the runs hidden by an admin (`hidden`: key -> reason)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -123,7 +133,8 @@ def parquet_bytes(df: pd.DataFrame, schema: Schema, sources: list[str] | None = 
         fields.append(pa.field(col.name, typ, metadata={"label": col.label, "description": col.description}))
         arrays.append(pa.array(values, type=typ))
     table = pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata={
-        "columns": json.dumps(schema.names), "results": json.dumps(sorted(sources or []))}))
+        "columns": json.dumps(schema.names), "results": json.dumps(sorted(sources or [])),
+        "hidden": json.dumps(dict(sorted((hidden or {}).items())))}))
     buffer = io.BytesIO()
     pq.write_table(table, buffer)
     return buffer.getvalue()
@@ -133,7 +144,8 @@ def rebuild_leaderboard(store: Store, schema: Schema) -> pd.DataFrame:
     """Rebuild `leaderboard.parquet` from the published results in the store; returns the raw frame."""
     published = published_results(store)
     df = sort_runs(leaderboard_frame(list(published.values()), schema), schema.default_sort).reset_index(drop=True)
-    store.write_bytes(LEADERBOARD_PATH, parquet_bytes(df, schema, list(published)))
+    hidden = {_results_key(path): data["hidden"] for path, data in published.items() if data.get("hidden")}
+    store.write_bytes(LEADERBOARD_PATH, parquet_bytes(df, schema, list(published), hidden))
     return df
 
 

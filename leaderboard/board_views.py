@@ -1,6 +1,6 @@
 """What makes two rows comparable, and the board-only columns that say it: rank, flag, notes and details links.
 
-- A run is **flagged** when it used an item limit, or when it scored fewer than the coverage threshold of the items of
+- A run is **flagged** when the admins hid it (their reason is the flag), when it used an item limit, or when it scored fewer than the coverage threshold of the items of
   a benchmark (every benchmark it ran in the Overview; the view's benchmark in a benchmark's view). Flagged runs
   are not ranked and are hidden unless asked for.
 - **Ranks** are given within cohorts of comparable runs: the same suite and, in the Overview, an overall score over
@@ -59,8 +59,10 @@ def _in_scope(schema: Schema, view: View, ran_here: dict[str, bool]) -> list[api
 
 
 def flag_text(row: dict, cards: list[api.Card], threshold: float) -> str:
-    """Why a run is not ranked with complete ones ("" when it is): its limit, and its coverage under the threshold."""
-    parts = []
+    """Why a run is not ranked with complete ones ("" when it is): the admins' reason for hiding it, its limit, and its
+    coverage under the threshold."""
+    hidden = row.get("hidden")
+    parts = [f"hidden by the admins: {hidden}"] if isinstance(hidden, str) and hidden else []
     limit = _limit(row)
     if limit:
         parts.append(f"limit: {format_number(limit)} items per benchmark")
@@ -153,7 +155,7 @@ def _row_columns(schema: Schema) -> list[str]:
     """The raw columns that flags, notes and links read."""
     per_card = [f"{card.name}_{m.key}" for card in schema.cards for m in card.metrics
                 if m.kind == api.COUNT or m.key == card.default_metric]
-    return ["key", "limit", "skipped", *(f"{card.name}_coverage" for card in schema.cards), *per_card]
+    return ["key", "limit", "skipped", "hidden", *(f"{card.name}_coverage" for card in schema.cards), *per_card]
 
 
 def shown_rows(raw: pd.DataFrame, schema: Schema, view: View, threshold: float = DEFAULT_COVERAGE,
@@ -196,8 +198,8 @@ def status_text(shown: Shown, schema: Schema, view: View) -> str:
         parts.append(f"{shown.without_benchmark} without {view.label} (skipped or not run: see their notes in "
                      "the Overview)")
     if shown.hidden_flagged:
-        parts.append(f"{shown.hidden_flagged} limited or partial run(s) hidden: tick **Show limited and partial "
-                     "runs** to see them, unranked")
+        parts.append(f"{shown.hidden_flagged} flagged run(s) (limited, partial or hidden by the admins) left out: "
+                     "tick **Show flagged runs** to see them, unranked")
     return "; ".join(parts) + "."
 
 
@@ -213,8 +215,8 @@ def empty_text(shown: Shown, view: View) -> str | None:
         return (f"No finished run has {view.label} yet"
                 + (" (the runs on the board skipped it or did not run it; their notes in the Overview say why)."
                    if shown.without_benchmark else "."))
-    return ("Every matching run is limited or partial (see the status line): tick **Show limited and partial "
-            "runs** to see them.")
+    return ("Every matching run is flagged: limited, partial or hidden by the admins (see the status line): tick "
+            "**Show flagged runs** to see them.")
 
 
 def view_board(raw: pd.DataFrame, schema: Schema, view_key: str | None = None, **options) -> tuple[Shown, pd.DataFrame]:

@@ -101,6 +101,9 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column("skipped", "Skipped", (), TEXT,
            "The benchmarks the run skipped, with the reason (JSON: benchmark -> reason), for example a benchmark "
            "that needs images on a text-only model.", group="run", derive=_skipped),
+    Column("hidden", "Hidden", ("hidden",), TEXT,
+           "Why the leaderboard's admins hid the run from the ranking (for example a model trained on the test "
+           "data); empty for other runs. A hidden run is flagged with this reason and not ranked.", group="run"),
     Column("key", "Key", ("key",), TEXT, "<org>/<model>/<sha12>_<precision>: names the request, results and details.",
            group="run"),
     Column("architecture", "Architecture", ("architecture",), TEXT, "The model's architecture class.", group="run"),
@@ -117,9 +120,9 @@ BOARD_COLUMNS: tuple[Column, ...] = (
            "score over the same benchmarks. Empty for a flagged run (limited, or under the coverage threshold).",
            group="board"),
     Column("flag", "Flag", (), TEXT,
-           "Why the run is not ranked with complete runs: it used an item limit, or it scored fewer than the "
-           "coverage threshold of a benchmark's items. Flagged runs are hidden unless **Show limited and partial "
-           "runs** is ticked.", group="board"),
+           "Why the run is not ranked with complete runs: the admins hid it (with their reason), it used an item "
+           "limit, or it scored fewer than the coverage threshold of a benchmark's items. Flagged runs are left out "
+           "unless **Show flagged runs** is ticked.", group="board"),
     Column("notes", "Notes", (), TEXT,
            "What else to know to compare the row: benchmarks skipped and why, and answers the judge could not grade "
            "or rate (counted, never scored as wrong).", group="board"),

@@ -153,3 +153,32 @@ def queue_frame(requests: Iterable[q.Request], status: str, now: datetime | None
     rows = [[cells[label](r, i + 1 if status == q.PENDING else 0) for label in labels]
             for i, r in enumerate(chosen)]
     return pd.DataFrame(rows, columns=list(labels), dtype=object)
+
+
+MY_COLUMNS = ("Model", "Revision", "Precision", "Status", "Submitted", "Where it is", "Key")
+
+
+def my_requests_frame(requests: Iterable[q.Request], submitter: str, now: datetime | None = None) -> pd.DataFrame:
+    """One person's requests, newest submission first, with their status and where each one is: the place in the
+    queue, the progress, the error, what the admins did."""
+    requests = list(requests)
+    pending = [r.path for r in sorted((r for r in requests if r.status == q.PENDING),
+                                      key=lambda r: (r.submitted_time or "", r.path))]
+    mine = sorted((r for r in requests if submitter and r.submitter == submitter),
+                  key=lambda r: (r.submitted_time or "", r.path), reverse=True)
+    moment = now or q.now()
+
+    def where(r: q.Request) -> str:
+        if r.status == q.PENDING:
+            return f"position {pending.index(r.path) + 1} in the queue"
+        if r.status == q.RUNNING:
+            return progress_text(r.progress, moment)
+        if r.status == q.FINISHED and r.hidden:
+            return f"hidden from the ranking by the admins: {r.hidden}"
+        last = r.actions[-1] if r.actions else None
+        by = f" by {last['by']}" if isinstance(last, dict) and last.get("by") and r.status == q.CANCELLED else ""
+        return (request_note(r) or ("on the board" if r.status == q.FINISHED else "")) + by
+
+    rows = [[r.model, (r.revision or "")[:12], r.precision, r.status, format_time(r.submitted_time), where(r), r.key]
+            for r in mine]
+    return pd.DataFrame(rows, columns=list(MY_COLUMNS), dtype=object)

@@ -72,6 +72,8 @@ class Request:
     params_billions: float | None = None
     architecture: str | None = None
     notes: list[str] = field(default_factory=list)
+    hidden: str | None = None  # why an admin hid the finished run from the ranking (None: shown)
+    actions: list[dict] = field(default_factory=list)  # who cancelled, re-queued, hid or showed it: when and why
 
     @property
     def key(self) -> str:
@@ -119,6 +121,7 @@ _FIELD_KINDS: dict[str, tuple[type, ...]] = {
     "attempts": (int,), "error": _OPTIONAL_TEXT, "log_tail": _OPTIONAL_TEXT, "started_time": _OPTIONAL_TEXT,
     "finished_time": _OPTIONAL_TEXT, "progress": (dict,), "source": _TEXT, "local_path": _OPTIONAL_TEXT,
     "params_billions": (int, float, type(None)), "architecture": _OPTIONAL_TEXT, "notes": (list,),
+    "hidden": _OPTIONAL_TEXT, "actions": (list,),
 }
 _KIND_NAMES = {str: "text", int: "a whole number", float: "a number", dict: "an object", list: "a list",
                type(None): "empty", bool: "true/false"}
@@ -317,23 +320,3 @@ def _finish(store: Store, path: str, owner: str, status: str, error: str | None,
         request.log_tail = log_tail
     save(store, request)
     return request
-
-
-def cancel(store: Store, path: str) -> tuple[bool, str]:
-    """Cancel a PENDING request. Returns (done, message)."""
-    return transact(store, lambda: _cancel(store, path))
-
-
-def _cancel(store: Store, path: str) -> tuple[bool, str]:
-    try:
-        request = load(store, path)
-    except DamagedFile as exc:
-        return False, f"The stored request is damaged ({exc}); the maintainers see it listed in the Queue tab."
-    if request is None:
-        return False, "No such request."
-    if request.status != PENDING:
-        return False, f"Only a PENDING request can be cancelled; this one is {request.status}."
-    request.status = CANCELLED
-    request.finished_time = iso(now())
-    save(store, request)
-    return True, f"Cancelled {request.model} @ {request.revision[:12]} ({request.precision})."

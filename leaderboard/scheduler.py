@@ -33,7 +33,7 @@ from pathlib import Path
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from evaluator.api import PARENT_PID_ENV, redact
+from evaluator.api import PARENT_PID_ENV
 from leaderboard import request_queue as queue
 from leaderboard.board_file import board_is_current, rebuild_leaderboard
 from leaderboard.columns import schema
@@ -58,12 +58,6 @@ class TickReport:
     run_dir: Path | None = None
 
 
-def scrub(text: str, settings: Settings) -> str:
-    """Remove secrets (the settings' token, tokens in the environment) from text that will be stored or shown."""
-    return redact(text, settings.hf_token, settings.judge_token, os.environ.get("HF_TOKEN"),
-                  os.environ.get("LEADERBOARD_JUDGE_TOKEN"))
-
-
 def log_tail(log_path: Path, settings: Settings, lines: int = queue.LOG_TAIL_LINES) -> str:
     try:
         content = log_path.read_text(errors="replace").splitlines()
@@ -71,7 +65,7 @@ def log_tail(log_path: Path, settings: Settings, lines: int = queue.LOG_TAIL_LIN
         return ""
     # progress bars redraw with carriage returns: keep what the line finally showed
     content = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in content]
-    return scrub("\n".join(content[-lines:]), settings)
+    return settings.scrub("\n".join(content[-lines:]))
 
 
 def failure_reason(log_path: Path, returncode: int, settings: Settings) -> str:
@@ -82,7 +76,7 @@ def failure_reason(log_path: Path, returncode: int, settings: Settings) -> str:
         content = []
     for line in reversed(content):
         if line.startswith("error: "):
-            return scrub(line[len("error: "):].strip(), settings)
+            return settings.scrub(line[len("error: "):].strip())
     return f"the worker exited with code {returncode} without a reason"
 
 
@@ -143,7 +137,7 @@ def rebuild_board(settings: Settings, store: Store, only_if_stale: bool = False)
         rebuild_leaderboard(store, schema(settings.benchmarks))
         return True
     except Exception as exc:  # noqa: BLE001 - the board is rebuilt from the store at the next tick
-        log.warning("rebuilding leaderboard.parquet failed (the next tick tries again): %s", scrub(str(exc), settings))
+        log.warning("rebuilding leaderboard.parquet failed (the next tick tries again): %s", settings.scrub(str(exc)))
         return False
 
 
@@ -271,7 +265,7 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
             # returns to the queue (its answers are journaled, so the next attempt only grades and publishes again)
             closed = close_run(settings, store, request.path, owner, queue.PENDING, log_tail=tail,
                                max_attempts=settings.max_attempts,
-                               error=scrub(f"publishing the results failed: {type(exc).__name__}: {exc}", settings))
+                               error=settings.scrub(f"publishing the results failed: {type(exc).__name__}: {exc}"))
         else:
             closed = close_run(settings, store, request.path, owner, queue.FINISHED, log_tail=tail)
             if closed is not None and closed.status == queue.FINISHED:  # the details hold every response now
@@ -300,7 +294,7 @@ def close_run(settings: Settings, store: Store, path: str, owner: str, status: s
         try:
             return queue.finish(store, path, owner, status, **fields)
         except (StoreConflict, OSError) as exc:
-            log.warning("closing %s as %s failed (%s); trying again", path, status, scrub(str(exc), settings))
+            log.warning("closing %s as %s failed (%s); trying again", path, status, settings.scrub(str(exc)))
             time.sleep(backoff(attempt, base=0.5, cap=10.0))
     log.error("could not close %s as %s; its lease will expire and the request return to the queue", path, status)
     return None
@@ -313,7 +307,7 @@ def _renew(settings: Settings, store: Store, path: str, owner: str, progress: di
         return queue.heartbeat(store, path, owner, settings.lease_seconds, progress)
     except (StoreConflict, OSError) as exc:
         log.warning("heartbeat for %s not written (%s); trying again at the next one", path,
-                    scrub(str(exc), settings))
+                    settings.scrub(str(exc)))
         return None
 
 
@@ -326,7 +320,7 @@ def tick(settings: Settings, store: Store, stop: threading.Event | None = None, 
         owner = owner or queue.worker_id()
         request = queue.claim(store, owner, settings.lease_seconds)
     except Exception as exc:  # noqa: BLE001 - an outage or a bug of ours: this tick does nothing, the next one tries
-        error = scrub(f"the store could not be read or written: {type(exc).__name__}: {exc}", settings)
+        error = settings.scrub(f"the store could not be read or written: {type(exc).__name__}: {exc}")
         log.warning("tick skipped: %s", error)
         return TickReport(error=error)
     if request is None:
@@ -334,7 +328,7 @@ def tick(settings: Settings, store: Store, stop: threading.Event | None = None, 
     try:
         report = run_request(settings, store, request, owner, stop)
     except Exception as exc:  # no job is lost: an error of ours closes the request with its reason
-        error = scrub(f"the scheduler failed to run the worker: {type(exc).__name__}: {exc}", settings)
+        error = settings.scrub(f"the scheduler failed to run the worker: {type(exc).__name__}: {exc}")
         closed = close_run(settings, store, request.path, owner, queue.FAILED, error=error)
         report = TickReport(request=request.path, status=closed.status if closed else None, error=error)
     report.recovered = recovered
@@ -355,7 +349,7 @@ class Scheduler:
         try:
             report = tick(self.settings, self.store, self.stop)
         except Exception as exc:  # noqa: BLE001 - the Space keeps serving; the next tick tries again
-            log.exception("tick failed: %s", scrub(str(exc), self.settings))
+            log.exception("tick failed: %s", self.settings.scrub(str(exc)))
             return
         if report.request:
             print(f"[scheduler] {report.request}: {report.status} {report.error or ''}".rstrip(), flush=True)
@@ -380,7 +374,7 @@ def run_worker_loop(settings: Settings, store: Store, stop: threading.Event, max
         try:
             report = tick(settings, store, stop)
         except Exception as exc:  # noqa: BLE001 - the worker survives any error and tries again after the interval
-            print(f"[worker] tick failed: {scrub(f'{type(exc).__name__}: {exc}', settings)}", flush=True)
+            print(f"[worker] tick failed: {settings.scrub(f'{type(exc).__name__}: {exc}')}", flush=True)
             stop.wait(settings.scheduler_interval)
             continue
         if report.request:

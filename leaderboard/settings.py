@@ -51,7 +51,7 @@ def _optional_path(raw: str) -> Path | None:
 def setting(env: str, default: str, doc: str, parse: Callable[[str], object] = _text, secret: bool = False):
     """A Settings field: read from `env` (default `default`, as text) with `parse`; `doc` says what it sets."""
     return field(default=parse(default), repr=not secret,
-                 metadata={"env": env, "default": default, "doc": doc, "parse": parse})
+                 metadata={"env": env, "default": default, "doc": doc, "parse": parse, "secret": secret})
 
 
 @dataclass(frozen=True)
@@ -92,9 +92,19 @@ class Settings:
                                        "`<benchmark>.<option>=value` (each benchmark's options are listed on About)",
                                        _csv)
     limit: int = setting("LEADERBOARD_LIMIT", "0", "items per benchmark (0: all)", int)
+    require_sign_in: bool | None = setting("LEADERBOARD_REQUIRE_SIGN_IN", "", "submitting and cancelling need "
+                                           "\"Sign in with Hugging Face\" (default: on when SPACE_ID is set, as on a "
+                                           "Space; off, the person at the keyboard is the local user, an admin)",
+                                           _optional_flag)
+    admins: tuple[str, ...] = setting("LEADERBOARD_ADMINS", "", "Hub user names of the admins, comma-separated: they "
+                                      "may cancel any pending request, re-queue a failed one, hide a run from the "
+                                      "board and submit local model folders", _csv)
     allow_local_models: bool | None = setting("LEADERBOARD_ALLOW_LOCAL_MODELS", "",
-                                              "accept local model folders (default: on with the local store)",
-                                              _optional_flag)
+                                              "accept local model folders, from admins only (default: on with the "
+                                              "local store when sign-in is off)", _optional_flag)
+    local_models_root: Path | None = setting("LEADERBOARD_LOCAL_MODELS_ROOT", "", "the folder local models must be "
+                                             "under (needed when local folders are on with sign-in; default: "
+                                             "anywhere)", _optional_path)
     max_params_billions: float = setting("LEADERBOARD_MAX_PARAMS_B", "15",
                                          "largest model accepted, in billions of parameters", float)
     judge: str = setting("LEADERBOARD_JUDGE", "", "judge spec: `local:<id or dir>` or `endpoint:<base url>|<model>`")
@@ -111,6 +121,10 @@ class Settings:
                                        "(per benchmark) are kept in memory", int)
     max_pending_per_user: int = setting("LEADERBOARD_MAX_PENDING_PER_USER", "5",
                                         "pending requests one submitter may have at once", int)
+    max_submissions_per_week: int = setting("LEADERBOARD_MAX_SUBMISSIONS_PER_WEEK", "10",
+                                            "submissions one submitter may make in any 7 days", int)
+    max_pending_per_org: int = setting("LEADERBOARD_MAX_PENDING_PER_ORG", "0", "pending requests of one model "
+                                       "organisation at once, whoever submitted them (0: no limit)", int)
     python: str = setting("LEADERBOARD_PYTHON", "", "Python used for the worker subprocess (default: this interpreter)")
     playground_per_minute: int = setting("LEADERBOARD_PLAYGROUND_PER_MINUTE", "6",
                                          "judge playground: gradings one browser session may ask for per minute", int)
@@ -137,6 +151,8 @@ class Settings:
                 values["port"] = int(env["GRADIO_SERVER_PORT"])
             except ValueError:
                 raise ValueError(f"GRADIO_SERVER_PORT has an unreadable value {env['GRADIO_SERVER_PORT']!r}") from None
+        if values.get("require_sign_in") is None and env.get("SPACE_ID"):  # a Space: visitors sign in
+            values["require_sign_in"] = True
         if "LEADERBOARD_HOST" not in env and "SPACE_ID" in env:  # on a Hugging Face Space, listen on all interfaces
             values["host"] = "0.0.0.0"
         values.update(overrides)
@@ -145,11 +161,14 @@ class Settings:
         return settings
 
     def __post_init__(self) -> None:
-        """Defaults that depend on the store: the heartbeat interval and whether local model folders are accepted."""
+        """Defaults that depend on other settings: the heartbeat interval (the store), sign-in (off unless from_env
+        saw a Space) and whether local model folders are accepted (the local store without sign-in)."""
         if self.heartbeat_seconds is None:
             object.__setattr__(self, "heartbeat_seconds", 5.0 if self.store_backend == "local" else 60.0)
+        if self.require_sign_in is None:
+            object.__setattr__(self, "require_sign_in", False)
         if self.allow_local_models is None:
-            object.__setattr__(self, "allow_local_models", self.store_backend == "local")
+            object.__setattr__(self, "allow_local_models", self.store_backend == "local" and not self.require_sign_in)
 
     def check(self) -> None:
         """Refuse settings that cannot work, with a message naming the variable."""
@@ -174,6 +193,14 @@ class Settings:
             raise ValueError(f"LEADERBOARD_BATCH_SIZE must be a positive integer or 'auto', not {self.batch_size!r}")
         if not 0 <= self.min_coverage <= 100:
             raise ValueError(f"LEADERBOARD_MIN_COVERAGE is a percentage (0-100), not {self.min_coverage:g}")
+        if self.require_sign_in and self.allow_local_models and self.local_models_root is None:
+            raise ValueError("LEADERBOARD_ALLOW_LOCAL_MODELS with sign-in needs LEADERBOARD_LOCAL_MODELS_ROOT, the folder "
+                             "local models must be under")
+        for name, value in (("LEADERBOARD_MAX_PENDING_PER_USER", self.max_pending_per_user),
+                            ("LEADERBOARD_MAX_SUBMISSIONS_PER_WEEK", self.max_submissions_per_week),
+                            ("LEADERBOARD_MAX_PENDING_PER_ORG", self.max_pending_per_org)):
+            if value < 0:
+                raise ValueError(f"{name} must be 0 or more, not {value}")
         if self.playground_per_minute < 1:
             raise ValueError("LEADERBOARD_PLAYGROUND_PER_MINUTE must be at least 1")
         if self.playground_max_chars < 1:
@@ -182,6 +209,18 @@ class Settings:
     def with_(self, **changes) -> "Settings":
         """A copy with some fields changed (tests and the CLI use this)."""
         return replace(self, **changes)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Every configured secret (the secret settings, and the same variables in the environment)."""
+        names = [f for f in fields(self) if f.metadata.get("secret")]
+        values = [getattr(self, f.name) for f in names] + [os.environ.get(f.metadata["env"], "") for f in names]
+        return tuple(dict.fromkeys(v for v in values if v))
+
+    def scrub(self, text: str) -> str:
+        """`text` with every configured secret (and anything shaped like a Hub token) masked: for anything stored,
+        logged or shown."""
+        return api.redact(text, *self.secrets)
 
     @property
     def judge_bearer(self) -> str | None:

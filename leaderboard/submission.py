@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluator import api as evaluator_api
+from leaderboard import limits
 from leaderboard import model_inspection as inspection
 from leaderboard.formatting import escape_markdown as md
+from leaderboard.identity import SIGN_IN_NEEDED, SIGNED_OUT, Visitor
 from leaderboard.request_queue import (CANCELLED, FAILED, MODEL_TYPES, PENDING, PRECISIONS, Request, all_requests, load,
-                               pending_position, request_path, save, transact)
+                               now, pending_position, request_path, save, transact)
 from leaderboard.settings import Settings
 from leaderboard.store import DamagedFile, Store, StoreConflict
 
@@ -41,19 +43,16 @@ class Refusal(Exception):
     """A check failed; the message is already Markdown-safe."""
 
 
-# ---------------------------------------------------------------- text helpers
-def scrub(text: str, token: str = "") -> str:
-    """Remove the token (and anything shaped like a Hub token) from text."""
-    return evaluator_api.redact(text, token)
-
-
 # ---------------------------------------------------------------- the entry point
 def submit(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",
-           model_type: str = "pretrained", submitter: str = "anonymous", api=None) -> Outcome:
-    """Check a submission and queue it. Checks, in order (the first failure is the answer):
+           model_type: str = "pretrained", by: Visitor = SIGNED_OUT, api=None) -> Outcome:
+    """Check a submission by the visitor `by` (leaderboard.identity: taken from the server's session, never from
+    the client) and queue it. Checks, in order (the first failure is the answer):
 
+    0. the visitor is signed in;
     1. malformed model id / precision / model type / revision text;
-    2. local folder (./path or /path with config.json): only when settings.allow_local_models;
+    2. local folder (./path or /path with config.json): only when settings.allow_local_models, only from an admin,
+       only under settings.local_models_root (one message outside it, whether or not the path exists);
     3. Hub facts (model_inspection.inspect_model): repo and revision exist, pinned to the full commit sha;
        gated or private repos are refused (offline: not checkable, noted on the request);
     4. remote code (auto_map) refused; architecture must be loadable (evaluator.api.describe_model_folder,
@@ -61,41 +60,42 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
     5. weights in *.safetensors;  6. parameter count <= settings.max_params_billions;
     7. a licence in the model card (Hub models only);
     8. duplicate (same model + sha + precision, not FAILED/CANCELLED) -> answered with the existing request;
-    9. rate limit: submitter's PENDING requests < settings.max_pending_per_user;
+    9. limits (admins have none; leaderboard.limits): the submitter's PENDING requests, their submissions in the
+       last 7 days, the model organisation's PENDING requests;
     10. write the PENDING request (under the store lock, re-checking 8 and 9).
+
+    Every message and note is scrubbed of every configured secret (settings.scrub).
     """
-    token = settings.hf_token or ""
     try:
-        outcome = _submit(settings, store, model_id, revision, precision, model_type, submitter, api)
+        outcome = _submit(settings, store, model_id, revision, precision, model_type, by, api)
     except Refusal as refusal:
         outcome = Outcome(False, str(refusal))
     except inspection.HubLookupError as error:
-        outcome = Outcome(False, md(scrub(error.message, token), limit=400))
+        outcome = Outcome(False, md(settings.scrub(error.message), limit=400))
     except Exception as error:  # a bug or an unexpected Hub answer: refuse clearly, log the detail
-        log.exception("submission of %r failed unexpectedly", scrub(str(model_id), token))
+        log.exception("submission of %r failed unexpectedly", settings.scrub(str(model_id)))
         outcome = Outcome(False, "The submission could not be checked because of an internal error "
                                  f"({md(type(error).__name__)}); nothing was queued. Please try again later.")
-    outcome.message = scrub(outcome.message, token)
+    outcome.message = settings.scrub(outcome.message)
     if outcome.request is not None:
-        outcome.request.notes = [scrub(n, token) for n in outcome.request.notes]
+        outcome.request.notes = [settings.scrub(n) for n in outcome.request.notes]
     return outcome
 
 
-def _submit(settings: Settings, store: Store, model_id, revision, precision, model_type, submitter, api) -> Outcome:
+def _submit(settings: Settings, store: Store, model_id, revision, precision, model_type, by: Visitor, api) -> Outcome:
     model_id = model_id.strip() if isinstance(model_id, str) else ""
     revision = revision.strip() if isinstance(revision, str) else ""
-    submitter = (submitter.strip() if isinstance(submitter, str) else "") or "anonymous"
 
-    # 1 + 2: what was submitted
+    # 0 + 1 + 2: who submitted what
+    if not isinstance(by, Visitor) or not by.signed_in:
+        raise Refusal(SIGN_IN_NEEDED)
     local = _is_path(model_id)
     if not local:
         check_model_id(model_id)
     check_choices(precision, model_type, revision)
     notes: list[str] = []
     if local:
-        if not settings.allow_local_models:
-            raise Refusal("Local model folders are disabled on this leaderboard; please submit a Hub model id (org/name).")
-        facts = inspection.inspect_folder(_local_folder(model_id))
+        facts = inspection.inspect_folder(_local_folder(settings, model_id, by))
         if revision:
             notes.append(f"revision {revision!r} ignored: a local folder is pinned by its content hash")
     else:
@@ -139,36 +139,36 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
     if not local:
         check_license(shown, facts.card, facts.card_license)
 
-    request = Request(model=name, revision=facts.sha, precision=precision, model_type=model_type, submitter=submitter,
+    request = Request(model=name, revision=facts.sha, precision=precision, model_type=model_type, submitter=by.name,
                       source="local" if local else "hub", local_path=str(facts.folder) if local else None,
                       params_billions=params_billions, architecture=architecture, notes=notes)
 
     try:
-        return _enqueue(settings, store, request)
+        return _enqueue(settings, store, request, by)
     except StoreConflict:
         raise Refusal("The queue is busy with other writers right now; nothing was queued. Please submit again in a "
                       "minute.") from None
     except OSError as error:  # the store (a Hub dataset, a disk) could not be reached
-        log.warning("submission could not reach the store: %s", scrub(str(error), settings.hf_token or ""))
+        log.warning("submission could not reach the store: %s", settings.scrub(str(error)))
         raise Refusal("The queue could not be reached right now; nothing was queued. Please try again later.") \
             from None
 
 
-def _enqueue(settings: Settings, store: Store, request: Request) -> Outcome:
-    """Steps 8-10: the duplicate check, the rate limit and the write (under the store's lock)."""
-    name, precision, submitter = request.model, request.precision, request.submitter
-    # 8: duplicate (answered before the rate limit: asking again about a queued model is not a new request)
+def _enqueue(settings: Settings, store: Store, request: Request, by: Visitor) -> Outcome:
+    """Steps 8-10: the duplicate check, the limits and the write (under the store's lock)."""
+    name, precision = request.model, request.precision
+    # 8: duplicate (answered before the limits: asking again about a queued model is not a new request)
     existing = _existing(store, request.path)
     if existing is not None:
         return _duplicate(store, existing)
-    # 9: rate limit
-    _check_rate(settings, store, submitter)
+    # 9: limits
+    _check_limits(settings, store, request, by)
     # 10: write, re-checking under the lock
     def write() -> Outcome:
         existing = _existing(store, request.path)
         if existing is not None:
             return _duplicate(store, existing)
-        _check_rate(settings, store, submitter)
+        _check_limits(settings, store, request, by)
         save(store, request)
         position = pending_position(store, request)
         return Outcome(True, f"Queued {md(name)} @ {request.revision[:12]} ({precision}): position {position} in the "
@@ -213,8 +213,19 @@ def check_choices(precision: str, model_type: str, revision: str) -> None:
 
 
 # ---------------------------------------------------------------- step 2: local folders
-def _local_folder(model_id: str) -> Path:
+LOCAL_REFUSED = ("Local model folders can be submitted only by this leaderboard's admins, from its models folder; "
+                 "please submit a Hub model id (org/name).")
+
+
+def _local_folder(settings: Settings, model_id: str, by: Visitor) -> Path:
+    """The folder a local submission names, once the visitor may submit it: local folders on, an admin, under the
+    models root. Until then the answer is LOCAL_REFUSED whatever the path, so the server's files cannot be probed."""
+    if not settings.allow_local_models or not by.admin:
+        raise Refusal(LOCAL_REFUSED)
     folder = Path(model_id).expanduser().resolve()
+    root = settings.local_models_root
+    if root is not None and not folder.is_relative_to(root.expanduser().resolve()):
+        raise Refusal(LOCAL_REFUSED)
     if not folder.is_dir():
         raise Refusal(f"The local folder {md(model_id, 120)} does not exist.")
     if not (folder / "config.json").is_file():
@@ -324,11 +335,12 @@ def _duplicate(store: Store, existing: Request) -> Outcome:
                    position=position, duplicate=True)
 
 
-def _check_rate(settings: Settings, store: Store, submitter: str) -> None:
-    pending = sum(1 for r in all_requests(store) if r.status == PENDING and r.submitter == submitter)
-    if pending >= settings.max_pending_per_user:
-        raise Refusal(f"{md(submitter, 60)} already has {pending} pending request(s), the most allowed at once "
-                      f"({settings.max_pending_per_user}); please wait until some have run.")
+def _check_limits(settings: Settings, store: Store, request: Request, by: Visitor) -> None:
+    if by.admin:
+        return
+    refusal = limits.refusal(settings, all_requests(store), request, now())
+    if refusal:
+        raise Refusal(refusal)
 
 
-__all__ = ["Outcome", "submit", "find_custom_code", "card_license", "scrub", "request_path"]
+__all__ = ["Outcome", "submit", "find_custom_code", "card_license", "request_path", "LOCAL_REFUSED"]

@@ -60,7 +60,7 @@ def test_overview_ranks_within_comparable_runs_and_hides_flagged_ones():
     assert "SimpleQA ungraded (count)" not in board.columns  # counts are not percentage columns of the overview
 
     shown, _ = view_board(raw, S, threshold=0.95)
-    assert shown.hidden_flagged == 2 and "2 limited or partial run(s) hidden" in status_text(shown, S, S.view(None))
+    assert shown.hidden_flagged == 2 and "2 flagged run(s) (limited, partial or hidden by the admins) left out" in status_text(shown, S, S.view(None))
 
 
 def test_flagged_runs_are_shown_on_request_unranked_after_the_ranked_ones():
@@ -110,7 +110,7 @@ def test_empty_views_say_why():
     assert empty_text(shown, S.view(None)) == "No run matches the search and filters."
     flagged = raw[raw["model"] == "org/vlm-limited"]
     shown, _ = view_board(flagged, S)
-    assert "Show limited and partial runs" in empty_text(shown, S.view(None))
+    assert "Show flagged runs" in empty_text(shown, S.view(None))
 
 
 def test_links_model_pages_and_details_files_escaped():

@@ -16,6 +16,8 @@ from leaderboard import request_queue as queue
 from leaderboard import scheduler
 from leaderboard.board_file import load_board, load_results, rebuild_leaderboard
 from leaderboard.columns import schema
+from leaderboard.identity import Visitor
+from leaderboard.request_actions import act
 from leaderboard.request_queue import Request
 from leaderboard.store import DamagedFile
 from leaderboard.submission import submit
@@ -69,7 +71,7 @@ def test_the_queue_skips_it_lists_it_and_logs_it_once(damaged, store, caplog):
     assert claimed.path == GOOD.path and queue.heartbeat(store, GOOD.path, "w1", 60)
     assert queue.claim(store, "w2", lease_seconds=60) is None
     assert queue.heartbeat(store, BAD.path, "w1", 60) is False
-    done, message = queue.cancel(store, BAD.path)
+    done, message = act(store, BAD.path, "cancel", Visitor("admin", admin=True))
     assert not done and "damaged" in message
     assert store.read_bytes(BAD.path) == data
 
@@ -101,10 +103,10 @@ def test_ticks_and_the_standalone_worker_loop_go_on(damaged, store, settings, mo
 def test_submission_works_beside_it_and_refuses_clearly_over_it(store, settings, tiny_llava, tiny_llama):
     bad = Request(model=tiny_llava.repo_id, revision=tiny_llava.sha)
     store.write_bytes(bad.path, b"\x00\xff garbage")
-    refused = submit(settings, store, tiny_llava.repo_id)
+    refused = submit(settings, store, tiny_llava.repo_id, by=Visitor("visitor"))
     assert not refused.ok and "damaged" in refused.message and "internal error" not in refused.message
     assert store.read_bytes(bad.path) == b"\x00\xff garbage"  # nothing changed
-    queued = submit(settings, store, tiny_llama.repo_id)
+    queued = submit(settings, store, tiny_llama.repo_id, by=Visitor("visitor"))
     assert queued.ok and queued.position == 1, queued.message
 
 

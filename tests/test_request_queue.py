@@ -6,9 +6,14 @@ import threading
 from datetime import timedelta
 
 from leaderboard import request_queue as queue
+from leaderboard.identity import Visitor
+from leaderboard.request_actions import act
 from leaderboard.request_queue import Request
 from leaderboard.store.local import LocalStore
 from tests.hub_cache import fake_sha
+
+
+ADMIN = Visitor("admin", admin=True)
 
 
 def _enqueue(store, n: int) -> list[Request]:
@@ -123,12 +128,12 @@ def test_finish_needs_the_lease_and_release_does_not_count_an_attempt(store):
 def test_cancel_only_pending(store):
     first, second = _enqueue(store, 2)
     queue.claim(store, "w1", 60)
-    ok, message = queue.cancel(store, first.path)
+    ok, message = act(store, first.path, "cancel", ADMIN)
     assert not ok and "RUNNING" in message
-    ok, message = queue.cancel(store, second.path)
+    ok, message = act(store, second.path, "cancel", ADMIN)
     assert ok and queue.load(store, second.path).status == queue.CANCELLED
     assert queue.claim(store, "w2", 60) is None
-    assert queue.cancel(store, "requests/none/x/000000000000_auto.json") == (False, "No such request.")
+    assert act(store, "requests/none/x/000000000000_auto.json", "cancel", ADMIN) == (False, "No such request.")
 
 
 def test_pending_position(store):

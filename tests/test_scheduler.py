@@ -140,4 +140,4 @@ def test_judge_token_is_not_on_the_worker_command_line(settings, tmp_path):
     assert command[command.index("--option") + 1] == "simpleqa.grader=letter"
     assert "--judge" in command and "endpoint:http://127.0.0.1:9/v1|m" in command
     assert not any("sk-judge-secret-123" in part for part in command)
-    assert "sk-judge-secret-123" not in scheduler.scrub("failed: sk-judge-secret-123", settings)
+    assert "sk-judge-secret-123" not in settings.scrub("failed: sk-judge-secret-123")

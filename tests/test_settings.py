@@ -34,6 +34,27 @@ def test_environment_overrides_and_space_defaults():
     assert "hf_secret_value" not in repr(settings)
 
 
+def test_sign_in_is_required_on_a_space_and_then_local_folders_need_a_root():
+    assert not Settings.from_env({}).require_sign_in and Settings.from_env({}).allow_local_models  # local default
+    on_space = Settings.from_env({"SPACE_ID": "org/space"})
+    assert on_space.require_sign_in and not on_space.allow_local_models  # off by default whenever sign-in is on
+    assert Settings.from_env({"LEADERBOARD_REQUIRE_SIGN_IN": "1"}).require_sign_in
+    with pytest.raises(ValueError, match="LEADERBOARD_LOCAL_MODELS_ROOT"):
+        Settings.from_env({"SPACE_ID": "org/space", "LEADERBOARD_ALLOW_LOCAL_MODELS": "1"})
+    rooted = Settings.from_env({"SPACE_ID": "org/space", "LEADERBOARD_ALLOW_LOCAL_MODELS": "1",
+                                "LEADERBOARD_LOCAL_MODELS_ROOT": "/srv/models", "LEADERBOARD_ADMINS": "ada, Bob"})
+    assert rooted.allow_local_models and rooted.local_models_root == Path("/srv/models")
+    assert rooted.admins == ("ada", "Bob")
+    with pytest.raises(ValueError, match="LEADERBOARD_MAX_SUBMISSIONS_PER_WEEK"):
+        Settings.from_env({"LEADERBOARD_MAX_SUBMISSIONS_PER_WEEK": "-1"})
+
+
+def test_every_secret_setting_is_scrubbed():
+    settings = Settings.from_env({"HF_TOKEN": "hf_" + "a" * 30, "LEADERBOARD_JUDGE_TOKEN": "sk-judge-value-42"})
+    scrubbed = settings.scrub("token hf_" + "a" * 30 + " and judge sk-judge-value-42")
+    assert "sk-judge-value-42" not in scrubbed and "a" * 30 not in scrubbed
+
+
 def test_the_port_comes_from_leaderboard_port_else_gradio_server_port():
     assert Settings.from_env({"GRADIO_SERVER_PORT": "7999"}).port == 7999
     assert Settings.from_env({"GRADIO_SERVER_PORT": "7999", "LEADERBOARD_PORT": "7001"}).port == 7001

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
 
 import numpy as np
@@ -16,7 +18,16 @@ from safetensors.numpy import save as save_safetensors
 from leaderboard import model_inspection
 from leaderboard.request_queue import CANCELLED, FAILED, FINISHED, PENDING, RUNNING, load, pending_position, save
 
-from leaderboard.submission import OFFLINE_NOTE, submit
+from leaderboard.identity import Visitor
+from leaderboard.submission import LOCAL_REFUSED, OFFLINE_NOTE, submit as submit_as
+
+VISITOR = Visitor("tester")  # a signed-in visitor who is not an admin
+ADMIN = Visitor("root-admin", admin=True)
+
+
+def submit(settings, store, model_id, by: Visitor = VISITOR, **kwargs):
+    """leaderboard.submission.submit as a signed-in visitor (the UI takes the visitor from the OAuth session)."""
+    return submit_as(settings, store, model_id, by=by, **kwargs)
 from tests.hub_cache import LICENSED_CARD, fake_sha, lay_into_hub_cache
 
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
@@ -57,7 +68,7 @@ def refused(outcome, store, *words):
 
 # ---------------------------------------------------------------- happy paths
 def test_tiny_llava_is_queued_at_its_full_sha(settings, store, tiny_llava):
-    outcome = submit(settings, store, "tiny-org/tiny-llava", submitter="alice")
+    outcome = submit(settings, store, "tiny-org/tiny-llava", by=Visitor("alice"))
     assert outcome.ok and not outcome.duplicate, outcome.message
     assert outcome.message == f"Queued tiny-org/tiny-llava @ {tiny_llava.sha[:12]} (auto): position 1 in the queue."
     assert outcome.position == 1
@@ -248,8 +259,8 @@ def test_unparseable_card_metadata_counts_as_no_licence(settings, store, hub_cac
 
 # ---------------------------------------------------------------- steps 8-10: queue state
 def test_duplicate_is_answered_with_the_existing_request(settings, store, tiny_llava):
-    first = submit(settings, store, "tiny-org/tiny-llava", submitter="alice")
-    again = submit(settings, store, "tiny-org/tiny-llava", revision=tiny_llava.sha, submitter="bob")
+    first = submit(settings, store, "tiny-org/tiny-llava", by=Visitor("alice"))
+    again = submit(settings, store, "tiny-org/tiny-llava", revision=tiny_llava.sha, by=Visitor("bob"))
     assert again.ok and again.duplicate
     assert again.request.path == first.request.path and again.request.submitter == "alice"
     assert again.position == 1
@@ -274,7 +285,7 @@ def test_failed_or_cancelled_request_can_be_resubmitted(settings, store, tiny_ll
     first = submit(settings, store, "tiny-org/tiny-llava").request
     first.status, first.error, first.attempts = status, "boom", 3
     save(store, first)
-    again = submit(settings, store, "tiny-org/tiny-llava", submitter="carol")
+    again = submit(settings, store, "tiny-org/tiny-llava", by=Visitor("carol"))
     assert again.ok and not again.duplicate, again.message
     stored = load(store, first.path)
     assert stored.status == PENDING and stored.error is None and stored.attempts == 0 and stored.submitter == "carol"
@@ -285,19 +296,75 @@ def test_rate_limit_per_submitter(settings, store, hub_cache):
     for name in ("rate-a", "rate-b", "rate-c"):
         make_repo(hub_cache, name)
     limited = settings.with_(max_pending_per_user=2)
-    assert submit(limited, store, "test-org/rate-a", submitter="dave").ok
-    assert submit(limited, store, "test-org/rate-b", submitter="dave").ok
-    outcome = submit(limited, store, "test-org/rate-c", submitter="dave")
+    assert submit(limited, store, "test-org/rate-a", by=Visitor("dave")).ok
+    assert submit(limited, store, "test-org/rate-b", by=Visitor("dave")).ok
+    outcome = submit(limited, store, "test-org/rate-c", by=Visitor("dave"))
     assert not outcome.ok and "pending" in outcome.message and "2" in outcome.message
     assert len(store.list("requests")) == 2
-    assert submit(limited, store, "test-org/rate-a", submitter="dave").duplicate  # asking again is not refused
-    assert submit(limited, store, "test-org/rate-c", submitter="erin").ok
+    assert submit(limited, store, "test-org/rate-a", by=Visitor("dave")).duplicate  # asking again is not refused
+    assert submit(limited, store, "test-org/rate-c", by=Visitor("erin")).ok
+
+
+def test_signed_out_visitors_cannot_submit(settings, store, tiny_llava):
+    refused(submit(settings, store, "tiny-org/tiny-llava", by=Visitor()), store, "sign in")
+
+
+def test_pending_limit_counts_each_person_apart_and_admins_have_none(settings, store, hub_cache):
+    for name in ("lim-a", "lim-b", "lim-c"):
+        make_repo(hub_cache, name)
+    limited = settings.with_(max_pending_per_user=1)
+    assert submit(limited, store, "test-org/lim-a", by=Visitor("ann")).ok
+    outcome = submit(limited, store, "test-org/lim-b", by=Visitor("ann"))
+    refused_now = not outcome.ok and "1 pending request(s)" in outcome.message and "starts running" in outcome.message
+    assert refused_now, outcome.message
+    assert submit(limited, store, "test-org/lim-b", by=Visitor("ben")).ok
+    assert submit(limited, store, "test-org/lim-c", by=Visitor("ann", admin=True)).ok
+
+
+def test_weekly_limit_says_when_the_next_place_frees_up(settings, store, hub_cache):
+    for name in ("week-a", "week-b", "week-c"):
+        make_repo(hub_cache, name)
+    weekly = settings.with_(max_submissions_per_week=2, max_pending_per_user=10)
+    first = submit(weekly, store, "test-org/week-a", by=Visitor("cat")).request
+    old = load(store, first.path)
+    old.submitted_time, old.status = "2026-01-01T10:00:00+00:00", FINISHED  # long ago: outside the window
+    save(store, old)
+    assert submit(weekly, store, "test-org/week-b", by=Visitor("cat")).ok
+    second = load(store, store.list("requests/test-org/week-b")[0])
+    second.submitted_time, second.status = (datetime.now(timezone.utc) - timedelta(days=6)).isoformat(), FINISHED
+    save(store, second)
+    third = submit(weekly, store, "test-org/week-c", by=Visitor("cat"))
+    assert third.ok, third.message  # one in the window: a place is free
+    again = submit(weekly, store, "test-org/week-c", precision="float32", by=Visitor("cat"))
+    assert not again.ok and "in the last 7 days" in again.message and "(2)" in again.message
+    frees = (datetime.fromisoformat(second.submitted_time) + timedelta(days=7)).strftime("%Y-%m-%d %H:%M UTC")
+    assert frees in again.message, again.message
+
+
+def test_org_limit_is_optional_and_counts_every_submitter(settings, store, hub_cache):
+    for name in ("org-a", "org-b"):
+        make_repo(hub_cache, name)
+    assert submit(settings.with_(max_pending_per_org=1), store, "test-org/org-a", by=Visitor("dan")).ok
+    outcome = submit(settings.with_(max_pending_per_org=1), store, "test-org/org-b", by=Visitor("eve"))
+    assert not outcome.ok and "organisation test-org" in outcome.message
+    assert submit(settings, store, "test-org/org-b", by=Visitor("eve")).ok  # 0: no limit per organisation
+
+
+def test_every_configured_secret_is_scrubbed_from_the_echo(settings, store, hub_cache, online):
+    judge_secret = "sk-judge-" + "Zq9" * 8
+    with_secrets = settings.with_(hf_token=TOKEN, judge_token=judge_secret)
+    for outcome in (submit(with_secrets, store, f"org/{judge_secret[:40]}x"),
+                    submit(with_secrets, store, "org/x", api=FakeApi(error=RuntimeError(f"key {judge_secret}"))),
+                    submit(with_secrets, store, "org/x", revision=judge_secret),
+                    submit(with_secrets, store, "org/x", precision=judge_secret)):
+        assert not outcome.ok
+        assert judge_secret not in outcome.message and "Zq9Zq9" not in outcome.message, outcome.message
 
 
 # ---------------------------------------------------------------- local folders
 def test_local_folder_accepted_when_allowed(settings, store, tiny_llava, monkeypatch):
     local = settings.with_(allow_local_models=True)
-    outcome = submit(local, store, str(tiny_llava.folder))
+    outcome = submit(local, store, str(tiny_llava.folder), by=ADMIN)
     assert outcome.ok, outcome.message
     request = outcome.request
     assert request.model == f"local/{tiny_llava.folder.name}" and request.source == "local"
@@ -305,19 +372,48 @@ def test_local_folder_accepted_when_allowed(settings, store, tiny_llava, monkeyp
     assert HEX40.match(request.revision) and request.revision == model_inspection.folder_sha(tiny_llava.folder)
     assert request.architecture == "LlavaForConditionalGeneration" and request.params_billions > 0
     monkeypatch.chdir(tiny_llava.folder.parent)
-    again = submit(local, store, f"./{tiny_llava.folder.name}")
+    again = submit(local, store, f"./{tiny_llava.folder.name}", by=ADMIN)
     assert again.duplicate and again.request.path == request.path
 
 
 def test_local_folder_refused_when_disabled(settings, store, tiny_llava):
-    outcome = submit(settings.with_(allow_local_models=False), store, str(tiny_llava.folder))
-    refused(outcome, store, "local model folders are disabled")
+    outcome = submit(settings.with_(allow_local_models=False), store, str(tiny_llava.folder), by=ADMIN)
+    refused(outcome, store, LOCAL_REFUSED)
 
 
 def test_local_folder_without_config_is_refused(settings, store, tmp_path):
     (tmp_path / "empty").mkdir()
-    refused(submit(settings.with_(allow_local_models=True), store, str(tmp_path / "empty")), store, "config.json")
-    refused(submit(settings.with_(allow_local_models=True), store, str(tmp_path / "missing")), store, "does not exist")
+    local = settings.with_(allow_local_models=True)
+    refused(submit(local, store, str(tmp_path / "empty"), by=ADMIN), store, "config.json")
+    refused(submit(local, store, str(tmp_path / "missing"), by=ADMIN), store, "does not exist")
+
+
+def test_local_folders_are_for_admins_with_one_message_whatever_the_path(settings, store, tiny_llava, tmp_path):
+    """A visitor who is not an admin cannot tell an existing folder from a missing one, or probe /etc."""
+    local = settings.with_(allow_local_models=True)
+    for path in (str(tiny_llava.folder), str(tmp_path / "missing"), "/etc", "/nonexistent-dir", "../../etc"):
+        outcome = submit(local, store, path, by=VISITOR)
+        refused(outcome, store)
+        assert outcome.message == LOCAL_REFUSED
+
+
+def test_local_folders_only_under_the_models_root(settings, store, tiny_llava, tmp_path):
+    root = tmp_path / "models"
+    shutil.copytree(tiny_llava.folder, root / "llava")
+    local = settings.with_(allow_local_models=True, local_models_root=root)
+    outside = tmp_path / "outside"
+    (outside / "model").mkdir(parents=True)
+    (outside / "model" / "config.json").write_text("{}")
+    for path in (str(outside / "model"), str(outside / "missing"), "/etc", f"{root}/../{outside.name}/model",
+                 "/nonexistent-dir"):
+        outcome = submit(local, store, path, by=ADMIN)
+        refused(outcome, store)
+        assert outcome.message == LOCAL_REFUSED, path
+    link = root / "link-out"
+    link.symlink_to(outside / "model")  # a link inside the root to a folder outside it is outside
+    assert submit(local, store, str(link), by=ADMIN).message == LOCAL_REFUSED
+    assert submit(local, store, str(tiny_llava.folder), by=ADMIN).message == LOCAL_REFUSED
+    assert submit(local, store, str(root / "llava"), by=ADMIN).ok
 
 
 def test_folder_sha_changes_with_content(tmp_path):

@@ -1,7 +1,9 @@
 """The Space's Gradio app: one module per tab, wired together by `build_app`.
 
 No global mutable state: each tab's `build(demo, settings, store)` closes over the settings and the store it is given.
-Endpoints for clients (gradio_client): /leaderboard, /explorer_items, /explorer_item, /queue, /submit, /cancel.
+Endpoints for clients (gradio_client): /leaderboard, /explorer_items, /explorer_item, /queue, /submit, /cancel, and
+for admins /requeue_request, /hide_run, /show_run, /damaged_files. With sign-in required, the acting endpoints take the
+visitor from the OAuth session cookie: a client without one is refused.
 """
 from __future__ import annotations
 
@@ -36,7 +38,10 @@ def launch_options(settings: Settings, store: Store) -> dict:
 def build_app(settings: Settings, store: Store) -> gr.Blocks:
     """The whole Space: Leaderboard, Explorer, Submit, Queue, Judge playground and About tabs."""
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
-        gr.Markdown(INTRO)
+        with gr.Row(equal_height=True):
+            gr.Markdown(INTRO)
+            if settings.require_sign_in:  # Gradio's real OAuth routes on a Space; without sign-in, no button at all
+                gr.LoginButton(scale=0, min_width=240, elem_id="login-button")
         with gr.Tabs() as tabs:
             with gr.Tab("Leaderboard", id="leaderboard"):
                 board_table = board.build(demo, settings, store)

@@ -89,7 +89,8 @@ coverage, and what decides whether two rows compare) and one view per benchmark 
 - **Overall score.** {overall}
 - **Coverage.** For each benchmark: items that count in its scores / items in its suite. A run that used an item
   limit, or whose coverage of a benchmark is under {threshold}% (`LEADERBOARD_MIN_COVERAGE`), is **flagged**: it is
-  published and can be shown (**Show limited and partial runs**), but it is never ranked with complete runs.
+  published and can be shown (**Show flagged runs**), but it is never ranked with complete runs. The admins can also
+  hide a run from the ranking (for example a model trained on the test data): its flag gives their reason.
 - **Comparability.** Every row shows its suite, the judge that graded it (name and a short id), the benchmarks it
   skipped and why, and the answers a judge could not grade (counts, never in the percentages).
 """

@@ -38,7 +38,8 @@ HELP = ("**How to read the board.** Scores are percentages (higher is better unl
         "the benchmarks a run has a score on (**Scored on**): runs are ranked (**#**) only against runs of the same "
         "suite scored on the same benchmarks, so a text-only model is ranked among text-only models and no model "
         "is averaged with a zero for a benchmark it did not run. A run that used an item limit or scored fewer than "
-        "{threshold}% of a benchmark's items is **flagged** and not ranked. Pick a benchmark above the table to see "
+        "{threshold}% of a benchmark's items, or that the admins hid (the flag says why), is **flagged** and not "
+        "ranked. Pick a benchmark above the table to see "
         "all its metrics. Select a score to open that run's questions on that benchmark in the **Explorer**; the "
         "model name opens its Hub page and **Details** its per-question files. Every column is explained on the "
         "About tab.")
@@ -138,7 +139,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> gr.Dataframe:
                         container=False, scale=3, min_width=240, elem_id="board-view")
         search = gr.Textbox(value="", show_label=False, container=False, placeholder="Search models (a; b)",
                             lines=1, max_lines=1, scale=2, min_width=160, elem_id="board-search")
-        show_all = gr.Checkbox(value=False, label="Show limited and partial runs", container=False, scale=1,
+        show_all = gr.Checkbox(value=False, label="Show flagged runs", container=False, scale=1,
                                min_width=160, elem_id="board-show-all")
         refresh = gr.Button("Refresh", size="sm", scale=0, min_width=90, elem_id="board-refresh")
     status = gr.Markdown(elem_id="board-status")

@@ -184,8 +184,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
                                                 backoff=JUDGE_BACKOFF, concurrency=1)
             return cache["judge"]
 
-    def redact(text: str) -> str:
-        return api.redact(text, settings.judge_token, settings.hf_token)
+    redact = settings.scrub
 
     def refusal(mode: str, question: str, gold: str, candidate: str, stamps: list[float], now: float) -> str | None:
         """Why nothing is sent to the judge, or None."""

@@ -1,6 +1,8 @@
 """The Queue tab: pending, running (with progress), finished, failed (reason + log tail) and cancelled requests,
-and a box to cancel a PENDING request. Refreshed on load, every REFRESH_SECONDS and on the Refresh button
-(that event is the `/queue` API endpoint: five tables, in the order of SECTIONS)."""
+a box to cancel one of your PENDING requests (admins: any), and for admins the admin actions (re-queue a failed
+request, hide a run from the board or show it again) and the damaged files of the store. Refreshed on load, every
+REFRESH_SECONDS and on the Refresh button (that event is the `/queue` API endpoint: five tables, in the order of
+SECTIONS). Who may do what is decided from the session (leaderboard.identity), never from what the client sends."""
 from __future__ import annotations
 
 import logging
@@ -9,12 +11,15 @@ from pathlib import PurePosixPath
 import gradio as gr
 import pandas as pd
 
+from leaderboard import identity
 from leaderboard import request_queue as q
 from leaderboard.board_file import published_results
+from leaderboard.request_actions import act
+from leaderboard.scheduler import rebuild_board
 from leaderboard.formatting import escape_markdown
 from leaderboard.queue_views import QUEUE_COLUMNS, queue_frame
 from leaderboard.settings import Settings
-from leaderboard.store import Store
+from leaderboard.store import Store, StoreConflict
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +42,14 @@ HELP = ("Requests move from **Pending** to **Running** when the evaluator claims
         "model appears on the board) or **Failed** (with the reason and the last lines of the worker's log). "
         "A running request shows which benchmark it is on, its items done, speed and time left, and when the "
         "evaluator last reported; a run that was stopped (a restart) starts again where it stopped, reusing the "
-        "answers it had (\"resumed: ... items reused\"). A pending request can be cancelled below. Click a failed "
-        "run to read its log tail.")
+        "answers it had (\"resumed: ... items reused\"). A pending request can be cancelled below by the person who "
+        "submitted it (or an admin). Click a failed run to read its log tail.")
 
 
 DAMAGED_COLUMNS = ("Path", "Reason")
+ADMIN_HELP = ("**Admin actions**, recorded in the request (who, when, why): re-queue a FAILED request (its attempts "
+              "start again from zero), hide a finished run from the board's ranking (the board flags it with your "
+              "reason, which is public) or show it again. Pick a request or paste its key.")
 DAMAGED_HELP = ("Files of the store that could not be read (not JSON, not UTF-8, a field missing or of the wrong kind). "
                 "Everything else keeps working: these are left out of the queue and the board until someone with "
                 "write access to the store repairs or removes them. Their content is never shown here.")
@@ -57,39 +65,55 @@ def _section_label(status: str, count: int) -> str:
     return f"{SECTIONS[status]} ({count})"
 
 
-def _pending_choices(pending: pd.DataFrame | None) -> list[tuple[str, str]]:
-    if pending is None or len(pending) == 0 or "Key" not in pending.columns:
+def _choices(frame: pd.DataFrame | None, submitters: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(label, key, submitter) of each row of a queue table."""
+    if frame is None or len(frame) == 0 or "Key" not in frame.columns:
         return []
     choices = []
-    for _, row in pending.iterrows():
+    for _, row in frame.iterrows():
         key = str(row["Key"] or "")
         if key:
-            choices.append((f"{row['Model']} @ {row['Revision']} ({row['Precision']})", key))
+            choices.append((f"{row['Model']} @ {row['Revision']} ({row['Precision']})", key, submitters.get(key, "")))
     return choices
 
 
-def cancel_request(store: Store, key: str) -> str:
-    """Cancel the PENDING request named by its key (<org>/<model>/<sha12>_<precision>); a Markdown message."""
+def _request_path(key: str) -> tuple[str, str]:
+    """(requests/<key>.json, "") for a request key (a path or a file name is accepted too); ("", why) otherwise."""
     key = (key or "").strip()
     if key.startswith("requests/"):
         key = key[len("requests/"):]
     if key.endswith(".json"):
         key = key[: -len(".json")]
     if not key:
-        return "Pick a pending request (or paste its key) first."
+        return "", "Pick a request (or paste its key) first."
     if not q.is_request_key(key) or any(part in (".", "..") for part in PurePosixPath(key).parts):
-        return (f"**{escape_markdown(key, limit=120)}** is not a request key; a key looks like "
-                "`org/model/0123456789ab_auto` (see the Key column).")
+        return "", (f"**{escape_markdown(key, limit=120)}** is not a request key; a key looks like "
+                    "`org/model/0123456789ab_auto` (see the Key column).")
+    return f"requests/{key}.json", ""
+
+
+def request_action(settings: Settings, store: Store, key: str, action: str, by: identity.Visitor,
+                   reason: str = "") -> str:
+    """Cancel, re-queue, hide or show the request named by its key (<org>/<model>/<sha12>_<precision>) as the
+    visitor `by`; a Markdown message. A hidden or shown run rebuilds the board."""
+    path, problem = _request_path(key)
+    if problem:
+        return problem
     try:
-        done, message = q.cancel(store, f"requests/{key}.json")
-    except (ValueError, OSError, TimeoutError) as error:
-        log.warning("cancel of %s failed: %s", key, error)
-        return "The request could not be cancelled right now; please try again."
-    return ("Done: " if done else "Not cancelled: ") + escape_markdown(message, limit=300)
+        done, message = act(store, path, action, by, reason)
+    except (StoreConflict, ValueError, OSError, TimeoutError) as error:
+        log.warning("%s of %s failed: %s", action, path, settings.scrub(str(error)))
+        return f"The request could not be changed right now ({action}); please try again."
+    if done and action in ("hide", "show"):  # the board follows at once (the next tick would notice too)
+        rebuild_board(settings, store)
+    return ("Done: " if done else "Not done: ") + message
 
 
 def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
     """Lay out the tab inside the current Blocks context and wire its events."""
+
+    def visitor(profile) -> identity.Visitor:
+        return identity.visitor(settings, profile)
 
     def frames() -> tuple:
         """The five tables (the /queue endpoint's outputs), then a summary kept in a gr.State (clients skip it)."""
@@ -100,9 +124,12 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
             requests, problem = [], "The queue could not be read right now; it is tried again in a few seconds."
         shown = tuple(queue_frame(requests, status) for status in SECTIONS)
         failed = shown[list(SECTIONS).index(q.FAILED)]
+        submitters = {r.key: r.submitter for r in requests}
         summary = {
             "counts": [len(df) for df in shown],
-            "choices": _pending_choices(shown[0]),
+            "choices": _choices(shown[0], submitters),
+            "admin_choices": [*_choices(failed, submitters), *_choices(shown[list(SECTIONS).index(q.FINISHED)],
+                                                                        submitters)],
             "failed": {str(row["Key"]): f"{row['Model']} @ {row['Revision']}: {row['Error']}\n\n{row['Log tail']}"
                        for _, row in failed.iterrows()},
             "damaged": store.damaged.listing(),
@@ -110,13 +137,19 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         }
         return (*shown, summary)
 
-    def decorate(summary: dict | None):
+    def decorate(summary: dict | None, profile: gr.OAuthProfile | None):
+        """Section counts, and what this visitor may act on: their own pending requests (an admin: every one, the
+        admin actions and the damaged files)."""
         summary = summary or {}
+        by = visitor(profile)
         counts = summary.get("counts") or [0] * len(SECTIONS)
         labels = [gr.Accordion(label=_section_label(status, n)) for status, n in zip(SECTIONS, counts)]
-        damaged = summary.get("damaged") or []
-        return (*labels, gr.Dropdown(choices=summary.get("choices") or []),
-                gr.Accordion(label=f"Damaged files ({len(damaged)})", open=bool(damaged)),
+        mine = [(label, key) for label, key, who in summary.get("choices") or []
+                if by.admin or (by.signed_in and who == by.name)]
+        admin = [(label, key) for label, key, _ in summary.get("admin_choices") or []] if by.admin else []
+        damaged = (summary.get("damaged") or []) if by.admin else []
+        return (*labels, gr.Dropdown(choices=mine), gr.Dropdown(choices=admin), gr.Accordion(visible=by.admin),
+                gr.Accordion(label=f"Damaged files ({len(damaged)})", open=bool(damaged), visible=by.admin),
                 damaged_frame(damaged), summary.get("problem") or "")
 
     def show_log(summary: dict | None, evt: gr.SelectData) -> str:
@@ -154,7 +187,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
             if status == q.PENDING:
                 with gr.Row(equal_height=False):
                     pick = gr.Dropdown(choices=[], value=None, allow_custom_value=True,
-                                       label="Cancel a pending request",
+                                       label="Cancel one of your pending requests",
                                        info="Pick one, or paste its key (org/model/sha12_precision)", scale=4,
                                        elem_id="queue-cancel-pick")
                     cancel = gr.Button("Cancel request", variant="stop", scale=1, min_width=140,
@@ -163,13 +196,26 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         accordions.append(accordion)
         outputs.append(table)
 
-    with gr.Accordion(label="Damaged files (0)", open=False, elem_id="queue-section-damaged") as damaged_section:
+    with gr.Accordion(label="Admin actions", open=True, visible=False, elem_id="queue-section-admin") as admin_section:
+        gr.Markdown(ADMIN_HELP)
+        with gr.Row(equal_height=False):
+            admin_pick = gr.Dropdown(choices=[], value=None, allow_custom_value=True, label="Request",
+                                     info="A failed request, or a finished run", scale=3, elem_id="queue-admin-pick")
+            admin_reason = gr.Textbox(label="Reason", max_length=300, scale=3, elem_id="queue-admin-reason",
+                                      placeholder="shown on the board when hiding a run")
+        with gr.Row():
+            requeue = gr.Button("Re-queue failed request", size="sm", elem_id="queue-admin-requeue")
+            hide = gr.Button("Hide run from the board", size="sm", variant="stop", elem_id="queue-admin-hide")
+            show = gr.Button("Show run again", size="sm", elem_id="queue-admin-show")
+        admin_message = gr.Markdown(elem_id="queue-admin-message")
+    with gr.Accordion(label="Damaged files (0)", open=False, visible=False,
+                      elem_id="queue-section-damaged") as damaged_section:
         gr.Markdown(DAMAGED_HELP)
         damaged_table = gr.Dataframe(value=damaged_frame([]), headers=list(DAMAGED_COLUMNS), datatype="str",
                                      interactive=False, wrap=True, max_height=300, show_label=False,
                                      label="Damaged files", elem_id="queue-damaged")
     problem = gr.Markdown(elem_id="queue-problem")
-    decorated = [*accordions, pick, damaged_section, damaged_table, problem]
+    decorated = [*accordions, pick, admin_pick, admin_section, damaged_section, damaged_table, problem]
 
     summary = gr.State(None)
     timer = gr.Timer(REFRESH_SECONDS)
@@ -184,18 +230,37 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         concurrency_limit=None,
     ).then(decorate, inputs=summary, outputs=decorated, api_visibility="private", show_progress="hidden")
 
-    cancel.click(
-        lambda key: cancel_request(store, key),
-        inputs=pick,
-        outputs=cancel_message,
-        api_name="cancel",
-        api_description="Cancel a PENDING request by its key; returns a message.",
-    ).then(lambda: None, outputs=pick, api_visibility="private", show_progress="hidden").then(
-        frames, outputs=[*outputs, summary], api_visibility="private", show_progress="hidden").then(
-        decorate, inputs=summary, outputs=decorated, api_visibility="private", show_progress="hidden")
+    def on_cancel(key: str, profile: gr.OAuthProfile | None) -> str:
+        return request_action(settings, store, key, "cancel", visitor(profile))
 
-    def damaged_files() -> list[dict]:
-        """The store's damaged files, each {path, reason}: the requests and results are read now to find them."""
+    def refreshed(event):
+        """After an action: clear the pick, then redraw the tables for this visitor."""
+        return event.then(lambda: None, outputs=pick, api_visibility="private", show_progress="hidden").then(
+            frames, outputs=[*outputs, summary], api_visibility="private", show_progress="hidden").then(
+            decorate, inputs=summary, outputs=decorated, api_visibility="private", show_progress="hidden")
+
+    refreshed(cancel.click(on_cancel, inputs=pick, outputs=cancel_message, api_name="cancel",
+                           api_description="Cancel one of your PENDING requests (admins: any) by its key; returns "
+                                           "a message."))
+    def admin_handler(action: str):
+        def on_admin(key: str, reason: str, profile: gr.OAuthProfile | None) -> str:
+            return request_action(settings, store, key, action, visitor(profile), reason)
+
+        return on_admin
+
+    for button, action, description in (
+            (requeue, "requeue", "Admins: put a FAILED request back in the queue (key, reason); returns a message."),
+            (hide, "hide", "Admins: hide a finished run from the board's ranking with a reason the board shows."),
+            (show, "show", "Admins: show a hidden run on the board again.")):
+        refreshed(button.click(admin_handler(action), inputs=[admin_pick, admin_reason], outputs=admin_message,
+                               api_name=f"{action}_request" if action == "requeue" else f"{action}_run",
+                               api_description=description))
+
+    def damaged_files(profile: gr.OAuthProfile | None) -> list[dict]:
+        """Admins: the store's damaged files, each {path, reason} (the requests and results are read now to find
+        them); others get an error."""
+        if not visitor(profile).admin:
+            raise gr.Error("Only the leaderboard's admins can list the damaged files.")
         q.all_requests(store)
         published_results(store)
         return [{"path": path, "reason": reason} for path, reason in store.damaged.listing()]

@@ -1,12 +1,16 @@
-"""The Submit tab: a Hub model id, an optional revision, a precision and a model type; the Submit button
-(the `/submit` API endpoint) answers with one Markdown message."""
+"""The Submit tab: who you are (signed in with Hugging Face, or the local user), a Hub model id, an optional revision,
+a precision and a model type; the Submit button (the `/submit` API endpoint) answers with one Markdown message; your
+own requests with their status below. The submitter is the visitor of the session (leaderboard.identity), never a
+value the client sends."""
 from __future__ import annotations
 
 import logging
 
 import gradio as gr
 
-from leaderboard.request_queue import MODEL_TYPES, PRECISIONS
+from leaderboard import identity
+from leaderboard.queue_views import MY_COLUMNS, my_requests_frame
+from leaderboard.request_queue import MODEL_TYPES, PRECISIONS, all_requests
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 
@@ -19,13 +23,17 @@ HELP = ("Enter the id of a public model on the Hugging Face Hub (`org/model-name
         "commit of the revision you give (a branch, tag or commit sha; empty: `main`), must keep its weights in "
         "safetensors, must not need remote code and may have at most {max_params:g}B parameters. "
         "**auto** precision means bfloat16 on a GPU and float32 on the CPU.")
+LIMITS = ("Each person may have at most {pending} pending request(s) at once and submit at most {week} in any 7 days; "
+          "a request you submitted can be cancelled in the Queue tab while it is pending.")
 
 
 def submit_message(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",
-                   model_type: str = "pretrained", submitter: str = "anonymous") -> str:
-    """Validate and queue a submission; the Markdown message shown under the form."""
+                   model_type: str = "pretrained", by: identity.Visitor = identity.SIGNED_OUT) -> str:
+    """Validate and queue a submission by the visitor `by`; the Markdown message shown under the form."""
     model_id = (model_id or "").strip() if isinstance(model_id, str) else ""
     revision = (revision or "").strip() if isinstance(revision, str) else ""
+    if not by.signed_in:
+        return f"**Not submitted.** {identity.SIGN_IN_NEEDED}"
     if not model_id:
         return EMPTY_ID
     try:
@@ -35,7 +43,7 @@ def submit_message(settings: Settings, store: Store, model_id: str, revision: st
         return "Submissions are not open on this leaderboard yet; nothing was submitted."
     try:
         outcome = submit(settings, store, model_id, revision=revision, precision=precision or "auto",
-                         model_type=model_type or "pretrained", submitter=submitter)
+                         model_type=model_type or "pretrained", by=by)
     except Exception:  # submit() refuses with an Outcome; this is a bug or an outage, never the visitor's fault
         log.exception("submit() raised for %r", model_id[:200])
         return "The submission could not be processed because of an internal error; nothing was queued. Please try again later."
@@ -46,12 +54,33 @@ def submit_message(settings: Settings, store: Store, model_id: str, revision: st
     return message if outcome.ok else f"**Not submitted.** {message}"
 
 
+def my_requests(settings: Settings, store: Store, by: identity.Visitor):
+    """The visitor's own requests (an empty table when signed out or when the queue cannot be read)."""
+    if not by.signed_in:
+        return my_requests_frame([], "")
+    try:
+        return my_requests_frame(all_requests(store), by.name)
+    except Exception as error:  # noqa: BLE001 - an outage of the store must not break the tab
+        log.warning("the queue could not be read: %s", settings.scrub(str(error)))
+        return my_requests_frame([], "")
+
+
 def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
     """Lay out the tab inside the current Blocks context and wire its events."""
 
-    def on_submit(model_id: str, revision: str, precision: str, model_type: str) -> str:
-        return submit_message(settings, store, model_id, revision, precision, model_type)
+    def on_submit(model_id: str, revision: str, precision: str, model_type: str,
+                  profile: gr.OAuthProfile | None) -> str:
+        by = identity.visitor(settings, profile)
+        return submit_message(settings, store, model_id, revision, precision, model_type, by=by)
 
+    def on_show(profile: gr.OAuthProfile | None):
+        by = identity.visitor(settings, profile)
+        return by.describe(), my_requests(settings, store, by)
+
+    def on_refresh(profile: gr.OAuthProfile | None):
+        return my_requests(settings, store, identity.visitor(settings, profile))
+
+    who = gr.Markdown(elem_id="submit-who")
     gr.Markdown(HELP.format(max_params=settings.max_params_billions))
     with gr.Row():
         model_id = gr.Textbox(value="", label="Model id", placeholder="org/model-name", max_length=300, scale=3,
@@ -65,13 +94,23 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
                                  elem_id="submit-type")
     button = gr.Button("Submit", variant="primary", elem_id="submit-button")
     message = gr.Markdown(elem_id="submit-message")
+    gr.Markdown(LIMITS.format(pending=settings.max_pending_per_user, week=settings.max_submissions_per_week))
+    with gr.Row():
+        gr.Markdown("### Your requests")
+        refresh = gr.Button("Refresh", size="sm", scale=0, min_width=120, elem_id="submit-mine-refresh")
+    mine = gr.Dataframe(value=my_requests_frame([], ""), headers=list(MY_COLUMNS), datatype="str", interactive=False,
+                        wrap=True, max_height=400, show_label=False, label="Your requests", elem_id="submit-mine")
+    demo.load(on_show, outputs=[who, mine], api_visibility="private", show_progress="hidden")
+    refresh.click(on_refresh, outputs=mine, api_visibility="private", show_progress="hidden")
     button.click(
         on_submit,
         inputs=[model_id, revision, precision, model_type],
         outputs=message,
         api_name="submit",
-        api_description="Submit a model for evaluation; returns a Markdown message (queued: with the position).",
+        api_description="Submit a model for evaluation as the signed-in visitor; returns a Markdown message "
+                        "(queued: with the position).",
         concurrency_limit=4,
-    )
+    ).then(on_refresh, outputs=mine, api_visibility="private", show_progress="hidden")
     model_id.submit(on_submit, inputs=[model_id, revision, precision, model_type], outputs=message,
-                    api_visibility="private", concurrency_limit=4)
+                    api_visibility="private", concurrency_limit=4).then(
+        on_refresh, outputs=mine, api_visibility="private", show_progress="hidden")

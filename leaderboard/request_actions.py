@@ -1,0 +1,101 @@
+"""What a person may do to a stored request, and the record of it.
+
+- **cancel** a PENDING request: its submitter, or an admin;
+- **requeue** a FAILED request (back to PENDING, attempts reset): admins;
+- **hide** a FINISHED run from the ranking with a reason the board shows as its flag, and **show** it again: admins.
+
+Each action happens under the store's lock (read, check, write) and is appended to the request's `actions` as
+{action, by, at, reason}, so the request file says who did what, when and why. Messages are Markdown-safe.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from leaderboard import request_queue as q
+from leaderboard.formatting import escape_markdown as md
+from leaderboard.identity import SIGN_IN_NEEDED, Visitor
+from leaderboard.store import DamagedFile, Store
+
+MAX_REASON = 300  # characters of a reason kept
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    admin_only: bool
+    needs_reason: bool
+    from_status: str
+    apply: Callable[[q.Request, str], None]
+    done: str  # past tense, for the message
+
+
+def _cancel(request: q.Request, reason: str) -> None:
+    request.status = q.CANCELLED
+    request.finished_time = q.iso(q.now())
+
+
+def _requeue(request: q.Request, reason: str) -> None:
+    request.status = q.PENDING
+    request.attempts = 0
+    request.error = request.log_tail = request.started_time = request.finished_time = None
+    request.lease_owner = request.lease_expires = None
+    request.progress = {}
+
+
+def _hide(request: q.Request, reason: str) -> None:
+    request.hidden = reason
+
+
+def _show(request: q.Request, reason: str) -> None:
+    request.hidden = None
+
+
+ACTIONS: dict[str, Action] = {
+    "cancel": Action("cancel", False, False, q.PENDING, _cancel, "Cancelled"),
+    "requeue": Action("requeue", True, False, q.FAILED, _requeue, "Re-queued"),
+    "hide": Action("hide", True, True, q.FINISHED, _hide, "Hid"),
+    "show": Action("show", True, False, q.FINISHED, _show, "Showed again"),
+}
+
+
+def act(store: Store, path: str, action: str, by: Visitor, reason: str = "") -> tuple[bool, str]:
+    """Do `action` to the request at `path` as `by`; (done, message). Refused, with the reason and nothing changed,
+    when the visitor is signed out or not allowed, the request is missing, damaged or in another state."""
+    chosen = ACTIONS.get(action)
+    if chosen is None:
+        return False, f"Unknown action {md(action, 40)}."
+    if not by.signed_in:
+        return False, SIGN_IN_NEEDED
+    if chosen.admin_only and not by.admin:
+        return False, "Only the leaderboard's admins can do that; nothing was changed."
+    reason = " ".join((reason or "").split())[:MAX_REASON]
+    if chosen.needs_reason and not reason:
+        return False, "Please give a reason: the board shows it beside the run."
+    return q.transact(store, lambda: _act(store, path, chosen, by, reason))
+
+
+def _act(store: Store, path: str, action: Action, by: Visitor, reason: str) -> tuple[bool, str]:
+    try:
+        request = q.load(store, path)
+    except DamagedFile as exc:
+        return False, (f"The stored request is damaged ({md(str(exc), 160)}); the admins see it listed in the Queue "
+                       "tab.")
+    if request is None:
+        return False, "No such request."
+    if action.name == "cancel" and not by.admin and request.submitter != by.name:
+        return False, "Only the person who submitted a request (or an admin) can cancel it; nothing was changed."
+    if action.name == "show" and request.hidden is None:
+        return False, "This run is not hidden."
+    if request.status != action.from_status:
+        return False, (f"Only a {action.from_status} request can be {_participle(action.name)}; this one is "
+                       f"{request.status}.")
+    action.apply(request, reason)
+    request.actions.append({"action": action.name, "by": by.name, "at": q.iso(q.now()), "reason": reason})
+    q.save(store, request)
+    why = f" ({md(reason, 120)})" if reason else ""
+    return True, f"{action.done} {md(request.model)} @ {request.revision[:12]} ({request.precision}){why}."
+
+
+def _participle(name: str) -> str:
+    return {"cancel": "cancelled", "requeue": "re-queued", "hide": "hidden", "show": "shown again"}[name]
