@@ -52,7 +52,7 @@ def test_overview_links_views_flags_and_sections(store, app_url, open_page):
     assert cells(page, "Overall") == ["48.8", "55.0"] and cells(page, "Scored on")[1] == "SimpleQA"
     assert cells(page, "Notes")[1] == f"skipped CURE, ReForm, LAVE: {TEXT_ONLY}; SimpleQA: 2 ungraded"
     status = page.locator("#board-status")
-    assert "1 limited or partial run(s) hidden" in status.inner_text()
+    assert "1 flagged run(s) (limited, partial or hidden by the admins) left out" in status.inner_text()
 
     # links: the model's Hub page, the details file (served by the Space)
     model = table.locator("a:visible", has_text="org/vlm").first

@@ -114,3 +114,12 @@ def test_calibration_endpoint_plots_a_run_with_simpleqa(client, store):
     text = str(plot)
     assert "stated confidence (ECE 0.200)" in text and "not run: answer frequency" in text
     assert client.predict("../../etc/passwd", api_name="/calibration") is None
+
+
+def test_about_says_who_submits_with_and_without_sign_in(settings):
+    from leaderboard.ui.about import about_markdown
+
+    local = about_markdown(settings.with_(require_sign_in=False))
+    assert "submitted by the local user" in local and "Sign in with Hugging Face" not in local
+    space = about_markdown(settings.with_(require_sign_in=True, max_pending_per_user=3, max_submissions_per_week=7))
+    assert "Sign in with Hugging Face" in space and "3 pending at once and submit 7 in any 7 days" in space

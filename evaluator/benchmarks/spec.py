@@ -189,6 +189,11 @@ class Card:
     item_view: ItemView = ItemView()
     sections: tuple[Section, ...] = ()
     grader: Grader | None = None
+    # how a choice among options is read from their log-likelihoods (empty: the benchmark scores none); the details
+    # keep every option's sum, mean and token count, so a reader can recompute the other rule
+    likelihood_rule: str = ""
+    # every place where this benchmark deliberately differs from its reference implementation, and why (About)
+    differences: tuple[str, ...] = ()
 
     def metric(self, key: str) -> Metric:
         for metric in self.metrics:

@@ -11,8 +11,8 @@ from leaderboard.store import Store
 
 RUN_STEPS = """\
 ## How a run works
-1. **Submit.** The Submit tab checks the model id on the Hub, pins it to a full commit sha, refuses models that need
-   remote code, lack safetensors weights or are too large, and writes a **PENDING** request
+1. **Submit.** {who} The Submit tab checks the model id on the Hub, pins it to a full commit sha, refuses models
+   that need remote code, lack safetensors weights or are too large, and writes a **PENDING** request
    (`requests/<org>/<model>/<sha12>_<precision>.json`).
 2. **Claim.** A scheduler tick (every {interval:g} s) recovers stale work and claims the oldest pending request
    atomically, with a **lease** of {lease:g} s that a heartbeat renews while the run is alive; the request is
@@ -78,6 +78,11 @@ def benchmark_markdown(card: api.Card, board: Schema) -> str:
     if card.sources:
         parts.append("Data for the full suite:\n\n" + "\n".join(
             f"- `{s.setting}` (default `{s.default or 'unset'}`): {s.accepts}" for s in card.sources))
+    if card.likelihood_rule:
+        parts.append(f"**Choosing by likelihood**: {card.likelihood_rule}")
+    parts.append("**Where this leaderboard differs from the reference implementation**" + (
+        ":\n\n" + "\n".join(f"- {difference}" for difference in card.differences) if card.differences
+        else ": nowhere; it follows the reference."))
     return "\n\n".join(parts)
 
 
@@ -111,9 +116,21 @@ def columns_markdown(board: Schema, threshold: float = 95.0) -> str:
     return "\n\n".join(parts)
 
 
+def who_submits(settings: Settings) -> str:
+    """How this Space knows who submits, and the limits per person."""
+    if not settings.require_sign_in:
+        return ("Sign-in is off on this Space (it is for the machine's own user, who acts as an admin), so every "
+                "request is submitted by the local user.")
+    return (f"Submitting and cancelling need **Sign in with Hugging Face**: a request belongs to the Hugging Face user "
+            f"who submitted it, who may have {settings.max_pending_per_user} pending at once and submit "
+            f"{settings.max_submissions_per_week} in any 7 days; only that person or an admin may cancel it. Admins "
+            "may also re-queue a failed request and hide a run from the ranking (the board flags it with their "
+            "reason); every such action is recorded in the request.")
+
+
 def about_markdown(settings: Settings) -> str:
-    steps = RUN_STEPS.format(interval=settings.scheduler_interval, lease=settings.lease_seconds,
-                             attempts=settings.max_attempts, benchmarks=", ".join(settings.benchmarks) or "none",
+    steps = RUN_STEPS.format(who=who_submits(settings), interval=settings.scheduler_interval,
+                             lease=settings.lease_seconds, attempts=settings.max_attempts, benchmarks=", ".join(settings.benchmarks) or "none",
                              suite=settings.suite)
     return "\n\n".join([columns_markdown(schema(settings.benchmarks), settings.min_coverage), steps, RECORDED])
 

@@ -46,6 +46,15 @@ SET_URL = """(query) => {
   window.history.replaceState(null, "", url.toString());
   return url.toString();
 }"""
+# on page load the address changes only if it opened the Explorer (a bare address stays on the Leaderboard)
+SET_URL_IF_OPENED = """(query) => {
+  if (!query || !query.startsWith("tab=")) { return query; }
+  const url = new URL(window.location.href);
+  const opened = url.searchParams.get("tab") === "explorer";
+  url.search = "?" + query;
+  if (opened) { window.history.replaceState(null, "", url.toString()); }
+  return url.toString();
+}"""
 
 
 @dataclass(frozen=True)
@@ -225,8 +234,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
     outputs = [benchmark, run, compare, outcome, groups, sort, descending, page, pages, summary, table, group_table,
                item, picture, opened, link, download, code]
 
-    def then_url(event):
-        event.then(None, inputs=link, outputs=link, js=SET_URL, api_visibility="private", show_progress="hidden")
+    def then_url(event, js: str = SET_URL):
+        event.then(None, inputs=link, outputs=link, js=js, api_visibility="private", show_progress="hidden")
 
     def on(trigger, fn):
         then_url(trigger(fn, inputs=controls.all(), outputs=outputs, api_visibility="private",
@@ -286,7 +295,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
                                 query.search, query.sort, query.descending, query.page, query.item))
 
     then_url(demo.load(from_url, inputs=None, outputs=[tabs, *outputs], api_visibility="private",
-                       show_progress="hidden"))
+                       show_progress="hidden"), js=SET_URL_IF_OPENED)
 
     if board_table is not None:
         def from_board(board_value: pd.DataFrame, evt: gr.SelectData):
