@@ -73,10 +73,24 @@ def list_items(cache: DetailsCache, query: eq.Query, page_size: int = eq.PAGE_SI
                    group_choices=eq.group_choices(table, group_by), columns=list(table.columns), filtered=shown)
 
 
+def run_coverage(raw: pd.DataFrame | None, run: str, benchmark: str) -> float | None:
+    """The run's coverage of the benchmark on the board (items scored / items in the suite, 0..1); None when the
+    board has no such run or the run predates coverage."""
+    column = f"{benchmark}_coverage"
+    if raw is None or column not in raw or "key" not in raw:
+        return None
+    values = raw.loc[raw["key"] == run, column]
+    value = plain(values.iloc[0]) if len(values) else None
+    return float(value) if isinstance(value, (int, float)) else None
+
+
 def summary_text(summary: dict) -> str:
-    """"12 of 31 questions · accuracy 41.7% over 12 scored" (and B's accuracy when comparing)."""
+    """"12 of 31 questions · accuracy 41.7% over 12 scored · coverage 100.0% of the suite" (and B's accuracy when
+    comparing; the coverage when the summary has one)."""
     text = (f"**{summary['shown']}** of {summary['total']} questions · accuracy **{format_score(summary['accuracy'])}%** "
             f"over {summary['scored']} scored")
+    if summary.get("coverage") is not None:
+        text += f" · coverage **{format_score(summary['coverage'])}%** of the suite's items"
     if "accuracy_b" in summary:
         text += f" · run B: **{format_score(summary['accuracy_b'])}%** over {summary['scored_b']} scored"
     return text
@@ -107,11 +121,12 @@ def plain(value):
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-def listing_json(listing: Listing) -> dict:
-    """A listing for the API: full texts, scores as fractions (null when none)."""
+def listing_json(listing: Listing, coverage: float | None = None) -> dict:
+    """A listing for the API: full texts, scores as fractions (null when none); the summary holds the run's coverage
+    of the benchmark (null when unknown)."""
     records = [{k: plain(v) for k, v in row.items()} for row in listing.rows.to_dict("records")]
     groups = [{k: plain(v) for k, v in row.items()} for row in listing.groups.to_dict("records")]
-    summary = {k: plain(v) for k, v in listing.summary.items()}
+    summary = {**{k: plain(v) for k, v in listing.summary.items()}, "coverage": coverage}
     return {"query": eq.query_string(listing.query), "page": listing.query.page, "pages": listing.pages,
             "summary": summary, "items": records, "groups": groups, "outcomes": listing.outcome_choices,
             "group_filters": listing.group_choices}

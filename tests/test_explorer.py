@@ -287,3 +287,14 @@ def test_take_the_data_download_and_datasets_snippet(store, settings, published)
     assert load_snippet(store, hub, key, "lave") == (
         'from datasets import load_dataset; details = load_dataset("org/results", '
         f'data_files="details/{key}/lave.parquet", split="train")')
+
+
+def test_the_summary_says_the_runs_coverage_when_the_board_knows_it():
+    from leaderboard.explorer_views import run_coverage, summary_text
+
+    raw = pd.DataFrame({"key": ["a/b/0123456789ab_auto"], "cure_coverage": [0.56]})
+    assert run_coverage(raw, "a/b/0123456789ab_auto", "cure") == 0.56
+    assert run_coverage(raw, "a/b/0123456789ab_auto", "lave") is None and run_coverage(None, "x", "cure") is None
+    summary = {"shown": 3, "total": 10, "accuracy": 0.5, "scored": 4}
+    assert "coverage **56.0%** of the suite's items" in summary_text({**summary, "coverage": 0.56})
+    assert "coverage" not in summary_text({**summary, "coverage": None})

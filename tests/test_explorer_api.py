@@ -11,6 +11,8 @@ def test_explorer_items_lists_filters_and_pages(store, settings, finished_runs, 
     assert everything["summary"]["total"] == 31 and everything["pages"] == 2 and len(everything["items"]) == 25
     assert set(everything["items"][0]) >= {"item", "question", "answer", "gold", "score", "outcome", "grade", "topic"}
     assert "correct" in everything["outcomes"] and any(g.startswith("topic = ") for g in everything["group_filters"])
+    results = store.read_json(f"results/{key}.json")  # the summary carries the run's coverage
+    assert everything["summary"]["coverage"] == results["benchmarks"]["simpleqa"]["coverage"]["share"] > 0
 
     second = client.predict(key, "simpleqa", "", "", [], "", "", False, 2, api_name="/explorer_items")
     assert second["page"] == 2 and len(second["items"]) == 6

@@ -25,7 +25,7 @@ from leaderboard.board_file import load_board
 from leaderboard.columns import schema
 from leaderboard.details_cache import DetailsCache, DetailsError
 from leaderboard.explorer_views import (details_file, explorer_cards, item_json, list_items, listing_json,
-                                        load_snippet, open_item, page_frame, runs_for, summary_text)
+                                        load_snippet, open_item, page_frame, run_coverage, runs_for, summary_text)
 from leaderboard.formatting import escape_markdown, format_score
 from leaderboard.item_html import item_html
 from leaderboard.settings import Settings
@@ -116,12 +116,14 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
     board: dict = {"at": -BOARD_SECONDS, "raw": None}  # this app's copy of the board, read again after a while
     board_lock = threading.Lock()
 
-    def runs(benchmark: str) -> list[tuple[str, str]]:
+    def board_copy() -> pd.DataFrame | None:
         with board_lock:
             if time.monotonic() - board["at"] >= BOARD_SECONDS:
                 board["raw"], board["at"] = load_board(store, board_schema), time.monotonic()
-            raw = board["raw"]
-        return runs_for(raw, benchmark)
+            return board["raw"]
+
+    def runs(benchmark: str) -> list[tuple[str, str]]:
+        return runs_for(board_copy(), benchmark)
 
     def settle(query: eq.Query) -> tuple[eq.Query, list[tuple[str, str]]]:
         """A complete query: a known benchmark (the first with runs), a run that has it, a different B."""
@@ -178,7 +180,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         outcome = query.outcome if query.outcome in listing.outcome_choices else ""
         groups = [g for g in query.groups if g in listing.group_choices]
         sort_choices = [("the benchmark's order", ""), *[(c, c) for c in listing.columns]]
-        summary = summary_text(listing.summary)
+        summary = summary_text({**listing.summary,
+                                "coverage": run_coverage(board_copy(), query.run, query.benchmark)})
         if message:
             summary = f"{escape_markdown(message, limit=None)}\n\n{summary}"
         return (*base, gr.Dropdown(choices=outcome_choices, value=outcome),
@@ -318,7 +321,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         if query.benchmark not in names:
             return {"error": f"unknown benchmark {benchmark!r}; known: {', '.join(names)}"}
         try:
-            return listing_json(list_items(cache, query))
+            return listing_json(list_items(cache, query), run_coverage(board_copy(), query.run, query.benchmark))
         except DetailsError as exc:
             return {"error": str(exc)}
 
