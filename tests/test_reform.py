@@ -64,6 +64,24 @@ def test_card_metrics_keys_and_board_labels():
     assert labels["reform_gen_multi_turn_dialogue"] == "ReForm gen multi-turn dialogue"
     assert "CIDEr" in CARD.metric("lik_description").description
     assert not any(m.judged for m in CARD.metrics)
+    # the description dimension is a CIDEr, not a percentage, and says it stays out of the overall score
+    for mode in ("gen", "lik"):
+        description = CARD.metric(f"{mode}_description")
+        assert description.kind == NUMBER and "CIDEr" in description.label and "not part of the overall" in \
+            description.description
+        assert CARD.metric(f"{mode}_spatial").kind != NUMBER
+        assert "7 accuracy dimensions" in CARD.metric(f"{mode}_overall").description
+
+
+def test_card_states_its_likelihood_rule_and_its_differences():
+    rule = CARD.likelihood_rule
+    assert "summed log-likelihood" in rule and all(w in rule for w in ("sum", "mean", "token count",
+                                                                        "likelihood_mean", "recompute"))
+    assert len(CARD.differences) >= 5 and all(d.strip().endswith(".") for d in CARD.differences)
+    said = " ".join(CARD.differences)
+    for topic in ("prompts are our own", "seeds", "gold answers of earlier rounds", "own answer", "any one of them",
+                  "16 new tokens", "7 of the 61 datasets"):
+        assert topic in said, topic
 
 
 # ------------------------------------------------------------------------------------------------ prompt builder
@@ -131,6 +149,54 @@ def test_limit_keeps_that_many_items_per_dimension():
     items = [{"dimension": d, "question_id": f"{d}-{k}"} for d in ("a", "b") for k in range(4)]
     assert [i["question_id"] for i in planning.select(items, 2)] == ["a-0", "a-1", "b-0", "b-1"]
     assert planning.select(items, 0) == items
+
+
+def _table_items(per_dataset: int = 3) -> list[dict]:
+    """`per_dataset` items of every dataset of the full suite's table, in its order."""
+    return [{"dimension": d.dimension, "dataset": d.name, "question_id": f"{d.name}-{k}"}
+            for d in datasets.DATASETS for k in range(per_dataset)]
+
+
+def test_limit_takes_the_datasets_of_a_dimension_in_turn():
+    items = [{"dimension": "a", "dataset": ds, "question_id": f"{ds}-{k}"} for ds, n in (("x", 4), ("y", 1), ("z", 3))
+             for k in range(n)] + [{"dimension": "b", "dataset": "w", "question_id": f"w-{k}"} for k in range(3)]
+    picked = [i["question_id"] for i in planning.select(items, 5)]
+    # round-robin x, y, z, then x, z (y has run out); kept in the suite's order
+    assert picked == ["x-0", "x-1", "y-0", "z-0", "z-1", "w-0", "w-1", "w-2"]
+    assert [i["question_id"] for i in planning.select(items, 2)] == ["x-0", "y-0", "w-0", "w-1"]
+
+
+def test_a_limit_of_the_largest_dimension_covers_every_dataset_the_same_way_twice():
+    items = _table_items()
+    widest = max(sum(d.dimension == dim for d in datasets.DATASETS) for dim in DIMENSIONS)
+    picked = planning.select(items, widest)
+    assert {i["dataset"] for i in picked} == {d.name for d in datasets.DATASETS}
+    for dim in DIMENSIONS:
+        in_dim = [i for i in picked if i["dimension"] == dim]
+        n_datasets = sum(d.dimension == dim for d in datasets.DATASETS)
+        assert len(in_dim) == min(widest, 3 * n_datasets)
+    assert planning.select(_table_items(), widest) == picked  # deterministic
+    assert [items.index(i) for i in picked] == sorted(items.index(i) for i in picked)  # suite order kept
+    one = planning.select(items, 1)  # below the number of datasets: the first dataset of each dimension
+    assert [i["question_id"] for i in one] == [f"{next(d.name for d in datasets.DATASETS if d.dimension == dim)}-0"
+                                               for dim in DIMENSIONS]
+
+
+def test_the_overall_score_leaves_the_description_cider_out():
+    def row(ds: str, dim: str, form: str, qid: str, prediction: str, gold: str, **extra) -> dict:
+        return {"question_id": qid, "dataset": ds, "dimension": dim, "form": form, "mode": "generation",
+                "extraction": "mark" if form == MC else form, "prediction": prediction, "gold": gold,
+                "options": json.dumps(["yes", "no"]) if form == MC else "[]", "option_scores": "", **extra}
+
+    caption_refs = {"c1": "a red circle on white", "c2": "two blue squares side by side"}
+    rows = [row("vqa", "visual_reasoning", MC, "q1", "(A)", "0"), row("vqa", "visual_reasoning", MC, "q2", "(B)", "1"),
+            row("sp", "spatial", MC, "s1", "(B)", "0")]
+    rows += [row("cap", "description", "caption", k, v, json.dumps([v])) for k, v in caption_refs.items()]
+    got = scoring.score(rows, ScoreContext(options={"reform.mode": "generation", "reform.repeats": "1"}))
+    assert got.scores["gen_description"] == pytest.approx(10.0)  # a caption equal to its reference: CIDEr 10
+    assert got.scores["gen_visual_reasoning"] == 1.0 and got.scores["gen_spatial"] == 0.0
+    assert got.scores["gen_overall"] == 0.5  # (1.0 + 0.0) / 2, the CIDEr of 10 left out
+    assert math.isnan(scoring.accuracy_mean({"description": 10.0}))  # no accuracy dimension: undefined
 
 
 def test_item_keys_stay_question_ids_unless_datasets_share_one():
@@ -271,7 +337,8 @@ def test_run_both_modes_on_the_tiny_llava(both):
         question_turn = row["prompt"].rsplit("<image>", 1)[1]  # after the dialogue history, if any
         assert "(A)" not in question_turn and "(a)" not in question_turn and "(1)" not in question_turn
         assert all(prompts.list_options(shown, style) not in row["prompt"] for style in prompts.MARK_STYLES)
-        assert "Which of these is a fruit?" not in row["prompt"]
+        # the one-shot example comes first in likelihood mode too, as in the reference
+        assert row["prompt"].index("Which of these is a fruit?") < row["prompt"].rindex(row["question"])
         assert row["prediction"] in shown and len(json.loads(row["option_scores"])) == len(shown)
     # the two likelihood rows of a repeat come from one scoring
     means = mc[mc["extraction"] == "likelihood_mean"]
@@ -285,6 +352,35 @@ def test_run_both_modes_on_the_tiny_llava(both):
     # multi-turn items carry their history before the question
     dialogue = gen[gen["dimension"] == "multi_turn_dialogue"]
     assert dialogue["prompt"].str.count("assistant").min() >= 2
+
+
+def test_a_reader_recomputes_both_likelihood_choices_from_the_details(both, tmp_path):
+    """The stored details keep every option's sum, mean and token count, and a likelihood_mean row beside each
+    likelihood row: the summed-log-likelihood choice and the per-token-mean choice both follow from option_scores."""
+    result, _, _ = both
+    path = tmp_path / "reform.parquet"
+    write_details(path, result.rows)
+    details = pd.read_parquet(path)
+    lik = details[details["mode"] == "likelihood"]
+    by_sum = lik[lik["extraction"] == "likelihood"].reset_index(drop=True)
+    by_mean = lik[lik["extraction"] == "likelihood_mean"].reset_index(drop=True)
+    assert len(by_sum) == len(by_mean) > 0
+    assert (by_sum[["question_id", "repeat", "option_scores"]] == by_mean[["question_id", "repeat",
+                                                                          "option_scores"]]).all().all()
+    differ = 0
+    for (_, s_row), (_, m_row) in zip(by_sum.iterrows(), by_mean.iterrows()):
+        scores = json.loads(s_row["option_scores"])
+        assert len(scores) == len(json.loads(s_row["options"])) and all(set(o) == {"sum", "mean", "n_tokens"}
+                                                                       for o in scores)
+        assert all(o["n_tokens"] > 0 and o["mean"] == pytest.approx(o["sum"] / o["n_tokens"]) for o in scores)
+        sums, means = [o["sum"] for o in scores], [o["mean"] for o in scores]
+        assert int(s_row["parsed_answer"]) == sums.index(max(sums))
+        assert int(m_row["parsed_answer"]) == means.index(max(means))
+        assert s_row["correct"] == (s_row["parsed_answer"] == s_row["gold"])
+        differ += s_row["parsed_answer"] != m_row["parsed_answer"]
+    print(f"\nlikelihood repeats: {len(by_sum)}, sum and per-token-mean choices differ in {differ}")
+    assert result.scores["lik_mc_accuracy"] == pytest.approx(by_sum["correct"].mean())
+    assert result.scores["lik_mean_mc_accuracy"] == pytest.approx(by_mean["correct"].mean())
 
 
 def test_scoring_the_stored_scored_details_again_gives_the_same(both, tmp_path):
@@ -320,6 +416,7 @@ def test_same_seed_same_prompts_and_modes_alone(llava, both, tmp_path_factory):
     assert "gen_overall" not in lik_only.scores and "lik_overall" in lik_only.scores
     assert {r["repeat"] for r in lik_only.rows if r["mode"] == "likelihood"} == {0, 1}
     assert "reform_gen_templates" not in lik_only.prompts
+    assert {"reform_example", "reform_example_answer"} <= set(lik_only.prompts)  # its example turn is hashed too
     with pytest.raises(ValueError):
         _run(llava, tmp_path_factory, **{"reform.mode": "bogus"})
 

@@ -266,3 +266,88 @@ def test_reference_mscoco_bleu4_and_cider():
     sub = caption_scores({k: v["prediction"] for k, v in half.items()}, {k: v["references"] for k, v in half.items()})
     _, per_item = Cider().compute_score(gts, res)
     assert sub["CIDEr"] != pytest.approx(float(sum(per_item[:250]) / 250), abs=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------- scene-text rules
+def _official_style_ocr(pred: str, answer: str | list[str]) -> int:
+    """An independent, literal re-statement of the reference OCR open-ended rule (OCROpenEndedMetric): a list answer
+    joined with spaces, both sides stripped of non-alphanumerics (whitespace kept) and lower-cased, whole-word
+    search."""
+    if isinstance(answer, list):
+        answer = " ".join(answer)
+
+    def clean(text: str) -> str:
+        return re.sub(r"[^a-zA-Z0-9\s]", "", text).lower()
+
+    return int(re.search(r"\b" + re.escape(clean(answer)) + r"\b", clean(pred)) is not None)
+
+
+# (prediction, gold, OCR rule, KIE rule): each value worked out from the reference's two metric classes
+RULE_CASES = [
+    ("The total is two dollars", "2 dollars", 0, 1),   # KIE maps number words to digits, OCR does not
+    ("one way street", "1 way", 0, 1),
+    ("the store is ACME-MART", "acme mart", 0, 1),     # KIE turns an inner "-" into a space, OCR drops it
+    ("It reads Coca-Cola", "cocacola", 1, 0),
+    ("Total: $12.50", "12.50", 1, 1),                  # OCR: "1250" on both sides; KIE keeps the decimal point
+    ("R.J. Reynolds", "RJ Reynolds", 1, 1),
+    ("Massachusetts", "state of Massachusetts", 0, 0),  # the gold must appear whole in the output
+    ("stopping here", "stop", 0, 0),
+    ("I see an apple", "an apple", 1, 1),
+    ("stout", "\u2611", 1, 0),                         # OCR cleans a checkbox gold to "": any word matches it
+]
+
+
+@pytest.mark.parametrize("pred, gold, ocr, kie", RULE_CASES)
+def test_the_two_scene_text_rules_follow_the_reference(pred, gold, ocr, kie):
+    assert _official_style_ocr(pred, gold) == ocr and _official_style_kie(pred, gold) == kie  # the oracle agrees
+    assert ocr_word_accuracy(pred, gold) == float(ocr)
+    assert ocr_word_accuracy(pred, [gold]) == float(ocr)  # our items keep the gold as a one-answer list
+    assert kie_accuracy(pred, gold) == float(kie)
+
+
+def test_ocr_rule_with_several_answers_takes_any_not_the_joined_phrase():
+    """The one place our OCR rule departs from the reference (listed on the card): several gold answers are
+    alternatives, where the reference joins them into one phrase."""
+    assert ocr_word_accuracy("the word is exit", ["stop", "exit"]) == 1.0
+    assert _official_style_ocr("the word is exit", ["stop", "exit"]) == 0
+    assert ocr_word_accuracy("stop exit", ["stop", "exit"]) == float(_official_style_ocr("stop exit", ["stop", "exit"]))
+
+
+def test_each_scene_text_dataset_names_the_reference_rule():
+    from evaluator.benchmarks.reform.datasets import DATASETS, FREE_RULES, KIE_RULE, OCR_RULE, free_rule
+
+    rules = {d.name: d.rule for d in DATASETS if d.dimension == "scene_text"}
+    assert rules == {"CUTE80": OCR_RULE, "IC15": OCR_RULE, "IIIT5K": OCR_RULE, "COCO-Text": OCR_RULE,
+                     "WordArt": OCR_RULE, "TextOCR": OCR_RULE, "FUNSD": KIE_RULE, "POIE": OCR_RULE,
+                     "SROIE": OCR_RULE, "DocVQA": OCR_RULE, "TextVQA": OCR_RULE, "OCR-VQA": OCR_RULE}
+    assert all(d.rule is None for d in DATASETS if d.dimension != "scene_text")
+    assert set(rules.values()) == set(FREE_RULES)
+    assert free_rule("sample-kie", "kie") == "kie" and free_rule("sample-ocr", "ocr") == "ocr"  # outside the table
+    assert free_rule("MSCOCO-caption", "caption") == "caption"
+
+
+def _free_rows(dump: list[dict], dataset: str) -> list[dict]:
+    """The dump's answers as our details rows of a scene-text dataset (as if a run had answered them)."""
+    return [{"question_id": str(r["sample_id"]), "dataset": dataset, "dimension": "scene_text", "form": "kie",
+             "mode": "generation", "extraction": "kie", "prediction": r["prediction"],
+             "gold": json.dumps([r["answer"]]), "options": "[]"} for r in dump]
+
+
+def test_reference_funsd_dump_through_scoring_by_each_rule():
+    """FUNSD keeps the key-information rule (4 of 588 right, as the reference's run); the same answers under a
+    dataset the reference scores with its OCR rule (POIE) are scored word by word instead."""
+    from evaluator.benchmarks.reform import scoring
+
+    dump = _load(FUNSD)
+    funsd = _free_rows(dump, "FUNSD")
+    poie = _free_rows(dump, "POIE")
+    for row in funsd + poie:
+        scoring.read_answer(row)
+    assert {r["extraction"] for r in funsd} == {"kie"} and {r["extraction"] for r in poie} == {"ocr"}
+    kie = scoring.dataset_scores(funsd)["FUNSD"]["score"]
+    ocr = scoring.dataset_scores(poie)["POIE"]["score"]
+    flipped = sum(a["score"] != b["score"] for a, b in zip(funsd, poie))
+    print(f"\nFUNSD dump: KIE rule {kie:.6f}, OCR rule {ocr:.6f}; {flipped} of {len(dump)} items differ")
+    assert round(kie, 6) == 0.006803 and sum(r["score"] for r in funsd) == 4
+    assert [r["score"] for r in poie] == [float(_official_style_ocr(r["prediction"], r["answer"])) for r in dump]
+    assert round(ocr, 6) == 0.023810 and flipped > 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from evaluator.benchmarks.reform import explore
+from evaluator.benchmarks.reform.datasets import ACCURACY_DIMENSIONS, DESCRIPTION
 from evaluator.benchmarks.reform.options import DEFAULT_REPEATS, FREE_MAX_NEW_TOKENS, MC_MAX_NEW_TOKENS
 from evaluator.benchmarks.spec import NUMBER, Card, ItemView, Metric, Option, Source
 
@@ -15,9 +16,17 @@ MODE_NAMES = {"gen": "generation", "lik": "likelihood"}
 
 
 def _dimension_metric(mode: str, dim: str, label: str) -> Metric:
+    """One dimension's score in one mode: an accuracy, or for visual description a CIDEr (not a percentage)."""
+    if dim == DESCRIPTION:
+        return Metric(f"{mode}_{dim}", f"{mode} {label} CIDEr",
+                      f"ReForm-Eval {label} ({MODE_NAMES[mode]} mode; captions are generated in both modes): the mean "
+                      "CIDEr of its caption datasets. Not a percentage, and not part of the overall score.",
+                      kind=NUMBER, shown=False)
+    how = (" Scene text is answered by generation in both modes, each dataset scored by the reference's rule for it "
+           "(OCR word match; FUNSD: key-information match)." if dim == "scene_text" else "")
     return Metric(f"{mode}_{dim}", f"{mode} {label}",
-                  f"ReForm-Eval {label} ({MODE_NAMES[mode]} mode): the mean of the dimension's dataset scores "
-                  "(accuracy over the repeats; captioning: CIDEr).", shown=False)
+                  f"ReForm-Eval {label} ({MODE_NAMES[mode]} mode): the mean of the dimension's dataset accuracies "
+                  f"(over every repeat).{how}", shown=False)
 
 
 CARD = Card(
@@ -30,18 +39,21 @@ CARD = Card(
         "grounded reasoning, spatial, cross-modal inference, description, multi-turn dialogue). Multiple choice is "
         "asked 5 times per item with our own varied instructions, shuffled options and mark styles, both by "
         "generation (first (X) mark; format hit rate reported) and by option likelihood; instability is the entropy "
-        "of the repeated answers. Per-dimension scores are in the results files."),
+        "of the repeated answers. Each dimension is reported in each mode as the paper does (accuracies; visual "
+        "description as CIDEr); the overall scores average the accuracy dimensions only."),
     paper="https://arxiv.org/abs/2310.02569",
     metrics=(
         Metric("gen_overall", "gen overall",
-               "Generation (black-box) score: options listed as (A) x; (B) y; ... after a one-shot format example, "
-               "the answer is the first (X) mark; 5 repeats per item with varied instruction, option order and mark "
-               "style. Mean over the 8 dimensions of the mean over their datasets (accuracy; captioning: CIDEr; "
-               "OCR / key-information extraction: word accuracy)."),
+               f"Generation (black-box) mean accuracy over the {len(ACCURACY_DIMENSIONS)} accuracy dimensions (all "
+               "but visual description, whose CIDEr is reported on its own as gen description CIDEr); a dimension's "
+               "accuracy is the mean over its datasets. Options listed as (A) x; (B) y; ... after a one-shot format "
+               "example, the answer is the first (X) mark; 5 repeats per item with varied instruction, option order "
+               "and mark style. Scene text: word match by the reference's rule for each dataset."),
         Metric("lik_overall", "lik overall",
-               "Likelihood (white-box) score: options not listed; each option text is scored as the reply and the "
-               "highest summed log-likelihood is the choice; 5 repeats with varied instruction and option order. "
-               "Averaged over dimensions as for generation (the free-form dimensions are answered by generation)."),
+               f"Likelihood (white-box) mean accuracy over the {len(ACCURACY_DIMENSIONS)} accuracy dimensions, as "
+               "for generation: options not listed; each option text is scored as the reply (after the same one-shot "
+               "example) and the highest summed log-likelihood is the choice; 5 repeats with varied instruction and "
+               "option order. Scene text is answered by generation and enters this mean too."),
         Metric("instability", "instability",
                "Generation mode: mean over multiple-choice items of the entropy (natural log) of the 5 repeats' "
                "chosen option texts; 0 = always the same answer, ln 5 = 1.609 = a different answer every time. An "
@@ -78,6 +90,36 @@ CARD = Card(
                "tokens the model may generate per multiple-choice answer"),
         Option("reform.free_max_new_tokens", str(FREE_MAX_NEW_TOKENS),
                "tokens the model may generate per OCR, key-information or caption answer"),
+    ),
+    likelihood_rule=(
+        "The choice is the option whose tokens, scored as the reply, have the highest summed log-likelihood (the "
+        "reference's rule, no length normalisation); the details keep every option's sum, mean and token count "
+        "(option_scores) and, in the likelihood_mean rows, the choice by per-token mean (lik_mean_* in the results), "
+        "so a reader can recompute either."),
+    differences=(
+        "The prompts are our own: instruction templates, the one-shot example (a text-only question answered "
+        "\"(B)\", given in both modes as the reference gives its in-context sample), the question wording of "
+        "datasets whose files carry none, and the OCR, key-information and caption instructions; each model's own "
+        "chat template replaces the reference's per-model conversation formats, so that any chat model runs "
+        "unchanged.",
+        "Each repeat's template, option order and mark style, and the TDIUC and COCO counting distractors, are "
+        "drawn from seeds (reform.seed, the question id, the repeat); the reference draws options, marks and "
+        "distractors unseeded and cycles its instructions by position. Seeded draws make a run repeatable.",
+        "Multi-turn dialogue items carry the gold answers of earlier rounds as history; the reference's online mode "
+        "puts the model's own earlier answers there. The gold history lets every round be asked, batched and "
+        "resumed on its own.",
+        "In the instability, an output without a usable mark enters as its own answer, never equal to an option's "
+        "text; the reference enters the raw output, which can equal an option's text without choosing it.",
+        "An OCR item with several gold answers is right when any one of them is found; the reference joins them "
+        "into one phrase, which only differs when a file lists alternatives (joined, they could not all appear).",
+        "Multiple-choice replies may run to 16 new tokens and free-form ones to 32 (reform.max_new_tokens, "
+        "reform.free_max_new_tokens); the reference's model interfaces allow 30. The mark comes first, and shorter "
+        "replies keep runs short.",
+        "The reference scores each dataset on its own; the dimension means and the overall means over the "
+        f"{len(ACCURACY_DIMENSIONS)} accuracy dimensions are ours, after the paper's per-dimension tables. Scene "
+        "text, answered by generation, enters the likelihood mean as well, so both modes cover the same dimensions.",
+        "7 of the 61 datasets are not run: grounded OCR on IC15, COCO-Text and TextOCR, text legibility, text type "
+        "classification, NLVR and VizWiz yes/no (the README's Full suites section says why for each).",
     ),
     item_view=ItemView(question="question", grade="correct", group_by=explore.GROUP_BY, key=explore.key,
                        items=explore.items, parts=explore.parts),

@@ -13,6 +13,12 @@ OCR = "ocr"
 KIE = "kie"
 FORMS = (MC, CAPTION, OCR, KIE)
 
+# how a free-form (OCR / KIE) answer is scored: the reference's --formulation for the dataset
+OCR_RULE = "ocr"  # OCROpenEnded: word match after dropping non-alphanumerics (every OCR set, and POIE, SROIE,
+#                   DocVQA, TextVQA, OCR-VQA although they ask a question)
+KIE_RULE = "kie"  # KIEOpenEnded: word match after the VQA answer normalisation (FUNSD only)
+FREE_RULES = (OCR_RULE, KIE_RULE)
+
 # the 8 capability dimensions, in the paper's order: key -> label
 DIMENSIONS = {
     "coarse_perception": "Coarse-grained perception",
@@ -24,6 +30,8 @@ DIMENSIONS = {
     "description": "Visual description",
     "multi_turn_dialogue": "Multi-turn dialogue",
 }
+DESCRIPTION = "description"  # scored by CIDEr, not a fraction: reported apart from the accuracy dimensions
+ACCURACY_DIMENSIONS = tuple(d for d in DIMENSIONS if d != DESCRIPTION)
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,7 @@ class ReformDataset:
     choices_path: str | None = None   # multi-file sets: distractor choice list (TDIUC: a folder of <type>.json)
     layout: str = "items"  # how the file's records are laid out: "items" (load_items reads them as they are) or
     #                        a key of layouts.LAYOUTS (the official builder's own layout, adapted)
+    rule: str | None = None  # OCR / KIE sets: the scoring rule (OCR_RULE or KIE_RULE); None: the form's own
 
     @property
     def multi_file(self) -> bool:
@@ -92,20 +101,29 @@ DATASETS: tuple[ReformDataset, ...] = (
     ReformDataset("MSCOCO-OC", "fine_perception", MC, _H + "MSCOCO/object-counting-all.json", True,
                   choices_path=_H + "MSCOCO/objectCounting_answer_list/answer_list.json"),
     # scene-text perception
-    ReformDataset("CUTE80", "scene_text", OCR, _H + "CUTE80/cute80_core_open_ended.json", True, layout="ocr"),
-    ReformDataset("IC15", "scene_text", OCR, _H + "IC15/ic15_core_open_ended.json", True, layout="ocr"),
-    ReformDataset("IIIT5K", "scene_text", OCR, _H + "IIIT5K/iiit5k_core_open_ended.json", True, layout="ocr"),
+    ReformDataset("CUTE80", "scene_text", OCR, _H + "CUTE80/cute80_core_open_ended.json", True,
+                  layout="ocr", rule=OCR_RULE),
+    ReformDataset("IC15", "scene_text", OCR, _H + "IC15/ic15_core_open_ended.json", True,
+                  layout="ocr", rule=OCR_RULE),
+    ReformDataset("IIIT5K", "scene_text", OCR, _H + "IIIT5K/iiit5k_core_open_ended.json", True,
+                  layout="ocr", rule=OCR_RULE),
     # OCR_cocotext_val.yaml gives 'huggingface_data/COCO_Text/cocotext_core_open_ended' (no extension); the
     # repo's own hf loading check reads COCO_Text/cocotext_core_open_ended.json (GroundOCR_cocotext_val: COCO_Text/)
-    ReformDataset("COCO-Text", "scene_text", OCR, _H + "COCO_Text/cocotext_core_open_ended.json", True, layout="ocr"),
-    ReformDataset("WordArt", "scene_text", OCR, _H + "WordArt/wordart_core_open_ended.json", True, layout="ocr"),
-    ReformDataset("TextOCR", "scene_text", OCR, _H + "TextOCR/textocr_core_open_ended.json", True, layout="ocr"),
-    ReformDataset("FUNSD", "scene_text", KIE, _H + "FUNSD/funsd_core_open_ended.json", True, layout="kie"),
-    ReformDataset("POIE", "scene_text", KIE, _H + "POIE/poie_core_open_ended.json", True, layout="kie"),
-    ReformDataset("SROIE", "scene_text", KIE, _H + "SROIE/sroie_core_open_ended.json", True, layout="kie"),
-    ReformDataset("DocVQA", "scene_text", KIE, _H + "DocVQA/docvqa_val_10p.json", True),
-    ReformDataset("TextVQA", "scene_text", KIE, _H + "TextVQA/textvqa_val_10p.json", True),
-    ReformDataset("OCR-VQA", "scene_text", KIE, _H + "OCR-VQA/ocrvqa_test_10p.json", True),
+    ReformDataset("COCO-Text", "scene_text", OCR, _H + "COCO_Text/cocotext_core_open_ended.json", True,
+                  layout="ocr", rule=OCR_RULE),
+    ReformDataset("WordArt", "scene_text", OCR, _H + "WordArt/wordart_core_open_ended.json", True,
+                  layout="ocr", rule=OCR_RULE),
+    ReformDataset("TextOCR", "scene_text", OCR, _H + "TextOCR/textocr_core_open_ended.json", True,
+                  layout="ocr", rule=OCR_RULE),
+    ReformDataset("FUNSD", "scene_text", KIE, _H + "FUNSD/funsd_core_open_ended.json", True, layout="kie",
+                  rule=KIE_RULE),
+    ReformDataset("POIE", "scene_text", KIE, _H + "POIE/poie_core_open_ended.json", True, layout="kie",
+                  rule=OCR_RULE),
+    ReformDataset("SROIE", "scene_text", KIE, _H + "SROIE/sroie_core_open_ended.json", True, layout="kie",
+                  rule=OCR_RULE),
+    ReformDataset("DocVQA", "scene_text", KIE, _H + "DocVQA/docvqa_val_10p.json", True, rule=OCR_RULE),
+    ReformDataset("TextVQA", "scene_text", KIE, _H + "TextVQA/textvqa_val_10p.json", True, rule=OCR_RULE),
+    ReformDataset("OCR-VQA", "scene_text", KIE, _H + "OCR-VQA/ocrvqa_test_10p.json", True, rule=OCR_RULE),
     # visually grounded reasoning
     ReformDataset("VQA-v2", "visual_reasoning", MC, _H + "VQA_v2/vqa_val_10p.json", True),
     ReformDataset("GQA", "visual_reasoning", MC, _H + "GQA/gqa_testdev_10p.json", True),
@@ -144,6 +162,14 @@ DATASETS: tuple[ReformDataset, ...] = (
                   layout="visdial"),
 )
 DATASETS_BY_NAME = {d.name: d for d in DATASETS}
+
+
+def free_rule(dataset: str, form: str) -> str:
+    """The rule that scores a free-form answer of `dataset` (OCR_RULE or KIE_RULE for OCR / KIE sets): the table's
+    (the reference's formulation for it), else the form's own (captions, and datasets outside the table such as
+    the sample suite's)."""
+    entry = DATASETS_BY_NAME.get(dataset)
+    return entry.rule if entry is not None and entry.rule else form
 
 
 def hub_source(entry: ReformDataset, revision: str | None = None, path: str | None = None) -> str:

@@ -18,8 +18,10 @@ PER_DATASET = "scored per dataset"  # a caption: its score is the dataset's CIDE
 HOW_READ = {
     "mark": "generation: the first option mark, such as (A), (a) or (1), in the output; none is wrong",
     "likelihood": "likelihood: the option with the highest summed log-likelihood as the reply",
-    "ocr": "the whole output, matched word by word against the gold text",
-    "kie": "the whole output, matched against the gold value",
+    "ocr": "the whole output and the gold, lower-cased and stripped of non-alphanumerics: right when the gold appears "
+           "as whole words (the reference's OCR rule)",
+    "kie": "the whole output and the gold, after the VQA answer normalisation: right when the gold appears as whole "
+           "words (the reference's key-information rule)",
     "caption": "the whole output, scored with its dataset by CIDEr",
 }
 

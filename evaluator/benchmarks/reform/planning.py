@@ -1,10 +1,12 @@
 """ReForm-Eval's plan: the details rows of every item and the model requests that fill them.
 
-Per item, in suite order (ctx.limit > 0 keeps that many items per dimension):
-- OCR / KIE / caption: one greedy generation (a row with extraction "ocr", "kie" or "caption");
+Per item, in suite order (ctx.limit > 0 keeps that many items per dimension, round-robin over its datasets):
+- OCR / KIE / caption: one greedy generation (a row whose extraction is the dataset's scoring rule, "ocr" or
+  "kie", or "caption");
 - multiple choice, per repeat r: a sampled generation (mode generation / both; one row, extraction "mark") and an
   option-scoring request (mode likelihood / both) whose scores fill two rows, "likelihood" (chosen by the summed
-  log-likelihood) and "likelihood_mean" (by the per-token mean).
+  log-likelihood) and "likelihood_mean" (by the per-token mean). Both modes carry the one-shot example turn before
+  the item's own dialogue history, as the reference does with its in-context sample in either mode.
 The Asks go item by item, repeat by repeat, so the executor sends the sampled requests in that order and a seed and
 batch size give the same outputs. Rows are stored per item: generation rows by repeat, then likelihood rows by
 repeat (sum before mean).
@@ -15,7 +17,7 @@ import json
 import math
 from collections import Counter
 
-from evaluator.benchmarks.reform.datasets import MC
+from evaluator.benchmarks.reform.datasets import MC, free_rule
 from evaluator.benchmarks.reform.options import TEMPERATURE, RunSettings, run_settings
 from evaluator.benchmarks.reform.prompts import (dialogue_history, example_history, free_text, generation_text,
                                                  likelihood_text, load_prompts, plan_repeat, repeat_seed,
@@ -35,17 +37,30 @@ def load_suite(ctx: PlanContext) -> list[dict]:
     return load_full_suite([n.strip() for n in names.split(",") if n.strip()] if names else None)
 
 
+def _round_robin(indexed: list[tuple[int, dict]], limit: int) -> list[int]:
+    """The positions of the first `limit` items of one dimension taken round-robin over its datasets in suite order:
+    the first item of each dataset, then the second of each, and so on."""
+    dataset_order: dict[str, int] = {}
+    taken: Counter = Counter()
+    ranked = []
+    for position, item in indexed:
+        dataset = item.get("dataset", "")
+        dataset_order.setdefault(dataset, len(dataset_order))
+        ranked.append((taken[dataset], dataset_order[dataset], position))
+        taken[dataset] += 1
+    return [position for *_, position in sorted(ranked)[:limit]]
+
+
 def select(items: list[dict], limit: int) -> list[dict]:
-    """At most `limit` items per dimension (all when limit <= 0), in the suite's order."""
+    """At most `limit` items per dimension (all when limit <= 0), drawn round-robin over the dimension's datasets
+    (so a limit of at least its number of datasets covers every one), kept in the suite's order."""
     if not limit or limit <= 0:
         return items
-    seen: dict[str, int] = {}
-    out = []
-    for item in items:
-        if seen.get(item["dimension"], 0) < limit:
-            seen[item["dimension"]] = seen.get(item["dimension"], 0) + 1
-            out.append(item)
-    return out
+    by_dimension: dict[str, list[tuple[int, dict]]] = {}
+    for position, item in enumerate(items):
+        by_dimension.setdefault(item["dimension"], []).append((position, item))
+    chosen = {position for indexed in by_dimension.values() for position in _round_robin(indexed, limit)}
+    return [item for position, item in enumerate(items) if position in chosen]
 
 
 def item_keys(items: list[dict]) -> list[str]:
@@ -100,7 +115,7 @@ class _Planner:
         """One greedy generation for an OCR / KIE / caption item."""
         request = GenerationRequest(text=free_text(self.prompts, item),
                                     max_new_tokens=self.settings.free_max_new_tokens, history=dialogue_history(item))
-        row = _row(item, key, "generation", 0, item["form"])
+        row = _row(item, key, "generation", 0, free_rule(item["dataset"], item["form"]))
         row["gold"] = json.dumps(item["answer"], ensure_ascii=False)
         return [row], [Ask(key, request, [row], images=images)]
 
@@ -127,7 +142,7 @@ class _Planner:
                           mark_mode=s.marks)
         shown = [options[i] for i in how["order"]]
         request = GenerationRequest(text=likelihood_text(self.lik_templates[how["template_id"]], item["question"]),
-                                    history=dialogue_history(item))
+                                    history=self.example + dialogue_history(item))
         gold = str(how["order"].index(options.index(item["answer"])))
         rows = []
         for extraction in ("likelihood", "likelihood_mean"):
@@ -158,7 +173,8 @@ class _Planner:
 
 
 def plan(ctx: PlanContext) -> Plan:
-    """Every item of the suite (ctx.limit > 0: that many per dimension): its rows and its model requests."""
+    """Every item of the suite (ctx.limit > 0: that many per dimension, round-robin over its datasets): its rows and
+    its model requests."""
     settings = run_settings(ctx.options)
     suite = load_suite(ctx)
     items = select(suite, ctx.limit)  # the limit is per dimension; the suite's size counts every item

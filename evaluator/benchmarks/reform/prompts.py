@@ -2,7 +2,8 @@
 
 - generation: an instruction template (reform_gen_templates.txt) lists the options after the question as
   "(A) x; (B) y; ..."; a fixed text-only one-shot example turn (reform_example.txt, answered "(B)") comes first.
-- likelihood: a template without the options (reform_lik_templates.txt); each option is scored as the reply.
+- likelihood: a template without the options (reform_lik_templates.txt), after the same one-shot example turn (as
+  the reference keeps its in-context sample in likelihood mode); each option is scored as the reply.
 - OCR, key-information extraction and captioning: one short instruction each (reform_ocr / _kie / _caption).
 
 Repeat r of an item uses template (base + r) mod T with the base drawn per item, a shuffled option order and, in
@@ -35,11 +36,12 @@ def split_templates(text: str) -> list[str]:
 
 
 def used_prompts(prompts: dict[str, str], do_gen: bool, do_lik: bool, suite: str) -> dict[str, str]:
-    """The texts a run sends, by name (hashed into the results): the free-form instructions, the generation or
-    likelihood templates, and for the full suite our question wording for datasets that have none."""
-    used = ["reform_ocr", "reform_kie", "reform_caption"]
+    """The texts a run sends, by name (hashed into the results): the free-form instructions, the one-shot example
+    (both modes), the generation or likelihood templates, and for the full suite our question wording for datasets
+    that have none."""
+    used = ["reform_ocr", "reform_kie", "reform_caption", "reform_example", "reform_example_answer"]
     if do_gen:
-        used += ["reform_gen_templates", "reform_example", "reform_example_answer"]
+        used.append("reform_gen_templates")
     if do_lik:
         used.append("reform_lik_templates")
     shown = {name: prompts[name] for name in used}

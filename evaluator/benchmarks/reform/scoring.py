@@ -1,4 +1,4 @@
-"""ReForm-Eval's scoring: each row's answer read from its columns, then per-dataset, per-dimension and overall
+"""ReForm-Eval's scoring: each row's answer read from its columns, then per-dataset, per-dimension and average
 scores, the format hit rate and the instability (evaluator.metrics.reform, evaluator.metrics.captions).
 
 - generation (multiple choice): the FIRST "(X)" mark of the output in the row's shown options (extract_option); no
@@ -6,18 +6,21 @@ scores, the format hit rate and the instability (evaluator.metrics.reform, evalu
 - likelihood: the argmax of the summed log-likelihood ("likelihood" rows) or of the per-token mean
   ("likelihood_mean" rows, scores lik_mean_*) over the row's option_scores; the chosen option text becomes the
   row's prediction.
-- OCR / KIE: word accuracy / KIE accuracy against the gold answers; captions: CIDEr per dataset (BLEU-4 beside it),
-  against the references in the caption rows' gold.
+- OCR / KIE: the dataset's rule (datasets.free_rule, the reference's formulation for it): the OCR word match
+  (every OCR set, POIE, SROIE, DocVQA, TextVQA, OCR-VQA) or the KIE match (FUNSD); the rule used is written into
+  the row's extraction. Captions: CIDEr per dataset (BLEU-4 beside it), against the references in the rows' gold.
 A dataset's score is its accuracy over every repeat (captions: CIDEr); a dimension's the mean of its datasets';
-gen_overall / lik_overall the mean of the dimensions. The free-form dimensions enter both modes. Instability is the
-mean per-item entropy of the repeats' answer texts (an unparsable output enters as its own answer).
+gen_overall / lik_overall the mean of the accuracy dimensions (every dimension but visual description, whose CIDEr
+is reported on its own). The scene-text dimension is answered by generation and enters both modes. Instability is
+the mean per-item entropy of the repeats' answer texts (an unparsable output enters as its own answer).
 """
 from __future__ import annotations
 
 import json
 import math
 
-from evaluator.benchmarks.reform.datasets import CAPTION, DIMENSIONS, KIE, MC, OCR
+from evaluator.benchmarks.reform.datasets import (ACCURACY_DIMENSIONS, CAPTION, DIMENSIONS, KIE, KIE_RULE, MC,
+                                                  OCR, OCR_RULE, free_rule)
 from evaluator.benchmarks.reform.options import TEMPERATURE, RunSettings, run_settings
 from evaluator.benchmarks.reform.prompts import load_prompts, split_templates
 from evaluator.benchmarks.spec import ScoreContext, Scored
@@ -32,9 +35,13 @@ UNPARSABLE = "<unparsable> "
 RULES = {
     "generation": "first (X) mark in the output (extract_option); none = wrong; format hit = any mark",
     "likelihood": "argmax of summed log-likelihood over the option texts (lik_mean_*: per-token mean)",
-    "dataset": "accuracy (caption datasets: CIDEr); dimension = mean of its datasets; overall = mean of "
-               "the dimensions; scene text and description are generation-only and enter both modes",
+    "free": "OCR / KIE answers: the dataset's rule, the OCR word match (non-alphanumerics dropped; every OCR set, "
+            "POIE, SROIE, DocVQA, TextVQA, OCR-VQA) or the KIE match (VQA normalisation; FUNSD)",
+    "dataset": "accuracy (caption datasets: CIDEr); dimension = mean of its datasets; overall = mean of the "
+               "accuracy dimensions (description, CIDEr, left out); scene text is generation-only and enters both "
+               "modes",
 }
+FREE_METRICS = {OCR_RULE: ocr_word_accuracy, KIE_RULE: kie_accuracy}  # rule -> (prediction, gold answers) -> 0 / 1
 
 
 # --------------------------------------------------------------------------------------------- one row
@@ -60,13 +67,13 @@ def _likelihood(row: dict) -> None:
 
 
 def _free(row: dict) -> None:
-    """An OCR / KIE answer scored against the gold answers; a caption is scored per dataset."""
+    """An OCR / KIE answer scored against the gold answers by its dataset's rule (written into the row's
+    extraction); a caption is scored per dataset."""
     text = row["prediction"]
     row["parsed_answer"] = text
-    if row["form"] == OCR:
-        row["score"] = ocr_word_accuracy(text, json.loads(row["gold"]))
-    elif row["form"] == KIE:
-        row["score"] = kie_accuracy(text, json.loads(row["gold"]))
+    row["extraction"] = free_rule(row["dataset"], row["form"])
+    if row["extraction"] in FREE_METRICS:
+        row["score"] = FREE_METRICS[row["extraction"]](text, json.loads(row["gold"]))
     row["correct"] = row["score"] == 1.0
 
 
@@ -124,6 +131,12 @@ def dimension_scores(per_dataset: dict[str, dict]) -> dict[str, float]:
         if vals:
             out[dim] = sum(vals) / len(vals)
     return out
+
+
+def accuracy_mean(dimensions: dict[str, float]) -> float:
+    """The mean over the accuracy dimensions present (visual description, scored by CIDEr, left out); NaN when none
+    is."""
+    return nan_mean(value for dim, value in dimensions.items() if dim in ACCURACY_DIMENSIONS)
 
 
 def instability(rows: list[dict]) -> float:
@@ -189,7 +202,7 @@ def score(rows: list[dict], ctx: ScoreContext) -> Scored:
     for prefix, mc_rows in variants:
         per_ds = dataset_scores(mc_rows + free_rows)
         dims = dimension_scores(per_ds)
-        scores[f"{prefix}_overall"] = nan_mean(dims.values())
+        scores[f"{prefix}_overall"] = accuracy_mean(dims)
         if prefix != "lik_mean":
             for dim, value in dims.items():
                 scores[f"{prefix}_{dim}"] = value
