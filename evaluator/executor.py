@@ -6,6 +6,10 @@ generate() call, which the adapter splits into batches of requests that share te
 by halving the batch on out-of-memory). The same batch size therefore gives the same batches, and a greedy
 answer never depends on its batch. Progress is reported after each chunk, in items.
 
+A generated answer that ran out of its max_new_tokens budget is marked in a row that has a "hit_token_limit" column
+(a benchmark opts in by giving its rows that column): True or False when the adapter says how the completion
+ended (generate_results), left as planned when it does not.
+
 An item whose images cannot be fetched is not dropped: its rows get status "image_unavailable" and the reason,
 and the benchmark's score counts them and leaves them out.
 
@@ -22,9 +26,10 @@ from typing import Callable
 from evaluator.benchmarks.spec import Ask, Plan
 from evaluator.images import ImageUnavailable
 from evaluator.journal import Journal
-from evaluator.models.base import OptionScore
+from evaluator.models.base import GenerationResult, OptionScore
 
 UNAVAILABLE = "image_unavailable"
+LIMIT_COLUMN = "hit_token_limit"  # a row with this column learns whether its answer hit max_new_tokens
 
 
 def prompt_as_sent(model, request) -> str:
@@ -66,9 +71,11 @@ def _answer_field(ask: Ask) -> str:
     return "prediction" if ask.options is None else "option_scores"
 
 
-def _fill(ask: Ask, answer: str, prompt: str) -> None:
+def _fill(ask: Ask, answer: str, prompt: str, hit_limit: bool | None = None) -> None:
     for row in ask.rows:
         row[_answer_field(ask)], row["prompt"] = answer, prompt
+        if hit_limit is not None and LIMIT_COLUMN in row:
+            row[LIMIT_COLUMN] = hit_limit
 
 
 def _score(model, ask: Ask) -> tuple[str, str]:
@@ -79,15 +86,31 @@ def _score(model, ask: Ask) -> tuple[str, str]:
     return option_scores_json(scores), prompt_as_sent(model, ask.request)
 
 
-def _generate(model, asks: list[Ask]) -> list[tuple[str, str]]:
-    """One generate() call for the Asks: (the completion, the prompt as sent) of each."""
+def _results(model, requests: list) -> list[GenerationResult]:
+    """The model's completions with how each ended (generate_results), or its bare texts (generate)."""
+    if callable(getattr(model, "generate_results", None)):
+        return list(model.generate_results(requests))
+    return [GenerationResult(text) for text in model.generate(requests)]
+
+
+def _generate(model, asks: list[Ask]) -> list[tuple[str, str, bool | None]]:
+    """One generation call for the Asks: (the completion, the prompt as sent, whether it hit max_new_tokens) of
+    each."""
     if not asks:
         return []
-    outputs = model.generate([ask.request for ask in asks])
+    outputs = _results(model, [ask.request for ask in asks])
     if len(outputs) != len(asks):
         raise RuntimeError(f"the model returned {len(outputs)} completions for {len(asks)} prompts")
-    return [(text if isinstance(text, str) else "", prompt_as_sent(model, ask.request))
-            for ask, text in zip(asks, outputs)]
+    return [(out.text if isinstance(out.text, str) else "", prompt_as_sent(model, ask.request), out.hit_limit)
+            for ask, out in zip(asks, outputs)]
+
+
+def _entry(key: str, ask: Ask, answer: str, prompt: str, hit_limit: bool | None) -> dict:
+    """An answer's journal entry (with whether it hit max_new_tokens, when the adapter said)."""
+    entry = {"key": key, "item": ask.item, _answer_field(ask): answer, "prompt": prompt}
+    if hit_limit is not None:
+        entry[LIMIT_COLUMN] = hit_limit
+    return entry
 
 
 @dataclass
@@ -125,7 +148,7 @@ def replay(model, plan: Plan, journal: Journal) -> Replay:
                                 for a, e in zip(asks, entries)):
             continue
         for ask, entry in zip(asks, entries):
-            _fill(ask, entry[_answer_field(ask)], str(entry.get("prompt") or ""))
+            _fill(ask, entry[_answer_field(ask)], str(entry.get("prompt") or ""), entry.get(LIMIT_COLUMN))
         items.add(item)
     return Replay(journal, keys, items)
 
@@ -157,15 +180,15 @@ def execute(model, plan: Plan, batch_size: int, progress: Callable[[int, int], N
                 _mark_unavailable(plan, item, exc.reason)
                 continue
             chunk.extend(asks)
-        answered = [(ask, *_score(model, ask)) for ask in chunk if ask.options is not None]
+        answered = [(ask, *_score(model, ask), None) for ask in chunk if ask.options is not None]
         generated = [ask for ask in chunk if ask.options is None]
         answered += [(ask, *reply) for ask, reply in zip(generated, _generate(model, generated))]
         requests += len(answered)
-        for ask, answer, prompt in answered:
-            _fill(ask, answer, prompt)
+        for ask, answer, prompt, hit_limit in answered:
+            _fill(ask, answer, prompt, hit_limit)
         if replayed is not None:
-            replayed.journal.append([{"key": replayed.keys[id(ask)], "item": ask.item, _answer_field(ask): answer,
-                                      "prompt": prompt} for ask, answer, prompt in answered])
+            replayed.journal.append([_entry(replayed.keys[id(ask)], ask, answer, prompt, hit_limit)
+                                     for ask, answer, prompt, hit_limit in answered])
         for ask in chunk:
             if ask.images is not None:
                 ask.request.images = []  # the chunk is done: let its images go

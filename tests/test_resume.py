@@ -43,6 +43,10 @@ class Counting:
         self._count(len(requests))
         return self.model.generate(requests)
 
+    def generate_results(self, requests):
+        self._count(len(requests))
+        return self.model.generate_results(requests)
+
     def score_options(self, request, options):
         self._count(1)
         return self.model.score_options(request, options)

@@ -163,6 +163,15 @@ def test_registered():
     ("Answer: Runnymede\nConfidence: 90%", "Runnymede", 0.9),
     ("My best guess is Augustus. Confidence: 75", None, 0.75),
     ('{"answer": "Yen", "confidence": 250}', "Yen", None),
+    # one rule for numbers and texts: 1.0 and "1.0" are both the 0-1 scale, 1 and "1" both 1 %
+    ('{"answer": "Yen", "confidence": 1.0}', "Yen", 1.0),
+    ('{"answer": "Yen", "confidence": "1.0"}', "Yen", 1.0),
+    ('{"answer": "Yen", "confidence": 1}', "Yen", 0.01),
+    ('{"answer": "Yen", "confidence": "1"}', "Yen", 0.01),
+    ('{"answer": "Yen", "confidence": "0.5%"}', "Yen", 0.005),
+    ('{"answer": "Yen", "confidence_score": 0.8}', "Yen", 0.8),
+    ("Answer: Yen\nConfidence: 1.0", "Yen", 1.0),
+    ('{"answer": "Yen", "confidence": -0.5}', "Yen", None),
     ('{"answer": "Yen", "confidence": "very high"}', "Yen", None),
     ("I really could not say.", None, None),
     ("", None, None),
@@ -210,10 +219,20 @@ def test_plan_has_one_ask_per_request_in_the_old_order():
     assert [a.rows[0]["part"] for a in got.asks[:5]] == ["answer", "confidence", "sample1", "sample2", "sample3"]
     assert [a.rows[0] for a in got.asks] == got.rows  # one row per request, stored in request order
     answer, conf, *samples = [a.request for a in got.asks[:5]]
-    assert (answer.text, answer.max_new_tokens, answer.temperature, answer.seed) == (qs[0]["problem"], 48, 0.0, None)
+    budget = simpleqa_options.DEFAULT_MAX_NEW_TOKENS
+    assert budget >= 256  # a verbose chat answer fits
+    assert (answer.text, answer.max_new_tokens, answer.temperature, answer.seed) == (qs[0]["problem"], budget, 0.0,
+                                                                                      None)
     assert qs[0]["problem"] in conf.text and conf.max_new_tokens == 96 and conf.temperature == 0.0
-    assert {(s.text, s.temperature, s.seed, s.max_new_tokens) for s in samples} == {(qs[0]["problem"], 1.0, 7, 48)}
-    assert {s.seed for s in (a.request for a in got.asks[5:]) if s.temperature > 0} == {8}  # seed + question index
+    assert {(s.text, s.temperature, s.max_new_tokens) for s in samples} == {(qs[0]["problem"], 1.0, budget)}
+    # one seed per sample: from the base seed, the question and the sample's number
+    assert [s.seed for s in samples] == [planning.sample_seed(7, qs[0]["question_id"], j) for j in (1, 2, 3)]
+    seeds = [a.request.seed for a in got.asks if a.request.temperature > 0]
+    assert len(seeds) == 6 and len(set(seeds)) == 6
+    again = plan(PlanContext(suite="sample", limit=2, options={"simpleqa.samples": "3", "simpleqa.seed": "7"}))
+    assert [a.request.seed for a in again.asks if a.request.temperature > 0] == seeds  # the same in every run
+    other = plan(PlanContext(suite="sample", limit=2, options={"simpleqa.samples": "3", "simpleqa.seed": "8"}))
+    assert not set(seeds) & {a.request.seed for a in other.asks if a.request.temperature > 0}
     assert all(a.options is None and a.images is None for a in got.asks)
     assert set(got.prompts) == {"simpleqa_confidence"}
     assert got.prompts["simpleqa_confidence"] == prompts.load_prompts()["simpleqa_confidence"]
@@ -261,7 +280,8 @@ def test_run_scores_and_ungraded():
     seen = []
     res = _run(model, judge, 5, progress=lambda done, total: seen.append((done, total)))
     # 3 graded (A, B, C); 2 ungraded (failed call, unparsable reply): left out, not counted as wrong.
-    assert res.counts == {"items": 5, "scored": 3, "graded": 3, "ungraded": 2, "unparsable_confidence": 0}
+    assert res.counts == {"items": 5, "scored": 3, "graded": 3, "ungraded": 2, "unparsable_confidence": 0,
+                          "hit_token_limit": 0}  # this model does not say how a reply ended
     assert res.scores["correct"] == pytest.approx(1 / 3)
     assert res.scores["incorrect"] == pytest.approx(1 / 3)
     assert res.scores["not_attempted"] == pytest.approx(1 / 3)
@@ -288,7 +308,8 @@ def test_run_scores_and_ungraded():
     # The model got the bare question, greedy, with the default token budget, in chunks of batch_size.
     requests = [r for call in model.calls for r in call]
     assert [len(call) for call in model.calls] == [2, 2, 1]
-    assert all(r.temperature == 0 and r.max_new_tokens == 48 and not r.images for r in requests)
+    assert all(r.temperature == 0 and r.max_new_tokens == simpleqa_options.DEFAULT_MAX_NEW_TOKENS and not r.images
+               for r in requests)
     assert [r.text for r in requests] == [q["problem"] for q in qs]
     # Breakdowns count ungraded items too.
     topic = qs[0]["topic"]
@@ -400,11 +421,10 @@ def test_frequency_calibration():
     assert all(r["grade"] == "" and math.isnan(r["score"]) for r in samples)
     assert [r["repeat"] for r in samples[:5]] == [1, 2, 3, 4, 5]
     assert samples[0]["parsed_answer"] == "röntgen"
-    # Samples: temperature 1, one seed per question (different questions, different seeds).
+    # Samples: temperature 1, one seed per sample (10 samples, 10 seeds).
     sampled = [r for call in model.calls for r in call if r.temperature > 0]
     assert len(sampled) == 10 and {r.temperature for r in sampled} == {1.0}
-    assert len({r.seed for r in sampled if r.text == qs[0]["problem"]}) == 1
-    assert len({r.seed for r in sampled}) == 2
+    assert len({r.seed for r in sampled}) == 10
     pts = res.extra["frequency"]
     assert [(p["bin_low"], p["accuracy"], p["n"]) for p in pts] == [(0.2, 1.0, 1), (0.6, 1.0, 1)]
     assert res.scores["not_attempted"] == 1.0
@@ -524,11 +544,16 @@ def test_scoring_again_with_another_judge_replaces_every_grade(tmp_path):
 def test_card_fits_the_contract_and_keeps_the_board_columns():
     assert card_problems(CARD, "simpleqa") == []
     assert [m.key for m in CARD.metrics] == ["correct", "not_attempted", "incorrect", "correct_given_attempted",
-                                             "f_score", "ungraded", "ece"]
+                                             "f_score", "ungraded", "hit_token_limit", "ece"]
     labels = [f"{CARD.short_title} {m.label}" for m in CARD.metrics if m.shown]
     assert labels == ["SimpleQA correct", "SimpleQA not attempted", "SimpleQA incorrect",
                       "SimpleQA correct given attempted", "SimpleQA F-score", "SimpleQA ungraded"]
-    assert CARD.default_metric == "f_score" and all(m.judged for m in CARD.metrics)
+    assert CARD.default_metric == "f_score"
+    assert [m.key for m in CARD.metrics if not m.judged] == ["hit_token_limit"]  # the model's, not the judge's
+    cut = CARD.metric("hit_token_limit")
+    assert cut.kind == COUNT and cut.where == ("counts", "hit_token_limit") and not cut.shown
+    assert {o.key: o.default for o in CARD.options}["simpleqa.max_new_tokens"] == str(simpleqa_options.DEFAULT_MAX_NEW_TOKENS)
+    assert len(CARD.differences) >= 5 and any("100" in d and "samples" in d for d in CARD.differences)
     ungraded, ece = CARD.metric("ungraded"), CARD.metric("ece")
     assert ungraded.kind == COUNT and ungraded.where == ("counts", "ungraded") and not ungraded.higher_is_better
     assert ece.where == ("scores", "ece") and not ece.shown and not ece.higher_is_better
@@ -605,3 +630,51 @@ def test_a_full_suite_that_fails_to_load_falls_back_to_the_sample(tmp_path, capl
     assert note == ("The full SimpleQA suite could not be loaded, so the questions below are the sample suite "
                     "shipped with the project.")
     assert any("could not be loaded" in r.getMessage() for r in caplog.records)
+
+
+# --------------------------------------------------------------------------------------------- a real model
+
+@pytest.fixture(scope="module")
+def llama(tiny_llama):
+    from evaluator.models import load_model
+
+    return load_model(tiny_llama.repo_id, revision=tiny_llama.sha, batch_size=1)
+
+
+def test_samples_are_k_distinct_draws_whatever_the_batch_size(llama, one_torch_thread):
+    """The tiny random model samples near-uniformly from its vocabulary: k samples with their own seeds are k
+    different replies, and the batch size (smaller or larger than k) changes no reply."""
+    qs = _sample()[:2]
+    judge = ScriptedJudge({})
+    runs = []
+    for batch in (1, 4, 7):
+        llama.batch_size = batch
+        res = _run(llama, judge, 2, batch_size=batch, frequency="on", samples=5, max_new_tokens=8)
+        runs.append([(r["question_id"], r["part"], r["prediction"]) for r in res.rows])
+    llama.batch_size = 1
+    assert runs[0] == runs[1] == runs[2]
+    for q in qs:
+        drawn = [p for item, part, p in runs[0] if item == q["question_id"] and part.startswith("sample")]
+        assert len(drawn) == 5 and len(set(drawn)) == 5
+
+
+def test_replies_that_hit_the_token_budget_are_recorded_and_counted(llama, one_torch_thread):
+    judge = ScriptedJudge({})
+    short = _run(llama, judge, 3, max_new_tokens=3, frequency="on", samples=2)
+    answers_ = [r for r in short.rows if r["part"] == "answer"]
+    # scored from the details file read back: every row says whether its reply hit the budget
+    assert all(isinstance(r["hit_token_limit"], bool) for r in short.rows)
+    assert short.counts["hit_token_limit"] == sum(r["hit_token_limit"] for r in answers_)
+    assert short.counts["hit_token_limit"] >= 1  # 3 tokens from a random model rarely end on its end token
+    samples = [r for r in short.rows if r["part"].startswith("sample")]
+    assert short.counts["sample_hit_token_limit"] == sum(r["hit_token_limit"] for r in samples)
+
+
+def test_ending_tells_a_cut_reply_from_a_finished_one():
+    from evaluator.models.transformers_adapter import ending
+
+    assert ending([5, 6, 2, 0, 0], 5, {2}) == (2, False)  # ended by its end token (then padding)
+    assert ending([5, 6, 7], 3, {2}) == (3, True)  # ran out of budget
+    assert ending([5, 6, 7, 8], 3, {2}) == (3, True)  # longer rows in the batch are cut at the request's budget
+    assert ending([5, 2], 3, {2}) == (1, False)
+    assert ending([5, 6, 2], 3, {2, 9}) == (2, False)

@@ -23,6 +23,20 @@ class GenerationRequest:
 
 
 @dataclass
+class GenerationResult:
+    """One completion and how it ended.
+
+    n_tokens: new tokens the model generated for it (up to its end-of-sequence token, not counting it); None when
+    the adapter does not say. hit_limit: it stopped because it reached max_new_tokens, not at its end-of-sequence
+    token or a stop string (so the text may be cut off mid-sentence); None when the adapter does not say.
+    """
+
+    text: str
+    n_tokens: int | None = None
+    hit_limit: bool | None = None
+
+
+@dataclass
 class OptionScore:
     """Log-likelihood of one candidate continuation given the prompt."""
 
@@ -41,7 +55,11 @@ class ModelAdapter(Protocol):
     scoring_path: str  # how score_options computes ("reference": one forward per option)
 
     def generate(self, requests: list[GenerationRequest]) -> list[str]:
-        """Greedy (or sampled, per request) completions, in the order of `requests`."""
+        """Greedy (or sampled, per request) completions, in the order of `requests`.
+
+        An adapter may also offer generate_results(requests) -> list[GenerationResult], the same completions with
+        how each ended; the executor uses it when it is there.
+        """
         ...
 
     def score_options(self, request: GenerationRequest, options: list[str]) -> list[OptionScore]:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import torch
 
 from evaluator.models import scoring
-from evaluator.models.base import GenerationRequest, OptionScore, UnsupportedModelError
+from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore, UnsupportedModelError
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +143,14 @@ def pick_device_dtype(precision: str = "auto", device: str | None = None) -> tup
     return device, dtype
 
 
+def split_across_gpus(device: str, gpus: int | None = None) -> bool:
+    """Whether a model is split across the GPUs (device_map="auto", as on a multi-GPU Job flavor): on CUDA with more
+    than one GPU visible."""
+    if not device.startswith("cuda"):
+        return False
+    return (torch.cuda.device_count() if gpus is None else gpus) > 1
+
+
 def resolve_batch_size(batch_size: int | str | None, device: str) -> int:
     """An explicit batch size (>= 1), or for "auto" / 0 / None the starting size for the device."""
     if batch_size in (None, 0, "0", "auto"):
@@ -165,6 +173,16 @@ def cut_at_stop(text: str, stop: list[str]) -> str:
             if 0 <= i < cut:
                 cut = i
     return text[:cut]
+
+
+def ending(new_tokens: list[int], limit: int, eos_ids: set[int]) -> tuple[int, bool]:
+    """(tokens generated, whether it ran out of budget) for one row of new token ids: the tokens before the first
+    end-of-sequence id within `limit`, and True when there is none and the row reached `limit`."""
+    tokens = new_tokens[:limit]
+    for index, token in enumerate(tokens):
+        if token in eos_ids:
+            return index, False
+    return len(tokens), len(tokens) >= limit
 
 
 def _role(turn: dict) -> str:
@@ -239,6 +257,9 @@ class TransformersAdapter:
         device, dtype = pick_device_dtype(precision, device)
         size = resolve_batch_size(batch_size, device)
         kwargs = {"dtype": dtype, "trust_remote_code": False, "attn_implementation": "sdpa"}
+        split = split_across_gpus(device)
+        if split:  # a model too large for one GPU: its layers spread over all of them
+            kwargs["device_map"] = "auto"
         if info["has_vision"]:
             processor = AutoProcessor.from_pretrained(folder, trust_remote_code=False)
             tokenizer = getattr(processor, "tokenizer", processor)
@@ -255,7 +276,9 @@ class TransformersAdapter:
             log.warning("%s: SDPA attention unavailable (%s); using the default", model_id, exc)
             kwargs.pop("attn_implementation")
             model = model_class.from_pretrained(folder, **kwargs)
-        model.to(device).eval()
+        if not split:
+            model.to(device)
+        model.eval()
         return cls(model, processor, tokenizer, model_id=model_id, revision=revision,
                    has_vision=info["has_vision"], batch_size=size, model_type=info["model_type"])
 
@@ -350,13 +373,17 @@ class TransformersAdapter:
     # ---- generation ----------------------------------------------------------------------------------------
 
     def generate(self, requests: list[GenerationRequest]) -> list[str]:
-        """Completions in the order of `requests`.
+        """Completions in the order of `requests` (the texts of generate_results)."""
+        return [result.text for result in self.generate_results(requests)]
+
+    def generate_results(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
+        """Completions in the order of `requests`, each with its token count and whether it hit max_new_tokens.
 
         A batch shares temperature and seed (and, for families that cannot mix them, having images or not). A batch
         that runs out of GPU memory is retried at half the size (and later batches use the smaller size); at
         batch size 1 the error is raised.
         """
-        outputs: list[str | None] = [None] * len(requests)
+        outputs: list[GenerationResult | None] = [None] * len(requests)
         groups: dict[tuple, list[int]] = {}
         for i, r in enumerate(requests):
             key = (0.0, None) if r.temperature <= 0 else (float(r.temperature), r.seed)
@@ -367,9 +394,9 @@ class TransformersAdapter:
             temperature, seed = key[0], key[1]
             self._in_batches(indices, lambda chunk: self._generate_batch(
                 [requests[i] for i in chunk], temperature, seed), outputs)
-        return [o or "" for o in outputs]
+        return [o or GenerationResult("") for o in outputs]
 
-    def _in_batches(self, indices: list[int], run: Callable[[list[int]], list[str]], outputs: list) -> None:
+    def _in_batches(self, indices: list[int], run: Callable[[list[int]], list], outputs: list) -> None:
         """run() over `indices` in chunks of self.batch_size, halving the size on CUDA out-of-memory."""
         start = 0
         while start < len(indices):
@@ -390,8 +417,19 @@ class TransformersAdapter:
                 outputs[i] = result
             start += len(chunk)
 
+    def _eos_ids(self, runner: Any) -> set[int]:
+        """The token ids that end a completion: the runner's generation config's end-of-sequence ids, else the
+        tokenizer's."""
+        ids = getattr(getattr(runner, "generation_config", None), "eos_token_id", None)
+        if ids is None:
+            ids = self.tokenizer.eos_token_id
+        if ids is None:
+            return set()
+        return {int(i) for i in (ids if isinstance(ids, (list, tuple)) else [ids])}
+
     @torch.inference_mode()
-    def _generate_batch(self, batch: list[GenerationRequest], temperature: float, seed: int | None) -> list[str]:
+    def _generate_batch(self, batch: list[GenerationRequest], temperature: float,
+                        seed: int | None) -> list[GenerationResult]:
         prompts = [self.build_prompt(r) for r in batch]
         images = [r.images for r in batch]
         inputs = self._cast(self._encode(prompts, images))
@@ -403,13 +441,17 @@ class TransformersAdapter:
                 torch.manual_seed(seed)
         else:
             gen.update(do_sample=False, temperature=None, top_k=None, top_p=None)
-        out = self._runner(any(images)).generate(**inputs, **gen)
+        runner = self._runner(any(images))
+        out = runner.generate(**inputs, **gen)
         new_tokens = out[:, inputs["input_ids"].shape[1]:]
-        texts = []
+        eos_ids = self._eos_ids(runner)
+        results = []
         for row, r in zip(new_tokens, batch):
             text = self.tokenizer.decode(row[:r.max_new_tokens], skip_special_tokens=True)
-            texts.append(cut_at_stop(text, r.stop))
-        return texts
+            cut = cut_at_stop(text, r.stop)
+            n_tokens, ran_out = ending(row.tolist(), r.max_new_tokens, eos_ids)
+            results.append(GenerationResult(cut, n_tokens=n_tokens, hit_limit=ran_out and cut == text))
+        return results
 
     # ---- option scoring ------------------------------------------------------------------------------------
 

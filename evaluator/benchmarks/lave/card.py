@@ -26,7 +26,7 @@ CARD = Card(
     short_title="LAVE",
     summary=(
         "LLM-assisted VQA evaluation (arXiv 2310.02567): the model answers questions about images freely; an LLM "
-        "judge rates each answer 1-3 against the reference answers, with a one-sentence rationale, from our own "
+        "judge rates each answer 1-3 against the reference answers, with a rationale first, from our own "
         "task text and demonstrations (yes/no questions get yes/no demonstrations; rare reference answers are "
         "filtered out). The same answers are scored by VQA accuracy, ANLS, exact match, BLEU-4 and CIDEr, and the "
         "results say how often each strict metric agrees with LAVE: on the Docmatix zero-shot study, strict metrics "
@@ -72,6 +72,24 @@ CARD = Card(
                "default)"),
         Option("lave.docmatix", "on", "`on` or `off`: whether the full suite includes the Docmatix zero-shot test "
                "split"),
+    ),
+    differences=(
+        "The task text and the demonstrations are written for this leaderboard; they say what the reference's say "
+        "(the 1-3 scale and its meaning, rationale before rating, a yes/no question answered otherwise is rated "
+        "1) and add nothing to them: no instruction to be lenient or strict about wording.",
+        "The rating is read where the format puts it: the last labelled rating (\"So rating=3\", \"Rating: 2\"), "
+        "else the reply's final character. The reference reads only the last token of its fine-tuned rater. Reason: "
+        "a chat judge often adds a sentence or a full stop after \"So rating=3\", which the reference's rule would "
+        "turn into its fallback 2. A digit elsewhere in the reply (\"3 of the references agree\") is never a "
+        "rating.",
+        "A reply with no rating still counts as 2 (the paper's rule) but is flagged in the details; a reply that is "
+        "not a judgement at all (an error message, an empty reply, a refusal) or a failed call is counted as "
+        "unrated and left out of LAVE, never scored. Reason: the fallback is the paper's, an outage is not.",
+        "The judge is the deployer's choice (named in every results file), not the paper's rater; the scores of "
+        "two judges are not comparable, and the board flags them.",
+        "The full suite is the Docmatix zero-shot test split (and optionally a VQA v2-style file), the study the "
+        "card summary cites, not the paper's VQAv2 / VG-QA / OK-VQA human-judgement sets, whose human ratings are "
+        "not used here.",
     ),
     item_view=ItemView(question="question", grade="rating", rationale="judge_rationale", image="image_ref",
                        group_by=explore.GROUP_BY, key=by_question, items=explore.items, parts=explore.parts,

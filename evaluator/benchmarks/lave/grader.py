@@ -19,7 +19,7 @@ LAVE_FALLBACK = "no rating in the judge's reply: the paper's fallback"
 LAVE_UNRATED = "unrated: the judge's reply broke off"
 HELP = ("**LAVE rating** (LLM-assisted VQA evaluation): a question about an image and its reference answers, "
         "**one per line**. The judge rates the candidate answer **1** (incorrect or irrelevant), **2** (ambiguous "
-        "or incomplete) or **3** (correct) with a one-sentence rationale, as the leaderboard's LAVE benchmark "
+        "or incomplete) or **3** (correct) after its rationale, as the leaderboard's LAVE benchmark "
         "does; the score is 0, 0.5 or 1. A reply without a rating counts as 2 (the paper's fallback); a reply that "
         "is not a judgement (empty, an error page, a refusal, no rationale) is unrated. The judge sees text only: the "
         "image is not shown to it.")

@@ -13,32 +13,48 @@ _JSON_OBJ = re.compile(r"\{[^{}]*\}", re.S)
 _CONF_PHRASE = re.compile(r"confidence\W{0,3}\s*(?:is|of|level)?\s*[:=]?\s*\"?(\d{1,3}(?:\.\d+)?)\s*(%)?", re.I)
 _ANSWER_PHRASE = re.compile(r"(?:best\s+guess|answer)\s*\"?\s*[:=]\s*\"?([^\"\n]+?)\"?\s*(?:,|\n|$)", re.I)
 _ANSWER_KEYS = ("answer", "best_guess", "guess", "best guess", "final_answer")
-_CONFIDENCE_KEYS = ("confidence", "confidence_percent", "confidence (%)", "probability")
+_CONFIDENCE_KEYS = ("confidence", "confidence_score", "confidence score", "confidence_percent", "confidence (%)",
+                    "probability")
 
 
-def _to_confidence(value) -> float | None:
-    """A 0-100 value (or a "80%" string) as a fraction 0..1; a float in 0..1 with a decimal point is a fraction."""
+_CONF_TEXT = re.compile(r"\s*(\d{1,3}(?:\.\d+)?)\s*(%)?\s*")
+
+
+def _confidence_parts(value) -> tuple[float, bool, bool] | None:
+    """(the number, written with a decimal point, followed by "%") of a JSON / Python value or of a text such as
+    "80", "0.8" or "80%"; None for anything else. A JSON or Python float (1.0, 0.8) was written with a decimal
+    point, an int (1, 80) without one."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, str):
-        m = re.fullmatch(r"\s*(\d{1,3}(?:\.\d+)?)\s*(%)?\s*", value)
-        if not m:
-            return None
-        text = m.group(1)
-        value = float(text)
-        is_fraction = not m.group(2) and "." in text and value <= 1.0
-    elif isinstance(value, (int, float)):
-        is_fraction = isinstance(value, float) and value <= 1.0 and not float(value).is_integer()
-        value = float(value)
-    else:
+        m = _CONF_TEXT.fullmatch(value)
+        return (float(m.group(1)), "." in m.group(1), bool(m.group(2))) if m else None
+    if isinstance(value, int):
+        return float(value), False, False
+    if isinstance(value, float):
+        return value, True, False
+    return None
+
+
+def to_confidence(value) -> float | None:
+    """A stated confidence as a fraction 0..1, or None when it cannot be read. One rule for numbers and texts:
+
+    - the prompt asks for a whole number from 0 to 100 (as the SimpleQA paper asks for a 0-100 % score), so a
+      number is a percentage: 80, "80", "80%" and "0.5%" give 0.8, 0.8, 0.8 and 0.005, and 1 or "1" gives 0.01;
+    - except a number at most 1 written with a decimal point and no "%": a model that writes 0.8, "0.8", 1.0 or
+      "1.0" has answered on the 0-1 scale (no whole-number percentage is written that way), so it is that fraction
+      (0.8, 0.8, 1.0, 1.0);
+    - a negative number, one above 100 %, or anything that is not a number is unreadable (None).
+    """
+    parts = _confidence_parts(value)
+    if parts is None:
         return None
-    if not math.isfinite(value) or value < 0:
+    number, decimal, percent = parts
+    if not math.isfinite(number) or number < 0:
         return None
-    if is_fraction:
-        return value
-    if value > 100:
-        return None
-    return value / 100.0
+    if decimal and not percent and number <= 1.0:
+        return number
+    return number / 100.0 if number <= 100 else None
 
 
 def _json_candidates(text: str) -> list[dict]:
@@ -70,7 +86,7 @@ def _from_json(text: str) -> tuple[str | None, float | None]:
         if confidence is None:
             for key in _CONFIDENCE_KEYS:
                 if key in obj:
-                    confidence = _to_confidence(obj[key])
+                    confidence = to_confidence(obj[key])
                     if confidence is not None:
                         break
         if answer is not None and confidence is not None:
@@ -82,15 +98,15 @@ def parse_confidence(text: str) -> tuple[str | None, float | None]:
     """(answer, confidence 0..1) from a stated-confidence reply; None for what cannot be read.
 
     Looks for a JSON object anywhere in the text (also single-quoted, Python style) with "answer" and
-    "confidence"; else for phrases "answer: ..." and "confidence: 80%". Confidence is a number 0-100 (or a
-    fraction like 0.8); anything out of range is unreadable.
+    "confidence" (or the paper's "confidence_score"); else for phrases "answer: ..." and "confidence: 80%". The
+    confidence is read by to_confidence, one rule for JSON numbers and texts.
     """
     text = text or ""
     answer, confidence = _from_json(text)
     if confidence is None:
         m = _CONF_PHRASE.search(text)
         if m:
-            confidence = _to_confidence(m.group(1) + (m.group(2) or ""))
+            confidence = to_confidence(m.group(1) + (m.group(2) or ""))
     if answer is None:
         m = _ANSWER_PHRASE.search(text)
         if m and m.group(1).strip():

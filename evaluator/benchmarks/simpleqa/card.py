@@ -6,6 +6,7 @@ from evaluator.benchmarks.item_tables import by_question
 from evaluator.benchmarks.simpleqa import explore
 from evaluator.benchmarks.simpleqa.data import OFFICIAL_URL
 from evaluator.benchmarks.simpleqa.grader import GRADER
+from evaluator.benchmarks.simpleqa.options import DEFAULT_MAX_NEW_TOKENS
 from evaluator.benchmarks.simpleqa.views import calibration_figure
 from evaluator.benchmarks.spec import COUNT, Card, ItemView, Metric, Option, Section, Source
 
@@ -38,6 +39,10 @@ CARD = Card(
                "a judgement: an empty reply, an error page or message, a refusal, or its reply had no grade line): "
                "counted here and left out of the fractions, never scored as wrong.",
                kind=COUNT, higher_is_better=False, path=("counts", "ungraded"), judged=True),
+        Metric("hit_token_limit", "cut off", "Answers that used up the token budget (simpleqa.max_new_tokens) "
+               "before the model ended them, so they may stop mid-sentence; each is marked in the details "
+               "(hit_token_limit). Many cut-off answers mean the budget is too small for this model.",
+               kind=COUNT, higher_is_better=False, path=("counts", "hit_token_limit"), shown=False),
         Metric("ece", "ECE", "Expected calibration error of the stated confidence: the item-weighted mean gap "
                "between accuracy and mean stated confidence over 10 equal-width confidence bins (judge: correct). "
                "Undefined when stated-confidence calibration did not run.",
@@ -56,8 +61,11 @@ CARD = Card(
         Option("simpleqa.frequency", "", "`on` / `off`: answer-frequency calibration (k samples at temperature 1; "
                "the most frequent answer is graded, against its share of the samples); " + CALIBRATION_DEFAULT),
         Option("simpleqa.samples", "5", "samples per question (k) for answer-frequency calibration"),
-        Option("simpleqa.seed", "0", "base seed of the samples (seed + the question's index)"),
-        Option("simpleqa.max_new_tokens", "48", "tokens the model may generate per answer (and per sample)"),
+        Option("simpleqa.seed", "0", "base seed of the samples: each sample of each question draws with its own "
+               "seed, derived from this one, the question id and the sample's number"),
+        Option("simpleqa.max_new_tokens", str(DEFAULT_MAX_NEW_TOKENS), "tokens the model may generate per answer "
+               "(and per sample); a reply that uses them all is marked in the details (`hit_token_limit`) and "
+               "counted"),
         Option("simpleqa.confidence_max_new_tokens", "96", "tokens the model may generate per stated-confidence "
                "reply"),
         Option("simpleqa.judge_max_tokens", "", "tokens the judge may generate per grade (unset: the judge's "
@@ -73,4 +81,25 @@ CARD = Card(
                       empty="No finished run has SimpleQA calibration yet: it is drawn for each run of SimpleQA "
                             "(calibration is on by default on the sample suite)."),),
     grader=GRADER,
+    differences=(
+        "The grader prompt is written for this leaderboard (the reference's three grades, correct / incorrect / not "
+        "attempted, with the same meaning) and by default the judge gives a one-sentence reason before its letter; "
+        "`simpleqa.grader=letter` asks for the letter alone, as the reference does. Reason: a reader can see why "
+        "an answer was graded so.",
+        "A judge reply without a grade is counted as ungraded and left out of the fractions; the reference reads "
+        "it as not attempted. Reason: a failed or garbled judgement says nothing about the model.",
+        "The judge is the deployer's choice (named, with the grader prompt's hash, in every results file), not the "
+        "reference's GPT-4 grader. Scores from different judges are not comparable: the board flags them.",
+        f"The model may generate {DEFAULT_MAX_NEW_TOKENS} tokens per answer; the reference leaves the length to "
+        "its sampler, which allows far longer replies. Reason: a bounded run time on small GPUs. Answers that hit "
+        "the budget are marked and counted (the `cut off` column), so a cut can be seen, not guessed.",
+        "Answer-frequency calibration samples k = 5 answers per question by default (`simpleqa.samples`); the "
+        "paper samples 100. Reason: cost (each sample is a full generation). Each sample has its own seed, so the "
+        "k samples are independent draws whatever the batch size. With 5 samples the frequencies are coarse "
+        "(multiples of 0.2).",
+        "Stated confidence is read from the model's reply by one rule: a number is a percentage (80 and \"80%\" "
+        "are 0.8), except a number of at most 1 written with a decimal point (0.8 or \"1.0\"), which is read on the "
+        "0-1 scale. The prompt asks for a whole-number percentage, as the paper does; replies that give none are "
+        "counted as unparsable.",
+    ),
 )

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from evaluator.benchmarks.run_options import flag_option, float_option, int_option
 from evaluator.benchmarks.simpleqa.prompts import GRADER_STYLES
 
-DEFAULT_MAX_NEW_TOKENS = 48
+DEFAULT_MAX_NEW_TOKENS = 256  # a verbose chat answer fits; a reply that does not is counted (hit_token_limit)
 DEFAULT_CONFIDENCE_MAX_NEW_TOKENS = 96
 DEFAULT_SAMPLES = 5
 DEFAULT_SEED = 0

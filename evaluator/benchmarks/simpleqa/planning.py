@@ -1,11 +1,18 @@
 """SimpleQA's plan: the details rows of every question and the model requests that fill them.
 
 Per question, in this order: the bare question, greedy ("answer"); with stated confidence on, the confidence
-prompt, greedy ("confidence"); with answer frequency on, k samples of the bare question at temperature 1, seeded
-per question ("sample1".."sampleK"). The "frequency" row is derived from the samples when scoring.
+prompt, greedy ("confidence"); with answer frequency on, k samples of the bare question at temperature 1
+("sample1".."sampleK"). The "frequency" row is derived from the samples when scoring.
+
+Each sample has its own seed (sample_seed: from the base seed, the question id and the sample's number), so the k
+samples are k independent draws and a rerun or a resumed run draws them again. The adapter puts only requests that
+share a seed in one batch, so each sample runs alone, as a batch of one, and no batch size or neighbour changes it.
+Every row records whether its reply used up its max_new_tokens budget ("hit_token_limit": True or False, filled by
+the executor from the adapter's generation result; None when the model does not report it).
 """
 from __future__ import annotations
 
+import hashlib
 import math
 
 from evaluator.benchmarks.simpleqa.data import load_questions, suite_location
@@ -19,7 +26,7 @@ NAME = "simpleqa"
 DETAIL_COLUMNS = (
     "benchmark", "question_id", "part", "repeat", "question", "prompt", "prediction", "parsed_answer", "gold",
     "correct", "score", "grade", "judge_rationale", "judge_raw", "judge_error", "extraction", "topic",
-    "answer_type", "confidence",
+    "answer_type", "confidence", "hit_token_limit",
 )
 SAMPLE_EXTRACTION = "normalised (not graded)"
 
@@ -46,7 +53,15 @@ def new_row(q: dict, part: str, repeat: int, prompt: str) -> dict:
         "topic": q["topic"],
         "answer_type": q["answer_type"],
         "confidence": math.nan,
+        "hit_token_limit": None,
     }
+
+
+def sample_seed(seed: int, question_id: str, sample: int) -> int:
+    """The sampling seed of one sample of one question: 63 bits of a hash of the base seed, the question id and the
+    sample's number (1..k), the same in every run and process."""
+    digest = hashlib.sha256(f"simpleqa|{seed}|{question_id}|{sample}".encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
 
 
 def _asks(q: dict, settings: RunSettings, confidence_template: str) -> list[Ask]:
@@ -61,7 +76,7 @@ def _asks(q: dict, settings: RunSettings, confidence_template: str) -> list[Ask]
     if settings.frequency:
         for j in range(1, settings.samples + 1):
             request = GenerationRequest(text=problem, max_new_tokens=settings.max_new_tokens,
-                                        temperature=SAMPLE_TEMPERATURE, seed=settings.seed + q["index"])
+                                        temperature=SAMPLE_TEMPERATURE, seed=sample_seed(settings.seed, item, j))
             asks.append(Ask(item, request, [new_row(q, f"sample{j}", j, problem)]))
     return asks
 

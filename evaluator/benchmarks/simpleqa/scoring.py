@@ -6,7 +6,10 @@ the answers, and aggregate (evaluator.metrics.simpleqa; BENCHMARKS.md).
   graded; ECE over 10 equal-width bins and the reliability points go into the result.
 - "sample1".."sampleK" rows: normalised (normalize_answer), not graded.
 - "frequency" rows (derived here, placed right after the question's samples): the most frequent normalised
-  sample, graded, with its share of the k samples in the confidence column.
+  sample, graded, with its share of the k samples in the confidence column (and the hit_token_limit of the
+  sample whose reply it shows).
+Replies that used up their token budget (hit_token_limit) are counted: counts["hit_token_limit"] for the answers,
+"confidence_hit_token_limit" and "sample_hit_token_limit" for the calibration replies.
 A stored details file already holds "frequency" rows: they are dropped and derived again, and every reading and
 grading column is reset, so scoring stored details gives what scoring fresh ones does.
 """
@@ -56,9 +59,11 @@ def read_reply(row: dict) -> bool:
 
 
 def frequency_row(samples: list[dict]) -> dict:
-    """A question's "frequency" row: its most frequent sampled answer and that answer's share of the samples."""
+    """A question's "frequency" row: its most frequent sampled answer and that answer's share of the samples, built
+    from the sample whose reply it shows."""
     top, raw, share = most_frequent([s["prediction"] or "" for s in samples])
-    row = copy.deepcopy(samples[0])
+    shown = next(s for s in samples if (s["prediction"] or "") == raw)
+    row = copy.deepcopy(shown)
     clear_grade(row)
     row.update(part="frequency", repeat=0, prediction=raw, parsed_answer=top, confidence=share, extraction="judge")
     return row
@@ -87,6 +92,11 @@ def _grades(rows: list[dict]) -> list[str | None]:
     return [r["grade"] or None for r in rows]
 
 
+def hit_limit_count(rows: list[dict]) -> int:
+    """How many of the rows' replies used up their token budget (hit_token_limit True; None: not reported)."""
+    return sum(1 for r in rows if r.get("hit_token_limit") is True)
+
+
 def _confidence_block(conf_rows: list[dict], settings: RunSettings, scores: dict, extra: dict,
                       counts: dict) -> None:
     usable = [r for r in conf_rows if r["grade"] and not math.isnan(r["confidence"])]
@@ -97,6 +107,7 @@ def _confidence_block(conf_rows: list[dict], settings: RunSettings, scores: dict
     extra["confidence_scores"] = simpleqa_scores(_grades(conf_rows))
     extra["settings"]["confidence_max_new_tokens"] = settings.confidence_max_new_tokens
     counts["confidence_ungraded"] = sum(1 for r in conf_rows if not r["grade"])
+    counts["confidence_hit_token_limit"] = hit_limit_count(conf_rows)
 
 
 def _frequency_block(freq_rows: list[dict], settings: RunSettings, extra: dict, counts: dict) -> None:
@@ -127,11 +138,12 @@ def aggregate(rows: list[dict], settings: RunSettings, ctx: ScoreContext,
     }
     # scored: the answers the judge graded, the only ones the headline fractions count (ungraded ones are left out)
     counts = {"items": len(answers), "scored": summary["n"], "graded": summary["n"], "ungraded": summary["ungraded"],
-              "unparsable_confidence": unparsable}
+              "unparsable_confidence": unparsable, "hit_token_limit": hit_limit_count(answers)}
     if settings.confidence:
         _confidence_block([r for r in rows if r["part"] == "confidence"], settings, scores, extra, counts)
     if settings.frequency:
         _frequency_block([r for r in rows if r["part"] == "frequency"], settings, extra, counts)
+        counts["sample_hit_token_limit"] = hit_limit_count([r for r in rows if _is_sample(r)])
     return scores, counts, extra
 
 
