@@ -6,6 +6,7 @@ and a chain of 2-4 sub-questions that lead to it, each with six candidates. Ever
     card.py      what it measures, its columns, source and options
     data.py      the instances file, read and checked (sample/ holds our 20-instance suite)
     region.py    the marked region drawn on the image
+    images.py    the images from the Visual Genome and VCR releases (LEADERBOARD_CURE_IMAGES)
     prompts.py   our prompt templates (prompts/)
     planning.py  a row and a model request per question
     scoring.py   reading the answers; Rh, Rcot, Ro, Cf, Cb (evaluator.metrics.cure)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from evaluator.benchmarks.cure import explore
 from evaluator.benchmarks.cure.data import OFFICIAL_URL
+from evaluator.benchmarks.cure.images import SETTING as IMAGES_SETTING, SOURCE as IMAGES_SOURCE
 from evaluator.benchmarks.item_tables import by_question
 from evaluator.benchmarks.spec import RATIO, Card, ItemView, Metric, Option, Source
 
@@ -33,13 +34,48 @@ CARD = Card(
     default_metric="Ro",
     needs_images=True,
     needs_judge=False,
-    sources=(Source("cure", "LEADERBOARD_CURE_FULL", OFFICIAL_URL,
-                    "the full CURE suite: a URL, a local path or `hf://datasets/<org>/<name>/<file>`"),),
+    sources=(
+        Source("cure", "LEADERBOARD_CURE_FULL", OFFICIAL_URL,
+               "the full CURE suite: a URL, a local path or `hf://datasets/<org>/<name>/<file>`"),
+        Source(IMAGES_SOURCE, IMAGES_SETTING, "",
+               "the full suite's images from the Visual Genome and VCR releases: a local folder or "
+               "`hf://datasets/<org>/<name>` holding `VG_100K/`, `VG_100K_2/` and `vcr1images/<movie>/` as released "
+               "(empty: each image is downloaded from its URL in the data)"),
+    ),
     options=(
         Option("cure.mode", "likelihood", "`likelihood` (each candidate scored as the reply; the highest mean "
                "log-likelihood per token wins) or `generation` (candidates listed as (A)-(F); the first letter in "
                "the reply)"),
         Option("cure.max_new_tokens", "16", "tokens the model may generate per answer in generation mode"),
+    ),
+    likelihood_rule=(
+        "The choice is the candidate whose tokens, scored as the reply, have the highest mean log-likelihood per "
+        "token (the six candidates are sentences of different lengths, and a sum favours the shortest); the details "
+        "keep the choice by summed log-likelihood (choice_sum) and every candidate's sum, mean and token count "
+        "(option_scores), and the results give every score under the sum rule too (scores_sum_rule), so a reader "
+        "can recompute either."),
+    differences=(
+        "The CURE release is data only, with no evaluation code and no question wording: the high-level prompt "
+        "(which inference about the marked region is most likely), the sub-question prompts and the answer "
+        "instructions are our own, framed by each model's own chat template, so that any chat model runs unchanged.",
+        "The region (the first bbox, as the release's README says the paper keeps) is drawn as a thick red "
+        "rectangle just outside the box on the full image, scaled when the image's size differs from the size in "
+        "the data, and the prompts say so; it is not cropped, because the inferences are about the region in its "
+        "context, which a crop would cut away.",
+        "In likelihood mode (the default) the candidate with the highest mean log-likelihood per token wins, not "
+        "the highest sum, because the candidates differ in length; the choice by sum is kept beside it.",
+        "Generation mode (cure.mode=generation) is ours as well: it lists the candidates as (A)-(F) and reads the "
+        "first mark or standalone letter in a reply of at most 16 new tokens (cure.max_new_tokens); a reply "
+        "without one counts as wrong and is counted as unparsed.",
+        "Each question is asked on its own, without the earlier steps or their answers in the prompt, so that the "
+        "high-level answer and the chain are measured independently, as Cf and Cb compare them.",
+        "Images are read from the Visual Genome and VCR releases when LEADERBOARD_CURE_IMAGES names a folder "
+        "holding them, as the Sherlock data asks, else downloaded from the URLs in the data. An instance whose "
+        "image cannot be read is left out of every score and counted (image_unavailable), and the run goes on; "
+        "the coverage shows how many were scored, and the board flags a run under the coverage threshold.",
+        "Cf and Cb are undefined (n/a) when their denominator is 0, a case the paper's ratios leave open.",
+        "Mean per-step accuracy and the scores by chain length are shown besides the paper's five metrics.",
+        "A text-only model skips CURE rather than answering without the image.",
     ),
     item_view=ItemView(question="question", grade="correct", image="image_url", group_by=explore.GROUP_BY,
                        key=by_question, items=explore.items, parts=explore.parts, picture=explore.picture),

@@ -98,8 +98,9 @@ def parts(rows: list[dict]) -> list[ItemPart]:
 
 
 def picture(row: dict, images_dir: Path) -> Image.Image:
-    """The image with its region drawn as the model saw it (ImageUnavailable when it cannot be read)."""
-    image = open_image(text(row.get("image_url")), SAMPLE_PATH.parent, images_dir)
+    """The image with its region drawn as the model saw it, read where the run read it (its release file, else
+    its URL or sample file); ImageUnavailable when it cannot be read."""
+    image = open_image(text(row.get("image_file")) or text(row.get("image_url")), SAMPLE_PATH.parent, images_dir)
     region = json.loads(row["region"]) if isinstance(row.get("region"), str) and row["region"] else None
     if not region:
         return image

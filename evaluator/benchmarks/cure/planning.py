@@ -2,7 +2,8 @@
 
 mode "likelihood" (default): the prompt does not list the candidates; each candidate is scored as the reply.
 mode "generation": the candidates are listed as "(A) ...", and the model is asked for the letter.
-Every question of an instance is asked about the same marked image, fetched when the instance's turn comes.
+Every question of an instance is asked about the same marked image, fetched when the instance's turn comes: in a
+full run with the `cure.images` source set, from the VG and VCR releases (cure/images.py), else from its URL.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 import math
 
 from evaluator.benchmarks.cure.data import OFFICIAL_URL, SAMPLE_PATH, load_instances, questions
+from evaluator.benchmarks.cure.images import SOURCE as IMAGES_SOURCE, resolve_images
 from evaluator.benchmarks.cure.prompts import HIGH_LEVEL, build_prompt, load_prompts, used_prompts
 from evaluator.benchmarks.cure.region import marked_image
 from evaluator.benchmarks.run_options import choice_option, int_option
@@ -53,6 +55,7 @@ def _row(inst: dict, part: str, question: str | None, prompt: str, options: list
         "chain_length": int(inst["chain_length"]),
         "options": json.dumps(options, ensure_ascii=False),
         "image_url": inst["image"]["url"],
+        "image_file": inst["image_ref"] if inst.get("release_path") else "",  # read from the releases instead
         "region": json.dumps({**{k: inst["bboxes"][0][k] for k in ("left", "top", "width", "height")},
                               "image_width": inst["image"]["width"], "image_height": inst["image"]["height"]}),
     }
@@ -66,6 +69,8 @@ def plan(ctx: PlanContext) -> Plan:
     suite_items = len(instances)
     if ctx.limit and ctx.limit > 0:
         instances = instances[: ctx.limit]
+    if ctx.suite != "sample":  # the sample suite ships its own images
+        resolve_images(instances, ctx.sources.get(IMAGES_SOURCE, ""))
     prompts = load_prompts()
     rows: list[dict] = []
     asks: list[Ask] = []

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from evaluator.images import fetch_image_ref, mark_box
+from evaluator.benchmarks.cure.images import unavailable_in_release
+from evaluator.images import ImageUnavailable, fetch_image_ref, mark_box
 
 
 def region_box(bbox: dict, declared_size: tuple[float, float],
@@ -35,6 +36,12 @@ def mark_region(image: Image.Image, bbox: dict, declared_size: tuple[float, floa
 
 
 def marked_image(inst: dict, images_dir: Path) -> Image.Image:
-    """The instance's image, fetched (through the cache) and marked; ImageUnavailable when it cannot be read."""
-    image = fetch_image_ref(inst["image_ref"], Path(images_dir), shown=inst["image"]["url"])
+    """The instance's image, fetched (through the cache) and marked; ImageUnavailable when it cannot be read (its
+    reason naming the file expected in the images folder when the image is read from the releases)."""
+    try:
+        image = fetch_image_ref(inst["image_ref"], Path(images_dir), shown=inst["image"]["url"])
+    except ImageUnavailable as exc:
+        if inst.get("release_path"):
+            raise unavailable_in_release(exc, inst["release_path"]) from None
+        raise
     return mark_region(image, inst["bboxes"][0], (inst["image"]["width"], inst["image"]["height"]))
