@@ -61,3 +61,22 @@ def test_sources_options_and_item_view():
     assert CARD.item_view == ItemView(question="question", grade="rating", rationale="judge_rationale",
                                       image="image_ref", group_by=("kind", "source"), key=by_question,
                                       items=explore.items, parts=explore.parts, picture=explore.picture)
+
+
+def test_task_text_follows_the_reference_and_the_card_says_where_the_rating_rule_differs():
+    """Issue 15, point 7: no leniency sentence the reference lacks; the rating parser's choice is stated."""
+    from evaluator.benchmarks.lave.rater import load_lave_prompts
+    from evaluator.judge import parse_lave_rating
+
+    task = load_lave_prompts().task
+    for said in ("1 to 3", "incorrect or irrelevant", "ambiguous or incomplete", "correct", "rationale",
+                 "yes/no question"):
+        assert said in task
+    for lenient in ("synonym", "rephras", "meaning, not the wording", "lenient"):
+        assert lenient not in task.lower()
+    said = " ".join(CARD.differences)
+    assert "last labelled rating" in said and "final character" in said and "fallback 2" in said
+    # the stated rule, shown on the replies where it differs from reading the last token
+    assert parse_lave_rating("The answer matches. So rating=3.") == 3
+    assert parse_lave_rating("So rating=3. I hope this helps.") == 3
+    assert parse_lave_rating("3 of the references say red; the candidate says blue.") is None

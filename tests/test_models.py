@@ -229,3 +229,11 @@ def test_score_options_when_tokens_merge_across_the_boundary(llama, monkeypatch)
 
 def test_score_options_empty_option(llama):
     assert llama.score_options(GenerationRequest("hi"), [""]) == [OptionScore(0.0, 0.0, 0)]
+
+
+def test_a_model_is_split_across_gpus_only_when_there_are_several():
+    from evaluator.models.transformers_adapter import split_across_gpus
+
+    assert not split_across_gpus("cpu", gpus=8)
+    assert not split_across_gpus("cuda", gpus=1)
+    assert split_across_gpus("cuda", gpus=4)  # a multi-GPU Job flavor: device_map="auto"
