@@ -29,7 +29,8 @@ def main() -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     settings = Settings.from_env()
     store = open_store(settings)
-    demo = build_app(settings, store)
+    scheduler = Scheduler(settings, store) if settings.run_scheduler else None  # started once the Space listens
+    demo = build_app(settings, store, jobs=scheduler.dispatcher if scheduler else None)
     try:  # listen first: a busy port says which variable to set, before any evaluation starts
         demo.launch(server_name=settings.host, server_port=settings.port, prevent_thread_lock=True,
                     **launch_options(settings, store))
@@ -38,7 +39,6 @@ def main() -> int:
             raise
         print(PORT_BUSY.format(port=settings.port, host=settings.host), file=sys.stderr, flush=True)
         return 1
-    scheduler = Scheduler(settings, store) if settings.run_scheduler else None
     if scheduler:
         scheduler.start()
     print(f"store: {settings.store_backend} at {settings.home.resolve()}; suite: {settings.suite}; "

@@ -124,10 +124,31 @@ _QUEUE_CELLS = {
     "Key": lambda r, pos: r.key,
 }
 
+def job_text(request: q.Request, live=None, prices: dict[str, str] | None = None,
+             now: datetime | None = None) -> str:
+    """A request's Hugging Face Job: "<id> · <flavor> ($x/h) · RUNNING · 12:05" (id, flavor and its cost rate,
+    stage as last seen, time since the Job started); "" for a run that is not a Job."""
+    job = request.job if isinstance(request.job, dict) else {}
+    job_id = str(job.get("id") or getattr(live, "id", "") or "")
+    if not job_id:
+        return ""
+    flavor = str(job.get("flavor") or getattr(live, "flavor", "") or "")
+    price = (prices or {}).get(flavor, "")
+    parts = [job_id[:12], f"{flavor} ({price})" if flavor and price else flavor, getattr(live, "stage", "") or ""]
+    try:
+        started = parse_time(job.get("started")) if isinstance(job.get("started"), str) else None
+    except ValueError:
+        started = None
+    if started is not None:
+        parts.append(duration_text(max(0.0, (_aware(now or q.now()) - _aware(started)).total_seconds())))
+    return " · ".join(part for part in parts if part)
+
+
 QUEUE_COLUMNS: dict[str, tuple[str, ...]] = {
     q.PENDING: ("#", "Model", "Revision", "Precision", "Type", "Submitted", "Attempts", "Note", "Key"),
     # Progress right after Model: the Running table's widest text, visible without scrolling sideways
-    q.RUNNING: ("Model", "Progress", "Revision", "Precision", "Type", "Submitted", "Started", "Attempts", "Key"),
+    q.RUNNING: ("Model", "Progress", "Job", "Revision", "Precision", "Type", "Submitted", "Started", "Attempts",
+                "Key"),
     q.FINISHED: ("Model", "Revision", "Precision", "Type", "Submitted", "Started", "Finished", "Attempts", "Note",
                  "Key"),
     q.FAILED: ("Model", "Revision", "Precision", "Type", "Submitted", "Finished", "Attempts", "Error", "Log tail", "Key"),
@@ -135,9 +156,12 @@ QUEUE_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
-def queue_frame(requests: Iterable[q.Request], status: str, now: datetime | None = None) -> pd.DataFrame:
+def queue_frame(requests: Iterable[q.Request], status: str, now: datetime | None = None, jobs: dict | None = None,
+                prices: dict[str, str] | None = None) -> pd.DataFrame:
     """Requests in one status, as text. PENDING: queue order (oldest first) with the position;
-    RUNNING: oldest start first; the others: most recently finished first. `now` dates the progress heartbeat."""
+    RUNNING: oldest start first, with its Hugging Face Job (`jobs`: request key -> the dispatcher's last look at its
+    Job, whose progress stands in for a request that commits none; `prices`: flavor -> cost rate); the others: most
+    recently finished first. `now` dates the progress heartbeat."""
     if status not in QUEUE_COLUMNS:
         raise ValueError(f"unknown status {status!r}")
     chosen = [r for r in requests if r.status == status]
@@ -149,7 +173,11 @@ def queue_frame(requests: Iterable[q.Request], status: str, now: datetime | None
         chosen.sort(key=lambda r: (r.finished_time or r.submitted_time or "", r.path), reverse=True)
     labels = QUEUE_COLUMNS[status]
     moment = now or q.now()
-    cells = {**_QUEUE_CELLS, "Progress": lambda r, pos: progress_text(r.progress, moment)}
+    jobs = jobs or {}
+    cells = {**_QUEUE_CELLS,
+             "Progress": lambda r, pos: progress_text(r.progress or getattr(jobs.get(r.key), "progress", None) or {},
+                                                      moment),
+             "Job": lambda r, pos: job_text(r, jobs.get(r.key), prices, moment)}
     rows = [[cells[label](r, i + 1 if status == q.PENDING else 0) for label in labels]
             for i, r in enumerate(chosen)]
     return pd.DataFrame(rows, columns=list(labels), dtype=object)

@@ -1,6 +1,7 @@
 """What a person may do to a stored request, and the record of it.
 
-- **cancel** a PENDING request: its submitter, or an admin;
+- **cancel** a PENDING or RUNNING request: its submitter, or an admin (a running evaluation is stopped: a local
+  worker sees its lease gone at its next heartbeat, a Hugging Face Job is cancelled);
 - **requeue** a FAILED request (back to PENDING, attempts reset): admins;
 - **hide** a FINISHED run from the ranking with a reason the board shows as its flag, and **show** it again: admins.
 
@@ -25,7 +26,7 @@ class Action:
     name: str
     admin_only: bool
     needs_reason: bool
-    from_status: str
+    from_statuses: tuple[str, ...]  # the statuses it applies to
     apply: Callable[[q.Request, str], None]
     done: str  # past tense, for the message
 
@@ -33,6 +34,7 @@ class Action:
 def _cancel(request: q.Request, reason: str) -> None:
     request.status = q.CANCELLED
     request.finished_time = q.iso(q.now())
+    request.lease_owner = request.lease_expires = None  # a running worker finds its lease gone and stops
 
 
 def _requeue(request: q.Request, reason: str) -> None:
@@ -52,10 +54,10 @@ def _show(request: q.Request, reason: str) -> None:
 
 
 ACTIONS: dict[str, Action] = {
-    "cancel": Action("cancel", False, False, q.PENDING, _cancel, "Cancelled"),
-    "requeue": Action("requeue", True, False, q.FAILED, _requeue, "Re-queued"),
-    "hide": Action("hide", True, True, q.FINISHED, _hide, "Hid"),
-    "show": Action("show", True, False, q.FINISHED, _show, "Showed again"),
+    "cancel": Action("cancel", False, False, (q.PENDING, q.RUNNING), _cancel, "Cancelled"),
+    "requeue": Action("requeue", True, False, (q.FAILED,), _requeue, "Re-queued"),
+    "hide": Action("hide", True, True, (q.FINISHED,), _hide, "Hid"),
+    "show": Action("show", True, False, (q.FINISHED,), _show, "Showed again"),
 }
 
 
@@ -87,9 +89,9 @@ def _act(store: Store, path: str, action: Action, by: Visitor, reason: str) -> t
         return False, "Only the person who submitted a request (or an admin) can cancel it; nothing was changed."
     if action.name == "show" and request.hidden is None:
         return False, "This run is not hidden."
-    if request.status != action.from_status:
-        return False, (f"Only a {action.from_status} request can be {_participle(action.name)}; this one is "
-                       f"{request.status}.")
+    if request.status not in action.from_statuses:
+        return False, (f"Only a {' or '.join(action.from_statuses)} request can be {_participle(action.name)}; this "
+                       f"one is {request.status}.")
     action.apply(request, reason)
     request.actions.append({"action": action.name, "by": by.name, "at": q.iso(q.now()), "reason": reason})
     q.save(store, request)

@@ -74,6 +74,7 @@ class Request:
     notes: list[str] = field(default_factory=list)
     hidden: str | None = None  # why an admin hid the finished run from the ranking (None: shown)
     actions: list[dict] = field(default_factory=list)  # who cancelled, re-queued, hid or showed it: when and why
+    job: dict = field(default_factory=dict)  # hf-jobs: the Hugging Face Job running it (id, namespace, flavor, ...)
 
     @property
     def key(self) -> str:
@@ -121,7 +122,7 @@ _FIELD_KINDS: dict[str, tuple[type, ...]] = {
     "attempts": (int,), "error": _OPTIONAL_TEXT, "log_tail": _OPTIONAL_TEXT, "started_time": _OPTIONAL_TEXT,
     "finished_time": _OPTIONAL_TEXT, "progress": (dict,), "source": _TEXT, "local_path": _OPTIONAL_TEXT,
     "params_billions": (int, float, type(None)), "architecture": _OPTIONAL_TEXT, "notes": (list,),
-    "hidden": _OPTIONAL_TEXT, "actions": (list,),
+    "hidden": _OPTIONAL_TEXT, "actions": (list,), "job": (dict,),
 }
 _KIND_NAMES = {str: "text", int: "a whole number", float: "a number", dict: "an object", list: "a list",
                type(None): "empty", bool: "true/false"}
@@ -228,18 +229,39 @@ def claim(store: Store, owner: str, lease_seconds: float) -> Request | None:
 
 
 def _claim(store: Store, owner: str, lease_seconds: float) -> Request | None:
+    claimed = _claim_many(store, lambda _request: owner, lease_seconds, 1)
+    return claimed[0] if claimed else None
+
+
+def claim_many(store: Store, owner_of, lease_seconds: float, count: int) -> list[Request]:
+    """Atomically turn the `count` oldest PENDING requests into RUNNING, in one step of the store (one commit on the
+    Hub store), each leased to owner_of(request). [] when there are none, or every attempt lost the race."""
+    if count < 1:
+        return []
+    try:
+        return transact(store, lambda: _claim_many(store, owner_of, lease_seconds, count))
+    except StoreConflict as exc:
+        log.info("claim lost the race to other writers (%s); trying again next tick", exc)
+        return []
+
+
+def _claim_many(store: Store, owner_of, lease_seconds: float, count: int) -> list[Request]:
+    claimed = []
     for request in all_requests(store):
+        if len(claimed) >= count:
+            break
         if request.status != PENDING:
             continue
         request.status = RUNNING
-        request.lease_owner = owner
+        request.lease_owner = owner_of(request)
         request.lease_expires = iso(now() + timedelta(seconds=lease_seconds))
         request.started_time = iso(now())
         request.error = None
         request.progress = {}
+        request.job = {}
         save(store, request)
-        return request
-    return None
+        claimed.append(request)
+    return claimed
 
 
 def heartbeat(store: Store, path: str, owner: str, lease_seconds: float, progress: dict | None = None) -> bool:
@@ -320,3 +342,32 @@ def _finish(store: Store, path: str, owner: str, status: str, error: str | None,
         request.log_tail = log_tail
     save(store, request)
     return request
+
+
+def finish_many(store: Store, closes: list[tuple[str, str, str, dict]]) -> list[Request | None]:
+    """Close several runs in one step of the store (one commit on the Hub store): each (path, owner, status, fields)
+    as finish(path, owner, status, **fields) would."""
+    if not closes:
+        return []
+    return transact(store, lambda: [_finish(store, path, owner, status, fields.get("error"), fields.get("log_tail"),
+                                            fields.get("max_attempts")) for path, owner, status, fields in closes])
+
+
+def record_jobs(store: Store, jobs: dict[str, tuple[str, dict]]) -> list[str]:
+    """Write each running request's Job (path -> (lease owner, job record)) in one step of the store; returns the
+    paths written (a request no longer RUNNING under that owner is left alone)."""
+    if not jobs:
+        return []
+
+    def step() -> list[str]:
+        written = []
+        for path, (owner, job) in jobs.items():
+            request = _load_or_none(store, path)
+            if request is None or request.status != RUNNING or request.lease_owner != owner:
+                continue
+            request.job = job
+            save(store, request)
+            written.append(path)
+        return written
+
+    return transact(store, step)

@@ -208,9 +208,36 @@ def stop_earlier_runs(folder: Path, wait: float = 30.0) -> list[int]:
     return stopped
 
 
+PROGRESS_PREFIX = "LEADERBOARD_PROGRESS "  # a progress line in a Job's log: this prefix, then the progress JSON
+
+
+def _still_ours(store: Store, path: str, owner: str) -> bool | None:
+    """Whether the request is still RUNNING under our lease, read without writing (None: the store could not say)."""
+    try:
+        request = queue.load(store, path)
+    except Exception as exc:  # noqa: BLE001 - an outage or a damaged file: ask again at the next heartbeat
+        log.warning("could not read %s to check the lease: %s", path, type(exc).__name__)
+        return None
+    return request is not None and request.status == queue.RUNNING and request.lease_owner == owner
+
+
+def _copy_output(source, log, echo) -> None:
+    """Copy the evaluator's output to its log file and to `echo` (a Job's stdout), chunk by chunk."""
+    for chunk in iter(lambda: source.read1(65536), b""):
+        log.write(chunk)
+        log.flush()
+        echo.write(chunk)
+        echo.flush()
+
+
 def run_request(settings: Settings, store: Store, request: Request, owner: str,
-                stop: threading.Event | None = None) -> TickReport:
-    """Run the worker for a request we hold the lease on, and close the request."""
+                stop: threading.Event | None = None, in_job: bool = False) -> TickReport:
+    """Run the worker for a request we hold the lease on, and close the request.
+
+    in_job (inside a Hugging Face Job): the lease was set by the dispatcher for the Job's whole time and is never
+    renewed here, so a run costs no heartbeat commits; the lease is only read (is it still ours?), progress goes to
+    stdout as PROGRESS_PREFIX lines and the evaluator's output to stdout too, where the dispatcher reads them from
+    the Job's log."""
     stop = stop or threading.Event()
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
     run_dir = request_dir(settings, request) / stamp
@@ -224,11 +251,16 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
     env = {**os.environ, "PYTHONUNBUFFERED": "1", PARENT_PID_ENV: str(os.getpid())}  # the evaluator dies with us
     if settings.judge_bearer:  # secrets reach the worker by environment, never its command line
         env["LEADERBOARD_JUDGE_TOKEN"] = settings.judge_bearer
-    started = time.monotonic()
+    started = last_renewal = time.monotonic()
+    shown: dict | None = None
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(worker_command(settings, request_file, out_dir, responses), cwd=PROJECT_DIR,
-                                env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+                                env=env, stdout=subprocess.PIPE if in_job else log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        copier = None
+        if in_job:
+            copier = threading.Thread(target=_copy_output, args=(proc.stdout, log, sys.stdout.buffer), daemon=True)
+            copier.start()
         (run_dir / "worker.pid").write_text(str(proc.pid))
         outcome = None
         while True:
@@ -237,26 +269,38 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
                 break
             except subprocess.TimeoutExpired:
                 pass
+            progress = _read_progress(out_dir)
+            if in_job and progress and {**progress, "updated": None} != shown:
+                shown = {**progress, "updated": None}
+                print(PROGRESS_PREFIX + json.dumps(progress, sort_keys=True), flush=True)
             if stop.is_set():
                 outcome = ("RELEASE", "the evaluator was shut down; the request went back to the queue")
             elif time.monotonic() - started > settings.max_run_seconds:
                 outcome = (queue.FAILED, f"the run took longer than {settings.max_run_seconds:.0f} s and was stopped")
-            elif _renew(settings, store, request.path, owner, _read_progress(out_dir)) is False:
-                outcome = ("LOST", "the lease was lost (cancelled or recovered elsewhere)")
+            elif in_job:
+                if _still_ours(store, request.path, owner) is False:
+                    outcome = ("LOST", "the lease was lost (cancelled or recovered elsewhere)")
+            elif time.monotonic() - last_renewal >= renewal_interval(settings):
+                last_renewal = time.monotonic()
+                if _renew(settings, store, request.path, owner, progress) is False:
+                    outcome = ("LOST", "the lease was lost (cancelled or recovered elsewhere)")
             if outcome:
                 _stop_process(proc)
                 break
+        if copier is not None:
+            copier.join(timeout=10)
     tail = log_tail(log_path, settings)
     if outcome and outcome[0] == "LOST":
         report.status, report.error = "LOST", outcome[1]
         return report
     final_progress = _read_progress(out_dir)
-    if final_progress:  # the last progress the worker wrote stays on the request
+    if final_progress and not in_job:  # the last progress the worker wrote stays on the request
         _renew(settings, store, request.path, owner, final_progress)
     if outcome:
         closed = close_run(settings, store, request.path, owner, outcome[0], error=outcome[1], log_tail=tail)
     elif proc.returncode == 0 and (out_dir / "results.json").exists():
-        if not _renew(settings, store, request.path, owner):  # never publish a run whose lease is someone else's
+        ours = _still_ours(store, request.path, owner) if in_job else _renew(settings, store, request.path, owner)
+        if not ours:  # never publish a run whose lease is someone else's
             report.status, report.error = "LOST", "the lease was lost before the results were published"
             return report
         try:
@@ -300,6 +344,15 @@ def close_run(settings: Settings, store: Store, path: str, owner: str, status: s
     return None
 
 
+def renewal_interval(settings: Settings) -> float:
+    """Seconds between lease renewals (each one a write of the request, with its progress): every heartbeat on the
+    local store; on the Hub store, where each one is a commit, a third of the lease (at least the heartbeat), so a
+    run costs a few commits an hour, not one a minute."""
+    if settings.store_backend == "local":
+        return settings.heartbeat_seconds
+    return max(settings.heartbeat_seconds, settings.lease_seconds / 3)
+
+
 def _renew(settings: Settings, store: Store, path: str, owner: str, progress: dict | None = None) -> bool | None:
     """Extend our lease: True, or False when it is no longer ours; None when the store could not be written this
     time (a lost race, an outage): the run goes on and the next heartbeat tries again."""
@@ -336,15 +389,35 @@ def tick(settings: Settings, store: Store, stop: threading.Event | None = None, 
 
 
 class Scheduler:
-    """Ticks on an APScheduler BackgroundScheduler, one at a time; shutdown() returns work to the queue."""
+    """Ticks on an APScheduler BackgroundScheduler, one at a time; shutdown() returns work to the queue.
 
-    def __init__(self, settings: Settings, store: Store):
+    With LEADERBOARD_EXECUTOR=hf-jobs a tick is the dispatcher's (leaderboard.job_dispatch): the evaluations run as
+    Hugging Face Jobs, `jobs_api` (default: huggingface_hub.HfApi with HF_TOKEN) starts and watches them, and
+    `dispatcher.live` says what each running request's Job is doing."""
+
+    def __init__(self, settings: Settings, store: Store, jobs_api=None):
         self.settings, self.store = settings, store
         self.stop = threading.Event()
         self._scheduler = BackgroundScheduler(daemon=True)
+        self.dispatcher = None
+        if settings.executor == "hf-jobs":
+            from leaderboard.job_dispatch import Dispatcher
+
+            if jobs_api is None:
+                from huggingface_hub import HfApi
+
+                jobs_api = HfApi(token=settings.hf_token or None)
+            self.dispatcher = Dispatcher(settings, store, jobs_api)
 
     def _tick(self) -> None:
         if self.stop.is_set():
+            return
+        if self.dispatcher is not None:
+            report = self.dispatcher.tick()
+            for key in report.started:
+                print(f"[dispatcher] {key}: Job started", flush=True)
+            for key in report.returned + report.failed:
+                print(f"[dispatcher] {key}: its Job ended; see the Queue tab", flush=True)
             return
         try:
             report = tick(self.settings, self.store, self.stop)

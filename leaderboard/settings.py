@@ -76,10 +76,12 @@ class Settings:
     scheduler_interval: float = setting("LEADERBOARD_SCHEDULER_INTERVAL", "60", "seconds between scheduler ticks",
                                         float)
     lease_seconds: float = setting("LEADERBOARD_LEASE_SECONDS", "600",
-                                   "lease length; the heartbeat renews it while the worker runs", float)
+                                   "lease length; the worker renews it while it runs (a Hugging Face Job's lease lasts its whole "
+                                   "time, LEADERBOARD_MAX_RUN_SECONDS, and is never renewed)", float)
     heartbeat_seconds: float | None = setting(
-        "LEADERBOARD_HEARTBEAT_SECONDS", "", "seconds between heartbeats and progress updates (default: 5 with the "
-        "local store, 60 with the Hub store, where each one is a commit)", _optional_float)
+        "LEADERBOARD_HEARTBEAT_SECONDS", "", "seconds between the worker's checks on its run (default: 5 with the "
+        "local store, 60 with the Hub store); the lease and progress are written at each one on the local store, "
+        "every third of the lease on the Hub store, where each write is a commit", _optional_float)
     max_attempts: int = setting("LEADERBOARD_MAX_ATTEMPTS", "3",
                                 "lease expiries or worker kills before a request is FAILED", int)
     max_run_seconds: float = setting("LEADERBOARD_MAX_RUN_SECONDS", "21600",
@@ -125,6 +127,23 @@ class Settings:
                                             "submissions one submitter may make in any 7 days", int)
     max_pending_per_org: int = setting("LEADERBOARD_MAX_PENDING_PER_ORG", "0", "pending requests of one model "
                                        "organisation at once, whoever submitted them (0: no limit)", int)
+    executor: str = setting("LEADERBOARD_EXECUTOR", "local", "how evaluations run: `local` (a subprocess of this "
+                            "machine, one at a time) or `hf-jobs` (one Hugging Face Job per request, with the Hub "
+                            "store)", _lower)
+    jobs_max: int = setting("LEADERBOARD_JOBS_MAX", "4", "hf-jobs: evaluations running at once", int)
+    jobs_namespace: str = setting("LEADERBOARD_JOBS_NAMESPACE", "", "hf-jobs: the user or organisation the Jobs run "
+                                  "(and are billed) under (default: the owner of HF_TOKEN)")
+    jobs_flavors: tuple[str, ...] = setting(
+        "LEADERBOARD_JOBS_FLAVORS", "3=t4-small,15=l40sx1,35=a100-large,70=l40sx4",
+        "hf-jobs: the hardware per model size, comma-separated `<billions of parameters at 16 bits>=<flavor>`, "
+        "smallest first (a float32 model counts double); a larger model is refused at submission", _csv)
+    jobs_image: str = setting("LEADERBOARD_JOBS_IMAGE", "", "hf-jobs: the Docker image the Jobs run (default: this "
+                              "Space's own image, `hf.co/spaces/<SPACE_ID>`, so a Job runs the Space's code)")
+    jobs_setup: str = setting("LEADERBOARD_JOBS_SETUP", "", "hf-jobs: a shell command run in the Job before the "
+                              "evaluation (for an image without this project: fetch it and install its "
+                              "requirements; default: none)")
+    commit_budget: int = setting("LEADERBOARD_COMMIT_BUDGET", "100", "Hub store: commits per repository in any hour "
+                                 "(the Hub allows about 128); beyond it, writes wait", int)
     python: str = setting("LEADERBOARD_PYTHON", "", "Python used for the worker subprocess (default: this interpreter)")
     playground_per_minute: int = setting("LEADERBOARD_PLAYGROUND_PER_MINUTE", "6",
                                          "judge playground: gradings one browser session may ask for per minute", int)
@@ -153,6 +172,8 @@ class Settings:
                 raise ValueError(f"GRADIO_SERVER_PORT has an unreadable value {env['GRADIO_SERVER_PORT']!r}") from None
         if values.get("require_sign_in") is None and env.get("SPACE_ID"):  # a Space: visitors sign in
             values["require_sign_in"] = True
+        if not values.get("jobs_image") and env.get("SPACE_ID"):  # a Job runs this Space's own image
+            values["jobs_image"] = f"hf.co/spaces/{env['SPACE_ID']}"
         if "LEADERBOARD_HOST" not in env and "SPACE_ID" in env:  # on a Hugging Face Space, listen on all interfaces
             values["host"] = "0.0.0.0"
         values.update(overrides)
@@ -201,10 +222,46 @@ class Settings:
                             ("LEADERBOARD_MAX_PENDING_PER_ORG", self.max_pending_per_org)):
             if value < 0:
                 raise ValueError(f"{name} must be 0 or more, not {value}")
+        if self.executor not in {"local", "hf-jobs"}:
+            raise ValueError(f"LEADERBOARD_EXECUTOR must be 'local' or 'hf-jobs', not {self.executor!r}")
+        if self.executor == "hf-jobs" and self.store_backend != "hub":
+            raise ValueError("LEADERBOARD_EXECUTOR=hf-jobs needs the Hub store (LEADERBOARD_STORE=hub): a Job "
+                             "publishes to it")
+        if self.executor == "hf-jobs" and not self.jobs_image:
+            raise ValueError("LEADERBOARD_EXECUTOR=hf-jobs needs LEADERBOARD_JOBS_IMAGE (on a Space it defaults to the "
+                             "Space's own image)")
+        if self.executor == "hf-jobs":
+            from leaderboard.job_flavors import parse_flavors
+
+            parse_flavors(self.jobs_flavors)  # a bad table says so at start, naming LEADERBOARD_JOBS_FLAVORS
+        if self.jobs_max < 1:
+            raise ValueError("LEADERBOARD_JOBS_MAX must be at least 1")
+        if self.commit_budget < 1:
+            raise ValueError("LEADERBOARD_COMMIT_BUDGET must be at least 1")
         if self.playground_per_minute < 1:
             raise ValueError("LEADERBOARD_PLAYGROUND_PER_MINUTE must be at least 1")
         if self.playground_max_chars < 1:
             raise ValueError("LEADERBOARD_PLAYGROUND_MAX_CHARS must be at least 1")
+
+    def as_env(self) -> dict[str, str]:
+        """Every setting but the secrets as the environment text that reads back to it (the benchmarks' data
+        locations included): what a Hugging Face Job gets, so it runs with this Space's settings."""
+        env = {}
+        for f in fields(self):
+            if "env" not in f.metadata or f.metadata["secret"]:
+                continue
+            value = getattr(self, f.name)
+            if isinstance(value, tuple):
+                value = ",".join(value)
+            elif isinstance(value, bool):
+                value = "1" if value else "0"
+            elif value is None:
+                value = ""
+            elif isinstance(value, float):
+                value = f"{value:g}"
+            env[f.metadata["env"]] = str(value)
+        env.update({s.setting: self.sources.get(s.key, "") for s in api.sources()})
+        return env
 
     def with_(self, **changes) -> "Settings":
         """A copy with some fields changed (tests and the CLI use this)."""

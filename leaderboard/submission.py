@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluator import api as evaluator_api
-from leaderboard import limits
+from leaderboard import job_flavors, limits
 from leaderboard import model_inspection as inspection
 from leaderboard.formatting import escape_markdown as md
 from leaderboard.identity import SIGN_IN_NEEDED, SIGNED_OUT, Visitor
@@ -57,7 +57,8 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
        gated or private repos are refused (offline: not checkable, noted on the request);
     4. remote code (auto_map) refused; architecture must be loadable (evaluator.api.describe_model_folder,
        or transformers' mappings when config.json is all there is);
-    5. weights in *.safetensors;  6. parameter count <= settings.max_params_billions;
+    5. weights in *.safetensors;  6. parameter count <= settings.max_params_billions, and with the hf-jobs executor
+       a model (float32 counting double) no larger than the largest hardware of settings.jobs_flavors;
     7. a licence in the model card (Hub models only);
     8. duplicate (same model + sha + precision, not FAILED/CANCELLED) -> answered with the existing request;
     9. limits (admins have none; leaderboard.limits): the submitter's PENDING requests, their submissions in the
@@ -134,6 +135,7 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
         raise Refusal(f"Model {shown} has {params / 1e9:.2f}B parameters ({params:,}), more than this leaderboard's "
                       f"limit of {settings.max_params_billions:g}B.")
     params_billions = params / 1e9
+    check_hardware(settings, shown, params_billions, precision)
 
     # 7: licence (Hub models)
     if not local:
@@ -289,6 +291,24 @@ def _check_with_transformers(model_type: str) -> None:
     if model_type not in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES and model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
         raise Refusal(f"The architecture {md(model_type, 60)} is neither an image-text-to-text nor a causal "
                       "language model, so it cannot be evaluated here.")
+
+
+# ---------------------------------------------------------------- step 6: hardware (hf-jobs)
+def check_hardware(settings: Settings, shown: str, params_billions: float, precision: str) -> None:
+    """With LEADERBOARD_EXECUTOR=hf-jobs, refuse a model larger than the largest hardware of
+    LEADERBOARD_JOBS_FLAVORS (a float32 model counts double); a bad table is refused with a clear message."""
+    if settings.executor != "hf-jobs":
+        return
+    try:
+        rules = job_flavors.parse_flavors(settings.jobs_flavors)
+    except ValueError as error:
+        log.error("submission refused: %s", error)
+        raise Refusal(f"This leaderboard's hardware table is misconfigured ({md(str(error), 300)}); nothing was "
+                      "queued. Please tell its maintainers.") from None
+    try:
+        job_flavors.choose_flavor(rules, params_billions, precision)
+    except job_flavors.TooLarge as error:
+        raise Refusal(f"Model {shown}: {md(str(error), 400)}") from None
 
 
 # ---------------------------------------------------------------- step 7: licence

@@ -59,3 +59,20 @@ def test_queue_frame_finished_and_cancelled_newest_first_and_empty_frames_have_h
         assert empty.empty and list(empty.columns) == list(QUEUE_COLUMNS[status])
     with pytest.raises(ValueError):
         queue_frame(reqs, "LOST")
+
+
+def test_a_running_job_shows_its_id_flavor_price_stage_and_time():
+    from leaderboard.hf_jobs import JobState
+    from leaderboard.queue_views import job_text
+
+    request = q.Request(model="org/m", revision="a" * 40, status=q.RUNNING, started_time="2026-11-24T10:00:00+00:00",
+                        job={"id": "0123456789abcdef", "flavor": "l40sx1", "started": "2026-11-24T10:00:00+00:00"})
+    live = JobState(id="0123456789abcdef", stage="RUNNING", flavor="l40sx1",
+                    progress={"benchmark": "cure", "stage": "answering", "done": 3, "total": 20})
+    now = q.parse_time("2026-11-24T10:12:05+00:00")
+    assert job_text(request, live, {"l40sx1": "$1.80/h"}, now) == "0123456789ab · l40sx1 ($1.80/h) · RUNNING · 12:05"
+    assert job_text(q.Request(model="org/m", revision="b" * 40, status=q.RUNNING)) == ""  # a local run
+    frame = queue_frame([request], q.RUNNING, now=now, jobs={request.key: live}, prices={"l40sx1": "$1.80/h"})
+    row = frame.iloc[0]
+    assert row["Job"].startswith("0123456789ab · l40sx1 ($1.80/h) · RUNNING")
+    assert row["Progress"].startswith("cure answering 3/20")  # read from the Job's log, no commit

@@ -125,14 +125,18 @@ def test_finish_needs_the_lease_and_release_does_not_count_an_attempt(store):
     assert done.status == queue.FAILED and done.error == "boom" and done.log_tail == "line" and done.finished_time
 
 
-def test_cancel_only_pending(store):
+def test_cancel_pending_or_running_only(store):
     first, second = _enqueue(store, 2)
     queue.claim(store, "w1", 60)
-    ok, message = act(store, first.path, "cancel", ADMIN)
-    assert not ok and "RUNNING" in message
     ok, message = act(store, second.path, "cancel", ADMIN)
     assert ok and queue.load(store, second.path).status == queue.CANCELLED
     assert queue.claim(store, "w2", 60) is None
+    ok, message = act(store, first.path, "cancel", ADMIN)  # running: stopped, its worker's lease is gone
+    stopped = queue.load(store, first.path)
+    assert ok and (stopped.status, stopped.lease_owner) == (queue.CANCELLED, None)
+    assert queue.heartbeat(store, first.path, "w1", 60) is False  # the worker sees it at its next heartbeat
+    ok, message = act(store, first.path, "cancel", ADMIN)
+    assert not ok and "Only a PENDING or RUNNING request can be cancelled; this one is CANCELLED" in message
     assert act(store, "requests/none/x/000000000000_auto.json", "cancel", ADMIN) == (False, "No such request.")
 
 

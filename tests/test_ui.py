@@ -70,15 +70,18 @@ def test_queue_endpoint_shows_a_pending_request_and_cancel_works(client, store):
 
     refused = client.predict("../../etc/passwd", api_name="/cancel")
     assert "not a request key" in refused
-    not_pending = client.predict(running.key, api_name="/cancel")
-    assert "Only a PENDING request" in not_pending
     done = client.predict(request.key, api_name="/cancel")
     assert done.startswith("Done")
     assert q.load(store, request.path).status == q.CANCELLED
+    again = client.predict(request.key, api_name="/cancel")
+    assert "Only a PENDING or RUNNING request can be cancelled; this one is CANCELLED" in again
+    stopped = client.predict(running.key, api_name="/cancel")  # a running evaluation is stopped too
+    assert stopped.startswith("Done")
+    assert (q.load(store, running.path).status, q.load(store, running.path).lease_owner) == (q.CANCELLED, None)
 
     pending, _, _, _, cancelled = client.predict(api_name="/queue")
     assert pending["data"] == []
-    assert [row[0] for row in cancelled["data"]] == ["tiny-org/tiny-llava"]
+    assert sorted(row[0] for row in cancelled["data"]) == ["tiny-org/tiny-llama", "tiny-org/tiny-llava"]
 
 
 def test_failed_request_shows_reason_and_log_tail(client, store):
@@ -123,3 +126,21 @@ def test_about_says_who_submits_with_and_without_sign_in(settings):
     assert "submitted by the local user" in local and "Sign in with Hugging Face" not in local
     space = about_markdown(settings.with_(require_sign_in=True, max_pending_per_user=3, max_submissions_per_week=7))
     assert "Sign in with Hugging Face" in space and "3 pending at once and submit 7 in any 7 days" in space
+
+
+def test_about_states_every_benchmark_s_differences_and_likelihood_rule(settings):
+    """Issue 15: per benchmark, About says every place where we deliberately differ from the reference, and the
+    rule by which a benchmark that scores options by likelihood picks one."""
+    from evaluator.benchmarks import cards
+    from leaderboard.ui.about import about_markdown
+
+    about = about_markdown(settings)
+    for card in cards():
+        assert card.differences, f"{card.name} states no difference from its reference"
+        for difference in card.differences:
+            assert f"- {difference}" in about
+        heading = about.index(f"### {card.title}") if f"### {card.title}" in about else about.index(card.title)
+        assert about.index(card.differences[0]) > heading  # under its own benchmark
+    rules = {card.name: card.likelihood_rule for card in cards()}
+    assert "mean" in rules["cure"] and "sum" in rules["reform"]
+    assert all(rules[name] in about for name in ("cure", "reform"))

@@ -59,5 +59,5 @@ def open_store(settings: Settings, api=None) -> Store:
             from huggingface_hub import HfApi
 
             api = HfApi(token=settings.hf_token or None)
-        return HubStore(api, settings.results_repo, settings.requests_repo)
+        return HubStore(api, settings.results_repo, settings.requests_repo, commit_budget=settings.commit_budget)
     raise ValueError(f"unknown store backend {settings.store_backend!r}")

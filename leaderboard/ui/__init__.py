@@ -35,8 +35,9 @@ def launch_options(settings: Settings, store: Store) -> dict:
     return {"allowed_paths": [str(details.resolve())]}
 
 
-def build_app(settings: Settings, store: Store) -> gr.Blocks:
-    """The whole Space: Leaderboard, Explorer, Submit, Queue, Judge playground and About tabs."""
+def build_app(settings: Settings, store: Store, jobs=None) -> gr.Blocks:
+    """The whole Space: Leaderboard, Explorer, Submit, Queue, Judge playground and About tabs. `jobs`: the
+    dispatcher of Hugging Face Jobs, when evaluations run as Jobs (the Queue tab shows them)."""
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         with gr.Row(equal_height=True):
             gr.Markdown(INTRO)
@@ -50,7 +51,7 @@ def build_app(settings: Settings, store: Store) -> gr.Blocks:
             with gr.Tab("Submit", id="submit"):
                 submit.build(demo, settings, store)
             with gr.Tab("Queue", id="queue"):
-                queue_tab.build(demo, settings, store)
+                queue_tab.build(demo, settings, store, jobs)
             with gr.Tab("Judge playground", id="judge"):
                 playground.build(demo, settings, store)
             with gr.Tab("About", id="about"):

@@ -42,8 +42,8 @@ HELP = ("Requests move from **Pending** to **Running** when the evaluator claims
         "model appears on the board) or **Failed** (with the reason and the last lines of the worker's log). "
         "A running request shows which benchmark it is on, its items done, speed and time left, and when the "
         "evaluator last reported; a run that was stopped (a restart) starts again where it stopped, reusing the "
-        "answers it had (\"resumed: ... items reused\"). A pending request can be cancelled below by the person who "
-        "submitted it (or an admin). Click a failed run to read its log tail.")
+        "answers it had (\"resumed: ... items reused\"). A pending or running request can be cancelled below by the person "
+        "who submitted it (or an admin): a running evaluation is stopped. Click a failed run to read its log tail.")
 
 
 DAMAGED_COLUMNS = ("Path", "Reason")
@@ -92,10 +92,22 @@ def _request_path(key: str) -> tuple[str, str]:
     return f"requests/{key}.json", ""
 
 
+def _cancel_job(store: Store, path: str, jobs) -> None:
+    """Cancel the Hugging Face Job of a request just cancelled, if it ran as one."""
+    try:
+        request = q.load(store, path)
+    except Exception:  # noqa: BLE001 - the dispatcher's next tick cancels it anyway
+        return
+    job_id = (request.job or {}).get("id") if request else None
+    if job_id:
+        jobs.cancel(job_id)
+
+
 def request_action(settings: Settings, store: Store, key: str, action: str, by: identity.Visitor,
-                   reason: str = "") -> str:
+                   reason: str = "", jobs=None) -> str:
     """Cancel, re-queue, hide or show the request named by its key (<org>/<model>/<sha12>_<precision>) as the
-    visitor `by`; a Markdown message. A hidden or shown run rebuilds the board."""
+    visitor `by`; a Markdown message. A hidden or shown run rebuilds the board; a cancelled request running as a
+    Hugging Face Job has its Job cancelled through `jobs` (the dispatcher; its next tick would too)."""
     path, problem = _request_path(key)
     if problem:
         return problem
@@ -106,11 +118,14 @@ def request_action(settings: Settings, store: Store, key: str, action: str, by: 
         return f"The request could not be changed right now ({action}); please try again."
     if done and action in ("hide", "show"):  # the board follows at once (the next tick would notice too)
         rebuild_board(settings, store)
+    if done and action == "cancel" and jobs is not None:
+        _cancel_job(store, path, jobs)
     return ("Done: " if done else "Not done: ") + message
 
 
-def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
-    """Lay out the tab inside the current Blocks context and wire its events."""
+def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None) -> None:
+    """Lay out the tab inside the current Blocks context and wire its events. `jobs`: the dispatcher of the
+    Hugging Face Jobs (LEADERBOARD_EXECUTOR=hf-jobs), whose last look at each Job the Running table shows."""
 
     def visitor(profile) -> identity.Visitor:
         return identity.visitor(settings, profile)
@@ -122,7 +137,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         except Exception as error:  # noqa: BLE001 - an outage of the store must not break the tab
             log.warning("the queue could not be read: %s", error)
             requests, problem = [], "The queue could not be read right now; it is tried again in a few seconds."
-        shown = tuple(queue_frame(requests, status) for status in SECTIONS)
+        live, prices = (jobs.live, jobs.prices()) if jobs is not None else ({}, {})
+        shown = tuple(queue_frame(requests, status, jobs=live, prices=prices) for status in SECTIONS)
         failed = shown[list(SECTIONS).index(q.FAILED)]
         submitters = {r.key: r.submitter for r in requests}
         summary = {
@@ -231,7 +247,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
     ).then(decorate, inputs=summary, outputs=decorated, api_visibility="private", show_progress="hidden")
 
     def on_cancel(key: str, profile: gr.OAuthProfile | None) -> str:
-        return request_action(settings, store, key, "cancel", visitor(profile))
+        return request_action(settings, store, key, "cancel", visitor(profile), jobs=jobs)
 
     def refreshed(event):
         """After an action: clear the pick, then redraw the tables for this visitor."""

@@ -24,7 +24,7 @@ HELP = ("Enter the id of a public model on the Hugging Face Hub (`org/model-name
         "safetensors, must not need remote code and may have at most {max_params:g}B parameters. "
         "**auto** precision means bfloat16 on a GPU and float32 on the CPU.")
 LIMITS = ("Each person may have at most {pending} pending request(s) at once and submit at most {week} in any 7 days; "
-          "a request you submitted can be cancelled in the Queue tab while it is pending.")
+          "a request you submitted can be cancelled in the Queue tab while it is pending or running.")
 
 
 def submit_message(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",

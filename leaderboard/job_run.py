@@ -1,0 +1,45 @@
+"""Inside a Hugging Face Job: evaluate the one request the dispatcher claimed for it, and publish.
+
+`python -m leaderboard.job_run --request requests/<key>.json --owner <lease owner>`
+
+It claims nothing: the request must be RUNNING under `owner`, else it stops with a message. It runs the evaluator and
+publishes results and details exactly as the local worker does (leaderboard.scheduler.run_request), but never
+renews the lease (the dispatcher set it for the Job's whole time and watches the Job through the Jobs API), so the
+run costs no heartbeat commits; progress goes to stdout as LEADERBOARD_PROGRESS lines, which the Space reads from
+the Job's log. SIGTERM (a cancelled Job) stops the evaluation; the request is closed by whoever cancelled it.
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+
+from leaderboard import request_queue as queue
+from leaderboard.scheduler import run_request
+from leaderboard.settings import Settings
+from leaderboard.store import open_store
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m leaderboard.job_run", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--request", required=True, help="the request's path in the store")
+    parser.add_argument("--owner", required=True, help="the lease owner the dispatcher claimed it under")
+    args = parser.parse_args(argv)
+    settings = Settings.from_env()
+    store = open_store(settings)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    request = queue.load(store, args.request)
+    if request is None or request.status != queue.RUNNING or request.lease_owner != args.owner:
+        state = "missing" if request is None else f"{request.status}, leased to {request.lease_owner or 'nobody'}"
+        print(f"error: {args.request} is not leased to this Job ({state}); nothing to do", flush=True)
+        return 3
+    print(f"[job] evaluating {request.key} (store: {settings.store_backend})", flush=True)
+    report = run_request(settings, store, request, args.owner, stop, in_job=True)
+    print(f"[job] {request.key}: {report.status} {report.error or ''}".rstrip(), flush=True)
+    return 0 if report.status == queue.FINISHED else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,330 @@
+"""The loopback Hub's Jobs (used by tests/hub_server.py): each Job's command RUNS here as a local subprocess.
+
+The `image` is ignored; the command runs in its own process group with this process's environment (or the
+server's `job_env`), then the Job's `environment`, then its `secrets` on top; stdout and stderr are captured
+line by line as the Job's logs. Stages are the client's `JobStage` values: RUNNING from the start (the Job
+needs no scheduling here), then COMPLETED (exit code 0), ERROR (another exit code, a timeout, `kill`), or
+CANCELED (`cancel`). When the command exits, what is left of its process group is killed, as when a container
+stops, so the log pipe closes; the stage turns terminal only once every log line has been read.
+
+A `JobRecord` is what a test may look at and never holds a secret value: only the secret NAMES.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, replace
+from typing import Iterator
+
+from tests.hub_repos import HubError, iso_time
+
+TERMINAL = ("COMPLETED", "CANCELED", "ERROR", "DELETED")
+KEEP_ALIVE_SECONDS = 30.0  # the Hub sends an SSE comment this often on a silent log stream
+
+
+def _gpu(model: str, quantity: int, vram_gb: int) -> dict:
+    return {"type": "gpu", "model": model, "quantity": str(quantity), "vram": f"{vram_gb} GB",
+            "manufacturer": "Nvidia"}
+
+
+def _hardware(name: str, pretty: str, cpu: int, ram_gb: int, usd_per_hour: float, gpu: dict | None) -> dict:
+    micro_per_minute = round(usd_per_hour * 1_000_000 / 60)
+    return {"name": name, "prettyName": pretty, "cpu": f"{cpu} vCPU", "ram": f"{ram_gb} GB",
+            "ephemeralStorage": "50 GB", "accelerator": gpu, "unitCostMicroUSD": micro_per_minute,
+            "unitCostUSD": micro_per_minute / 1_000_000, "unitLabel": "minute"}
+
+
+# GET /api/jobs/hardware, in the shape the client parses into JobHardwareInfo (prices are illustrative).
+HARDWARE = [
+    _hardware("cpu-basic", "CPU Basic", 2, 16, 0.01, None),
+    _hardware("t4-small", "Nvidia T4 - small", 4, 15, 0.40, _gpu("T4", 1, 16)),
+    _hardware("l4x1", "1x Nvidia L4", 8, 30, 0.80, _gpu("L4", 1, 24)),
+    _hardware("a10g-large", "Nvidia A10G - large", 12, 46, 1.50, _gpu("A10G", 1, 24)),
+    _hardware("l40sx1", "1x Nvidia L40S", 8, 62, 1.80, _gpu("L40S", 1, 48)),
+    _hardware("a100-large", "Nvidia A100 - large", 12, 142, 2.50, _gpu("A100", 1, 80)),
+    _hardware("h100x8", "8x Nvidia H100", 184, 1440, 36.00, _gpu("H100", 8, 640)),
+]
+FLAVORS = {row["name"] for row in HARDWARE}
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """What was asked of a Job (secret names only) and, in `hub.jobs`, a snapshot of where it stands."""
+
+    id: str
+    namespace: str
+    user: str
+    image: str
+    command: list[str]
+    env: dict[str, str]
+    secret_names: list[str]
+    labels: dict[str, str]
+    flavor: str
+    timeout: int | None
+    created_at: float
+    stage: str = "SCHEDULING"
+    message: str | None = None
+    pid: int | None = None
+
+
+class Job:
+    """A running (or finished) Job: its process, stage and logs; `changed` wakes the log streams."""
+
+    def __init__(self, record: JobRecord):
+        self.record = record
+        self.stage, self.message = "SCHEDULING", None
+        self.started_at: float | None = None
+        self.finished_at: float | None = None
+        self.proc: subprocess.Popen | None = None
+        self.logs: list[tuple[float, str]] = []
+        self.changed = threading.Condition()
+        self._end: tuple[str, str | None] | None = None  # why it was stopped (cancel, kill, timeout)
+
+    @property
+    def terminal(self) -> bool:
+        return self.stage in TERMINAL
+
+    def snapshot(self) -> JobRecord:
+        with self.changed:
+            return replace(self.record, stage=self.stage, message=self.message,
+                           pid=self.proc.pid if self.proc else None)
+
+    def log_lines(self) -> list[str]:
+        with self.changed:
+            return [line for _ts, line in self.logs]
+
+    def append_log(self, line: str) -> None:
+        with self.changed:
+            self.logs.append((time.time(), line))
+            self.changed.notify_all()
+
+    def set_stage(self, stage: str, message: str | None = None) -> None:
+        with self.changed:
+            self.stage, self.message = stage, message
+            if stage == "RUNNING":
+                self.started_at = time.time()
+            elif stage in TERMINAL:
+                self.finished_at = time.time()
+            self.changed.notify_all()
+
+    def stop(self, stage: str, message: str | None, sig: int) -> bool:
+        """Signal the process group; the stage becomes `stage` when it is gone. False if it had already ended."""
+        with self.changed:
+            if self.terminal or self.proc is None or self._end is not None:
+                return False
+            self._end = (stage, message)
+        _signal_group(self.proc, sig)
+        return True
+
+    def end_reason(self, returncode: int) -> tuple[str, str | None]:
+        with self.changed:
+            if self._end is not None:
+                return self._end
+        if returncode == 0:
+            return "COMPLETED", None
+        return "ERROR", f"Job failed with exit code: {returncode}"
+
+    def json(self) -> dict:
+        """The Job as the Hub's Jobs API answers it (what JobInfo parses)."""
+        rec = self.record
+        with self.changed:
+            stage, message, started, finished = self.stage, self.message, self.started_at, self.finished_at
+        now = finished or time.time()
+        answer = {
+            "id": rec.id, "createdAt": iso_time(rec.created_at), "dockerImage": rec.image, "spaceId": None,
+            "command": rec.command, "arguments": [], "environment": rec.env,
+            "secrets": {name: None for name in rec.secret_names}, "flavor": rec.flavor, "labels": rec.labels,
+            "timeout": rec.timeout, "status": {"stage": stage, "message": message},
+            "owner": {"id": _id_of(rec.namespace), "name": rec.namespace,
+                      "type": "user" if rec.namespace == rec.user else "org"},
+            "initiator": {"type": "user", "id": _id_of(rec.user), "name": rec.user},
+            "durations": {"schedulingSecs": round((started or now) - rec.created_at),
+                          "runningSecs": round(now - started) if started else None,
+                          "totalSecs": round(now - rec.created_at)},
+        }
+        if started:
+            answer["startedAt"] = iso_time(started)
+        if finished:
+            answer["finishedAt"] = iso_time(finished)
+        return answer
+
+
+def _id_of(name: str) -> str:
+    return name.encode().hex()[:24].ljust(24, "0")
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)  # the Job runs in its own session: its group id is its pid
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill_if_running(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:  # once reaped, the watcher has already killed the rest of the group
+        _signal_group(proc, signal.SIGKILL)
+
+
+def _string_map(spec: dict, key: str) -> dict[str, str]:
+    value = spec.get(key) or {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise HubError(400, f"{key} must map names to strings")
+    return dict(value)
+
+
+def _validate(spec: dict) -> None:
+    command = spec.get("command")
+    if not isinstance(command, list) or not command or not all(isinstance(part, str) for part in command):
+        raise HubError(400, "command must be a non-empty list of strings")
+    if spec.get("flavor", "cpu-basic") not in FLAVORS:
+        raise HubError(400, f"Invalid flavor {spec.get('flavor')!r}: one of {sorted(FLAVORS)}")
+    timeout = spec.get("timeoutSeconds")
+    if timeout is not None and (not isinstance(timeout, int) or timeout <= 0):
+        raise HubError(400, "timeoutSeconds must be a positive integer")
+
+
+class JobRunner:
+    """Starts, watches, lists and stops the Jobs. `cwd` and `base_env` (default: os.environ at start) apply to
+    every Job; `kill_grace` is how long a canceled Job has between SIGTERM and SIGKILL."""
+
+    def __init__(self, cwd: str | os.PathLike | None = None, base_env: dict[str, str] | None = None,
+                 kill_grace: float = 2.0):
+        self.cwd = cwd
+        self.base_env = base_env
+        self.kill_grace = kill_grace
+        self._jobs: dict[str, Job] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------------------------------------ running
+
+    def run(self, namespace: str, user: str, spec: dict) -> Job:
+        _validate(spec)
+        env, hidden = _string_map(spec, "environment"), _string_map(spec, "secrets")
+        record = JobRecord(id=secrets.token_hex(12), namespace=namespace, user=user,
+                           image=spec.get("dockerImage") or spec.get("spaceId") or "",
+                           command=list(spec["command"]) + list(spec.get("arguments") or []), env=env,
+                           secret_names=sorted(hidden), labels=_string_map(spec, "labels"),
+                           flavor=spec.get("flavor", "cpu-basic"), timeout=spec.get("timeoutSeconds"),
+                           created_at=time.time())
+        job = Job(record)
+        with self._lock:
+            self._jobs[record.id] = job
+        process_env = {**(os.environ if self.base_env is None else self.base_env), **env, **hidden}
+        try:
+            job.proc = subprocess.Popen(record.command, cwd=self.cwd, env=process_env, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as exc:
+            job.append_log(f"could not start the command: {exc}")
+            job.set_stage("ERROR", f"could not start the command: {type(exc).__name__}")
+            return job
+        job.set_stage("RUNNING")
+        threading.Thread(target=self._watch, args=(job,), name=f"job-{record.id}", daemon=True).start()
+        return job
+
+    def _watch(self, job: Job) -> None:
+        proc = job.proc
+        reader = threading.Thread(target=_read_logs, args=(job,), daemon=True)
+        reader.start()
+        try:
+            proc.wait(timeout=job.record.timeout)
+        except subprocess.TimeoutExpired:
+            job.stop("ERROR", f"Job timeout: exceeded {job.record.timeout} seconds", signal.SIGKILL)
+            proc.wait()
+        _signal_group(proc, signal.SIGKILL)  # the container stops: nothing of the Job outlives its command
+        reader.join()
+        job.set_stage(*job.end_reason(proc.returncode))
+
+    # ------------------------------------------------------------------------------------------------ stopping
+
+    def cancel(self, namespace: str, job_id: str) -> None:
+        job = self.get(namespace, job_id)
+        if job.stop("CANCELED", None, signal.SIGTERM):
+            timer = threading.Timer(self.kill_grace, _kill_if_running, args=(job.proc,))
+            timer.daemon = True
+            timer.start()
+
+    def kill(self, job_id: str, message: str = "Job was killed (exit code 137)") -> None:
+        """Test hook: the Job dies mid-run (like an out-of-memory kill) and ends in ERROR."""
+        self.by_id(job_id).stop("ERROR", message, signal.SIGKILL)
+
+    def close(self) -> None:
+        """Kill every Job still running and wait for them (the server is going away)."""
+        with self._lock:
+            jobs = list(self._jobs.values())
+        for job in jobs:
+            job.stop("CANCELED", "the test Hub stopped", signal.SIGKILL)
+        for job in jobs:
+            with job.changed:
+                job.changed.wait_for(lambda job=job: job.terminal, timeout=10)
+
+    # ------------------------------------------------------------------------------------------------ reading
+
+    def by_id(self, job_id: str) -> Job:
+        with self._lock:
+            job = self._jobs.get(job_id)
+        if job is None:
+            raise HubError(404, f"Job {job_id} not found")
+        return job
+
+    def get(self, namespace: str, job_id: str) -> Job:
+        job = self.by_id(job_id)
+        if job.record.namespace != namespace:
+            raise HubError(404, f"Job {job_id} not found")
+        return job
+
+    def records(self) -> list[JobRecord]:
+        with self._lock:
+            jobs = list(self._jobs.values())
+        return [job.snapshot() for job in jobs]
+
+    def select(self, namespace: str, stages: list[str], labels: list[str]) -> list[Job]:
+        """Newest first; `stages` any of, `labels` all of ("key=value", or "key" for any value)."""
+        wanted = [label.partition("=") for label in labels]
+        with self._lock:
+            jobs = [job for job in self._jobs.values() if job.record.namespace == namespace]
+        found = []
+        for job in reversed(jobs):
+            have = job.record.labels
+            if stages and job.stage not in stages:
+                continue
+            if all(key in have and (not sep or have[key] == value) for key, sep, value in wanted):
+                found.append(job)
+        return found
+
+
+def _read_logs(job: Job) -> None:
+    for raw in job.proc.stdout:
+        job.append_log(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+    job.proc.stdout.close()
+
+
+def _sse(ts: float, line: str) -> bytes:
+    return b"data: " + json.dumps({"data": line, "timestamp": iso_time(ts)}).encode() + b"\n\n"
+
+
+def log_stream(job: Job, tail: int | None = None, keep_alive: float = KEEP_ALIVE_SECONDS) -> Iterator[bytes]:
+    """GET /api/jobs/{ns}/{id}/logs: server-sent events `data: {"data": line, "timestamp": ...}`, the Hub's
+    "===== Job started" line first; the stream follows the Job and ends when it is over."""
+    start = job.started_at or job.record.created_at
+    yield _sse(start, f"===== Job started at {iso_time(start)} =====")
+    with job.changed:
+        sent = max(0, len(job.logs) - tail) if tail is not None else 0
+    while True:
+        with job.changed:
+            if not job.changed.wait_for(lambda: len(job.logs) > sent or job.terminal, timeout=keep_alive):
+                batch, done = None, False
+            else:
+                batch, done = job.logs[sent:], job.terminal
+        if batch is None:
+            yield b": keep-alive\n\n"
+            continue
+        for ts, line in batch:
+            yield _sse(ts, line)
+        sent += len(batch)
+        if done:
+            return

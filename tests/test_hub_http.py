@@ -1,0 +1,326 @@
+"""The loopback Hub (tests/hub_server.py) answers the REAL `huggingface_hub.HfApi` client over HTTP: dataset repos
+(create, read, list, commit with parent_commit, 412 and 429 answers) and Jobs, whose commands run here as local
+subprocesses (env and secrets, logs, cancel, kill, timeout, labels, hardware).
+
+tests/conftest.py sets HF_HUB_OFFLINE=1, which makes huggingface_hub refuse every request (its HTTP client checks
+`constants.HF_HUB_OFFLINE` on each one): the `hub` fixture lifts it with `hub_client_online()` for this module,
+and a Job's subprocess that calls the server gets HF_HUB_OFFLINE=0 in its env.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+
+import pytest
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+from huggingface_hub.errors import (BadRequestError, HfHubHTTPError, RemoteEntryNotFoundError,
+                                    RepositoryNotFoundError, RevisionNotFoundError)
+
+from tests.conftest import wait_for
+from tests.hub_server import HubServer, hub_client_online
+
+USER, ORG = "ada", "test-org"
+TERMINAL = ("COMPLETED", "CANCELED", "ERROR", "DELETED")
+
+
+@pytest.fixture(scope="module")
+def hub():
+    with HubServer(kill_grace=1.0) as server, hub_client_online():
+        yield server
+
+
+@pytest.fixture(scope="module")
+def token(hub):
+    return hub.issue_token(USER, orgs=[ORG])
+
+
+@pytest.fixture
+def api(hub, token):
+    return HfApi(endpoint=hub.url, token=token)
+
+
+@pytest.fixture
+def repo(api):
+    """A new dataset repo of the org."""
+    repo_id = f"{ORG}/results-{uuid.uuid4().hex[:8]}"
+    api.create_repo(repo_id, repo_type="dataset", exist_ok=True)
+    return repo_id
+
+
+def commit(api, repo_id, files: dict[str, bytes | None], parent: str | None = None):
+    operations = [CommitOperationDelete(path) if data is None else CommitOperationAdd(path, data)
+                  for path, data in files.items()]
+    return api.create_commit(repo_id, operations=operations, commit_message=f"Update {len(files)} files",
+                             repo_type="dataset", parent_commit=parent)
+
+
+def stage_of(api, job_id: str, namespace: str = USER) -> str:
+    return api.inspect_job(job_id=job_id, namespace=namespace).status.stage
+
+
+def wait_stage(api, job_id: str, namespace: str = USER, timeout: float = 10.0):
+    """The Job once it reached a terminal stage."""
+    return wait_for(lambda: (job := api.inspect_job(job_id=job_id, namespace=namespace)).status.stage in TERMINAL
+                    and job, timeout=timeout)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is gone too
+    except FileNotFoundError:
+        return False
+
+
+def python(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+# ------------------------------------------------------------------------------------------------ repos
+
+def test_create_commit_and_read_back(api, hub, tmp_path):
+    repo_id = f"{ORG}/board-{uuid.uuid4().hex[:8]}"
+    url = api.create_repo(repo_id, repo_type="dataset")
+    assert url.repo_id == repo_id and url.repo_type == "dataset"
+    assert api.create_repo(repo_id, repo_type="dataset", exist_ok=True).repo_id == repo_id  # 409 taken as "exists"
+    with pytest.raises(HfHubHTTPError) as exists:
+        api.create_repo(repo_id, repo_type="dataset")
+    assert exists.value.response.status_code == 409
+
+    first = api.repo_info(repo_id, repo_type="dataset").sha
+    info = commit(api, repo_id, {"results/a.json": b'{"score": 1}', "requests/b.json": b"{}"}, parent=first)
+    assert info.oid != first and api.repo_info(repo_id, repo_type="dataset").sha == info.oid
+    assert hub.commits[repo_id] == 1 and hub.head(repo_id) == info.oid
+    assert sorted(api.list_repo_files(repo_id, repo_type="dataset")) == [".gitattributes", "requests/b.json",
+                                                                          "results/a.json"]
+    assert [f.path for f in api.list_repo_tree(repo_id, repo_type="dataset")] == [".gitattributes", "requests",
+                                                                                  "results"]
+    path = api.hf_hub_download(repo_id, "results/a.json", repo_type="dataset", cache_dir=tmp_path)
+    assert open(path, "rb").read() == b'{"score": 1}'
+
+    second = commit(api, repo_id, {"results/a.json": b'{"score": 2}', "requests/b.json": None})
+    assert hub.commits[repo_id] == 2 and set(hub.files(repo_id)) == {".gitattributes", "results/a.json"}
+    path = api.hf_hub_download(repo_id, "results/a.json", repo_type="dataset", cache_dir=tmp_path)
+    assert open(path, "rb").read() == b'{"score": 2}'
+    old = api.hf_hub_download(repo_id, "requests/b.json", repo_type="dataset", revision=info.oid, cache_dir=tmp_path)
+    assert open(old, "rb").read() == b"{}"  # an older commit stays readable
+    assert api.repo_info(repo_id, repo_type="dataset", revision=info.oid).sha == info.oid != second.oid
+
+    with pytest.raises(RemoteEntryNotFoundError):
+        api.hf_hub_download(repo_id, "requests/b.json", repo_type="dataset", cache_dir=tmp_path)
+    with pytest.raises(RevisionNotFoundError):
+        api.hf_hub_download(repo_id, "results/a.json", repo_type="dataset", revision="f" * 40, cache_dir=tmp_path)
+    with pytest.raises(RepositoryNotFoundError):
+        api.hf_hub_download(f"{ORG}/missing", "a.json", repo_type="dataset", cache_dir=tmp_path)
+    with pytest.raises(RepositoryNotFoundError):
+        api.repo_info(f"{ORG}/missing", repo_type="dataset")
+    with pytest.raises(RemoteEntryNotFoundError):  # deleting what is not there
+        commit(api, repo_id, {"requests/b.json": None})
+
+
+def test_a_stale_parent_commit_is_refused_with_412(api, hub, repo):
+    start = api.repo_info(repo, repo_type="dataset").sha
+    moved = commit(api, repo, {"a.json": b"1"}, parent=start).oid
+    with pytest.raises(HfHubHTTPError) as refused:
+        commit(api, repo, {"a.json": b"2"}, parent=start)
+    assert refused.value.response.status_code == 412
+    assert hub.repos.rejected[repo] == 1 and hub.head(repo) == moved and hub.commits[repo] == 1
+    # additions all unchanged: the client skips the commit and answers the head, parent_commit unchecked
+    assert commit(api, repo, {"a.json": b"1"}, parent=start).oid == moved and hub.commits[repo] == 1
+
+
+def test_an_injected_429_carries_retry_after(api, hub, repo):
+    hub.fail_next_commit(repo, status=429, retry_after=2)
+    with pytest.raises(HfHubHTTPError) as throttled:
+        commit(api, repo, {"a.json": b"1"})
+    response = throttled.value.response
+    assert response.status_code == 429 and response.headers["Retry-After"] == "2"
+    assert "quotas" in response.json()["error"] and hub.commits[repo] == 0 and hub.repos.throttled[repo] == 1
+    commit(api, repo, {"a.json": b"1"})  # only the next one failed
+    assert hub.commits[repo] == 1
+
+    hub.fail_next_commit(repo, status=500, retry_after=None)
+    with pytest.raises(HfHubHTTPError) as failed:
+        commit(api, repo, {"a.json": b"2"})
+    assert failed.value.response.status_code == 500 and "Retry-After" not in failed.value.response.headers
+
+
+def test_a_commit_budget_answers_429_within_its_window(api, hub, repo):
+    other = f"{ORG}/other-{uuid.uuid4().hex[:8]}"
+    api.create_repo(other, repo_type="dataset")
+    hub.set_commit_budget(2, window_seconds=0.6, repo_id=repo)
+    commit(api, repo, {"a.json": b"1"})
+    commit(api, repo, {"a.json": b"2"})
+    with pytest.raises(HfHubHTTPError) as throttled:
+        commit(api, repo, {"a.json": b"3"})
+    assert throttled.value.response.status_code == 429 and throttled.value.response.headers["Retry-After"] == "1"
+    for n in range(3):  # another repo has no budget
+        commit(api, other, {"a.json": str(n).encode()})
+    wait_for(lambda: _commits_again(api, repo), timeout=3, step=0.1)  # the window rolls on
+    assert hub.commits[repo] == 3 and hub.commits[other] == 3
+
+
+def _commits_again(api, repo) -> bool:
+    try:
+        commit(api, repo, {"a.json": b"3"})
+        return True
+    except HfHubHTTPError as exc:
+        assert exc.response.status_code == 429
+        return False
+
+
+def test_writes_need_a_token_of_the_namespace(api, hub, repo, token):
+    anonymous = HfApi(endpoint=hub.url, token=False)
+    assert anonymous.repo_info(repo, repo_type="dataset").sha == hub.head(repo)  # reads are public
+    with pytest.raises(HfHubHTTPError) as refused:
+        commit(anonymous, repo, {"a.json": b"1"})
+    assert refused.value.response.status_code == 401
+    with pytest.raises(HfHubHTTPError) as unknown:
+        HfApi(endpoint=hub.url, token="hf_not_a_token").repo_info(repo, repo_type="dataset")
+    assert unknown.value.response.status_code == 401
+    stranger = HfApi(endpoint=hub.url, token=hub.issue_token("mallory"))
+    with pytest.raises(HfHubHTTPError) as forbidden:
+        commit(stranger, repo, {"a.json": b"1"})
+    assert forbidden.value.response.status_code == 403 and hub.commits[repo] == 0
+    assert token in hub.tokens_used and api.whoami()["name"] == USER
+    assert [org["name"] for org in api.whoami()["orgs"]] == [ORG]
+
+
+def test_the_hub_store_runs_on_the_real_client(api, hub):
+    from leaderboard.store import StoreConflict
+    from leaderboard.store.hub import HubStore
+
+    results, requests = f"{ORG}/lb-results-{uuid.uuid4().hex[:6]}", f"{ORG}/lb-requests-{uuid.uuid4().hex[:6]}"
+    store = HubStore(api, results, requests)
+    store.write_json("results/org/m/run.json", {"score": 1})
+    store.write_json("requests/org/m/req.json", {"status": "PENDING"})
+    assert store.read_json("results/org/m/run.json") == {"score": 1}
+    assert store.list("requests", suffix=".json") == ["requests/org/m/req.json"]
+    with pytest.raises(StoreConflict):
+        with store.lock():
+            HubStore(api, results, requests, create=False).write_json("requests/org/m/other.json", {})
+            store.write_json("requests/org/m/req.json", {"status": "RUNNING"})
+    store.delete("results/org/m/run.json")
+    assert store.read_json("results/org/m/run.json") is None
+    assert hub.commits[results] == 2 and hub.commits[requests] == 2 and hub.repos.rejected[requests] == 1
+
+
+# ------------------------------------------------------------------------------------------------ jobs
+
+def test_a_job_runs_with_env_and_secrets_and_logs(api, hub, token):
+    job = api.run_job(image="python:3.12", command=python(
+        "print('hello'); import os; print(os.environ['GREETING']); print(len(os.environ['HF_TOKEN']))"),
+        env={"GREETING": "bonjour"}, secrets={"HF_TOKEN": token}, flavor="t4-small", timeout=60,
+        labels={"benchmark": "reform"}, namespace=USER)
+    assert job.status.stage in ("RUNNING", "COMPLETED") and job.owner.name == USER
+    done = wait_stage(api, job.id)
+    assert done.status.stage == "COMPLETED" and done.flavor == "t4-small" and done.labels["benchmark"] == "reform"
+    assert done.environment == {"GREETING": "bonjour"} and list(done.secrets) == ["HF_TOKEN"]
+    assert done.started_at and done.finished_at and done.finished_at >= done.started_at
+    logs = list(api.fetch_job_logs(job_id=job.id, namespace=USER))
+    assert logs == ["hello", "bonjour", str(len(token))] == hub.job_logs(job.id)
+
+    record = next(r for r in hub.jobs if r.id == job.id)
+    assert (record.namespace, record.flavor, record.env, record.secret_names) == (USER, "t4-small",
+                                                                                  {"GREETING": "bonjour"}, ["HF_TOKEN"])
+    assert record.command[0] == sys.executable and record.timeout == 60 and record.stage == "COMPLETED"
+    assert token not in repr(hub.jobs) and token not in repr(done) and token not in "\n".join(logs)
+    assert token in hub.tokens_used
+
+
+def test_follow_streams_the_logs_until_the_job_ends(api):
+    job = api.run_job(image="python:3.12", namespace=USER, command=python(
+        "import time\nfor i in range(3):\n    print('line', i, flush=True); time.sleep(0.3)"))
+    assert list(api.fetch_job_logs(job_id=job.id, namespace=USER, follow=True)) == ["line 0", "line 1", "line 2"]
+    assert stage_of(api, job.id) == "COMPLETED"
+
+
+def test_a_failing_command_ends_in_error(api, hub):
+    job = api.run_job(image="python:3.12", command=python("import sys; print('boom'); sys.exit(3)"),
+                      namespace=USER)
+    done = wait_stage(api, job.id)
+    assert done.status.stage == "ERROR" and "exit code: 3" in done.status.message
+    assert hub.job_logs(job.id) == ["boom"]
+
+
+def test_cancel_kills_the_process_group(api, hub):
+    job = api.run_job(image="python:3.12", namespace=USER, command=python(
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print(child.pid, flush=True); time.sleep(60)"))
+    child = int(wait_for(lambda: hub.job_logs(job.id), timeout=5)[0])
+    pid = next(r.pid for r in hub.jobs if r.id == job.id)
+    assert stage_of(api, job.id) == "RUNNING" and alive(pid) and alive(child)
+    api.cancel_job(job_id=job.id, namespace=USER)
+    assert wait_stage(api, job.id).status.stage == "CANCELED"
+    assert not alive(pid)
+    wait_for(lambda: not alive(child), timeout=3)
+
+
+def test_a_killed_job_ends_in_error(api, hub):
+    job = api.run_job(image="python:3.12", command=python("import time; time.sleep(60)"), namespace=USER)
+    hub.kill_job(job.id)
+    done = wait_stage(api, job.id)
+    assert done.status.stage == "ERROR" and "killed" in done.status.message
+    assert not alive(next(r.pid for r in hub.jobs if r.id == job.id))
+
+
+def test_a_job_past_its_timeout_ends_in_error(api, hub):
+    job = api.run_job(image="python:3.12", command=python("import time; time.sleep(60)"), timeout=1,
+                      namespace=USER)
+    done = wait_stage(api, job.id, timeout=5)
+    assert done.status.stage == "ERROR" and "timeout" in done.status.message.lower()
+    assert (done.finished_at - done.started_at).total_seconds() < 3
+
+
+def test_list_jobs_filters_on_labels_and_stage(api):
+    run_id = uuid.uuid4().hex[:8]
+    started = [api.run_job(image="python:3.12", command=python("print(1)"), namespace=ORG,
+                           labels={"run": run_id, "benchmark": name}) for name in ("reform", "simpleqa")]
+    for job in started:
+        wait_stage(api, job.id, namespace=ORG)
+    listed = list(api.list_jobs(namespace=ORG, labels={"run": run_id}))  # namespace= : see tests/hub_server.py
+    assert {job.id for job in listed} == {job.id for job in started}
+    assert {job.labels["benchmark"] for job in listed} == {"reform", "simpleqa"}
+    reform = list(api.list_jobs(namespace=ORG, labels={"run": run_id, "benchmark": "reform"}))
+    assert [job.id for job in reform] == [started[0].id] and reform[0].owner.type == "org"
+    assert len(list(api.list_jobs(namespace=ORG, labels={"run": run_id}, status="COMPLETED"))) == 2
+    assert list(api.list_jobs(namespace=ORG, labels={"run": run_id}, status="RUNNING")) == []
+
+
+def test_jobs_refuse_a_bad_flavor_and_another_namespace(api, hub):
+    with pytest.raises(BadRequestError):
+        api.run_job(image="python:3.12", command=python("print(1)"), flavor="tpu-v5", namespace=USER)
+    with pytest.raises(HfHubHTTPError) as forbidden:
+        api.run_job(image="python:3.12", command=python("print(1)"), namespace="someone-else")
+    assert forbidden.value.response.status_code == 403
+    with pytest.raises(HfHubHTTPError) as anonymous:
+        HfApi(endpoint=hub.url, token=False).inspect_job(job_id="0" * 24, namespace=USER)
+    assert anonymous.value.response.status_code == 401
+
+
+def test_list_jobs_hardware_parses(api):
+    hardware = {row.name: row for row in api.list_jobs_hardware()}
+    assert set(hardware) == {"cpu-basic", "t4-small", "l4x1", "a10g-large", "l40sx1", "a100-large", "h100x8"}
+    assert hardware["cpu-basic"].accelerator is None and hardware["cpu-basic"].unit_label == "minute"
+    assert hardware["h100x8"].accelerator.model == "H100" and hardware["h100x8"].accelerator.quantity == "8"
+    costs = [hardware[name].unit_cost_usd for name in ("cpu-basic", "t4-small", "a100-large", "h100x8")]
+    assert costs == sorted(costs) and costs[0] > 0
+
+
+def test_a_job_uses_the_hub_over_http(api, hub, token, repo):
+    """What a real Job does: its own huggingface_hub, pointed at the Hub by HF_ENDPOINT, with HF_TOKEN a secret."""
+    script = ("import sys\nfrom huggingface_hub import CommitOperationAdd, HfApi\n"
+              f"HfApi().create_commit({repo!r}, repo_type='dataset', commit_message='from a Job',"
+              " operations=[CommitOperationAdd('job/out.txt', b'done')])\nprint('committed')")
+    job = api.run_job(image="python:3.12", command=python(script), namespace=USER,
+                      env={"HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "0"}, secrets={"HF_TOKEN": token})
+    done = wait_stage(api, job.id, timeout=20)
+    assert done.status.stage == "COMPLETED", hub.job_logs(job.id)
+    assert hub.files(repo)["job/out.txt"] == b"done" and hub.commits[repo] == 1
+    assert token not in repr(hub.jobs) and token not in "\n".join(hub.job_logs(job.id))
