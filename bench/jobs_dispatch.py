@@ -1,0 +1,101 @@
+"""Hugging Face Jobs dispatch: N requests as Jobs on the loopback Hub (tests/hub_server.py: the real huggingface_hub
+client, each Job a real `python -m leaderboard.job_run` subprocess evaluating the tiny LLaVA on one CURE item and
+publishing to the Hub store over HTTP). Prints the wall time, the most Jobs at once, the commits per repository
+(and per evaluation), what a heartbeat commit a minute would have cost instead, and the harm: requests not
+FINISHED, requests with more than one Job, Jobs that did not complete.
+
+Run: `.venv/bin/python bench/jobs_dispatch.py [--requests 8] [--max-jobs 4]` (about a minute on 2 cores).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+WORK = Path(tempfile.mkdtemp(prefix="bench-jobs-"))
+os.environ.update({"HF_HOME": str(WORK / "hf-home"), "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False",
+                   "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"})
+for _var in [v for v in os.environ if v.startswith("LEADERBOARD_")]:
+    os.environ.pop(_var)
+
+import _models  # noqa: E402  (sys.path to the project root)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=8)
+    parser.add_argument("--max-jobs", type=int, default=4)
+    args = parser.parse_args()
+
+    from huggingface_hub import HfApi
+
+    from leaderboard import hf_jobs
+    from leaderboard import request_queue as q
+    from leaderboard.job_dispatch import Dispatcher
+    from leaderboard.settings import Settings
+    from leaderboard.store.hub import HubStore
+    from tests.hub_server import HubServer, hub_client_online
+
+    folder = _models.build_llava(WORK / "tiny-llava")
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_TOKEN")}
+    env.update(HF_HUB_OFFLINE="0", PYTHONPATH=str(_models.ROOT),
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
+    jobs_dir = WORK / "jobs"
+    jobs_dir.mkdir()
+    with HubServer(job_cwd=jobs_dir, job_env=env) as hub, hub_client_online():
+        token = hub.issue_token("ada", orgs=["bench-org"])
+        os.environ["HF_ENDPOINT"] = hub.url
+        settings = Settings.from_env({
+            "LEADERBOARD_STORE": "hub", "LEADERBOARD_RESULTS_REPO": "bench-org/results",
+            "LEADERBOARD_REQUESTS_REPO": "bench-org/requests", "HF_TOKEN": token, "LEADERBOARD_EXECUTOR": "hf-jobs",
+            "LEADERBOARD_JOBS_IMAGE": "hf.co/spaces/bench-org/leaderboard", "LEADERBOARD_JOBS_NAMESPACE": "bench-org",
+            "LEADERBOARD_JOBS_MAX": str(args.max_jobs), "LEADERBOARD_BENCHMARKS": "cure", "LEADERBOARD_LIMIT": "1",
+            "LEADERBOARD_BATCH_SIZE": "2", "LEADERBOARD_HOME": str(WORK / "space"), "LEADERBOARD_HEARTBEAT_SECONDS": "1",
+            "LEADERBOARD_LEASE_SECONDS": "60"})
+        api = HfApi(endpoint=hub.url, token=token)
+        store = HubStore(api, settings.results_repo, settings.requests_repo)
+        requests = []
+        for i in range(args.requests):
+            request = q.Request(model=f"bench/tiny-llava-{i}", revision=f"{uuid.uuid4().hex}{i:08x}",
+                                source="local", local_path=str(folder), params_billions=0.01)
+            q.save(store, request)
+            requests.append(request)
+        before = {repo: hub.commits[repo] for repo in (settings.requests_repo, settings.results_repo)}
+        dispatcher = Dispatcher(settings, store, api)
+        started, most, ticks = time.monotonic(), 0, 0
+        while time.monotonic() - started < 900:
+            dispatcher.tick()
+            ticks += 1
+            most = max(most, sum(1 for j in hub.jobs if j.stage in ("SCHEDULING", "RUNNING")))
+            if all(q.load(store, r.path).status in (q.FINISHED, q.FAILED) for r in requests):
+                break
+            time.sleep(1.0)
+        wall = time.monotonic() - started
+        final = [q.load(store, r.path) for r in requests]
+        per_request = {}
+        for job in hub.jobs:
+            per_request[job.labels.get(hf_jobs.LABEL_REQUEST)] = per_request.get(job.labels.get(
+                hf_jobs.LABEL_REQUEST), 0) + 1
+        spent = {repo: hub.commits[repo] - n for repo, n in before.items()}
+        running_seconds = sum((q.parse_time(r.finished_time) - q.parse_time(r.started_time)).total_seconds()
+                              for r in final if r.finished_time and r.started_time)
+        print(f"requests {args.requests}, at most {args.max_jobs} Jobs at once, {ticks} dispatcher ticks")
+        print(f"wall time {wall:.1f} s; most Jobs at once {most}")
+        print(f"commits: requests repo {spent[settings.requests_repo]} "
+              f"({spent[settings.requests_repo] / args.requests:.2f} per evaluation), results repo "
+              f"{spent[settings.results_repo]} ({spent[settings.results_repo] / args.requests:.2f} per evaluation)")
+        print(f"evaluation time {running_seconds:.0f} s in all: a heartbeat commit a minute would have cost "
+              f"{running_seconds / 60:.1f} more commits here, and {60 * args.max_jobs} an hour with "
+              f"{args.max_jobs} evaluations running")
+        print(f"harm: not FINISHED {sum(r.status != q.FINISHED for r in final)}, "
+              f"more than one Job {sum(n > 1 for n in per_request.values())}, "
+              f"Jobs not COMPLETED {sum(j.stage != 'COMPLETED' for j in hub.jobs if j.stage not in ('RUNNING',))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
