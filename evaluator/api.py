@@ -1,6 +1,9 @@
 """The evaluator's one door for the Space: everything `leaderboard/` uses from the evaluator comes from here.
 
-- the benchmarks' cards (what each measures, its metrics, sources, options, item view, board sections, grader);
+- the benchmarks' cards (what each measures, its metrics, sources, options, item view, board sections, grader,
+  details columns);
+- the details files' schema (every run's details of a benchmark: the card's columns, each of its declared type;
+  details_schema for the arrow schema, DETAIL_DTYPES for each type's `datasets` dtype);
 - the explorer's view of a run's questions (each card's ItemView: its item table, an opened question's parts,
   the image as the model saw it);
 - the judge for the playground and its grading (each benchmark's Grader returns a typed Verdict);
@@ -15,20 +18,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, cards
-from evaluator.benchmarks.spec import (CORRECT, COUNT, FRACTION, IMAGE_UNAVAILABLE, ITEM_COLUMNS, NUMBER, OUTCOMES,
-                                       PERCENT_KINDS, RATIO, Card, Grader, ItemPart, ItemView, Metric, Option,
-                                       Section, Source, Verdict)
+from evaluator.benchmarks.spec import (CORRECT, COUNT, DETAIL_TYPES, FRACTION, IMAGE_UNAVAILABLE, ITEM_COLUMNS, NUMBER,
+                                       OUTCOMES, PERCENT_KINDS, RATIO, Card, DetailColumn, Grader, ItemPart, ItemView,
+                                       Metric, Option, Section, Source, Verdict)
+from evaluator.details import DETAIL_DTYPES
 from evaluator.images import ImageUnavailable
 from evaluator.judge import JudgeError, judge_id, judge_name, make_judge
 from evaluator.models.base import UnsupportedModelError
 from evaluator.parent_watch import PARENT_PID_ENV
 from evaluator.redaction import redact
 
-__all__ = ["DEFAULT_BENCHMARKS", "CORRECT", "COUNT", "FRACTION", "IMAGE_UNAVAILABLE", "ITEM_COLUMNS", "NUMBER",
-           "OUTCOMES", "PARENT_PID_ENV", "PERCENT_KINDS", "RATIO", "Card", "Grader", "ImageUnavailable", "ItemPart", "ItemView",
+__all__ = ["DEFAULT_BENCHMARKS", "CORRECT", "COUNT", "DETAIL_DTYPES", "DETAIL_TYPES", "FRACTION", "IMAGE_UNAVAILABLE",
+           "ITEM_COLUMNS", "NUMBER", "OUTCOMES", "PARENT_PID_ENV", "PERCENT_KINDS", "RATIO", "Card", "DetailColumn",
+           "Grader", "ImageUnavailable", "ItemPart", "ItemView",
            "JudgeError", "Metric", "Option", "Section", "Source", "UnsupportedModelError", "Verdict",
-           "benchmark_names", "card", "cards", "describe_model_folder", "graders", "judge_id", "judge_name", "judged_benchmarks",
-           "make_judge",
+           "benchmark_names", "card", "cards", "describe_model_folder", "details_schema", "graders", "judge_id",
+           "judge_name", "judged_benchmarks", "make_judge",
            "redact", "rescore_run", "sources"]
 
 
@@ -43,6 +48,14 @@ def card(name: str) -> Card:
         if found.name == name:
             return found
     raise ValueError(f"unknown benchmark {name!r}; known: {', '.join(REGISTRY)}")
+
+
+def details_schema(name: str):
+    """The pyarrow schema of one benchmark's details files (its card's details columns, in order, each of its
+    declared type); ValueError for an unknown name."""
+    from evaluator.details import details_schema as schema
+
+    return schema(card(name))
 
 
 def sources() -> tuple[Source, ...]:

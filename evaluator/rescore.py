@@ -59,7 +59,7 @@ def rescore(run_dir: Path, out_dir: Path, judge) -> dict:
             shutil.copyfile(path, out_dir / "details" / path.name)
     hashes = run.setdefault("prompt_hashes", {})
     for name, result in scored.items():
-        write_details(out_dir / "details" / f"{name}.parquet", result.rows)
+        write_details(out_dir / "details" / f"{name}.parquet", result.rows, get_benchmark(name).CARD)
         block = results["benchmarks"][name]
         block.update(scores=result.scores, counts=result.counts, extra=result.extra)
         if isinstance(block.get("coverage"), dict):  # a new judge may grade a different number of answers

@@ -99,7 +99,7 @@ def score_context(run: dict, judge, progress=None) -> ScoreContext:
 def evaluate(benchmark: Benchmark, model, plan_ctx: PlanContext, score_ctx: ScoreContext, batch_size: int,
              path: Path, progress: Progress | None = None, journal: Journal | None = None) -> Evaluation:
     """Plan (reusing what `journal` holds), answer, store the raw answers at `path`, then score from what is read
-    back and store the scored rows."""
+    back and store the scored rows (both as the card's details columns declare, evaluator.details)."""
     name = benchmark.CARD.name
     if progress is not None:
         progress.start(name, LOADING)
@@ -110,12 +110,12 @@ def evaluate(benchmark: Benchmark, model, plan_ctx: PlanContext, score_ctx: Scor
         progress.start(name, ANSWERING)
     answered = execute(model, plan, batch_size,
                        progress.update if progress is not None else (lambda done, total: None), replayed)
-    write_details(path, plan.rows)
+    write_details(path, plan.rows, benchmark.CARD)
     if progress is not None and benchmark.CARD.needs_judge:
         progress.start(name, GRADING)
         score_ctx.progress = progress.update
     scored = benchmark.score(read_details(path), score_ctx)
-    write_details(path, scored.rows)
+    write_details(path, scored.rows, benchmark.CARD)
     if progress is not None:
         progress.close()
     return Evaluation(scored, {**plan.prompts, **scored.prompts}, answered, getattr(plan, "suite_items", None))

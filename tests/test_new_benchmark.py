@@ -4,6 +4,7 @@ with its details rows, the board's columns through the app's API, the About text
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 
 import pandas as pd
@@ -17,7 +18,8 @@ TOY = textwrap.dedent('''
     import math
     from pathlib import Path
 
-    from evaluator.benchmarks.spec import COUNT, Ask, Card, ItemView, Metric, Option, Plan, Scored, Source
+    from evaluator.benchmarks.spec import (BOOL, COUNT, INT, JSON, STRING, Ask, Card, DetailColumn, ItemView, Metric,
+                                           Option, Plan, Scored, Source)
     from evaluator.metrics.basic import argmax
     from evaluator.models.base import GenerationRequest
 
@@ -30,6 +32,16 @@ TOY = textwrap.dedent('''
         sources=(Source("toy", "LEADERBOARD_TOY_DATA", "", "a JSON list of {id, word, other}"),),
         options=(Option("toy.prefix", "Say", "the verb the prompt starts with"),),
         item_view=ItemView(question="question", grade="correct", group_by=("word",)),
+        details=(DetailColumn("benchmark", STRING, "The benchmark's name."),
+                 DetailColumn("question_id", STRING, "The item's id."),
+                 DetailColumn("question", STRING, "What the model is asked."),
+                 DetailColumn("prompt", STRING, "The prompt as the model received it."),
+                 DetailColumn("option_scores", JSON, "Both words' log-likelihoods."),
+                 DetailColumn("options", JSON, "The two words, the right one first."),
+                 DetailColumn("gold", INT, "The right word's index."),
+                 DetailColumn("word", STRING, "The word to repeat."),
+                 DetailColumn("parsed_answer", INT, "The likelier word's index."),
+                 DetailColumn("correct", BOOL, "Whether the likelier word is the right one.")),
     )
 
 
@@ -145,3 +157,11 @@ def test_a_package_that_breaks_the_contract_is_refused_naming_what_is_missing(tm
         get_benchmark("toy2")
     message = str(refused.value)
     assert "registered as 'toy2'" in message and "default_metric 'speed' is not one of its metrics" in message
+    # a card must declare the columns of its details rows
+    undeclared = re.sub(r"    details=\(DetailColumn.*?\"\)\),\n", "", TOY, flags=re.S)
+    assert "details=" not in undeclared
+    (tmp_path / "no_details_benchmark").mkdir()
+    (tmp_path / "no_details_benchmark" / "__init__.py").write_text(undeclared)
+    monkeypatch.setitem(REGISTRY, "toy", "no_details_benchmark")
+    with pytest.raises(BenchmarkError, match=r"CARD.details is empty"):
+        get_benchmark("toy")

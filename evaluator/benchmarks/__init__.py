@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from evaluator.benchmarks.spec import METRIC_KINDS, Benchmark, Card, Grader, ItemView, Section
+from evaluator.benchmarks.spec import (DETAIL_TYPES, METRIC_KINDS, Benchmark, Card, DetailColumn, Grader,
+                                       ItemView, Section)
 
 REGISTRY: dict[str, str] = {
     "cure": "evaluator.benchmarks.cure",
@@ -95,4 +96,37 @@ def card_problems(card: Card, name: str) -> list[str]:
         problems.append("CARD.grader must be a Grader")
     if card.grader is not None and not card.needs_judge:
         problems.append("a card with a grader must need a judge")
+    problems.extend(details_problems(card))
+    return problems
+
+
+def details_problems(card: Card) -> list[str]:
+    """What is wrong with a card's details columns, as sentences: none declared, one that is not a DetailColumn,
+    a repeated name, an unknown type, an empty description, or a column the item view names that is not declared."""
+    if not card.details:
+        return ["CARD.details is empty: declare every column of the details rows (DetailColumn)"]
+    problems = []
+    names = []
+    for column in card.details:
+        if not isinstance(column, DetailColumn):
+            problems.append(f"details column {column!r} must be a DetailColumn")
+            continue
+        names.append(column.name)
+        if not isinstance(column.name, str) or not column.name.strip():
+            problems.append("a details column has no name")
+        if column.type not in DETAIL_TYPES:
+            problems.append(f"details column {column.name!r} has type {column.type!r}, not one of "
+                            f"{', '.join(DETAIL_TYPES)}")
+        if not isinstance(column.description, str) or not column.description.strip():
+            problems.append(f"details column {column.name!r} needs a description")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        problems.append(f"CARD.details repeats {', '.join(map(repr, repeated))}")
+    view = card.item_view
+    if isinstance(view, ItemView):
+        named = [view.question, view.grade, view.rationale, view.image, *view.group_by,
+                 view.main_rows[0] if view.main_rows else None]
+        undeclared = [name for name in named if name and name not in names]
+        if undeclared:
+            problems.append(f"the item view reads {', '.join(map(repr, undeclared))}, not among CARD.details")
     return problems

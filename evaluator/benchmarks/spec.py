@@ -3,7 +3,8 @@ score over the answers.
 
 A benchmark is a package under evaluator/benchmarks/ whose __init__ exposes
 
-    CARD: Card                                   what it measures, its metrics, sources, options, item view
+    CARD: Card                                   what it measures, its metrics, sources, options, item view,
+                                                 and every column of its details rows (details)
     plan(ctx: PlanContext) -> Plan               every details row, and the model requests (Asks) that fill them
     score(rows: list[dict], ctx: ScoreContext) -> Scored
                                                  metrics (and judge grades) from the filled rows
@@ -11,7 +12,8 @@ A benchmark is a package under evaluator/benchmarks/ whose __init__ exposes
 and is one line in the registry (evaluator/benchmarks/__init__.py), which checks it against `Benchmark` when it
 is loaded. The executor (evaluator/executor.py) runs every Ask, batching the requests of several items, and writes
 the model's raw output into the rows; `score` reads only those rows (and the options the run used), so a finished
-run can be graded again from its stored details without the model (`python -m evaluator rescore`).
+run can be graded again from its stored details without the model (`python -m evaluator rescore`). The details
+file holds exactly the card's columns, each of its declared type, so the files of every run load as one dataset.
 """
 from __future__ import annotations
 
@@ -171,6 +173,27 @@ class Grader:
     broken_label: str = "ungraded: the judge's reply broke off"
 
 
+# the types of a details column (DetailColumn.type); every details file of a benchmark stores each column as its
+# type says (evaluator.details), so the files of all its runs load as one dataset
+STRING = "string"  # a text
+INT = "int"  # a whole number (int64)
+FLOAT = "float"  # a real number (float64); NaN where a number is undefined
+BOOL = "bool"  # True or False
+JSON = "json"  # a JSON text (empty where there is none), stored as a string
+DETAIL_TYPES = (STRING, INT, FLOAT, BOOL, JSON)
+
+
+@dataclass(frozen=True)
+class DetailColumn:
+    """One column of a benchmark's details files: its name, its type (one of DETAIL_TYPES) and what it holds, in
+    one line (the Hub dataset card of the details prints it). A row may leave a column out (stored as null), but
+    may hold no column its card does not declare."""
+
+    name: str
+    type: str
+    description: str
+
+
 @dataclass(frozen=True)
 class Card:
     """Everything the Space and the reader need to know about a benchmark, declared once in its package."""
@@ -194,12 +217,22 @@ class Card:
     likelihood_rule: str = ""
     # every place where this benchmark deliberately differs from its reference implementation, and why (About)
     differences: tuple[str, ...] = ()
+    # every column of its details files, in the order they are stored (evaluator.details writes them so)
+    details: tuple[DetailColumn, ...] = ()
+    # the terms of the data its details quote (questions, answers, images), for the results dataset's card
+    licence: str = ""
 
     def metric(self, key: str) -> Metric:
         for metric in self.metrics:
             if metric.key == key:
                 return metric
         raise KeyError(f"{self.name} has no metric {key!r}")
+
+    def detail(self, name: str) -> DetailColumn:
+        for column in self.details:
+            if column.name == name:
+                return column
+        raise KeyError(f"{self.name} has no details column {name!r}")
 
 
 # --------------------------------------------------------------------------------------------- a run
@@ -223,6 +256,8 @@ class Ask:
     log-likelihoods go into each row's "option_scores" (JSON: [{"sum", "mean", "n_tokens"}]). `images`, when
     set, fetches the request's images as the item's turn comes (a failure, ImageUnavailable, marks the item's
     rows "image_unavailable"); the executor also writes the prompt as the model received it into "prompt".
+    Every column the executor writes ("prediction" or "option_scores", "prompt"; "status" and "error" when an image
+    may be unavailable; "hit_token_limit" where the rows have it) must be one of the card's details columns.
     """
 
     item: str

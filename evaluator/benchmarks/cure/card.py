@@ -5,7 +5,44 @@ from evaluator.benchmarks.cure import explore
 from evaluator.benchmarks.cure.data import OFFICIAL_URL
 from evaluator.benchmarks.cure.images import SETTING as IMAGES_SETTING, SOURCE as IMAGES_SOURCE
 from evaluator.benchmarks.item_tables import by_question
-from evaluator.benchmarks.spec import RATIO, Card, ItemView, Metric, Option, Source
+from evaluator.benchmarks.spec import (BOOL, FLOAT, INT, JSON, RATIO, STRING, Card, DetailColumn, ItemView, Metric,
+                                       Option, Source)
+
+# every column of a details row (planning._row, filled by the executor and scoring), in order
+DETAILS = (
+    DetailColumn("benchmark", STRING, "The benchmark's name, \"cure\"."),
+    DetailColumn("question_id", STRING, "The instance's id; the high-level question and every step of its chain "
+                 "share it."),
+    DetailColumn("part", STRING, "Which question of the instance: \"high\" (the high-level inference) or "
+                 "\"step1\", \"step2\", ... (the chain's sub-questions, in order)."),
+    DetailColumn("repeat", INT, "Always 0: each question is asked once."),
+    DetailColumn("question", STRING, "The question's text (for the high-level inference, our fixed question about "
+                 "the marked region)."),
+    DetailColumn("prompt", STRING, "The prompt as the model received it, its chat template applied."),
+    DetailColumn("prediction", STRING, "Generation mode: the model's raw reply; likelihood mode: the text of the "
+                 "candidate it chose (empty when the image was unavailable)."),
+    DetailColumn("parsed_answer", INT, "The chosen candidate's index, 0-5 for A-F (-1: no letter in the reply, or "
+                 "no answer)."),
+    DetailColumn("gold", INT, "The right candidate's index, 0-5."),
+    DetailColumn("correct", BOOL, "Whether the chosen candidate is the right one."),
+    DetailColumn("score", FLOAT, "1.0 when correct, else 0.0; NaN when the image was unavailable."),
+    DetailColumn("extraction", STRING, "How the answer was read: \"likelihood\" (highest mean log-likelihood per "
+                 "token) or \"letter\" (the first (X) mark or standalone letter of the reply)."),
+    DetailColumn("option_scores", JSON, "Likelihood mode: each candidate's log-likelihood as the reply, "
+                 "[{\"sum\", \"mean\", \"n_tokens\"}] in candidate order (empty in generation mode or unanswered)."),
+    DetailColumn("choice_sum", INT, "Likelihood mode: the index of the candidate with the highest summed "
+                 "log-likelihood (-1 in generation mode or unanswered)."),
+    DetailColumn("status", STRING, "\"ok\", or \"image_unavailable\" when the image could not be read (the "
+                 "instance is left out of every score)."),
+    DetailColumn("error", STRING, "Why the image could not be read (empty when status is ok)."),
+    DetailColumn("chain_length", INT, "How many sub-questions the instance's chain has (2-4)."),
+    DetailColumn("options", JSON, "The six candidate texts, in the order A-F."),
+    DetailColumn("image_url", STRING, "The image's URL as the data gives it."),
+    DetailColumn("image_file", STRING, "The image's path in the Visual Genome / VCR releases when it was read from "
+                 "them (LEADERBOARD_CURE_IMAGES), else empty."),
+    DetailColumn("region", JSON, "The marked region (the first bbox) and the image size in the data: "
+                 "{\"left\", \"top\", \"width\", \"height\", \"image_width\", \"image_height\"}."),
+)
 
 CARD = Card(
     name="cure",
@@ -79,4 +116,10 @@ CARD = Card(
     ),
     item_view=ItemView(question="question", grade="correct", image="image_url", group_by=explore.GROUP_BY,
                        key=by_question, items=explore.items, parts=explore.parts, picture=explore.picture),
+    details=DETAILS,
+    licence=(
+        "The CURE release (github.com/Yangyi-Chen/CoTConsistency) states no licence; its regions, clues and "
+        "inferences come from Sherlock, whose data is CC BY 4.0 (allenai/sherlock). The images are Visual Genome's "
+        "and VCR's, under their own terms (VCR asks users to accept its terms of use before downloading); the "
+        "details quote image URLs, not images."),
 )

@@ -8,7 +8,51 @@ from evaluator.benchmarks.lave.data import DOCMATIX
 from evaluator.benchmarks.lave.grader import GRADER
 from evaluator.benchmarks.lave.scoring import STRING_METRICS
 from evaluator.benchmarks.lave.views import lave_agreement_frame
-from evaluator.benchmarks.spec import COUNT, NUMBER, Card, ItemView, Metric, Option, Section, Source
+from evaluator.benchmarks.spec import (BOOL, COUNT, FLOAT, JSON, NUMBER, STRING, Card, DetailColumn, ItemView, Metric,
+                                       Option, Section, Source)
+
+# every column of a details row (planning.DETAIL_COLUMNS, filled by the executor and scoring), in order
+DETAILS = (
+    DetailColumn("benchmark", STRING, "The benchmark's name, \"lave\"."),
+    DetailColumn("question_id", STRING, "The item's id."),
+    DetailColumn("source", STRING, "Where the item comes from: \"docmatix\", or the VQA-style file's label "
+                 "(\"sample\", \"vqa\")."),
+    DetailColumn("kind", STRING, "The item's kind of question as the data labels it (\"document\" for Docmatix; may "
+                 "be empty)."),
+    DetailColumn("style", STRING, "The item's answer style as the data gives it (\"vqa\", or \"doc\" for "
+                 "Docmatix)."),
+    DetailColumn("status", STRING, "\"ok\", or \"image_unavailable\" when the image could not be read (the item "
+                 "is left out of every score)."),
+    DetailColumn("error", STRING, "Why the image could not be read (empty when status is ok)."),
+    DetailColumn("question", STRING, "The item's question."),
+    DetailColumn("prompt", STRING, "The prompt as the model received it, its chat template applied."),
+    DetailColumn("prediction", STRING, "The model's raw reply."),
+    DetailColumn("parsed_answer", STRING, "The scored answer: the reply's first non-empty line, whitespace "
+                 "collapsed."),
+    DetailColumn("gold", JSON, "The reference answers, a JSON list."),
+    DetailColumn("rating", FLOAT, "The judge's LAVE rating, 1 (incorrect), 2 (ambiguous or incomplete) or 3 "
+                 "(correct); NaN when unrated."),
+    DetailColumn("lave", FLOAT, "The LAVE score, (rating - 1) / 2; NaN when unrated."),
+    DetailColumn("rating_fallback", BOOL, "Whether the judge's reply had no rating and 2 was taken (the paper's "
+                 "rule)."),
+    DetailColumn("correct", BOOL, "Whether the judge rated the answer 3 (correct)."),
+    DetailColumn("score", FLOAT, "The item's score, the same as lave; NaN when unrated."),
+    DetailColumn("vqa_accuracy", FLOAT, "VQA accuracy of the answer against the references; NaN when unanswered."),
+    DetailColumn("anls", FLOAT, "ANLS of the answer against the references; NaN when unanswered."),
+    DetailColumn("exact_match", FLOAT, "1.0 when the answer matches a reference exactly (after normalisation), else "
+                 "0.0; NaN when unanswered."),
+    DetailColumn("bleu4", FLOAT, "The answer's sentence BLEU-4 against the references; NaN when unanswered."),
+    DetailColumn("cider", FLOAT, "The answer's CIDEr against the references (over the run's answered items); NaN "
+                 "when unanswered."),
+    DetailColumn("judge_prompt", STRING, "The LAVE prompt the judge got (empty when unanswered)."),
+    DetailColumn("judge_rationale", STRING, "The judge's reasoning, its reply without the rating."),
+    DetailColumn("judge_raw", STRING, "The judge's raw reply."),
+    DetailColumn("judge_error", STRING, "Why the answer is unrated (a failed call, or a reply that never judged); "
+                 "empty when rated."),
+    DetailColumn("extraction", STRING, "How the answer is scored: \"judge\"; empty when the image was "
+                 "unavailable."),
+    DetailColumn("image_ref", STRING, "The image as the data names it (a path, URL or hf:// reference)."),
+)
 
 
 def _agreement(metric: str, label: str) -> Metric:
@@ -106,4 +150,9 @@ CARD = Card(
                       "each run of LAVE (text-only models skip LAVE)."),
     ),
     grader=GRADER,
+    details=DETAILS,
+    licence=(
+        "The full suite's questions come from the Docmatix zero-shot test split (HuggingFaceM4/Docmatix, MIT on its "
+        "Hub page); a file added through LEADERBOARD_LAVE_VQA keeps its own terms. The sample suite is this "
+        "project's own."),
 )

@@ -4,7 +4,8 @@ from __future__ import annotations
 from evaluator.benchmarks.reform import explore
 from evaluator.benchmarks.reform.datasets import ACCURACY_DIMENSIONS, DESCRIPTION
 from evaluator.benchmarks.reform.options import DEFAULT_REPEATS, FREE_MAX_NEW_TOKENS, MC_MAX_NEW_TOKENS
-from evaluator.benchmarks.spec import NUMBER, Card, ItemView, Metric, Option, Source
+from evaluator.benchmarks.spec import (BOOL, FLOAT, INT, JSON, NUMBER, STRING, Card, DetailColumn, ItemView, Metric,
+                                       Option, Source)
 
 # the dimensions' names on the board (datasets.DIMENSIONS has the paper's labels)
 BOARD_DIMENSIONS = {
@@ -28,6 +29,44 @@ def _dimension_metric(mode: str, dim: str, label: str) -> Metric:
                   f"ReForm-Eval {label} ({MODE_NAMES[mode]} mode): the mean of the dimension's dataset accuracies "
                   f"(over every repeat).{how}", shown=False)
 
+
+# every column of a details row (planning._row, filled by the executor and scoring), in order. The suite reads its
+# images as it loads, so no row is ever marked image_unavailable and the rows have no status column.
+DETAILS = (
+    DetailColumn("benchmark", STRING, "The benchmark's name, \"reform\"."),
+    DetailColumn("question_id", STRING, "The item's id: its question_id, or \"<dataset>/<question_id>\" where "
+                 "datasets share an id; every row of one item shares it."),
+    DetailColumn("dataset", STRING, "The item's dataset."),
+    DetailColumn("dimension", STRING, "The item's capability dimension (coarse_perception, scene_text, ...)."),
+    DetailColumn("form", STRING, "The item's form: \"multiple_choice\", \"caption\", \"ocr\" or \"kie\"."),
+    DetailColumn("mode", STRING, "How it was asked: \"generation\" (a reply is generated) or \"likelihood\" (the "
+                 "options are scored)."),
+    DetailColumn("repeat", INT, "The repeat's number (each multiple-choice item is asked several times with other "
+                 "templates and option orders); 0 for free-form items."),
+    DetailColumn("question", STRING, "The item's question."),
+    DetailColumn("prompt", STRING, "The prompt as the model received it (dialogue history and chat template "
+                 "applied)."),
+    DetailColumn("prediction", STRING, "Generation: the model's raw reply; likelihood: the text of the option it "
+                 "chose."),
+    DetailColumn("parsed_answer", STRING, "Multiple choice: the chosen option's index among the options as shown, "
+                 "as text (\"-1\": no usable mark); free-form: the reply."),
+    DetailColumn("gold", STRING, "Multiple choice: the right option's index among the options as shown, as text; "
+                 "free-form: the reference answers as a JSON list."),
+    DetailColumn("correct", BOOL, "Whether the answer is right (free-form: its score is 1)."),
+    DetailColumn("score", FLOAT, "1.0 or 0.0 for a multiple-choice or OCR / KIE answer; NaN for a caption (scored "
+                 "per dataset by CIDEr)."),
+    DetailColumn("extraction", STRING, "How the answer was read: \"mark\" (the first (X) mark), \"likelihood\" "
+                 "(highest summed log-likelihood), \"likelihood_mean\" (highest mean per token), \"ocr\" or "
+                 "\"kie\" (the dataset's word-match rule) or \"caption\"."),
+    DetailColumn("options", JSON, "The options in the order shown to the model (empty list for free-form "
+                 "items)."),
+    DetailColumn("mark_style", STRING, "Generation: how the options were marked (\"upper\", \"lower\" or "
+                 "\"number\"); else empty."),
+    DetailColumn("template_id", INT, "The prompt template the repeat used (-1 for free-form items)."),
+    DetailColumn("option_scores", JSON, "Likelihood: each shown option's log-likelihood, [{\"sum\", \"mean\", "
+                 "\"n_tokens\"}] in the order shown (the likelihood and likelihood_mean rows of a repeat share one "
+                 "scoring); else empty."),
+)
 
 CARD = Card(
     name="reform",
@@ -123,4 +162,8 @@ CARD = Card(
     ),
     item_view=ItemView(question="question", grade="correct", group_by=explore.GROUP_BY, key=explore.key,
                        items=explore.items, parts=explore.parts),
+    details=DETAILS,
+    licence=(
+        "ReForm-Eval's code is Apache-2.0 (FudanDISC/ReForm-Eval); its data repackages public datasets (VQA, OCR, "
+        "captioning and others), each under its own licence: see the dataset table in the README and each source."),
 )

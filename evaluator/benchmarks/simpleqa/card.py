@@ -8,12 +8,49 @@ from evaluator.benchmarks.simpleqa.data import OFFICIAL_URL
 from evaluator.benchmarks.simpleqa.grader import GRADER
 from evaluator.benchmarks.simpleqa.options import DEFAULT_MAX_NEW_TOKENS
 from evaluator.benchmarks.simpleqa.views import calibration_figure
-from evaluator.benchmarks.spec import COUNT, Card, ItemView, Metric, Option, Section, Source
+from evaluator.benchmarks.spec import (BOOL, COUNT, FLOAT, INT, STRING, Card, DetailColumn, ItemView, Metric, Option,
+                                       Section, Source)
 
 CALIBRATION = ("Accuracy against the model's stated confidence (it is asked for an answer and a 0-100 confidence) "
                "and against how often its most frequent answer came up among samples at temperature 1. Points on "
                "the diagonal are perfectly calibrated; the ECE is the weighted mean gap.")
 CALIBRATION_DEFAULT = "unset: on for the sample suite, and on the full suite when within simpleqa.max_cost"
+
+# every column of a details row (planning.DETAIL_COLUMNS, filled by the executor and scoring), in order
+DETAILS = (
+    DetailColumn("benchmark", STRING, "The benchmark's name, \"simpleqa\"."),
+    DetailColumn("question_id", STRING, "The question's id; every row of one question shares it."),
+    DetailColumn("part", STRING, "What the row holds: \"answer\" (the bare question, greedy; the scores come from "
+                 "these rows), \"confidence\" (the answer with a stated confidence), \"sample1\"..\"sampleK\" "
+                 "(answers sampled at temperature 1) or \"frequency\" (the most frequent sampled answer)."),
+    DetailColumn("repeat", INT, "The sample's number for sample rows (1..K), else 0."),
+    DetailColumn("question", STRING, "The question as the data gives it."),
+    DetailColumn("prompt", STRING, "The prompt as the model received it, its chat template applied."),
+    DetailColumn("prediction", STRING, "The model's raw reply (frequency rows: the first reply of the most frequent "
+                 "answer)."),
+    DetailColumn("parsed_answer", STRING, "The answer read from the reply: the stripped reply, the confidence "
+                 "reply's best guess, or a sample's normalised text (frequency rows: the most frequent normalised "
+                 "answer)."),
+    DetailColumn("gold", STRING, "The gold answer."),
+    DetailColumn("correct", BOOL, "Whether the judge graded the answer correct (grade A)."),
+    DetailColumn("score", FLOAT, "1.0 when graded correct, 0.0 when graded incorrect or not attempted; NaN when not "
+                 "graded (sample rows, or the judge gave no grade)."),
+    DetailColumn("grade", STRING, "The judge's grade: \"A\" correct, \"B\" incorrect, \"C\" not attempted; empty "
+                 "when not graded."),
+    DetailColumn("judge_rationale", STRING, "The judge's reason, its reply without the grade line."),
+    DetailColumn("judge_raw", STRING, "The judge's raw reply."),
+    DetailColumn("judge_error", STRING, "Why the answer is ungraded (a failed call, an empty reply or no grade in "
+                 "it); empty when graded."),
+    DetailColumn("extraction", STRING, "How the answer is graded: \"judge\", or \"normalised (not graded)\" for "
+                 "sample rows."),
+    DetailColumn("topic", STRING, "The question's topic, from the data."),
+    DetailColumn("answer_type", STRING, "The kind of answer the question expects (date, person, number, ...), "
+                 "from the data."),
+    DetailColumn("confidence", FLOAT, "Confidence rows: the stated confidence as a fraction 0..1 (NaN when "
+                 "unreadable); frequency rows: the most frequent answer's share of the samples; else NaN."),
+    DetailColumn("hit_token_limit", BOOL, "Whether the reply used up its max_new_tokens budget (null when the "
+                 "model does not report it)."),
+)
 
 CARD = Card(
     name="simpleqa",
@@ -81,6 +118,7 @@ CARD = Card(
                       empty="No finished run has SimpleQA calibration yet: it is drawn for each run of SimpleQA "
                             "(calibration is on by default on the sample suite)."),),
     grader=GRADER,
+    details=DETAILS,
     differences=(
         "The grader prompt is written for this leaderboard (the reference's three grades, correct / incorrect / not "
         "attempted, with the same meaning) and by default the judge gives a one-sentence reason before its letter; "
@@ -102,4 +140,6 @@ CARD = Card(
         "0-1 scale. The prompt asks for a whole-number percentage, as the paper does; replies that give none are "
         "counted as unparsable.",
     ),
+    licence=(
+        "SimpleQA's questions and answers are published by OpenAI under the MIT licence (openai/simple-evals)."),
 )
