@@ -4,8 +4,9 @@
     python -m leaderboard.rescore --key org/model/0123456789ab_auto [--key ...] --judge 'endpoint:<url>|<model>'
 
 For each run: its results and details are copied out of the store into a temporary folder, the evaluator grades
-its judged benchmarks again from the stored answers (evaluator.api.rescore_run), and the new details and results go
-back to the store in one write; leaderboard.parquet is rebuilt once at the end. A run that has no judged benchmark
+its judged benchmarks again from the stored answers (evaluator.api.rescore_run; the run columns the publisher put in
+front of each details file are taken off first and put back after), and the new details and results go back to the
+store in one write; leaderboard.parquet is rebuilt once at the end. A run that has no judged benchmark
 is left alone; a run that fails to grade is reported and left unchanged (nothing partial is written).
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from evaluator import api
 from leaderboard.board_file import load_results, rebuild_leaderboard
 from leaderboard.columns import schema
+from leaderboard.dataset_card import with_run_columns, without_run_columns
 from leaderboard.request_queue import is_request_key
 from leaderboard.settings import Settings
 from leaderboard.store import Store, open_store
@@ -41,8 +43,8 @@ def _download(store: Store, key: str, folder: Path) -> dict:
     (folder / "results.json").write_bytes(data)
     for path in store.list(f"details/{key}", suffix=".parquet"):
         content = store.read_bytes(path)
-        if content is not None:
-            (folder / "details" / path.rsplit("/", 1)[1]).write_bytes(content)
+        if content is not None:  # as the evaluator wrote it: without the run columns the publisher added
+            (folder / "details" / path.rsplit("/", 1)[1]).write_bytes(without_run_columns(content))
     return json.loads(data)
 
 
@@ -59,7 +61,8 @@ def regrade(store: Store, key: str, judge_spec: str, token: str | None) -> Regra
             new = api.rescore_run(run_dir, out_dir, judge_spec, token)
         except Exception as exc:  # one run that cannot be graded must not stop the others
             return Regraded(key, False, api.redact(f"{type(exc).__name__}: {exc}", token))
-        files = {f"details/{key}/{p.name}": p.read_bytes() for p in sorted((out_dir / "details").glob("*.parquet"))}
+        files = {f"details/{key}/{p.name}": with_run_columns(p.read_bytes(), key, results["model"], results["revision"])
+                 for p in sorted((out_dir / "details").glob("*.parquet"))}
         files[f"results/{key}.json"] = (out_dir / "results.json").read_bytes()
         store.write_many(files)
     return Regraded(key, True, f"graded by {new['run']['judge_name']}")

@@ -2,9 +2,11 @@
 
 One tick runs at most one evaluation. The worker is `python -m evaluator run --request FILE --out DIR`,
 its output going to a log file; while it runs the tick renews the lease and copies progress into the
-request. Exit 0 with a results.json -> check the lease is still ours, publish results + details, close the request
-FINISHED, then rebuild leaderboard.parquet (the board shows only runs whose request is FINISHED; a tick that finds
-the board behind the store rebuilds it). Killed by a signal, or a publish the store refused -> back to PENDING
+request. Exit 0 with a results.json -> check the lease is still ours, publish results + details (and the results
+dataset's card when its text changed) in one store write, close the request FINISHED, then put the run's row on
+leaderboard.parquet (one read and one write of the board whatever the number of runs; the board shows only runs
+whose request is FINISHED; a tick that finds the board behind the store, e.g. after a kill between the two,
+rebuilds it from the results files). Killed by a signal, or a publish the store refused -> back to PENDING
 (attempts + 1) or FAILED after max attempts. Any other exit -> FAILED with the worker's one-line reason and the last
 lines of its log.
 The evaluator never outlives the worker (evaluator.parent_watch: it is killed when the worker dies), and an earlier
@@ -35,8 +37,9 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from evaluator.api import PARENT_PID_ENV
 from leaderboard import request_queue as queue
-from leaderboard.board_file import board_is_current, rebuild_leaderboard
+from leaderboard.board_file import add_run, board_is_current, rebuild_leaderboard
 from leaderboard.columns import schema
+from leaderboard.dataset_card import card_update, with_run_columns
 from leaderboard.request_queue import Request
 from leaderboard.settings import Settings
 from leaderboard.store import Store, StoreConflict, backoff
@@ -111,26 +114,51 @@ def worker_command(settings: Settings, request_file: Path, out_dir: Path,
     return command
 
 
-def publish(store: Store, request: Request, out_dir: Path) -> dict:
-    """Copy a finished run into the store: details first, results last (one commit on the Hub store); details of an
-    earlier attempt's benchmarks that this run does not have are removed, so a re-run replaces, never mixes.
-    The run reaches the board once its request is FINISHED (close_run) and the board is rebuilt (rebuild_board)."""
+def publish(store: Store, request: Request, out_dir: Path, settings: Settings | None = None) -> dict:
+    """Copy a finished run into the store in one write (one commit on the Hub store): details first (each with the
+    run's run_key, model and revision in front, so the files of every run load as one dataset), then the results
+    dataset's card (README.md) when its text changed, results last; details of an earlier attempt's benchmarks
+    that this run does not have are removed, so a re-run replaces, never mixes. Reads two things whatever the
+    number of runs: the listing of the run's own details folder and the stored card. Returns the results as
+    written. The run reaches the board once its request is FINISHED (close_run) and its row is added
+    (publish_board)."""
+    settings = settings or Settings()
     results = json.loads((out_dir / "results.json").read_text())
     results.update({"model": request.model, "revision": request.revision, "precision": request.precision,
                     "model_type": request.model_type, "params_billions": request.params_billions,
                     "architecture": request.architecture, "submitted_time": request.submitted_time,
                     "key": request.key, "source": request.source})
     files: dict[str, bytes | None] = {path: None for path in store.list(f"details/{request.key}", suffix=".parquet")}
-    for parquet in sorted((out_dir / "details").glob("*.parquet")):
-        files[f"details/{request.key}/{parquet.name}"] = parquet.read_bytes()
-    files[f"results/{request.key}.json"] = json.dumps(results, indent=2, sort_keys=True).encode()
+    details = sorted((out_dir / "details").glob("*.parquet"))
+    for parquet in details:
+        files[f"details/{request.key}/{parquet.name}"] = with_run_columns(parquet.read_bytes(), request.key,
+                                                                          request.model, request.revision)
+    files.update(card_update(store, schema(settings.benchmarks), [p.stem for p in details], settings.space_id,
+                             settings.results_repo))
+    encoded = json.dumps(results, indent=2, sort_keys=True).encode()
+    files[f"results/{request.key}.json"] = encoded
     store.write_many(files)
-    return results
+    return json.loads(encoded)
+
+
+def publish_board(settings: Settings, store: Store, request: Request, results: dict) -> bool:
+    """Put a run whose request is now FINISHED on leaderboard.parquet: its row replaced or added, the rest as it
+    was (board_file.add_run: one read and one write, whatever the number of runs). A failure is logged, never
+    raised: the next tick finds the board behind the store and rebuilds it. Returns whether it was written."""
+    try:
+        add_run(store, schema(settings.benchmarks), f"results/{request.key}.json", results, request.hidden)
+        return True
+    except Exception as exc:  # noqa: BLE001 - the board is rebuilt from the store at the next tick
+        log.warning("adding %s to leaderboard.parquet failed (the next tick rebuilds it): %s", request.key,
+                    settings.scrub(str(exc)))
+        return False
 
 
 def rebuild_board(settings: Settings, store: Store, only_if_stale: bool = False) -> bool:
     """Rebuild leaderboard.parquet from the published runs (when `only_if_stale`: only if it does not list exactly
-    them). A failure is logged, never raised: the next tick checks again. Returns whether it was rebuilt."""
+    them; each tick asks). The repair, and what an admin's hide or show does; a publish adds its one row instead
+    (publish_board). A failure is logged, never raised: the next tick checks again. Returns whether it was
+    rebuilt."""
     try:
         if only_if_stale and board_is_current(store):
             return False
@@ -304,7 +332,7 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
             report.status, report.error = "LOST", "the lease was lost before the results were published"
             return report
         try:
-            publish(store, request, out_dir)
+            published = publish(store, request, out_dir, settings)
         except Exception as exc:  # a store that failed mid-publish loses nothing: the attempt counts, the request
             # returns to the queue (its answers are journaled, so the next attempt only grades and publishes again)
             closed = close_run(settings, store, request.path, owner, queue.PENDING, log_tail=tail,
@@ -314,7 +342,7 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
             closed = close_run(settings, store, request.path, owner, queue.FINISHED, log_tail=tail)
             if closed is not None and closed.status == queue.FINISHED:  # the details hold every response now
                 shutil.rmtree(responses, ignore_errors=True)
-                rebuild_board(settings, store)
+                publish_board(settings, store, closed, published)
     elif proc.returncode < 0:
         name = signal.Signals(-proc.returncode).name
         closed = close_run(settings, store, request.path, owner, queue.PENDING, log_tail=tail,
@@ -414,6 +442,8 @@ class Scheduler:
             return
         if self.dispatcher is not None:
             report = self.dispatcher.tick()
+            # a Job killed between closing its request and adding its row leaves the board behind: catch it up
+            rebuild_board(self.settings, self.store, only_if_stale=True)
             for key in report.started:
                 print(f"[dispatcher] {key}: Job started", flush=True)
             for key in report.returned + report.failed:

@@ -67,6 +67,8 @@ class Settings:
                                 "Hub dataset repo for results, details and leaderboard.parquet (hub store)")
     hf_token: str = setting("HF_TOKEN", "", "token for the Hub store and gated-model checks; never logged",
                             secret=True)
+    space_id: str = setting("SPACE_ID", "", "the Hugging Face Space this deployment runs as (`<owner>/<name>`, set by "
+                            "the Hub on a Space and passed on to its Jobs): the results dataset's card links to it")
     host: str = setting("LEADERBOARD_HOST", "127.0.0.1", "address the Space listens on (0.0.0.0 when SPACE_ID is "
                         "set, as on a Hugging Face Space)")
     port: int = setting("LEADERBOARD_PORT", "7860", "port the Space listens on (when unset, `GRADIO_SERVER_PORT` is "

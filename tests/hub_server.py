@@ -8,7 +8,8 @@ Grow it here rather than writing another.
    RS256-signed id_token, the key set and userinfo.
 2. Repos (tests/hub_repos.py), as `huggingface_hub.HfApi(endpoint=hub.url, token=...)` 2.4 calls them:
    POST /api/repos/create, GET /api/{models,datasets,spaces}/{repo}[/revision/{rev}], GET .../tree/{rev}[/{path}],
-   HEAD/GET /[datasets/|spaces/]{repo}/resolve/{rev}/{path}, POST .../preupload/{rev}, POST .../commit/{rev}.
+   HEAD/GET /[datasets/|spaces/]{repo}/resolve/{rev}/{path}, POST .../preupload/{rev}, POST .../commit/{rev},
+   and POST /api/validate-yaml (the client's check of a README.md's front matter before a commit that adds one).
 3. Jobs (tests/hub_jobs.py), each command run as a local subprocess: GET /api/whoami-v2, GET /api/jobs/hardware,
    POST and GET /api/jobs/{ns}, GET /api/jobs/{ns}/{id}, GET /api/jobs/{ns}/{id}/logs (server-sent events),
    POST /api/jobs/{ns}/{id}/cancel.
@@ -68,6 +69,19 @@ def oauth_env(hub: "HubServer", space_id: str = "test-org/leaderboard") -> dict[
     address is the one the browser used)."""
     return {"SYSTEM": "spaces", "SPACE_ID": space_id, "OAUTH_CLIENT_ID": CLIENT_ID,
             "OAUTH_CLIENT_SECRET": CLIENT_SECRET, "OAUTH_SCOPES": SCOPES, "OPENID_PROVIDER_URL": hub.url}
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up mid-answer (a log stream it stopped reading) is not an error of the server's."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
 
 
 @contextmanager
@@ -180,7 +194,7 @@ class HubServer:
         self._tokens: dict[str, str] = {}  # token -> user (OpenID access tokens and issue_token's)
         self._orgs: dict[str, tuple[str, ...]] = {}  # user -> orgs
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self.repos = RepoStore(self.url)
@@ -408,6 +422,7 @@ class RepoEndpoints:
                 _route("GET", rf"/api/{_TYPES}/{_REPO}/tree/{_REV}(?:/(?P<path>.*))?", self.tree, OPTIONAL),
                 _route("POST", rf"/api/{_TYPES}/{_REPO}/preupload/{_REV}", self.preupload, REQUIRED),
                 _route("POST", rf"/api/{_TYPES}/{_REPO}/commit/{_REV}", self.commit, REQUIRED),
+                _route("POST", r"/api/validate-yaml", self.validate_yaml, OPTIONAL),
                 _route("HEAD GET", rf"/(?:(?P<types>datasets|spaces)/)?{_REPO}/resolve/{_REV}/(?P<path>.+)",
                        self.resolve, OPTIONAL)]
 
@@ -448,6 +463,27 @@ class RepoEndpoints:
         except ValueError:
             raise HubError(400, "the commit body is not NDJSON") from None
         return json_reply(self.repos.commit(repo_type, repo_id, request.params["rev"], lines))
+
+    def validate_yaml(self, request: Request) -> Reply:
+        """A README.md's front matter: 400 with the errors when it is not a YAML mapping or its `configs` are not
+        a list of {config_name, data_files}, else 200 with no errors or warnings."""
+        import yaml
+
+        content = (request.json() or {}).get("content") or ""
+        errors = []
+        if content.startswith("---"):
+            try:
+                meta = yaml.safe_load(content[3:].split("\n---", 1)[0])
+            except yaml.YAMLError as exc:
+                meta, errors = None, [{"message": f"invalid YAML: {exc}"}]
+            if not errors and not isinstance(meta, dict):
+                errors.append({"message": "the metadata is not a mapping"})
+            configs = meta.get("configs", []) if isinstance(meta, dict) else []
+            if not isinstance(configs, list) or not all(
+                    isinstance(c, dict) and isinstance(c.get("config_name"), str) and c.get("data_files")
+                    for c in configs):
+                errors.append({"message": "configs must be a list of {config_name, data_files}"})
+        return json_reply({"errors": errors, "warnings": []}, 400 if errors else 200)
 
     def resolve(self, request: Request) -> Reply:
         params = request.params
