@@ -192,16 +192,15 @@ def _link(location: str) -> str:
 def _dtype(kind: str) -> str:
     """A details column's type as `datasets` shows it (int -> int64), with the card's word when it says more
     (a JSON text is a string)."""
-    dtype = getattr(api, "DETAIL_DTYPES", {}).get(kind, kind)
+    dtype = api.DETAIL_DTYPES.get(kind, kind)
     return dtype if dtype.startswith(str(kind)) else f"{dtype} ({kind})"
 
 
 def licence_text(card: api.Card) -> str:
     """The terms of the data a benchmark's details quote: its card's `licence` when it states one, else where its
     data comes from (its sources and paper), so the reader checks the terms there."""
-    stated = getattr(card, "licence", "") or getattr(card, "license", "")
-    if stated:
-        return " ".join(str(stated).split())
+    if card.licence:
+        return " ".join(str(card.licence).split())
     links = list(dict.fromkeys(link for link in (_link(s.default) for s in card.sources) if link))
     where = ", ".join(f"<{link}>" for link in links) if links else "the sources its About text names"
     return (f"The rows quote {card.title}'s data (its questions and gold answers). Its terms are those of its "
@@ -258,10 +257,7 @@ def card_text(schema: Schema, benchmarks: Sequence[str], space_id: str = "", rep
         lines += ["", f"## The `{card.name}` config: {_cell(card.title)}", "", " ".join(card.summary.split()), "",
                   f"Paper: <{card.paper}>.", "", "| column | type | description |", "| --- | --- | --- |"]
         lines += [f"| `{name}` | string | {_cell(text)} |" for name, text in RUN_COLUMNS]
-        declared = tuple(getattr(card, "details", ()) or ())
-        lines += [f"| `{col.name}` | {_cell(_dtype(col.type))} | {_cell(col.description)} |" for col in declared]
-        if not declared:
-            lines.append("| ... | | the other columns of the benchmark's details files (its card declares none) |")
+        lines += [f"| `{col.name}` | {_cell(_dtype(col.type))} | {_cell(col.description)} |" for col in card.details]
         lines += ["", f"Data terms: {licence_text(card)}"]
     lines += ["", "## Licence", "",
               "The dataset's licence is `other`: the scores and the models' outputs are published by the "

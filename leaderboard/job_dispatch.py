@@ -17,7 +17,6 @@ are found by label, so a restarted Space adopts its running Jobs instead of star
 from __future__ import annotations
 
 import logging
-import threading
 import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -59,7 +58,6 @@ class Dispatcher:
         self.live: dict[str, hf_jobs.JobState] = {}  # request key -> its Job, as last seen
         self._namespace: str | None = settings.jobs_namespace or None
         self._prices: dict[str, str] | None = None
-        self._lock = threading.Lock()  # one tick at a time
 
     # ---- the Jobs API -------------------------------------------------------------------------------------
 
@@ -103,14 +101,14 @@ class Dispatcher:
     # ---- one tick -----------------------------------------------------------------------------------------
 
     def tick(self) -> DispatchReport:
-        with self._lock:
-            report = DispatchReport()
-            try:
-                self._tick(report)
-            except Exception as exc:  # noqa: BLE001 - an outage of the store or the Jobs API: the next tick tries
-                report.error = self.settings.scrub(f"{type(exc).__name__}: {exc}")
-                log.warning("dispatch tick stopped: %s", report.error)
-            return report
+        """One tick (the Scheduler runs one at a time)."""
+        report = DispatchReport()
+        try:
+            self._tick(report)
+        except Exception as exc:  # noqa: BLE001 - an outage of the store or the Jobs API: the next tick tries
+            report.error = self.settings.scrub(f"{type(exc).__name__}: {exc}")
+            log.warning("dispatch tick stopped: %s", report.error)
+        return report
 
     def _tick(self, report: DispatchReport) -> None:
         settings = self.settings
