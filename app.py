@@ -11,6 +11,7 @@ import sys
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+from leaderboard.identity import seal_mock_sessions, sign_in_problem  # noqa: E402
 from leaderboard.scheduler import Scheduler  # noqa: E402
 from leaderboard.settings import Settings  # noqa: E402
 from leaderboard.store import open_store  # noqa: E402
@@ -27,7 +28,16 @@ def _interrupt(signum, frame) -> None:
 
 def main() -> int:
     signal.signal(signal.SIGTERM, _interrupt)
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:  # a bad setting: one line naming the variable (messages never hold a secret)
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 1
+    problem = sign_in_problem(settings)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr, flush=True)
+        return 1
+    seal_mock_sessions(settings)
     store = open_store(settings)
     scheduler = Scheduler(settings, store) if settings.run_scheduler else None  # started once the Space listens
     demo = build_app(settings, store, jobs=scheduler.dispatcher if scheduler else None)
@@ -41,7 +51,8 @@ def main() -> int:
         return 1
     if scheduler:
         scheduler.start()
-    print(f"store: {settings.store_backend} at {settings.home.resolve()}; suite: {settings.suite}; "
+    print(f"listening on http://{settings.host}:{settings.port}; store: {settings.store_backend} at "
+          f"{settings.home.resolve()}; suite: {settings.suite}; "
           f"scheduler: {'every %.0f s' % settings.scheduler_interval if scheduler else 'off'}", flush=True)
     try:
         demo.block_thread()  # until Ctrl-C or SIGTERM

@@ -4,11 +4,19 @@ With sign-in required (on a Space, or LEADERBOARD_REQUIRE_SIGN_IN=1) the visitor
 OAuth session (Gradio injects the profile into any handler with a `gr.OAuthProfile | None` parameter), or a
 signed-out visitor who may look but not submit or cancel. Without sign-in (the embedded local default) the person at
 the keyboard is the local user, with admin rights: that Space listens on 127.0.0.1, for the machine's own user.
+
+Sign-in is real only on a Hugging Face Space with `hf_oauth: true`: Gradio then signs visitors in through the Hub and
+signs its session cookie with a key derived from the Space's OAuth client secret. Anywhere else Gradio mocks the
+sign-in (whoever opens /login/huggingface becomes the machine's own Hub user) and signs cookies with a key anyone can
+derive from an empty secret. So `sign_in_problem` refuses to start a Space that asks for sign-in without the Space's
+OAuth variables, unless LEADERBOARD_MOCK_SIGN_IN asks for Gradio's mock (local development only: nobody signed in
+through it is an admin, the Space stays on 127.0.0.1, and `seal_mock_sessions` gives its cookies a random key).
 """
 from __future__ import annotations
 
 import getpass
 import re
+import secrets
 from dataclasses import dataclass
 
 from leaderboard.formatting import escape_markdown
@@ -65,4 +73,30 @@ def visitor(settings: Settings, profile=None) -> Visitor:
     name = getattr(profile, "username", None) if profile is not None else None
     if not isinstance(name, str) or not _USER_RE.match(name):
         return SIGNED_OUT
-    return Visitor(name, admin=is_admin(settings, name))
+    return Visitor(name, admin=is_admin(settings, name) and not settings.mock_sign_in)  # the mock vouches for no one
+
+
+def sign_in_problem(settings: Settings) -> str | None:
+    """Why the Space must not start as configured (one line), or None: sign-in is asked for where it cannot be real
+    (not a Hugging Face Space, or one without its OAuth variables) and the mock was not asked for."""
+    if not settings.require_sign_in or settings.mock_sign_in:
+        return None
+    missing = ([] if settings.on_space else ["SYSTEM=spaces with SPACE_ID"]) + list(settings.oauth_missing)
+    if not missing:
+        return None
+    return ("sign-in is required (LEADERBOARD_REQUIRE_SIGN_IN, or SPACE_ID set) but visitors cannot sign in for real "
+            f"here: this is not a Hugging Face Space with sign-in (missing: {', '.join(missing)}). On a Space, add "
+            "`hf_oauth: true` to the README's front matter; to run without sign-in (the local user, an admin, on "
+            "127.0.0.1) set LEADERBOARD_REQUIRE_SIGN_IN=0; for local development only, LEADERBOARD_MOCK_SIGN_IN=1 "
+            "uses Gradio's mock sign-in.")
+
+
+def seal_mock_sessions(settings: Settings) -> None:
+    """With the mock sign-in, have Gradio sign session cookies with a random key of this process (Gradio would derive
+    it from the absent OAuth client secret, a key anyone can compute): call before launch(). Does nothing otherwise."""
+    if not (settings.mock_sign_in and settings.require_sign_in):
+        return
+    import gradio.oauth
+
+    gradio.oauth.OAUTH_CLIENT_SECRET = secrets.token_urlsafe(32)  # read by attach_oauth when the app is created
+

@@ -9,11 +9,16 @@ place the environment is read; everything else receives a Settings object. The R
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Callable
 
 from evaluator import api
+
+# the variables a Hugging Face Space with `hf_oauth: true` gets; Gradio's real sign-in needs all four
+OAUTH_VARIABLES = ("OAUTH_CLIENT_ID", "OAUTH_CLIENT_SECRET", "OAUTH_SCOPES", "OPENID_PROVIDER_URL")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 def _text(raw: str) -> str:
@@ -34,6 +39,18 @@ def _optional_flag(raw: str) -> bool | None:
 
 def _optional_float(raw: str) -> float | None:
     return float(raw) if raw.strip() else None
+
+
+def _optional_int(raw: str) -> int | None:
+    return int(raw) if raw.strip() else None
+
+
+def _file_size(raw: str) -> str:
+    """A size as Gradio's launch(max_file_size=...) takes it: digits and a unit (b, kb, mb, gb), e.g. "1mb"."""
+    text = raw.strip().lower().replace(" ", "")
+    if not re.fullmatch(r"[1-9][0-9]*(b|kb|mb|gb)", text):
+        raise ValueError(f"not a size such as 100kb or 1mb: {raw!r}")
+    return text
 
 
 def _csv(raw: str) -> tuple[str, ...]:
@@ -69,8 +86,8 @@ class Settings:
                             secret=True)
     space_id: str = setting("SPACE_ID", "", "the Hugging Face Space this deployment runs as (`<owner>/<name>`, set by "
                             "the Hub on a Space and passed on to its Jobs): the results dataset's card links to it")
-    host: str = setting("LEADERBOARD_HOST", "127.0.0.1", "address the Space listens on (0.0.0.0 when SPACE_ID is "
-                        "set, as on a Hugging Face Space)")
+    host: str = setting("LEADERBOARD_HOST", "127.0.0.1", "address the Space listens on (0.0.0.0 on a Hugging Face "
+                        "Space, where SYSTEM=spaces and SPACE_ID are set)")
     port: int = setting("LEADERBOARD_PORT", "7860", "port the Space listens on (when unset, `GRADIO_SERVER_PORT` is "
                         "honoured too)", int)
     run_scheduler: bool = setting("LEADERBOARD_RUN_SCHEDULER", "1",
@@ -100,6 +117,9 @@ class Settings:
                                            "\"Sign in with Hugging Face\" (default: on when SPACE_ID is set, as on a "
                                            "Space; off, the person at the keyboard is the local user, an admin)",
                                            _optional_flag)
+    mock_sign_in: bool = setting("LEADERBOARD_MOCK_SIGN_IN", "", "local development only: with sign-in required "
+                                 "off a Hugging Face Space, use Gradio's mock sign-in (everyone who signs in is this "
+                                 "machine's Hub user, never an admin; the Space listens on 127.0.0.1 only)", _flag)
     admins: tuple[str, ...] = setting("LEADERBOARD_ADMINS", "", "Hub user names of the admins, comma-separated: they "
                                       "may cancel any pending request, re-queue a failed one, hide a run from the "
                                       "board and submit local model folders", _csv)
@@ -147,12 +167,28 @@ class Settings:
     commit_budget: int = setting("LEADERBOARD_COMMIT_BUDGET", "100", "Hub store: commits per repository in any hour "
                                  "(the Hub allows about 128); beyond it, writes wait", int)
     python: str = setting("LEADERBOARD_PYTHON", "", "Python used for the worker subprocess (default: this interpreter)")
-    playground_per_minute: int = setting("LEADERBOARD_PLAYGROUND_PER_MINUTE", "6",
-                                         "judge playground: gradings one browser session may ask for per minute", int)
+    playground_per_minute: int = setting("LEADERBOARD_PLAYGROUND_PER_MINUTE", "6", "judge playground: gradings one "
+                                         "signed-in user, and one client address, may ask for per minute", int)
+    playground_budget_per_minute: int = setting("LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE", "30", "judge playground: "
+                                                "gradings the whole Space asks for per minute, from all visitors "
+                                                "together", int)
+    playground_anonymous: bool = setting("LEADERBOARD_PLAYGROUND_ANONYMOUS", "", "judge playground: with sign-in "
+                                         "required, let visitors who are not signed in grade too (still under the "
+                                         "per-address and whole-Space limits)", _flag)
+    proxy_hops: int | None = setting("LEADERBOARD_PROXY_HOPS", "", "proxies in front of the Space that add the "
+                                     "client's address to X-Forwarded-For (default: 1 on a Hugging Face Space, 0 "
+                                     "elsewhere: the connection's own address); the playground's limit per address "
+                                     "reads the address the nearest of them saw", _optional_int)
+    max_file_size: str = setting("LEADERBOARD_MAX_FILE_SIZE", "1mb", "largest upload Gradio's upload route accepts "
+                                 "(no part of the Space takes uploads): digits and a unit, b, kb, mb or gb", _file_size)
     playground_max_chars: int = setting("LEADERBOARD_PLAYGROUND_MAX_CHARS", "2000", "judge playground: longest "
                                         "question, gold answer or candidate answer accepted (characters)", int)
     # the benchmarks' data locations, by source key (declared by their cards: evaluator.api.sources())
     sources: dict[str, str] = field(default_factory=lambda: {s.key: s.default for s in api.sources()})
+    # what the environment says of the platform (read by from_env, never set by a variable of ours): a Hugging Face
+    # Space (SYSTEM=spaces with SPACE_ID, as Gradio tells), and which of the Space's OAuth variables are absent
+    on_space: bool = False
+    oauth_missing: tuple[str, ...] = OAUTH_VARIABLES
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> "Settings":
@@ -172,12 +208,14 @@ class Settings:
                 values["port"] = int(env["GRADIO_SERVER_PORT"])
             except ValueError:
                 raise ValueError(f"GRADIO_SERVER_PORT has an unreadable value {env['GRADIO_SERVER_PORT']!r}") from None
+        values["on_space"] = env.get("SYSTEM") == "spaces" and bool(env.get("SPACE_ID"))  # gradio.utils.get_space
+        values["oauth_missing"] = tuple(name for name in OAUTH_VARIABLES if not env.get(name, "").strip())
         if values.get("require_sign_in") is None and env.get("SPACE_ID"):  # a Space: visitors sign in
             values["require_sign_in"] = True
         if not values.get("jobs_image") and env.get("SPACE_ID"):  # a Job runs this Space's own image
             values["jobs_image"] = f"hf.co/spaces/{env['SPACE_ID']}"
-        if "LEADERBOARD_HOST" not in env and "SPACE_ID" in env:  # on a Hugging Face Space, listen on all interfaces
-            values["host"] = "0.0.0.0"
+        if "LEADERBOARD_HOST" not in env and values["on_space"] and not values.get("mock_sign_in"):
+            values["host"] = "0.0.0.0"  # on a Hugging Face Space, listen on all interfaces (its proxy is in front)
         values.update(overrides)
         settings = cls(**values)
         settings.check()
@@ -244,6 +282,21 @@ class Settings:
             raise ValueError("LEADERBOARD_PLAYGROUND_PER_MINUTE must be at least 1")
         if self.playground_max_chars < 1:
             raise ValueError("LEADERBOARD_PLAYGROUND_MAX_CHARS must be at least 1")
+        if self.judge:
+            try:
+                api.parse_judge_spec(self.judge, self.judge_bearer)
+            except ValueError as exc:  # its message never holds the URL's user, password or query, nor a token
+                raise ValueError(f"LEADERBOARD_JUDGE: {exc}") from None
+        if self.playground_budget_per_minute < 1:
+            raise ValueError("LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE must be at least 1")
+        if self.proxy_hops is not None and self.proxy_hops < 0:
+            raise ValueError("LEADERBOARD_PROXY_HOPS must be 0 or more")
+        if self.mock_sign_in and self.on_space:
+            raise ValueError("LEADERBOARD_MOCK_SIGN_IN is for local development only; on a Hugging Face Space "
+                             "visitors sign in for real (hf_oauth: true)")
+        if self.mock_sign_in and self.host not in LOOPBACK_HOSTS:
+            raise ValueError(f"LEADERBOARD_MOCK_SIGN_IN keeps the Space on 127.0.0.1: anyone who can reach it signs "
+                             f"in; LEADERBOARD_HOST {self.host!r} is not a loopback address")
 
     def as_env(self) -> dict[str, str]:
         """Every setting but the secrets as the environment text that reads back to it (the benchmarks' data
@@ -285,6 +338,11 @@ class Settings:
     def judge_bearer(self) -> str | None:
         """The token an endpoint judge is called with: LEADERBOARD_JUDGE_TOKEN, else HF_TOKEN, else none."""
         return self.judge_token or self.hf_token or None
+
+    @property
+    def trusted_proxy_hops(self) -> int:
+        """LEADERBOARD_PROXY_HOPS, or its default: 1 on a Hugging Face Space (its proxy), else 0."""
+        return self.proxy_hops if self.proxy_hops is not None else (1 if self.on_space else 0)
 
     @property
     def coverage_threshold(self) -> float:

@@ -22,7 +22,7 @@ def test_embedded_defaults():
 def test_environment_overrides_and_space_defaults():
     env = {"LEADERBOARD_HOME": "/tmp/x", "LEADERBOARD_STORE": "hub", "LEADERBOARD_RESULTS_REPO": "org/results",
            "LEADERBOARD_BENCHMARKS": "cure, simpleqa", "LEADERBOARD_MAX_PARAMS_B": "2.5", "SPACE_ID": "org/space",
-           "LEADERBOARD_RUN_SCHEDULER": "0", "HF_TOKEN": "hf_secret_value"}
+           "SYSTEM": "spaces", "LEADERBOARD_RUN_SCHEDULER": "0", "HF_TOKEN": "hf_secret_value"}
     settings = Settings.from_env(env)
     assert settings.home == Path("/tmp/x") and settings.benchmarks == ("cure", "simpleqa")
     assert settings.max_params_billions == 2.5 and not settings.run_scheduler
@@ -47,6 +47,41 @@ def test_sign_in_is_required_on_a_space_and_then_local_folders_need_a_root():
     assert rooted.admins == ("ada", "Bob")
     with pytest.raises(ValueError, match="LEADERBOARD_MAX_SUBMISSIONS_PER_WEEK"):
         Settings.from_env({"LEADERBOARD_MAX_SUBMISSIONS_PER_WEEK": "-1"})
+
+
+def test_only_a_real_space_listens_on_every_interface_and_the_mock_never_does():
+    assert Settings.from_env({"SPACE_ID": "org/space"}).host == "127.0.0.1"  # SPACE_ID alone is not a Space
+    space = Settings.from_env({"SPACE_ID": "org/space", "SYSTEM": "spaces"})
+    assert space.on_space and space.host == "0.0.0.0" and space.trusted_proxy_hops == 1
+    mock = Settings.from_env({"SPACE_ID": "org/space", "LEADERBOARD_MOCK_SIGN_IN": "1"})
+    assert mock.host == "127.0.0.1" and mock.require_sign_in and mock.trusted_proxy_hops == 0
+    with pytest.raises(ValueError, match="LEADERBOARD_MOCK_SIGN_IN keeps the Space on 127.0.0.1"):
+        Settings.from_env({"LEADERBOARD_MOCK_SIGN_IN": "1", "LEADERBOARD_HOST": "0.0.0.0"})
+    with pytest.raises(ValueError, match="local development only"):
+        Settings.from_env({"LEADERBOARD_MOCK_SIGN_IN": "1", "SYSTEM": "spaces", "SPACE_ID": "org/space"})
+
+
+def test_sign_in_is_refused_where_it_cannot_be_real():
+    from leaderboard.identity import Visitor, sign_in_problem, visitor
+
+    oauth = {"OAUTH_CLIENT_ID": "id", "OAUTH_CLIENT_SECRET": "secret", "OAUTH_SCOPES": "openid profile",
+             "OPENID_PROVIDER_URL": "https://huggingface.co"}
+    assert sign_in_problem(Settings.from_env({})) is None  # no sign-in: the local user
+    assert sign_in_problem(Settings.from_env({"SYSTEM": "spaces", "SPACE_ID": "o/s", **oauth})) is None
+    missing = sign_in_problem(Settings.from_env({"SYSTEM": "spaces", "SPACE_ID": "o/s", **oauth,
+                                                 "OAUTH_CLIENT_SECRET": ""}))
+    assert "OAUTH_CLIENT_SECRET" in missing and "OAUTH_CLIENT_ID" not in missing and "\n" not in missing
+    assert "SYSTEM=spaces" in sign_in_problem(Settings.from_env({"LEADERBOARD_REQUIRE_SIGN_IN": "1", **oauth}))
+    mock = Settings.from_env({"LEADERBOARD_REQUIRE_SIGN_IN": "1", "LEADERBOARD_MOCK_SIGN_IN": "1",
+                              "LEADERBOARD_ADMINS": "ada"})
+    assert sign_in_problem(mock) is None
+
+    class Profile:
+        username = "ada"
+
+    assert visitor(mock, Profile()) == Visitor("ada", admin=False)  # the mock vouches for no admin
+    real = Settings.from_env({"SYSTEM": "spaces", "SPACE_ID": "o/s", **oauth, "LEADERBOARD_ADMINS": "ada"})
+    assert visitor(real, Profile()) == Visitor("ada", admin=True)
 
 
 def test_every_secret_setting_is_scrubbed():
@@ -84,6 +119,28 @@ def test_a_busy_port_says_which_variable_to_set(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+def test_a_bad_judge_spec_stops_the_space_without_its_credentials(tmp_path):
+    """The judge spec is checked once at start: a bad one stops app.py with one line that never holds the URL's user,
+    password or query; scrubbed text (failure reasons, log tails) masks them too."""
+    import os
+    import subprocess
+    import sys
+
+    secret = "pw-in-the-judge-url"
+    spec = f"endpoint:https://user:{secret}@judge.example/v1"  # no |model: the probe's spec
+    with pytest.raises(ValueError, match="LEADERBOARD_JUDGE") as caught:
+        Settings.from_env({"LEADERBOARD_JUDGE": spec})
+    assert secret not in str(caught.value) and "judge.example/v1" in str(caught.value)
+    env = {**os.environ, "LEADERBOARD_JUDGE": spec, "LEADERBOARD_HOME": str(tmp_path), "LEADERBOARD_RUN_SCHEDULER": "0",
+           "GRADIO_ANALYTICS_ENABLED": "False"}
+    done = subprocess.run([sys.executable, "app.py"], cwd=PROJECT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1 and secret not in done.stderr + done.stdout and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("error: LEADERBOARD_JUDGE: bad endpoint judge spec")
+    scrubbed = Settings.from_env({}).scrub(f"HTTP 500 from https://user:{secret}@h/v1?key={secret}")
+    assert secret not in scrubbed and "https://***@h/v1?key=***" in scrubbed
+
+
 @pytest.mark.parametrize("env, message", [
     ({"LEADERBOARD_STORE": "s3"}, "LEADERBOARD_STORE"),
     ({"LEADERBOARD_STORE": "hub"}, "LEADERBOARD_RESULTS_REPO"),
@@ -96,6 +153,9 @@ def test_a_busy_port_says_which_variable_to_set(tmp_path):
     ({"LEADERBOARD_PORT": "eighty"}, "LEADERBOARD_PORT"),
     ({"GRADIO_SERVER_PORT": "eighty"}, "GRADIO_SERVER_PORT"),
     ({"LEADERBOARD_MIN_COVERAGE": "120"}, "LEADERBOARD_MIN_COVERAGE"),
+    ({"LEADERBOARD_MAX_FILE_SIZE": "lots"}, "LEADERBOARD_MAX_FILE_SIZE"),
+    ({"LEADERBOARD_PROXY_HOPS": "-1"}, "LEADERBOARD_PROXY_HOPS"),
+    ({"LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE": "0"}, "LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE"),
     ({"LEADERBOARD_BENCHMARKS": "cure,vibes"}, "LEADERBOARD_BENCHMARKS names unknown benchmarks vibes"),
 ])
 def test_bad_settings_are_refused_naming_the_variable(env, message):

@@ -4,23 +4,35 @@ the session cookie carries the signed-in user into `gr.OAuthProfile`.
 
 Two people sign in in two browser contexts and a third visitor never does: each sees only their own requests as
 cancellable, the limit per person counts them apart, the signed-out visitor can neither submit nor cancel, and an
-API client without a session is refused.
+API client without a session is refused. A forged session cookie (signed with the key Gradio derives from an empty
+client secret, or any other key) signs nobody in, nor does opening /login/huggingface as a stranger. Off a Space,
+a Space that asks for sign-in refuses to start, unless the mock is asked for: then nobody is an admin, the Space
+stays on 127.0.0.1 and the mock's cookies are sealed with a key of the process.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import os
 import subprocess
 import sys
+import time
+from http.cookies import SimpleCookie
+from urllib.parse import urljoin
 
 import pytest
+import requests
 
 from leaderboard import request_queue as q
 from leaderboard.settings import Settings
 from leaderboard.store import open_store
 from tests.conftest import PROJECT, free_port, wait_for
-from tests.hub_server import CLIENT_SECRET, HubServer, oauth_env
+from tests.hub_server import CLIENT_SECRET, USER_COOKIE, HubServer, oauth_env
 
 ADMIN = "ada"
+# the key Gradio signs session cookies with when OAUTH_CLIENT_SECRET is empty or absent (gradio.oauth.attach_oauth)
+EMPTY_SECRET_KEY = hashlib.sha256(b"-v4").hexdigest()
 
 
 @pytest.fixture(scope="module")
@@ -29,36 +41,114 @@ def hub():
         yield server
 
 
+def off_a_space() -> dict[str, str]:
+    """This environment without a Space's variables (SYSTEM, the OAuth ones)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("OAUTH_", "OPENID_")) and k != "SYSTEM"}
+
+
+def start_app(home, env: dict[str, str], base: dict[str, str] | None = None):
+    """app.py in a subprocess with `env` over `base` (default: this environment), until it answers: (process, url,
+    log file)."""
+    port = free_port()
+    env = {**(os.environ if base is None else base), "LEADERBOARD_HOME": str(home), "LEADERBOARD_RUN_SCHEDULER": "0", "LEADERBOARD_PORT": str(port),
+           "GRADIO_ANALYTICS_ENABLED": "False", **env}
+    log = open(home / "app.log", "w")
+    proc = subprocess.Popen([sys.executable, "app.py"], cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+
+    def up():
+        if proc.poll() is not None:
+            raise AssertionError(f"app.py exited: {(home / 'app.log').read_text()[-3000:]}")
+        try:
+            return requests.get(url, timeout=2).status_code == 200
+        except requests.ConnectionError:
+            return False
+
+    try:
+        wait_for(up, timeout=120, step=0.2)
+    except BaseException:
+        stop_app(proc, log)
+        raise
+    return proc, url, log
+
+
+def stop_app(proc, log) -> None:
+    proc.terminate()
+    proc.wait(30)
+    log.close()
+
+
 @pytest.fixture(scope="module")
 def space(hub, tiny_llava, tiny_llama, tmp_path_factory):
     """app.py as on a Space, with sign-in: (url, store, log file). At most 1 pending request per person; `ada`
     is an admin."""
     home = tmp_path_factory.mktemp("space-home")
-    port = free_port()
-    env = {**os.environ, **oauth_env(hub), "LEADERBOARD_HOME": str(home), "LEADERBOARD_RUN_SCHEDULER": "0",
-           "LEADERBOARD_HOST": "127.0.0.1", "LEADERBOARD_PORT": str(port), "LEADERBOARD_ADMINS": ADMIN,
-           "LEADERBOARD_MAX_PENDING_PER_USER": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
-    log = open(home / "app.log", "w")
-    proc = subprocess.Popen([sys.executable, "app.py"], cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    proc, url, log = start_app(home, {**oauth_env(hub), "LEADERBOARD_HOST": "127.0.0.1", "LEADERBOARD_ADMINS": ADMIN,
+                                      "LEADERBOARD_MAX_PENDING_PER_USER": "1"})
     try:
-        import requests
-
-        def up():
-            if proc.poll() is not None:
-                raise AssertionError(f"app.py exited: {(home / 'app.log').read_text()[-3000:]}")
-            try:
-                return requests.get(url, timeout=2).status_code == 200
-            except requests.ConnectionError:
-                return False
-
-        wait_for(up, timeout=120, step=0.2)
-        store = open_store(Settings.from_env({}, home=home))
-        yield url, store, home / "app.log"
+        yield url, open_store(Settings.from_env({}, home=home)), home / "app.log"
     finally:
-        proc.terminate()
-        proc.wait(30)
-        log.close()
+        stop_app(proc, log)
+
+
+# ------------------------------------------------------------------------------------------------ session cookies
+
+def session_cookie(data: dict, key: str) -> str:
+    """A session cookie as Starlette's SessionMiddleware writes it, holding `data`, signed with `key`."""
+    from itsdangerous import TimestampSigner
+
+    return TimestampSigner(key).sign(base64.b64encode(json.dumps(data).encode())).decode()
+
+
+def signed_in_session(user: str) -> dict:
+    """What Gradio's OAuth callback keeps in the session of a signed-in `user`."""
+    now = int(time.time())
+    return {"oauth_info": {"access_token": "hf_oauth_forged", "token_type": "bearer", "scope": "openid profile",
+                           "expires_at": now + 3600,
+                           "userinfo": {"sub": f"sub-{user}", "name": user.title(), "preferred_username": user,
+                                        "profile": f"https://huggingface.co/{user}", "picture": ""}}}
+
+
+def cookie_from(response: requests.Response, name: str = "session") -> str | None:
+    """The value a response sets for cookie `name` (None when it sets none)."""
+    morsel = SimpleCookie(response.headers.get("set-cookie", "")).get(name)
+    return morsel.value if morsel is not None else None
+
+
+def sign_in_over_http(url: str, user: str | None) -> str | None:
+    """Walk Gradio's OAuth routes and the Hub's authorize page by hand (the session cookie is Secure, so a cookie jar
+    on http would drop it): the Space's session cookie afterwards. `user` None: a stranger the Hub does not know."""
+    login = requests.get(f"{url}/login/huggingface", allow_redirects=False, timeout=10)
+    assert login.status_code in (302, 307), login.text[:300]
+    session = cookie_from(login)
+    hub_cookies = {USER_COOKIE: user} if user else {}
+    authorize = requests.get(login.headers["location"], cookies=hub_cookies, allow_redirects=False, timeout=10)
+    if authorize.status_code == 200:  # the Hub asks who you are: a stranger goes no further
+        assert "Sign in to the test Hub" in authorize.text
+        return session
+    callback = requests.get(urljoin(url, authorize.headers["location"]), cookies={"session": session},
+                            allow_redirects=False, timeout=10)
+    return cookie_from(callback) or session
+
+
+def client_with(url: str, session: str | None):
+    from gradio_client import Client
+
+    headers = {"Cookie": f"session={session}"} if session else None
+    return Client(url + "/", verbose=False, download_files=False, headers=headers)
+
+
+def is_admin_session(url: str, session: str | None) -> bool:
+    """Whether the Space takes the holder of this session cookie for an admin (only admins list damaged files)."""
+    try:
+        return isinstance(client_with(url, session).predict(api_name="/damaged_files"), list)
+    except Exception as exc:  # noqa: BLE001 - gradio_client raises the handler's gr.Error
+        assert "admins" in str(exc)
+        return False
+
+
+def cancel_as(url: str, session: str | None, key: str) -> str:
+    return client_with(url, session).predict(key, api_name="/cancel")
 
 
 def test_a_client_without_a_session_is_refused(space):
@@ -198,3 +288,89 @@ def test_two_people_and_a_stranger_in_the_browser(space, hub, browser, tiny_llav
     finally:
         for context in (alice_context, bob_context, ada_context, stranger_context):
             context.close()
+
+
+def test_forged_session_cookies_sign_nobody_in(space):
+    url, store, _log = space
+    real = sign_in_over_http(url, ADMIN)  # the control: a real sign-in, through the Hub, is an admin
+    assert real and is_admin_session(url, real)
+    pending = q.Request(model="tiny-org/forged", revision="2" * 40, submitter="bob")
+    q.save(store, pending)
+    try:
+        for key in (EMPTY_SECRET_KEY, hashlib.sha256(b"a guess-v4").hexdigest()):
+            forged = session_cookie(signed_in_session(ADMIN), key)
+            assert not is_admin_session(url, forged)
+            refused = cancel_as(url, forged, pending.key)
+            assert "Not done" in refused and "sign in" in refused.lower()
+        tampered = real[:-3] + ("AAA" if not real.endswith("AAA") else "BBB")  # a real cookie, signature broken
+        assert not is_admin_session(url, tampered)
+        assert q.load(store, pending.path).status == q.PENDING and not q.load(store, pending.path).actions
+    finally:
+        store.delete(pending.path)
+
+
+def test_opening_the_login_route_as_a_stranger_signs_nobody_in(space, hub):
+    url, store, _log = space
+    logins_before = list(hub.logins)
+    session = sign_in_over_http(url, None)  # the Hub shows its sign-in page; the stranger never answers it
+    assert not is_admin_session(url, session)
+    pending = q.Request(model="tiny-org/stranger", revision="3" * 40, submitter=ADMIN)
+    q.save(store, pending)
+    try:
+        refused = cancel_as(url, session, pending.key)
+        assert "Not done" in refused and "sign in" in refused.lower()
+        bogus = requests.get(f"{url}/login/callback", params={"code": "made-up", "state": "made-up"},
+                             cookies={"session": session} if session else {}, allow_redirects=False, timeout=10)
+        assert not is_admin_session(url, cookie_from(bogus) or session)  # a made-up code signs nobody in either
+        assert hub.logins == logins_before and q.load(store, pending.path).status == q.PENDING
+    finally:
+        store.delete(pending.path)
+
+
+@pytest.mark.parametrize("env", [
+    {"LEADERBOARD_REQUIRE_SIGN_IN": "1"},
+    {"SPACE_ID": "someone/leaderboard"},  # SPACE_ID alone is not a Space
+    {"SYSTEM": "spaces", "SPACE_ID": "someone/leaderboard", "OAUTH_CLIENT_ID": "x", "OAUTH_SCOPES": "openid"},
+], ids=["asked-for", "space-id-alone", "oauth-variables-missing"])
+def test_sign_in_that_cannot_be_real_stops_the_space(env, tmp_path):
+    started = subprocess.run([sys.executable, "app.py"], cwd=PROJECT, capture_output=True, text=True, timeout=120,
+                             env={**off_a_space(), "LEADERBOARD_HOME": str(tmp_path), "LEADERBOARD_RUN_SCHEDULER": "0",
+                                  "LEADERBOARD_PORT": str(free_port()), **env})
+    assert started.returncode == 1
+    lines = [line for line in started.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("error: sign-in is required") and "LEADERBOARD_MOCK_SIGN_IN" in lines[-1]
+    assert "Traceback" not in started.stderr and "Running on" not in started.stdout
+
+
+@pytest.fixture(scope="module")
+def mock_space(hub, tmp_path_factory):
+    """app.py off a Space with sign-in asked for and LEADERBOARD_MOCK_SIGN_IN=1; the machine's Hub user is `ada`,
+    listed as an admin, and SPACE_ID is set (which alone used to open the Space on 0.0.0.0)."""
+    home = tmp_path_factory.mktemp("mock-home")
+    env = {"LEADERBOARD_REQUIRE_SIGN_IN": "1", "LEADERBOARD_MOCK_SIGN_IN": "1", "SPACE_ID": "someone/leaderboard",
+           "LEADERBOARD_ADMINS": ADMIN, "HF_TOKEN": hub.issue_token(ADMIN), "HF_ENDPOINT": hub.url,
+           "HF_HUB_OFFLINE": "0"}
+    proc, url, log = start_app(home, env, base=off_a_space())
+    try:
+        yield url, open_store(Settings.from_env({}, home=home)), home / "app.log"
+    finally:
+        stop_app(proc, log)
+
+
+def test_the_mock_sign_in_vouches_for_no_admin_and_stays_on_loopback(mock_space):
+    url, store, log = mock_space
+    login = requests.get(f"{url}/login/huggingface", allow_redirects=False, timeout=10)
+    callback = requests.get(urljoin(url, login.headers["location"]), allow_redirects=False, timeout=10)
+    session = cookie_from(callback)  # the mock signs in as the machine's Hub user, ada
+    assert session and not is_admin_session(url, session)  # ... who is listed as an admin, but not through the mock
+    own = q.Request(model="tiny-org/own", revision="4" * 40, submitter=ADMIN)
+    other = q.Request(model="tiny-org/other", revision="5" * 40, submitter="bob")
+    q.save(store, own)
+    q.save(store, other)
+    assert "only the person who submitted" in cancel_as(url, session, other.key).lower()  # no admin rights
+    assert cancel_as(url, session, own.key).startswith("Done")  # signed in as ada
+    forged = session_cookie(signed_in_session(ADMIN), EMPTY_SECRET_KEY)
+    refused = cancel_as(url, forged, other.key)
+    assert "Not done" in refused and "sign in" in refused.lower()  # the mock's cookies have a key of their own
+    assert q.load(store, other.path).status == q.PENDING
+    assert "on http://127.0.0.1:" in log.read_text()  # SPACE_ID alone no longer opens it on every interface
