@@ -23,7 +23,7 @@ from evaluator.benchmarks.spec import (CORRECT, COUNT, DETAIL_TYPES, FRACTION, I
                                        Metric, Option, Section, Source, Verdict)
 from evaluator.details import DETAIL_DTYPES
 from evaluator.images import ImageUnavailable
-from evaluator.judge import JudgeError, judge_id, judge_name, make_judge
+from evaluator.judge import JudgeError, judge_id, judge_name, make_judge, parse_judge_spec
 from evaluator.models.base import UnsupportedModelError
 from evaluator.parent_watch import PARENT_PID_ENV
 from evaluator.redaction import redact
@@ -33,7 +33,7 @@ __all__ = ["DEFAULT_BENCHMARKS", "CORRECT", "COUNT", "DETAIL_DTYPES", "DETAIL_TY
            "Grader", "ImageUnavailable", "ItemPart", "ItemView",
            "JudgeError", "Metric", "Option", "Section", "Source", "UnsupportedModelError", "Verdict",
            "benchmark_names", "card", "cards", "describe_model_folder", "details_schema", "graders", "judge_id",
-           "judge_name", "judged_benchmarks", "make_judge",
+           "judge_name", "judged_benchmarks", "make_judge", "parse_judge_spec",
            "redact", "rescore_run", "sources"]
 
 

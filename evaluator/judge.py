@@ -29,7 +29,8 @@ import requests
 from evaluator.prompt_files import prompt_hash  # noqa: F401 - part of this module's API
 from evaluator.redaction import redact
 
-__all__ = ["Judge", "JudgeError", "JudgeResult", "EndpointJudge", "LocalJudge", "make_judge",
+__all__ = ["Judge", "JudgeError", "JudgeResult", "JudgeSpec", "EndpointJudge", "LocalJudge", "make_judge",
+           "parse_judge_spec", "public_url",
            "parse_simpleqa_grade", "parse_lave_rating", "prompt_hash", "judge_name"]
 
 logger = logging.getLogger(__name__)
@@ -123,7 +124,7 @@ class EndpointJudge:
                  max_retries: int = 4, concurrency: int = 8, backoff: float = 1.0):
         self.base_url = base_url.rstrip("/")
         self.model = model
-        self.identity = {"kind": "endpoint", "base_url": self.base_url, "model": model}
+        self.identity = {"kind": "endpoint", "base_url": public_url(self.base_url), "model": model}
         self._token = token or None
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
@@ -364,53 +365,104 @@ class LocalJudge:
 _SPEC_HELP = "expected 'local:<hub id or folder>[@revision]' or 'endpoint:<base url>|<model>'"
 
 
-def make_judge(spec: str, token: str | None = None, *, timeout: float = 60, max_retries: int = 4,
-               concurrency: int = 8, backoff: float = 1.0) -> Judge:
-    """A judge from its spec. A malformed spec raises ValueError (the message never holds the token)."""
+def public_url(url: str) -> str:
+    """A URL as it may be shown and stored: scheme, host (and port) and path only; never its user, password, query or
+    fragment ("<unreadable url>" when it cannot be parsed)."""
+    try:
+        parts = urlsplit(str(url).strip())
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "<unreadable url>"
+    if not parts.scheme or not host:
+        return "<unreadable url>"
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/")
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A judge spec, parsed and checked (nothing loaded, nothing called): an endpoint's public base url and model, or
+    a local model's source (hub id or folder) and revision."""
+
+    kind: str  # "endpoint" or "local"
+    base_url: str = ""
+    model: str = ""
+    source: str = ""
+    revision: str | None = None
+
+
+def parse_judge_spec(spec: str, token: str | None = None) -> JudgeSpec:
+    """Check a judge spec without building the judge; ValueError says what is wrong. No message ever holds a URL's
+    user, password or query, nor the token."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"empty judge spec: {_SPEC_HELP}")
-    if timeout <= 0 or max_retries < 0 or concurrency < 1 or backoff < 0:
-        raise ValueError("judge options: timeout > 0, max_retries >= 0, concurrency >= 1 and backoff >= 0")
     spec = spec.strip()
-    kind, sep, rest = spec.partition(":")
-    kind = kind.strip().lower()
-    rest = rest.strip()
-    if not sep or kind not in ("local", "endpoint"):
-        shown = spec if not token or token not in spec else "<spec holding the token>"
-        raise ValueError(f"unknown judge spec {shown!r}: {_SPEC_HELP}")
     if token and token in spec:
         raise ValueError("the judge spec must not contain the token; pass it as the token argument")
-
+    kind, sep, rest = spec.partition(":")
+    kind, rest = kind.strip().lower(), rest.strip()
+    if not sep or kind not in ("local", "endpoint"):
+        raise ValueError(f"unknown judge spec {redact(spec[:60], token)!r}: {_SPEC_HELP}")
     if kind == "endpoint":
-        base_url, bar, model = rest.partition("|")
-        base_url, model = base_url.strip(), model.strip()
-        if not bar or not base_url or not model or "|" in model:
-            raise ValueError(f"bad endpoint judge spec {spec!r}: expected 'endpoint:<base url>|<model>'")
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"bad endpoint judge spec {spec!r}: the base url must be http(s)://host[:port]/path")
-        if parts.username or parts.password:
-            raise ValueError("bad endpoint judge spec: no credentials in the base url; pass a token instead")
-        if any(c.isspace() for c in base_url + model):
-            raise ValueError(f"bad endpoint judge spec {spec!r}: whitespace in the url or model")
-        return EndpointJudge(base_url, model, token, timeout=timeout, max_retries=max_retries,
-                             concurrency=concurrency, backoff=backoff)
+        return _endpoint_spec(rest)
+    return _local_spec(rest, spec)
 
-    # local
+
+def _endpoint_spec(rest: str) -> JudgeSpec:
+    base_url, bar, model = rest.partition("|")
+    base_url, model = base_url.strip(), model.strip()
+    shown = public_url(base_url)
+    try:
+        parts = urlsplit(base_url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise ValueError(f"bad endpoint judge spec: the base url {shown} cannot be read") from None
+    if parts.username or parts.password:
+        raise ValueError(f"bad endpoint judge spec: no user or password in the base url ({shown}); the token goes in "
+                         "LEADERBOARD_JUDGE_TOKEN (or HF_TOKEN)")
+    if parts.query or parts.fragment or "?" in base_url or "#" in base_url:
+        raise ValueError(f"bad endpoint judge spec: no query or fragment in the base url ({shown}); a key goes in "
+                         "LEADERBOARD_JUDGE_TOKEN (or HF_TOKEN)")
+    if not bar or not base_url or not model or "|" in model:
+        raise ValueError(f"bad endpoint judge spec (base url {shown}): expected 'endpoint:<base url>|<model>'")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"bad endpoint judge spec: the base url must be http(s)://host[:port]/path, not {shown}")
+    if any(c.isspace() for c in base_url + model):
+        raise ValueError(f"bad endpoint judge spec (base url {shown}): whitespace in the url or model")
+    return JudgeSpec("endpoint", base_url=base_url.rstrip("/"), model=model)
+
+
+def _local_spec(rest: str, spec: str) -> JudgeSpec:
+    shown = redact(spec[:200])
     if not rest:
-        raise ValueError(f"bad local judge spec {spec!r}: expected 'local:<hub id or folder>[@revision]'")
+        raise ValueError(f"bad local judge spec {shown!r}: expected 'local:<hub id or folder>[@revision]'")
     source, revision = rest, None
     if not Path(rest).expanduser().is_dir() and "@" in rest:
         source, _, revision = rest.rpartition("@")
         source, revision = source.strip(), revision.strip()
         if not source or not revision:
-            raise ValueError(f"bad local judge spec {spec!r}: empty model or revision around '@'")
+            raise ValueError(f"bad local judge spec {shown!r}: empty model or revision around '@'")
     if not Path(source).expanduser().is_dir():
         if not re.fullmatch(r"[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?", source) or ".." in source:
-            raise ValueError(f"bad local judge spec {spec!r}: {source!r} is neither a folder nor a Hub model id")
+            raise ValueError(f"bad local judge spec {shown!r}: {redact(source[:120])!r} is neither a folder nor a Hub "
+                             "model id")
     if revision is not None and not re.fullmatch(r"[\w.\-/]+", revision):
-        raise ValueError(f"bad local judge spec {spec!r}: malformed revision {revision!r}")
-    return LocalJudge(source, revision)
+        raise ValueError(f"bad local judge spec {shown!r}: malformed revision {redact(revision[:60])!r}")
+    return JudgeSpec("local", source=source, revision=revision)
+
+
+def make_judge(spec: str, token: str | None = None, *, timeout: float = 60, max_retries: int = 4,
+               concurrency: int = 8, backoff: float = 1.0) -> Judge:
+    """A judge from its spec. A malformed spec raises ValueError (the message never holds the token, nor a URL's
+    user, password or query)."""
+    if timeout <= 0 or max_retries < 0 or concurrency < 1 or backoff < 0:
+        raise ValueError("judge options: timeout > 0, max_retries >= 0, concurrency >= 1 and backoff >= 0")
+    parsed = parse_judge_spec(spec, token)
+    if parsed.kind == "endpoint":
+        return EndpointJudge(parsed.base_url, parsed.model, token, timeout=timeout, max_retries=max_retries,
+                             concurrency=concurrency, backoff=backoff)
+    return LocalJudge(parsed.source, parsed.revision)
 
 
 def judge_id(identity: dict | None) -> str | None:
@@ -427,10 +479,10 @@ def judge_name(identity: dict | None) -> str:
     """The judge named for people: "<model> (endpoint <url>)" or "<model> @ <revision> (local)"; never a token."""
     identity = identity or {}
     if identity.get("kind") == "endpoint":
-        return f"{identity.get('model', '?')} (endpoint {identity.get('base_url', '?')})"
+        return f"{identity.get('model', '?')} (endpoint {public_url(identity.get('base_url', ''))})"
     if identity.get("kind") == "local":
         return f"{identity.get('model', '?')} @ {identity.get('revision') or 'unpinned revision'} (local)"
-    return ", ".join(f"{k}={v}" for k, v in identity.items()) or "unknown judge"
+    return redact(", ".join(f"{k}={v}" for k, v in identity.items())) or "unknown judge"
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -68,6 +68,18 @@ def _skipped(results: dict) -> str | None:
     return json.dumps({str(k): str(v) for k, v in skipped.items()}, sort_keys=True)
 
 
+def _judge_name(results: dict) -> str | None:
+    """The judge named for people, from its identity: endpoint scheme, host, path and model only (a stored name is
+    redacted the same way when the identity is missing)."""
+    run = results.get("run")
+    if not isinstance(run, dict):
+        return None
+    if isinstance(run.get("judge"), dict) and run["judge"]:
+        return api.judge_name(run["judge"])
+    name = run.get("judge_name")
+    return api.redact(name) if isinstance(name, str) and name else None
+
+
 def _judge_id(results: dict) -> str | None:
     run = results.get("run")
     return api.judge_id(run.get("judge")) if isinstance(run, dict) and isinstance(run.get("judge"), dict) else None
@@ -88,10 +100,10 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column("suite", "Suite", ("run", "suite"), TEXT,
            "sample (the small suites shipped with the project) or full (the benchmarks' complete data); runs on "
            "different suites are never ranked together.", group="run"),
-    Column("judge", "Judge", ("run", "judge_name"), TEXT,
+    Column("judge", "Judge", (), TEXT,
            "The LLM judge that graded the run's judged benchmarks (its model and endpoint, or a local model at its "
            "revision); empty when no benchmark of the run needs one. A run graded again shows its latest judge.",
-           group="run"),
+           group="run", derive=_judge_name),
     Column("judge_id", "Judge id", (), TEXT,
            "8 characters of the hash of the judge's identity: two runs with the same id were graded by the same "
            "judge (model, revision or endpoint).", group="run", derive=_judge_id),

@@ -187,6 +187,54 @@ def test_bad_specs(spec):
         make_judge(spec)
 
 
+CREDENTIAL = "s3cr3t-in-the-url"
+
+
+@pytest.mark.parametrize("spec", [
+    f"endpoint:https://user:{CREDENTIAL}@host.example/v1",  # no |model: the probe's case, echoed whole before
+    f"endpoint:https://user:{CREDENTIAL}@host.example/v1|m",
+    f"endpoint:https://{CREDENTIAL}@host.example/v1|m",
+    f"endpoint:https://host.example/v1?api_key={CREDENTIAL}|m",
+    f"endpoint:https://host.example/v1?api_key={CREDENTIAL}",
+    f"endpoint:https://host.example/v1#{CREDENTIAL}|m",
+    f"endpiont:https://user:{CREDENTIAL}@host.example/v1|m",  # a misspelt kind
+    f"endpoint:https://user:{CREDENTIAL}@host.example:port/v1|m",  # and an unreadable port
+])
+def test_a_spec_with_credentials_in_its_url_is_refused_without_echoing_them(spec):
+    from evaluator.judge import parse_judge_spec
+
+    for build in (parse_judge_spec, make_judge):
+        with pytest.raises(ValueError) as caught:
+            build(spec)
+        assert CREDENTIAL not in str(caught.value) and "user:" not in str(caught.value)
+        assert "host.example" in str(caught.value) or "unknown judge spec" in str(caught.value) \
+            or "unreadable" in str(caught.value)
+
+
+def test_a_judge_is_named_by_scheme_host_path_and_model_only():
+    from evaluator.judge import judge_name, public_url
+
+    judge = make_judge("endpoint:https://Host.Example:8443/v1/|judge-model")
+    assert judge.identity == {"kind": "endpoint", "base_url": "https://host.example:8443/v1", "model": "judge-model"}
+    stored = {"kind": "endpoint", "base_url": f"https://user:{CREDENTIAL}@host.example/v1?api_key={CREDENTIAL}",
+              "model": "m"}  # an identity stored before URLs were checked
+    assert judge_name(stored) == "m (endpoint https://host.example/v1)"
+    assert CREDENTIAL not in judge_name({"kind": "other", "url": f"https://u:{CREDENTIAL}@h/x?token={CREDENTIAL}"})
+    assert public_url("not a url") == "<unreadable url>"
+
+
+def test_the_redactor_masks_url_credentials_everywhere():
+    from evaluator.redaction import redact
+
+    text = (f"failed: POST https://user:{CREDENTIAL}@host.example/v1/chat/completions?api_key={CREDENTIAL}&x=1 "
+            f"and http://h/v1?access_token={CREDENTIAL}#f and https://h/s?X-Amz-Signature={CREDENTIAL}")
+    masked = redact(text)
+    assert CREDENTIAL not in masked
+    assert "https://***@host.example/v1/chat/completions?api_key=***&x=1" in masked
+    kept = "see https://huggingface.co/org/model?revision=main or mail ada@example.com"
+    assert redact(kept) == kept  # ordinary URLs, parameters and addresses are left alone
+
+
 def test_bad_options_and_token_in_spec():
     with pytest.raises(ValueError):
         make_judge("endpoint:http://127.0.0.1:1/v1|m", concurrency=0)
