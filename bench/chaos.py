@@ -22,9 +22,10 @@ Scenarios (one line each, with its counts):
    items misgraded (a grade or rating other than the healthy judge's), items ungraded or unrated (counted, never
    scored).
 5. damaged files: each kind of damage (request: garbage JSON, not UTF-8, a JSON list, fields missing, a lease that
-   is not a time; results: garbage, a list; a details parquet; leaderboard.parquet) next to a finished run and a
-   pending request, in a real app: does the board, the queue, a submission, the explorer and a tick still answer,
-   and is the file listed in the Queue tab's damaged files?
+   is not a time, 200 KB of nested JSON, over the size limit; results: garbage, a list, nested JSON, over the size
+   limit; a details parquet; leaderboard.parquet) next to a finished run and a pending request, in a real app: does
+   the board, the queue, a submission, the explorer and a tick still answer, and is the file listed in the Queue
+   tab's damaged files?
 
 Run: `HF_HUB_OFFLINE=1 .venv/bin/python bench/chaos.py [--requests 20] [--kills 20] [--claims 16] [--seed 7]
 [--only kills-local,kills-hub,claimers,judge,damaged]` (about 8 minutes on 2 cores). Not part of the test suite;
@@ -58,6 +59,7 @@ for _var in [v for v in os.environ if v.startswith("LEADERBOARD_")]:
     os.environ.pop(_var)
 
 import _models  # noqa: E402,F401  (sys.path to the project root)
+from leaderboard.store.damage import MAX_JSON_BYTES  # noqa: E402
 
 ROOT = _models.ROOT
 RESULTS_REPO, REQUESTS_REPO = "chaos/results", "chaos/requests"
@@ -633,17 +635,31 @@ def judge_faults(models: Models, seed: int) -> list[str]:
 
 # ---- 5. damaged files ---------------------------------------------------------------------------------------------
 
+BROKEN_REQUEST, BROKEN_RESULTS = ("requests/chaos-org/broken/0123456789ab_auto.json",
+                                  "results/chaos-org/broken/0123456789ab_auto.json")
+BROKEN_RECORD = {"model": "chaos-org/broken", "revision": "0123456789ab" + "0" * 28}
+NESTED = b"[" * 100_000 + b"]" * 100_000  # 200 KB: json.loads raises RecursionError
+
+
+def _oversized(record: dict) -> bytes:
+    """A well-formed record padded one past the store's JSON size limit."""
+    return json.dumps({**record, "padding": "x" * MAX_JSON_BYTES}).encode()
+
+
 DAMAGE = {
-    "request: garbage JSON": ("requests/chaos-org/broken/0123456789ab_auto.json", b"{not json"),
-    "request: not UTF-8": ("requests/chaos-org/broken/0123456789ab_auto.json", b'{"model": "\xff\xfe"}'),
-    "request: a JSON list": ("requests/chaos-org/broken/0123456789ab_auto.json", b"[1, 2]"),
-    "request: fields missing": ("requests/chaos-org/broken/0123456789ab_auto.json", b'{"status": "PENDING"}'),
+    "request: garbage JSON": (BROKEN_REQUEST, b"{not json"),
+    "request: not UTF-8": (BROKEN_REQUEST, b'{"model": "\xff\xfe"}'),
+    "request: a JSON list": (BROKEN_REQUEST, b"[1, 2]"),
+    "request: fields missing": (BROKEN_REQUEST, b'{"status": "PENDING"}'),
     "request: a lease that is not a time": (
-        "requests/chaos-org/broken/0123456789ab_auto.json",
-        json.dumps({"model": "chaos-org/broken", "revision": "0123456789ab" + "0" * 28, "status": "RUNNING",
-                    "lease_owner": "w", "lease_expires": "soon"}).encode()),
-    "results: garbage JSON": ("results/chaos-org/broken/0123456789ab_auto.json", b"{not json"),
-    "results: a JSON list": ("results/chaos-org/broken/0123456789ab_auto.json", b"[]"),
+        BROKEN_REQUEST, json.dumps({**BROKEN_RECORD, "status": "RUNNING", "lease_owner": "w",
+                                    "lease_expires": "soon"}).encode()),
+    "request: nested JSON": (BROKEN_REQUEST, NESTED),
+    "request: oversized": (BROKEN_REQUEST, _oversized(BROKEN_RECORD)),
+    "results: garbage JSON": (BROKEN_RESULTS, b"{not json"),
+    "results: a JSON list": (BROKEN_RESULTS, b"[]"),
+    "results: nested JSON": (BROKEN_RESULTS, NESTED),
+    "results: oversized": (BROKEN_RESULTS, _oversized({**BROKEN_RECORD, "benchmarks": {}})),
     "details: not parquet": (None, b"PAR1 this is not parquet"),
     "leaderboard.parquet: garbage": ("leaderboard.parquet", b"garbage"),
 }

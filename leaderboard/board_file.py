@@ -18,32 +18,34 @@ import pandas as pd
 
 from leaderboard.board_frames import leaderboard_frame, sort_runs
 from leaderboard.columns import NUMERIC, Schema
-from leaderboard.store import Store
+from leaderboard.store import DamagedFile, Store, parse_json
 
 log = logging.getLogger(__name__)
 
 LEADERBOARD_PATH = "leaderboard.parquet"
 
 
+def _results_record(data) -> dict:
+    """The results object a stored results file holds; DamagedFile, with the reason, when it is not one."""
+    if not isinstance(data, dict) or not isinstance(data.get("model"), str) or not data["model"]:
+        raise DamagedFile("not a results object (a JSON object with a model)")
+    if not isinstance(data.get("benchmarks", {}), dict) or not isinstance(data.get("run", {}), dict):
+        raise DamagedFile("benchmarks or run is not an object")
+    return data
+
+
 def read_results(store: Store, path: str) -> dict | None:
-    """The results file at `path`; None when there is none, or when it is damaged (not UTF-8 or JSON, not a results
-    object: the store's ledger of damaged files lists it, see leaderboard.store.damage)."""
+    """The results file at `path`; None when there is none, or when it is damaged (over the size limit, not UTF-8
+    or JSON, nested too deep, not a results object: the store's ledger of damaged files lists it, see
+    leaderboard.store.damage). A path that is not the store's (PathRefused) is raised, never listed."""
     try:
         data = store.read_json(path)
-    except ValueError as exc:  # not UTF-8, not JSON
+        found = None if data is None else _results_record(data)
+    except DamagedFile as exc:
         store.damaged.report(path, exc)
         return None
-    if data is None:
-        store.damaged.clear(path)
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("model"), str) or not data["model"]:
-        store.damaged.report(path, "not a results object (a JSON object with a model)")
-        return None
-    if not isinstance(data.get("benchmarks", {}), dict) or not isinstance(data.get("run", {}), dict):
-        store.damaged.report(path, "benchmarks or run is not an object")
-        return None
     store.damaged.clear(path)
-    return data
+    return found
 
 
 def _results_key(path: str) -> str:
@@ -108,12 +110,21 @@ def board_is_current(store: Store) -> bool:
     if data is None:
         return False
     try:
-        metadata = pq.read_schema(io.BytesIO(data)).metadata
-        built_from, hidden_then = json.loads(metadata[b"results"]), json.loads(metadata.get(b"hidden", b"{}"))
+        built_from, hidden_then = _sources(pq.read_schema(io.BytesIO(data)).metadata)
     except Exception:  # noqa: BLE001 - a damaged or older board file is not current
         return False
     paths, hidden = _published_paths(store)
     return set(built_from) == paths and hidden_then == hidden
+
+
+def _sources(metadata: dict[bytes, bytes] | None) -> tuple[list[str], dict[str, str]]:
+    """(the results files, the hidden runs) that the board file's metadata lists; DamagedFile when it lists none."""
+    if not metadata or b"results" not in metadata:
+        raise DamagedFile("leaderboard.parquet lists no results files")
+    sources, hidden = parse_json(metadata[b"results"]), parse_json(metadata.get(b"hidden", b"{}"))
+    if not isinstance(sources, list) or not isinstance(hidden, dict):
+        raise DamagedFile("leaderboard.parquet's list of results files or of hidden runs is of the wrong kind")
+    return [str(p) for p in sources], {str(k): str(v) for k, v in hidden.items()}
 
 
 def _text_array(values: pd.Series):
@@ -211,10 +222,7 @@ def read_board(store: Store, schema: Schema):
         return None
     try:
         table = pq.read_table(io.BytesIO(data))
-        metadata = table.schema.metadata or {}
-        sources, hidden = json.loads(metadata[b"results"]), json.loads(metadata.get(b"hidden", b"{}"))
-        if not isinstance(sources, list) or not isinstance(hidden, dict):
-            return None
+        sources, hidden = _sources(table.schema.metadata)
         if any(name not in table.column_names for name in schema.names):
             return None
         fields = _fields(schema)
@@ -223,7 +231,7 @@ def read_board(store: Store, schema: Schema):
     except Exception as exc:  # noqa: BLE001 - a damaged or older board file is rebuilt
         log.warning("leaderboard.parquet unreadable (%s); it will be rebuilt from the results", exc)
         return None
-    return table, [str(p) for p in sources], {str(k): str(v) for k, v in hidden.items()}
+    return table, sources, hidden
 
 
 def add_run(store: Store, schema: Schema, path: str, results: dict, hidden: str | None = None) -> None:

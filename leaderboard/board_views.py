@@ -11,7 +11,6 @@
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -22,6 +21,7 @@ from evaluator import api
 from leaderboard.board_frames import board_frame, board_text, filter_runs
 from leaderboard.columns import Schema, View, headline
 from leaderboard.formatting import as_float, format_number, format_score
+from leaderboard.store import DamagedFile, parse_json
 
 DEFAULT_COVERAGE = 0.95
 SUITE_ORDER = {"full": 0, "sample": 1}
@@ -74,9 +74,10 @@ def flag_text(row: dict, cards: list[api.Card], threshold: float) -> str:
 
 
 def _skipped(row: dict, schema: Schema) -> dict[str, str]:
-    try:
-        skipped = json.loads(row.get("skipped") or "{}")
-    except (TypeError, ValueError):
+    text = row.get("skipped")
+    try:  # a cell of the stored leaderboard.parquet
+        skipped = parse_json(text) if isinstance(text, str) and text else {}
+    except DamagedFile:
         return {}
     return {str(k): str(v) for k, v in skipped.items()} if isinstance(skipped, dict) else {}
 

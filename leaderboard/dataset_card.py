@@ -36,6 +36,7 @@ from typing import Iterable, Sequence
 
 from evaluator import api
 from leaderboard.columns import Schema
+from leaderboard.store import DamagedFile, parse_json
 
 log = logging.getLogger(__name__)
 
@@ -85,9 +86,9 @@ def _hf_features(metadata: dict | None, add: bool):
     if not metadata or b"huggingface" not in metadata:
         return metadata
     try:
-        info = json.loads(metadata[b"huggingface"])
+        info = parse_json(metadata[b"huggingface"])
         features = info.get("info", {}).get("features")
-    except (ValueError, AttributeError):
+    except (DamagedFile, AttributeError):
         return metadata
     if not isinstance(features, dict):
         return metadata

@@ -2,7 +2,10 @@
 
 An entry holds the details frame (with each row's question in an "item" column), the card's item table built from
 it, and where each question's rows are; the explorer filters, sorts and pages that table and never reads the store
-again for the same run and benchmark (on the Hub store that would be one parquet download per click).
+again for the same run and benchmark (on the Hub store that would be one parquet download per click). Given the
+Space's copy of the board (leaderboard.board_copy), a run that is not on it is answered from it, and a file that could
+not be read is not read again until the board is read again: a visitor naming unknown or damaged runs costs no store
+read per call.
 """
 from __future__ import annotations
 
@@ -45,6 +48,12 @@ def details_path(key: str, benchmark: str) -> str:
     return f"details/{key}/{benchmark}.parquet"
 
 
+def details_link(key: str, benchmark: str) -> str:
+    """The address of a run's details file on the Space itself (leaderboard.ui.downloads serves it on the local
+    store), relative to the Space's root so that it works under any mount path."""
+    return f"details/{key}/{benchmark}.parquet"
+
+
 def build_details(key: str, benchmark: str, data: bytes) -> RunDetails:
     """Parse a details parquet and build its item table through the benchmark's card; DetailsError when damaged."""
     view = api.card(benchmark).item_view
@@ -65,36 +74,59 @@ def build_details(key: str, benchmark: str, data: bytes) -> RunDetails:
 class DetailsCache:
     """At most `size` runs' details, least recently used dropped first; safe to share between sessions."""
 
-    def __init__(self, store: Store, size: int = 8):
-        self.store, self.size = store, max(1, int(size))
+    def __init__(self, store: Store, size: int = 8, board=None):
+        """`board`: a leaderboard.board_copy.BoardCopy; with it, only runs on the board are read."""
+        self.store, self.size, self.board = store, max(1, int(size)), board
         self._entries: OrderedDict[tuple[str, str], RunDetails] = OrderedDict()
+        self._failed: dict[tuple[str, str], tuple[int, DetailsError]] = {}  # -> (board generation, why)
         self._lock = threading.Lock()
         self.reads = 0  # store reads so far (the bench and the tests count them)
 
     def get(self, key: str, benchmark: str) -> RunDetails:
         """The details of run `key` for `benchmark`; DetailsError saying why they cannot be shown."""
-        if not key or not is_request_key(key):
+        if not key:
             raise DetailsError("pick a run")
+        if not is_request_key(key):
+            raise DetailsError(f"{str(key)[:120]!r} is not a run's key (<org>/<model>/<sha12>_<precision>)")
         if benchmark not in api.benchmark_names():
-            raise DetailsError(f"unknown benchmark {benchmark!r}")
+            raise DetailsError(f"unknown benchmark {str(benchmark)[:60]!r}")
         with self._lock:
             found = self._entries.get((key, benchmark))
             if found is not None:
                 self._entries.move_to_end((key, benchmark))
                 return found
-        data = self.store.read_bytes(details_path(key, benchmark))
+        if self.board is not None and not self.board.has(key):
+            raise DetailsError(f"there is no run {key} on the board")
+        generation = self.board.generation if self.board is not None else None
+        with self._lock:
+            failed = self._failed.get((key, benchmark))
+        if failed is not None and failed[0] == generation:
+            raise failed[1]
+        try:
+            entry = self._read(key, benchmark, details_path(key, benchmark))
+        except DetailsError as why:
+            if generation is not None:  # not read again until the board is
+                with self._lock:
+                    self._failed[(key, benchmark)] = (generation, why)
+            raise
+        with self._lock:
+            self._failed.pop((key, benchmark), None)
+            self._entries[(key, benchmark)] = entry
+            self._entries.move_to_end((key, benchmark))
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return entry
+
+    def _read(self, key: str, benchmark: str, path: str) -> RunDetails:
+        """Read and build one run's details (one store read); a damaged file is reported to the store's ledger."""
+        data = self.store.read_bytes(path)
         self.reads += 1
         if data is None:
             raise DetailsError(f"{key} has no {api.card(benchmark).title} details (the benchmark did not run for it)")
         try:
             entry = build_details(key, benchmark, data)
         except DetailsError as damage:
-            self.store.damaged.report(details_path(key, benchmark), damage)
+            self.store.damaged.report(path, damage)
             raise
-        self.store.damaged.clear(details_path(key, benchmark))
-        with self._lock:
-            self._entries[(key, benchmark)] = entry
-            self._entries.move_to_end((key, benchmark))
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+        self.store.damaged.clear(path)
         return entry

@@ -21,9 +21,11 @@ A_RIGHT_B_WRONG, A_WRONG_B_RIGHT, BOTH_WRONG, BOTH_RIGHT = ("A right, B wrong", 
 COMPARE_OUTCOMES = (A_RIGHT_B_WRONG, A_WRONG_B_RIGHT, BOTH_WRONG, BOTH_RIGHT)
 SEARCHED = ("item", "question", "answer", "gold", "answer_b")
 GROUP_SEP = " = "
-# the URL's query names for each field of a Query
+# the URL's query names for each field of a Query; none is a name a route of Gradio claims (its page route reads
+# `page` and `deep_link`: a link holding `page=2` would be answered "Internal Server Error" for the whole Space)
 URL_NAMES = {"run": "run", "compare": "vs", "benchmark": "bench", "outcome": "outcome", "groups": "group",
-             "search": "q", "sort": "sort", "descending": "desc", "page": "page", "item": "item"}
+             "search": "q", "sort": "sort", "descending": "desc", "page": "at", "item": "item"}
+MAX_PAGE = 1_000_000  # beyond any real run's pages; keeps a page number a plain int
 
 
 @dataclass(frozen=True)
@@ -75,14 +77,25 @@ def from_params(params: Mapping[str, object]) -> Query:
         found = values(name)
         return found[0][:300] if found else ""
 
-    try:
-        page = max(1, int(first("page") or 1))
-    except ValueError:
-        page = 1
+    page = as_page(first("page"))
     groups = tuple(g[:300] for g in values("groups") if GROUP_SEP in g)[:20]
     return Query(run=first("run"), benchmark=first("benchmark"), compare=first("compare"), outcome=first("outcome"),
                  groups=groups, search=first("search"), sort=first("sort"),
                  descending=first("descending") in ("1", "true"), page=page, item=first("item"))
+
+
+def as_page(value: object) -> int:
+    """A page number from anything a URL or a client sent: a whole number in 1..MAX_PAGE, else 1 (nothing finite,
+    negative or unreadable raises)."""
+    if isinstance(value, bool):
+        return 1
+    try:
+        number = float(value) if isinstance(value, (int, float, str)) and value != "" else 1.0
+    except (ValueError, OverflowError):
+        return 1
+    if not math.isfinite(number) or number != int(number):
+        return 1
+    return min(max(1, int(number)), MAX_PAGE)
 
 
 # --------------------------------------------------------------------------------------------- the table

@@ -14,7 +14,7 @@ from PIL import Image
 
 from evaluator import api
 from leaderboard import explorer_queries as eq
-from leaderboard.details_cache import DetailsCache, DetailsError, RunDetails, details_path
+from leaderboard.details_cache import DetailsCache, DetailsError, RunDetails, details_link, details_path
 from leaderboard.board_frames import HUB_URL, run_choices
 from leaderboard.formatting import format_score
 from leaderboard.request_queue import is_request_key
@@ -174,14 +174,24 @@ def open_item(cache: DetailsCache, query: eq.Query, images_dir: Path, with_pictu
     b = _compare_details(cache, query)
     if b is not None:
         rows_b = b.item_rows(query.item)
-        parts_b = card.item_view.parts(rows_b) if rows_b else None
+        parts_b = _parts(card, rows_b, query.item) if rows_b else None
         missing_b = "" if rows_b else "Run B has no such question."
     row = a.items[a.items["item"] == query.item].iloc[0].to_dict()
     picture, note = picture_of(card, rows, images_dir) if with_picture else (None, "")
     image_column = card.item_view.image
     image_ref = str(rows[0].get(image_column) or "") if image_column else ""
-    return OpenedItem(item=query.item, row=row, parts_a=card.item_view.parts(rows), parts_b=parts_b,
+    return OpenedItem(item=query.item, row=row, parts_a=_parts(card, rows, query.item), parts_b=parts_b,
                       missing_b=missing_b, picture=picture, picture_note=note, image_ref=image_ref)
+
+
+def _parts(card: api.Card, rows: list[dict], item: str) -> list[api.ItemPart]:
+    """The card's parts of an opened question; DetailsError (never another exception) when its stored rows are
+    damaged in a way the card's view cannot show."""
+    try:
+        return card.item_view.parts(rows)
+    except Exception as exc:  # noqa: BLE001 - stored details are data from outside: one bad row must not break a page
+        raise DetailsError(f"the question {item[:120]!r} of {card.title} could not be shown: its stored details are "
+                           f"damaged ({type(exc).__name__})") from None
 
 
 def parts_json(parts: list[api.ItemPart] | None) -> list[dict] | None:
@@ -205,9 +215,10 @@ def details_file(store: Store, settings: Settings, key: str, benchmark: str) -> 
     the local store, else a copy under <home>/cache/explorer (read from the store once); None when there is none."""
     path = details_path(key, benchmark)
     root = getattr(store, "root", None)
-    if root is not None:
+    if root is not None:  # the store's own file, never one a symbolic link leads to outside the store
         found = Path(root) / path
-        return str(found) if found.is_file() else None
+        inside = found.resolve().is_relative_to(Path(root).resolve()) and not found.is_symlink()
+        return str(found) if inside and found.is_file() else None
     target = settings.home / "cache" / "explorer" / path
     if not target.is_file():
         data = store.read_bytes(path)
@@ -219,24 +230,23 @@ def details_file(store: Store, settings: Settings, key: str, benchmark: str) -> 
 
 
 def details_url(settings: Settings, store: Store, key: str, benchmark: str) -> str | None:
-    """A link to the run's details file of the benchmark: the file in the results dataset on the Hub store, the
-    store's own file served by the Space on the local store (see leaderboard.ui.launch_options); None for a key that
-    is not a run's."""
+    """A link to the run's details file of the benchmark: the file in the results dataset on the Hub store; on the
+    local store the Space's route that serves it by the run's key (leaderboard.ui.downloads: no server path in the
+    link); None for a key that is not a run's."""
     if not key or not is_request_key(key):
         return None
-    path = details_path(key, benchmark)
     if settings.store_backend == "hub":
-        return f"{HUB_URL}/datasets/{settings.results_repo}/blob/main/{quote(path)}"
-    root = getattr(store, "root", None)
-    return f"gradio_api/file={quote(str((Path(root) / path).resolve()))}" if root is not None else None
+        return f"{HUB_URL}/datasets/{settings.results_repo}/blob/main/{quote(details_path(key, benchmark))}"
+    return quote(details_link(key, benchmark)) if getattr(store, "root", None) is not None else None
 
 
 def load_snippet(store: Store, settings: Settings, key: str, benchmark: str) -> str:
-    """One line of Python that loads the same details with `datasets`: from the results dataset repo and file on
-    the Hub store, from the file's path on the local store."""
+    """Python that loads the same details with `datasets`: from the results dataset repo and file on the Hub store;
+    on the local store from the file the download button saves (never the file's path on the server)."""
     path = details_path(key, benchmark)
     if settings.store_backend == "hub":
         return (f'from datasets import load_dataset; details = load_dataset("{settings.results_repo}", '
                 f'data_files="{path}", split="train")')
-    local = details_file(store, settings, key, benchmark) or path
-    return f'from datasets import load_dataset; details = load_dataset("parquet", data_files="{local}", split="train")'
+    return ('# the file "Download the details (parquet)" saves\n'
+            f'from datasets import load_dataset; details = load_dataset("parquet", data_files="{benchmark}.parquet", '
+            'split="train")')

@@ -71,7 +71,7 @@ def act(store: Store, path: str, action: str, by: Visitor, reason: str = "") -> 
         return False, SIGN_IN_NEEDED
     if chosen.admin_only and not by.admin:
         return False, "Only the leaderboard's admins can do that; nothing was changed."
-    reason = " ".join((reason or "").split())[:MAX_REASON]
+    reason = " ".join(reason.split())[:MAX_REASON] if isinstance(reason, str) else ""
     if chosen.needs_reason and not reason:
         return False, "Please give a reason: the board shows it beside the run."
     return q.transact(store, lambda: _act(store, path, chosen, by, reason))

@@ -16,7 +16,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from leaderboard.store import DamagedFile, Store, StoreConflict, backoff
-from leaderboard.store.damage import short_reason
 
 PENDING, RUNNING, FINISHED, FAILED, CANCELLED = "PENDING", "RUNNING", "FINISHED", "FAILED", "CANCELLED"
 STATUSES = (PENDING, RUNNING, FINISHED, FAILED, CANCELLED)
@@ -140,16 +139,20 @@ def request_path(model: str, revision: str, precision: str) -> str:
     return f"requests/{model}/{revision[:12]}_{precision}.json"
 
 
-_KEY_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+/[0-9a-f]{12}_[a-z0-9]+$")
+# <org>/<model>/<sha12>_<precision>: each name starts with a letter, digit or underscore (as Hub names and local
+# folder names do) and holds no "..", so a key never names a path outside its folder
+_KEY_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*/\w[\w.\-]*/[0-9a-f]{12}_[a-z0-9]+$")
 
 
-def is_request_key(key: str) -> bool:
-    return bool(_KEY_RE.match(key))
+def is_request_key(key: object) -> bool:
+    """Whether `key` (anything a client sent) is a well-formed request key."""
+    return isinstance(key, str) and len(key) <= 300 and ".." not in key and bool(_KEY_RE.match(key))
 
 
 def load(store: Store, path: str) -> Request | None:
     """The request stored at `path` (None when there is none). Raises DamagedFile, with the reason, when the file is
-    not a readable request record, or holds another request than its path names; the ledger of the store lists it."""
+    not a readable request record (see leaderboard.store.damage.parse_json), or holds another request than its path
+    names; the ledger of the store lists it. A path that is not the store's (PathRefused) is raised, never listed."""
     try:
         data = store.read_json(path)
         if data is None:
@@ -161,9 +164,6 @@ def load(store: Store, path: str) -> Request | None:
     except DamagedFile as exc:
         store.damaged.report(path, exc)
         raise
-    except ValueError as exc:  # not UTF-8, not JSON
-        store.damaged.report(path, exc)
-        raise DamagedFile(short_reason(exc)) from None
     store.damaged.clear(path)
     return request
 

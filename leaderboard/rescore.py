@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluator import api
-from leaderboard.board_file import load_results, rebuild_leaderboard
+from leaderboard.board_file import load_results, read_results, rebuild_leaderboard
 from leaderboard.columns import schema
 from leaderboard.dataset_card import with_run_columns, without_run_columns
 from leaderboard.request_queue import is_request_key
@@ -35,17 +35,18 @@ class Regraded:
 
 
 def _download(store: Store, key: str, folder: Path) -> dict:
-    """Copy a run's results and details out of the store into `folder`; returns the results."""
-    data = store.read_bytes(f"results/{key}.json")
-    if data is None:
-        raise FileNotFoundError(f"no results for {key}")
+    """Copy a run's results and details out of the store into `folder`; returns the results (a damaged results file
+    is refused and listed in the store's ledger, see board_file.read_results)."""
+    results = read_results(store, f"results/{key}.json")
+    if results is None:
+        raise FileNotFoundError(f"no readable results for {key} (none, or a damaged file the Queue tab lists)")
     (folder / "details").mkdir(parents=True)
-    (folder / "results.json").write_bytes(data)
+    (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")
     for path in store.list(f"details/{key}", suffix=".parquet"):
         content = store.read_bytes(path)
         if content is not None:  # as the evaluator wrote it: without the run columns the publisher added
             (folder / "details" / path.rsplit("/", 1)[1]).write_bytes(without_run_columns(content))
-    return json.loads(data)
+    return results
 
 
 def regrade(store: Store, key: str, judge_spec: str, token: str | None) -> Regraded:

@@ -205,10 +205,13 @@ def check_model_id(model_id: str) -> None:
 
 
 def check_choices(precision: str, model_type: str, revision: str) -> None:
-    if precision not in PRECISIONS:
-        raise Refusal(f"Precision {md(precision, 40)} is not one of: {', '.join(PRECISIONS)}.")
-    if model_type not in MODEL_TYPES:
-        raise Refusal(f"Model type {md(model_type, 40)} is not one of: {', '.join(MODEL_TYPES)}.")
+    """Refuse a precision or model type that is not one of the choices (a missing one included)."""
+    if not isinstance(precision, str) or precision not in PRECISIONS:
+        shown = md(precision, 40) if isinstance(precision, str) else "(none given)"
+        raise Refusal(f"Precision {shown} is not one of: {', '.join(PRECISIONS)}.")
+    if not isinstance(model_type, str) or model_type not in MODEL_TYPES:
+        shown = md(model_type, 40) if isinstance(model_type, str) else "(none given)"
+        raise Refusal(f"Model type {shown} is not one of: {', '.join(MODEL_TYPES)}.")
     if revision and (not _REVISION_RE.match(revision) or ".." in revision or "//" in revision
                      or revision.endswith(("/", ".lock", "."))):
         raise Refusal(f"The revision {md(revision, 60)} is not a valid branch, tag or commit sha.")

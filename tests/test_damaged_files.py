@@ -6,20 +6,25 @@ the file is listed (path and reason) in the store's ledger of damaged files.
 """
 from __future__ import annotations
 
+import io
 import json
 import logging
 import threading
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from leaderboard import request_queue as queue
 from leaderboard import scheduler
-from leaderboard.board_file import load_board, load_results, rebuild_leaderboard
+from leaderboard.board_file import (LEADERBOARD_PATH, board_is_current, load_board, load_results, read_board,
+                                    read_results, rebuild_leaderboard)
 from leaderboard.columns import schema
+from leaderboard.details_cache import DetailsCache, DetailsError, details_path
 from leaderboard.identity import Visitor
 from leaderboard.request_actions import act
 from leaderboard.request_queue import Request
-from leaderboard.store import DamagedFile
+from leaderboard.store import MAX_JSON_BYTES, DamagedFile, PathRefused
 from leaderboard.submission import submit
 from tests.hub_cache import fake_sha
 from tests.results_files import result, write_result
@@ -33,6 +38,11 @@ def _record(**changes) -> bytes:
     return json.dumps({k: v for k, v in data.items() if v is not ...}).encode()
 
 
+NESTED = b"[" * 100_000 + b"]" * 100_000  # 200 KB of nesting: json.loads raises RecursionError
+PADDING = "x" * MAX_JSON_BYTES  # makes a well-formed file one over the size limit
+OVERSIZED_REQUEST = _record(notes=[PADDING])
+OVERSIZED_RESULTS = json.dumps({**result("org/bad"), "padding": PADDING}).encode()
+
 DAMAGE = {
     "garbage JSON": (b"{not json", "JSONDecodeError"),
     "not UTF-8": (b'{"model": "org/bad\xff\xfe"}', "UnicodeDecodeError"),
@@ -43,6 +53,8 @@ DAMAGE = {
     "attempts as text": (_record(attempts="two"), "attempts is text"),
     "an unknown status": (_record(status="DONE-ISH"), "status 'DONE-ISH' is not one of"),
     "another request's record": (json.dumps(GOOD.to_dict()).encode(), "not the one its path names"),
+    "nested JSON": (NESTED, "JSON nested deeper than 64 levels"),
+    "oversized": (OVERSIZED_REQUEST, f"over the {MAX_JSON_BYTES}-byte limit"),
 }
 
 
@@ -100,12 +112,16 @@ def test_ticks_and_the_standalone_worker_loop_go_on(damaged, store, settings, mo
     assert [p for p, _ in store.damaged.listing()] == [BAD.path]
 
 
-def test_submission_works_beside_it_and_refuses_clearly_over_it(store, settings, tiny_llava, tiny_llama):
+@pytest.mark.parametrize("kind", ["garbage", "nested JSON", "oversized"])
+def test_submission_works_beside_it_and_refuses_clearly_over_it(store, settings, tiny_llava, tiny_llama, kind):
     bad = Request(model=tiny_llava.repo_id, revision=tiny_llava.sha)
-    store.write_bytes(bad.path, b"\x00\xff garbage")
+    data, reason = {"garbage": (b"\x00\xff garbage", "not UTF-8"), "nested JSON": DAMAGE["nested JSON"],
+                    "oversized": (json.dumps({**bad.to_dict(), "notes": [PADDING]}).encode(), "over the")}[kind]
+    store.write_bytes(bad.path, data)
     refused = submit(settings, store, tiny_llava.repo_id, by=Visitor("visitor"))
     assert not refused.ok and "damaged" in refused.message and "internal error" not in refused.message
-    assert store.read_bytes(bad.path) == b"\x00\xff garbage"  # nothing changed
+    assert reason in refused.message
+    assert store.read_bytes(bad.path) == data  # nothing changed
     queued = submit(settings, store, tiny_llama.repo_id, by=Visitor("visitor"))
     assert queued.ok and queued.position == 1, queued.message
 
@@ -116,6 +132,8 @@ RESULTS_DAMAGE = {
     "a JSON list": b"[]",
     "no model": b'{"benchmarks": {}}',
     "benchmarks as a list": json.dumps({**result("org/bad"), "benchmarks": [1]}).encode(),
+    "nested JSON": NESTED,
+    "oversized": OVERSIZED_RESULTS,
 }
 
 
@@ -128,6 +146,9 @@ def test_a_damaged_results_file_is_listed_and_the_board_keeps_the_rest(store, da
     assert [p for p, _ in store.damaged.listing()] == ["results/org/bad/0123456789ab_auto.json"]
     assert [r["model"] for r in load_results(store)] == ["org/good"]
     assert list(load_board(store, schema())["model"]) == ["org/good"]
+    store.write_bytes(LEADERBOARD_PATH, b"garbage")  # the board must be rebuilt, reading the damaged file again
+    assert list(load_board(store, schema())["model"]) == ["org/good"]
+    assert read_board(store, schema()) is not None and board_is_current(store)
 
 
 def test_the_queue_tab_api_lists_damaged_files_and_keeps_answering(client, store):
@@ -140,3 +161,97 @@ def test_the_queue_tab_api_lists_damaged_files_and_keeps_answering(client, store
     assert [d["path"] for d in listed] == [BAD.path, "results/org/bad/0123456789ab_auto.json"]
     assert "JSONDecodeError" in listed[0]["reason"] and "not a results object" in listed[1]["reason"]
     assert all("not json" not in d["reason"] for d in listed)  # reasons, never content
+
+
+def test_nested_and_oversized_files_are_listed_with_a_reason_never_their_content(store, settings, monkeypatch):
+    """A board that must be rebuilt, a tick and the queue go on beside a nested request and an oversized results
+    file; the ledger names both with the reason only."""
+    finished = Request(**{**GOOD.to_dict(), "status": queue.FINISHED})
+    queue.save(store, finished)
+    write_result(store, result("org/good", sha=GOOD.revision))
+    store.write_bytes(BAD.path, NESTED)
+    store.write_bytes("results/org/big/0123456789ab_auto.json", OVERSIZED_RESULTS)
+    store.write_bytes(LEADERBOARD_PATH, b"garbage")
+    assert list(load_board(store, schema())["model"]) == ["org/good"]
+    monkeypatch.setattr(scheduler, "run_request", lambda *args, **kwargs: pytest.fail("nothing is PENDING"))
+    assert scheduler.tick(settings, store).error is None and board_is_current(store)
+    listed = dict(store.damaged.listing())
+    assert list(listed) == [BAD.path, "results/org/big/0123456789ab_auto.json"]
+    assert "nested deeper than 64 levels" in listed[BAD.path]
+    assert "over the 8388608-byte limit" in listed["results/org/big/0123456789ab_auto.json"]
+    assert all("[[" not in reason and "xxxx" not in reason and len(reason) < 240 for reason in listed.values())
+
+
+def test_a_file_over_the_limit_is_refused_by_its_size_without_being_read(store):
+    queue.save(store, Request(**GOOD.to_dict()))
+    huge = store.root / BAD.path
+    huge.parent.mkdir(parents=True, exist_ok=True)
+    with open(huge, "wb") as handle:
+        handle.truncate(64 * 1024 ** 3)  # 64 GiB, sparse: reading it would exhaust the memory
+    assert [r.path for r in queue.all_requests(store)] == [GOOD.path]
+    with pytest.raises(DamagedFile, match=f"{64 * 1024 ** 3} bytes, over the {MAX_JSON_BYTES}-byte limit"):
+        queue.load(store, BAD.path)
+    assert read_results(store, "results/org/good/0123456789ab_auto.json") is None  # absent, not damaged
+    assert [p for p, _ in store.damaged.listing()] == [BAD.path]
+
+
+def test_a_path_leaving_the_store_is_refused_and_never_listed_as_damaged(store):
+    store.write_bytes("results/0123456789ab_auto.json", b"{not json")  # what "results/org/../..." would name
+    for _ in range(5):
+        with pytest.raises(PathRefused):
+            read_results(store, "results/org/../0123456789ab_auto.json")
+        with pytest.raises(PathRefused):
+            queue.load(store, "requests/org/../0123456789ab_auto.json")
+    assert store.damaged.listing() == []
+
+
+def test_the_local_store_never_follows_a_symbolic_link_out_of_it(store, tmp_path):
+    queue.save(store, Request(**GOOD.to_dict()))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "0123456789ab_auto.json"
+    record = json.dumps({**BAD.to_dict(), "model": "org/evil", "revision": "0123456789ab" + "0" * 28}).encode()
+    secret.write_bytes(record)  # a readable request: it would join the queue if the store followed the link
+    link = store.root / "requests/org/evil/0123456789ab_auto.json"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(secret)
+    (store.root / "requests/org/linked").symlink_to(outside, target_is_directory=True)
+    (store.root / "results").mkdir()
+    (store.root / "results/org").symlink_to(outside, target_is_directory=True)
+
+    assert [r.path for r in queue.all_requests(store)] == [GOOD.path]
+    assert store.list("requests") == [GOOD.path] and store.list("results") == []
+    assert queue.load(store, "requests/org/evil/0123456789ab_auto.json") is None
+    assert store.read_bytes("requests/org/linked/0123456789ab_auto.json") is None
+    assert read_results(store, "results/org/0123456789ab_auto.json") is None
+    assert store.damaged.listing() == []
+    with pytest.raises(PathRefused):  # a write through a linked folder would land outside
+        store.write_bytes("requests/org/linked/new/0123456789ab_auto.json", b"{}")
+    with pytest.raises(PathRefused):
+        store.delete("results/org/0123456789ab_auto.json")
+    store.write_bytes("requests/org/evil/0123456789ab_auto.json", b"{}")  # replaces the link, not its target
+    assert not link.is_symlink() and link.read_bytes() == b"{}"
+    assert secret.read_bytes() == record and sorted(p.name for p in outside.iterdir()) == [secret.name]
+
+
+def test_explorer_details_with_nested_json_metadata_are_listed_not_raised(store):
+    table = pa.table({"item": ["q1"]}).replace_schema_metadata({b"pandas": NESTED})  # parsed by pandas on read
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    store.write_bytes(details_path(GOOD.key, "cure"), buffer.getvalue())
+    with pytest.raises(DetailsError, match="could not be read"):
+        DetailsCache(store).get(GOOD.key, "cure")
+    assert [p for p, _ in store.damaged.listing()] == [details_path(GOOD.key, "cure")]
+
+
+def test_nested_json_in_the_board_files_metadata_makes_it_rebuilt(store, settings):
+    write_result(store, result("org/good"))
+    rebuild_leaderboard(store, schema())
+    assert board_is_current(store)
+    table = pq.read_table(io.BytesIO(store.read_bytes(LEADERBOARD_PATH)))
+    for damage in ({b"results": NESTED}, {b"results": b"[]", b"hidden": NESTED}, {b"results": b'{"a": 1}'}):
+        buffer = io.BytesIO()
+        pq.write_table(table.replace_schema_metadata({**table.schema.metadata, **damage}), buffer)
+        store.write_bytes(LEADERBOARD_PATH, buffer.getvalue())
+        assert not board_is_current(store) and read_board(store, schema()) is None
+        assert scheduler.rebuild_board(settings, store, only_if_stale=True) and board_is_current(store)

@@ -3,6 +3,7 @@ cards, filtering, grouping, paging, sorting, compare, opened questions, the boun
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -228,8 +229,9 @@ def test_the_cache_reads_each_run_once_and_stays_bounded(store, published):
 
 def test_bad_runs_and_damaged_details_give_a_message(store, published):
     cache = DetailsCache(store)
-    with pytest.raises(DetailsError, match="pick a run"):
-        cache.get("../../etc/passwd", "cure")
+    for bad in ("../../etc/passwd", "org/../0123456789ab_auto", "org/.hidden/0123456789ab_auto"):
+        with pytest.raises(DetailsError, match="is not a run's key"):
+            cache.get(bad, "cure")
     with pytest.raises(DetailsError, match="has no SimpleQA details"):
         cache.get(published["vision-a"], "simpleqa")
     store.write_bytes(details_path(published["vision-b"], "cure"), b"not a parquet file")
@@ -255,8 +257,11 @@ def test_url_state_round_trips():
     params = parse_qs(eq.query_string(query))
     assert params["tab"] == ["explorer"]
     assert eq.from_params(params) == query
-    assert eq.from_params({"page": ["-4"], "group": ["no separator"], "desc": ["yes"]}) == eq.Query()
-    assert eq.from_params({"page": "x"}).page == 1
+    assert eq.from_params({"at": ["-4"], "group": ["no separator"], "desc": ["yes"]}) == eq.Query()
+    for junk in ("x", "Infinity", "-Infinity", "NaN", "1e999", "2.5", ""):
+        assert eq.from_params({"at": junk}).page == 1
+    assert eq.from_params({"at": "99999999999999999999999"}).page == eq.MAX_PAGE
+    assert "page=" not in eq.query_string(query) and "at=3" in eq.query_string(query)
 
 
 def test_listing_json_is_plain_data(store, published):
@@ -269,7 +274,8 @@ def test_listing_json_is_plain_data(store, published):
     assert out["summary"]["total"] == 31
 
 
-def test_take_the_data_download_and_datasets_snippet(store, settings, published):
+def test_take_the_data_download_and_datasets_snippet(store, settings, published, tmp_path, monkeypatch):
+    import shutil
     from dataclasses import replace
 
     from leaderboard.explorer_views import details_file, load_snippet
@@ -278,9 +284,11 @@ def test_take_the_data_download_and_datasets_snippet(store, settings, published)
     path = details_file(store, settings, key, "simpleqa")
     assert path and path.endswith("simpleqa.parquet") and pd.read_parquet(path).shape[0] == 248
     snippet = load_snippet(store, settings, key, "simpleqa")
-    assert path in snippet
+    assert str(store.root) not in snippet and str(Path(store.root).resolve()) not in snippet  # no server path
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(path, tmp_path / Path(path).name)  # what the download button saves
     scope: dict = {}
-    exec(snippet, scope)  # the one line loads the same details with datasets
+    exec(snippet, scope)  # the line loads the downloaded details with datasets
     assert scope["details"].num_rows == 248 and "judge_rationale" in scope["details"].column_names
     assert details_file(store, settings, key, "cure") is None
     hub = replace(settings, store_backend="hub", results_repo="org/results")

@@ -29,7 +29,8 @@ def test_explorer_items_lists_filters_and_pages(store, settings, finished_runs, 
     assert "outcome=correct" in correct["query"] and "desc=1" in correct["query"]
 
     missing = client.predict("nobody/nothing/0123456789ab_auto", "simpleqa", api_name="/explorer_items")
-    assert "has no SimpleQA details" in missing["error"]
+    assert "no run nobody/nothing/0123456789ab_auto on the board" in missing["error"]
+    assert "has no CURE details" in client.predict(key, "cure", api_name="/explorer_items")["error"]
     assert "unknown benchmark" in client.predict(key, "nope", api_name="/explorer_items")["error"]
 
 

@@ -12,7 +12,7 @@ from leaderboard import request_queue as queue
 from leaderboard.board_file import LEADERBOARD_PATH, load_board, rebuild_leaderboard
 from leaderboard.columns import schema
 from leaderboard.settings import Settings
-from leaderboard.store import StoreConflict, open_store
+from leaderboard.store import MAX_JSON_BYTES, DamagedFile, StoreConflict, open_store
 from leaderboard.store.hub import HubStore, HubStoreError
 from tests import test_request_queue as local_queue_tests
 from tests.fake_hub import FakeHfApi
@@ -217,6 +217,30 @@ def test_claims_from_several_threads_each_with_its_own_store(api):
 def test_queue_protocol_on_the_hub_store(scenario, hub):
     """The queue tests written for the local store, run unchanged on the Hub store (one store shared by threads)."""
     getattr(local_queue_tests, scenario)(hub)
+
+
+# ------------------------------------------------------------------------------------------------ damaged files
+
+NESTED = b"[" * 100_000 + b"]" * 100_000  # 200 KB of nesting: json.loads raises RecursionError
+OVERSIZED = json.dumps({"model": "org/bad", "revision": SHA_B, "notes": ["x" * MAX_JSON_BYTES]}).encode()
+
+
+@pytest.mark.parametrize("data, reason", [(NESTED, "nested deeper than 64 levels"), (OVERSIZED, "-byte limit")],
+                         ids=["nested JSON", "oversized"])
+def test_a_nested_or_oversized_request_is_skipped_and_listed_on_the_hub_store(hub, data, reason):
+    good = queue.Request(model="org/good", revision=SHA_B)
+    queue.save(hub, good)
+    bad = f"requests/org/bad/{SHA_B[:12]}_auto.json"
+    hub.write_bytes(bad, data)
+    assert [r.path for r in queue.all_requests(hub)] == [good.path]
+    listed = dict(hub.damaged.listing())
+    assert list(listed) == [bad] and reason in listed[bad] and "[[" not in listed[bad]
+    assert queue.claim(hub, "w1", lease_seconds=60).path == good.path
+    assert queue.claim(hub, "w2", lease_seconds=60) is None
+    with hub.lock():  # a file buffered inside a transaction is parsed by the same rules
+        hub.write_bytes(f"requests/org/bad/{'a' * 12}_auto.json", data)
+        with pytest.raises(DamagedFile, match=reason):
+            queue.load(hub, f"requests/org/bad/{'a' * 12}_auto.json")
 
 
 # ------------------------------------------------------------------------------------------------ the board

@@ -3,6 +3,8 @@ a real browser. The judge's replies come from tests.judge_servers.ScriptedServer
 asked)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.conftest import free_port
@@ -104,17 +106,138 @@ def test_no_judge_configured(serve):
     assert "No judge is configured" in out["message"] and out["verdict"] == ""
 
 
-def test_rate_limit_per_session(serve):
+def test_the_limit_per_address_holds_across_clients(serve):
+    """Each new gradio_client is a new session; the limit is the address's, not the session's."""
     with ScriptedServer([Reply("Reason.\nB")]) as server:
-        client = connect(serve(judge=f"endpoint:{server.base_url}|scripted", playground_per_minute=2))
-        assert "INCORRECT" in grade(client)["verdict"]
-        assert "INCORRECT" in grade(client)["verdict"]
-        out = grade(client)
-        assert "Too many gradings" in out["message"] and out["verdict"] == ""
+        url = serve(judge=f"endpoint:{server.base_url}|scripted", playground_per_minute=2)
+        first = connect(url)
+        api = first.view_api(print_info=False, return_format="dict")["named_endpoints"]["/grade"]
+        assert [p["label"] for p in api["parameters"]] == ["Grading mode", "Question", "Gold answer",
+                                                           "Candidate answer"]
+        assert len(api["returns"]) == 5
+        assert "INCORRECT" in grade(first)["verdict"]
+        assert "INCORRECT" in grade(connect(url))["verdict"]
+        for client in (connect(url), first):
+            out = grade(client)
+            assert out["message"].startswith("**Too many gradings**: at most 2 per minute from one client address.")
+            assert re.search(r"Please wait (\d+) s and try again", out["message"])
+            assert 1 <= int(re.search(r"wait (\d+) s", out["message"]).group(1)) <= 60
+            assert out["verdict"] == out["raw"] == out["identity"] == ""
         assert len(server.requests) == 2
-        # another browser session has its own allowance
-        assert "INCORRECT" in grade(connect(client.src))["verdict"]
+
+
+def forwarded(url: str, header: str):
+    """A new client whose requests carry its own X-Forwarded-For header."""
+    from gradio_client import Client
+
+    return Client(url, verbose=False, download_files=False, headers={"X-Forwarded-For": header})
+
+
+def test_behind_one_proxy_the_address_is_the_one_it_appended(serve):
+    """With one trusted hop, the right-most X-Forwarded-For entry is the address: what a client forges further
+    left changes nothing."""
+    with ScriptedServer([Reply("Reason.\nA")]) as server:
+        url = serve(judge=f"endpoint:{server.base_url}|scripted", playground_per_minute=2, proxy_hops=1)
+        assert "CORRECT" in grade(forwarded(url, "6.6.6.1, 203.0.113.7"))["verdict"]
+        assert "CORRECT" in grade(forwarded(url, "6.6.6.2, 203.0.113.7"))["verdict"]
+        out = grade(forwarded(url, "6.6.6.3, 203.0.113.7"))
+        assert "at most 2 per minute from one client address" in out["message"] and out["verdict"] == ""
+        assert "CORRECT" in grade(forwarded(url, "6.6.6.1, 203.0.113.8"))["verdict"]  # another address
         assert len(server.requests) == 3
+
+
+def test_behind_two_proxies_the_address_is_the_second_from_the_right(serve):
+    """With two trusted hops the address is the second entry from the right, whatever the nearest proxy's own
+    address (the right-most entry; uvicorn alone would take that one) and whatever a client forges further left."""
+    with ScriptedServer([Reply("Reason.\nA")]) as server:
+        url = serve(judge=f"endpoint:{server.base_url}|scripted", playground_per_minute=1, proxy_hops=2)
+        assert "CORRECT" in grade(forwarded(url, "6.6.6.1, 203.0.113.7, 10.0.0.2"))["verdict"]
+        out = grade(forwarded(url, "6.6.6.2, 203.0.113.7, 10.0.0.3"))
+        assert "from one client address" in out["message"] and out["verdict"] == ""
+        assert "CORRECT" in grade(forwarded(url, "203.0.113.8, 10.0.0.2"))["verdict"]
+        assert len(server.requests) == 2
+
+
+def test_the_whole_space_budget_refuses_a_new_address(serve):
+    with ScriptedServer([Reply("Reason.\nA")]) as server:
+        url = serve(judge=f"endpoint:{server.base_url}|scripted", playground_per_minute=2,
+                    playground_budget_per_minute=3, proxy_hops=1)
+        for n in range(3):
+            assert "CORRECT" in grade(forwarded(url, f"203.0.113.{n}"))["verdict"]
+        out = grade(forwarded(url, "203.0.113.99"))
+        assert out["message"].startswith("**Too many gradings on this Space**: at most 3 per minute from all "
+                                         "visitors together")
+        assert "Please wait" in out["message"] and out["verdict"] == ""
+        assert len(server.requests) == 3
+
+
+def grade_handler(settings, store):
+    """The `/grade` handler of a playground built with `settings` (a bare Blocks: no sign-in button, no server)."""
+    import gradio as gr
+
+    from leaderboard.ui import playground
+
+    with gr.Blocks() as demo:
+        playground.build(demo, settings, store)
+    return next(f.fn for f in demo.fns.values() if f.api_name == "grade")
+
+
+def call(handler, profile, address: str) -> dict:
+    """The handler's last output for one grading, as Gradio would call it: the OAuth profile (or None) and a
+    request from `address` injected."""
+    import gradio as gr
+    from starlette.requests import Request
+
+    scope = {"type": "http", "method": "POST", "path": "/gradio_api/queue/join", "query_string": b"",
+             "headers": [], "client": (address, 40000)}
+    *_, last = handler(MODE, "Which element has the symbol W?", "Tungsten", "It is tungsten.", profile,
+                       gr.Request(request=Request(scope)))
+    return dict(zip(("message", "verdict", "rationale", "identity", "raw"), last))
+
+
+def profile(user: str):
+    import gradio as gr
+
+    return gr.OAuthProfile({"preferred_username": user, "name": user.title(), "profile": "", "picture": ""})
+
+
+def test_with_sign_in_a_signed_out_visitor_is_refused(settings, store):
+    with ScriptedServer([Reply("Reason.\nA")]) as server:
+        signed = settings.with_(require_sign_in=True, judge=f"endpoint:{server.base_url}|scripted",
+                                playground_per_minute=1)
+        handler = grade_handler(signed, store)
+        out = call(handler, None, "203.0.113.7")
+        assert "sign in with Hugging Face" in out["message"] and out["verdict"] == ""
+        assert server.requests == []
+        assert "CORRECT" in call(handler, profile("alice"), "203.0.113.7")["verdict"]  # the refusal counted nothing
+        # alice's own limit holds from another address; another user from alice's address meets the address's
+        out = call(handler, profile("Alice"), "198.51.100.1")  # user names compare case-insensitively
+        assert "at most 1 per minute for one signed-in user" in out["message"]
+        assert "from one client address" in call(handler, profile("bob"), "203.0.113.7")["message"]
+        assert "CORRECT" in call(handler, profile("bob"), "198.51.100.2")["verdict"]
+        assert len(server.requests) == 2
+
+
+def test_anonymous_grading_when_the_space_allows_it(settings, store):
+    with ScriptedServer([Reply("Reason.\nA")]) as server:
+        anonymous = settings.with_(require_sign_in=True, playground_anonymous=True, playground_per_minute=1,
+                                   judge=f"endpoint:{server.base_url}|scripted")
+        handler = grade_handler(anonymous, store)
+        assert "CORRECT" in call(handler, None, "203.0.113.7")["verdict"]
+        assert "from one client address" in call(handler, None, "203.0.113.7")["message"]
+        assert "CORRECT" in call(handler, None, "203.0.113.8")["verdict"]
+        assert len(server.requests) == 2
+
+
+def test_each_app_has_its_own_limiter(settings, store):
+    """The limiter is per build (closed over), never module-global."""
+    with ScriptedServer([Reply("Reason.\nA")]) as server:
+        limited = settings.with_(judge=f"endpoint:{server.base_url}|scripted", playground_per_minute=1)
+        first, second = grade_handler(limited, store), grade_handler(limited, store)
+        assert "CORRECT" in call(first, None, "203.0.113.7")["verdict"]
+        assert "Too many gradings" in call(first, None, "203.0.113.7")["message"]
+        assert "CORRECT" in call(second, None, "203.0.113.7")["verdict"]
+        assert len(server.requests) == 2
 
 
 def _value(page, elem_id: str) -> str:

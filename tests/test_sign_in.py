@@ -29,6 +29,7 @@ from leaderboard.settings import Settings
 from leaderboard.store import open_store
 from tests.conftest import PROJECT, free_port, wait_for
 from tests.hub_server import CLIENT_SECRET, USER_COOKIE, HubServer, oauth_env
+from tests.judge_servers import Reply, ScriptedServer
 
 ADMIN = "ada"
 # the key Gradio signs session cookies with when OAUTH_CLIENT_SECRET is empty or absent (gradio.oauth.attach_oauth)
@@ -79,12 +80,19 @@ def stop_app(proc, log) -> None:
 
 
 @pytest.fixture(scope="module")
-def space(hub, tiny_llava, tiny_llama, tmp_path_factory):
-    """app.py as on a Space, with sign-in: (url, store, log file). At most 1 pending request per person; `ada`
-    is an admin."""
+def judge_server():
+    with ScriptedServer([Reply("Reason.\nA")]) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def space(hub, judge_server, tiny_llava, tiny_llama, tmp_path_factory):
+    """app.py as on a Space, with sign-in and a judge: (url, store, log file). At most 1 pending request per person;
+    `ada` is an admin."""
     home = tmp_path_factory.mktemp("space-home")
     proc, url, log = start_app(home, {**oauth_env(hub), "LEADERBOARD_HOST": "127.0.0.1", "LEADERBOARD_ADMINS": ADMIN,
-                                      "LEADERBOARD_MAX_PENDING_PER_USER": "1"})
+                                      "LEADERBOARD_MAX_PENDING_PER_USER": "1",
+                                      "LEADERBOARD_JUDGE": f"endpoint:{judge_server.base_url}|scripted"})
     try:
         yield url, open_store(Settings.from_env({}, home=home)), home / "app.log"
     finally:
@@ -374,3 +382,17 @@ def test_the_mock_sign_in_vouches_for_no_admin_and_stays_on_loopback(mock_space)
     assert "Not done" in refused and "sign in" in refused.lower()  # the mock's cookies have a key of their own
     assert q.load(store, other.path).status == q.PENDING
     assert "on http://127.0.0.1:" in log.read_text()  # SPACE_ID alone no longer opens it on every interface
+
+
+def test_the_judge_playground_needs_sign_in_on_a_space(space, judge_server):
+    """Signed-out clients (each a new session, as a script would open them) are refused before anything reaches the
+    judge; a signed-in one grades."""
+    url, _store, _log = space
+    question = ("SimpleQA grade", "Which element has the symbol W?", "Tungsten", "It is tungsten.")
+    for _ in range(3):
+        message, verdict, _rationale, identity, raw = client_with(url, None).predict(*question, api_name="/grade")
+        assert "sign in with Hugging Face" in message and "nothing was sent to the judge" in message
+        assert verdict == identity == raw == ""
+    assert judge_server.requests == []
+    message, verdict, *_ = client_with(url, sign_in_over_http(url, "carol")).predict(*question, api_name="/grade")
+    assert message == "Graded." and verdict and len(judge_server.requests) == 1

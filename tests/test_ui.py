@@ -126,6 +126,8 @@ def test_about_says_who_submits_with_and_without_sign_in(settings):
     assert "submitted by the local user" in local and "Sign in with Hugging Face" not in local
     space = about_markdown(settings.with_(require_sign_in=True, max_pending_per_user=3, max_submissions_per_week=7))
     assert "Sign in with Hugging Face" in space and "3 pending at once and submit 7 in any 7 days" in space
+    assert "playground needs sign-in" in space and "playground needs sign-in" not in local
+    assert "at most 6 answers a minute for each person and each client address, and 30 a minute for the whole" in space
 
 
 def test_about_states_every_benchmark_s_differences_and_likelihood_rule(settings):

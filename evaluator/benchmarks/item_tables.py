@@ -30,7 +30,7 @@ def json_list(value: Any) -> list:
     """A JSON list stored as text (options, gold answers); [] for anything else."""
     try:
         found = json.loads(value) if isinstance(value, str) and value else []
-    except ValueError:
+    except (ValueError, RecursionError, MemoryError):  # damaged text: too deeply nested or too large counts too
         return []
     return found if isinstance(found, list) else []
 

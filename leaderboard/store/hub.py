@@ -31,7 +31,7 @@ from huggingface_hub.errors import HfHubHTTPError, RemoteEntryNotFoundError
 
 from evaluator.api import redact
 from leaderboard.store import StoreConflict, backoff
-from leaderboard.store.damage import DamagedFiles
+from leaderboard.store.damage import DamagedFiles, parse_json, read_json_file
 from leaderboard.store.local import _safe_relative
 
 log = logging.getLogger(__name__)
@@ -215,22 +215,38 @@ class HubStore:
 
     # ------------------------------------------------------------------------------------------------ reading
 
-    def read_bytes(self, path: str) -> bytes | None:
+    def _source(self, path: str) -> bytes | Path | None:
+        """What the store holds at `path`: the bytes a transaction buffered, the downloaded file, or None."""
         repo, name = self._route(path)
         pending = self._buffer(repo)
         if pending is not None and name in pending:
             return pending[name]
         try:
-            local = self.api.hf_hub_download(repo, name, repo_type=self.repo_type, revision=self._revision(repo))
-            return Path(local).read_bytes()
+            return Path(self.api.hf_hub_download(repo, name, repo_type=self.repo_type, revision=self._revision(repo)))
         except RemoteEntryNotFoundError:
             return None
         except Exception as exc:
             raise self._error("read", repo, repr(name), exc) from None
 
+    def _read_local(self, path: str, file: Path, read: Callable[[Path], object]):
+        """read(file) of a downloaded file; an error of the disk becomes HubStoreError."""
+        try:
+            return read(file)
+        except OSError as exc:
+            repo, name = self._route(path)
+            raise self._error("read", repo, repr(name), exc) from None
+
+    def read_bytes(self, path: str) -> bytes | None:
+        found = self._source(path)
+        return self._read_local(path, found, Path.read_bytes) if isinstance(found, Path) else found
+
     def read_json(self, path: str) -> dict | None:
-        data = self.read_bytes(path)
-        return None if data is None else json.loads(data)
+        """The JSON value of the file at `path` (None when there is none); DamagedFile when it cannot be parsed, a
+        downloaded file over the size limit refused by its size before it is read."""
+        found = self._source(path)
+        if isinstance(found, Path):
+            return self._read_local(path, found, read_json_file)
+        return None if found is None else parse_json(found)
 
     def _files(self, repo: str, base: str) -> list[str]:
         try:

@@ -1,7 +1,13 @@
-"""The embedded default store: a folder on disk, atomic writes and a file lock."""
+"""The embedded default store: a folder on disk, atomic writes and a file lock.
+
+The store is its folder: a symbolic link that leads out of it (a file, or a folder anywhere on the way) is never read,
+listed or written through. A file it would lead to is absent to the store's readers, and a write through such a
+folder is refused (PathRefused).
+"""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 from contextlib import contextmanager
@@ -10,13 +16,16 @@ from typing import Iterator
 
 from filelock import FileLock
 
-from leaderboard.store.damage import DamagedFiles
+from leaderboard.store import PathRefused
+from leaderboard.store.damage import DamagedFiles, read_json_file
+
+log = logging.getLogger(__name__)
 
 
 def _safe_relative(path: str) -> PurePosixPath:
     rel = PurePosixPath(path)
     if rel.is_absolute() or ".." in rel.parts or not rel.parts:
-        raise ValueError(f"store path must be relative and stay inside the store: {path!r}")
+        raise PathRefused(f"store path must be relative and stay inside the store: {path[:200]!r}")
     return rel
 
 
@@ -26,36 +35,67 @@ class LocalStore:
     def __init__(self, root: Path, lock_timeout: float = 60.0):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        self._real_root = Path(os.path.realpath(self.root))
         self._lock = FileLock(str(self.root / ".queue.lock"), timeout=lock_timeout)
         self.damaged = DamagedFiles()  # files its readers met and skipped (see leaderboard.store.damage)
 
     def _abs(self, path: str) -> Path:
         return self.root.joinpath(*_safe_relative(path).parts)
 
+    def _inside(self, where: Path) -> bool:
+        """Whether `where`, symbolic links followed, is the store's folder or inside it."""
+        return Path(os.path.realpath(where)).is_relative_to(self._real_root)
+
+    def _file(self, path: str) -> Path | None:
+        """The regular file the store holds at `path`; None when there is none, or when a symbolic link leads it out
+        of the store (its target is never read)."""
+        target = self._abs(path)
+        if not self._inside(target):
+            log.warning("not read: %s is a symbolic link (or in a folder that is one) out of the store", path)
+            return None
+        return target if target.is_file() else None
+
+    def _folder_to_write(self, target: Path) -> Path:
+        """The folder of `target`, made when missing; PathRefused when a symbolic link leads it out of the store
+        (checked before anything is made, and again after)."""
+        folder = target.parent
+        if self._inside(folder):
+            folder.mkdir(parents=True, exist_ok=True)
+            if self._inside(folder):
+                return folder
+        raise PathRefused(f"not written: {target.relative_to(self.root).as_posix()[:200]!r} leads out of the store "
+                          "(a symbolic link)")
+
     def read_bytes(self, path: str) -> bytes | None:
+        target = self._file(path)
         try:
-            return self._abs(path).read_bytes()
+            return None if target is None else target.read_bytes()
         except FileNotFoundError:
             return None
 
     def write_bytes(self, path: str, data: bytes) -> None:
         target = self._abs(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
+        folder = self._folder_to_write(target)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=target.suffix)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.replace(tmp, target)
+            os.replace(tmp, target)  # replaces a symbolic link itself, never its target
         except BaseException:
             if os.path.exists(tmp):
                 os.unlink(tmp)
             raise
 
     def read_json(self, path: str) -> dict | None:
-        data = self.read_bytes(path)
-        return None if data is None else json.loads(data)
+        """The JSON value of the file at `path` (None when there is none); DamagedFile when it cannot be parsed, a
+        file over the size limit refused by its size before it is read."""
+        target = self._file(path)
+        try:
+            return None if target is None else read_json_file(target)
+        except FileNotFoundError:
+            return None
 
     def write_json(self, path: str, obj: dict) -> None:
         self.write_bytes(path, json.dumps(obj, indent=2, sort_keys=True, default=str).encode())
@@ -70,19 +110,28 @@ class LocalStore:
                 self.write_bytes(path, data)
 
     def delete(self, path: str) -> None:
+        """Remove the file at `path` (a symbolic link itself, never its target); absent is fine."""
+        target = self._abs(path)
+        if not self._inside(target.parent):
+            raise PathRefused(f"not deleted: {path[:200]!r} is in a folder out of the store (a symbolic link)")
         try:
-            self._abs(path).unlink()
+            target.unlink()
         except FileNotFoundError:
             pass
 
     def list(self, prefix: str, suffix: str = "") -> list[str]:
+        """Regular files under the folder `prefix` whose name ends with `suffix` (names starting with "." skipped);
+        never a symbolic link out of the store, nor a file in a linked folder."""
         base = self._abs(prefix)
-        if not base.exists():
+        if not base.is_dir() or not self._inside(base):
             return []
         found = []
-        for item in base.rglob("*"):
-            if item.is_file() and not item.name.startswith(".") and item.name.endswith(suffix):
-                found.append(item.relative_to(self.root).as_posix())
+        for folder, _, names in os.walk(base):  # followlinks=False: a linked folder is not entered
+            for name in names:
+                item = Path(folder, name)
+                if not name.startswith(".") and name.endswith(suffix) and item.is_file() \
+                        and (not item.is_symlink() or self._inside(item)):  # walked folders are not links
+                    found.append(item.relative_to(self.root).as_posix())
         return sorted(found)
 
     @contextmanager

@@ -14,8 +14,11 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import gradio as gr  # noqa: E402
 
+from leaderboard.board_copy import BoardCopy  # noqa: E402
+from leaderboard.columns import schema  # noqa: E402
 from leaderboard.settings import Settings  # noqa: E402
 from leaderboard.store import Store  # noqa: E402
+from leaderboard.ui.downloads import details_routes  # noqa: E402
 from leaderboard.ui import about, board, explorer, playground, queue_tab, submit  # noqa: E402
 
 TITLE = "Open VLM Reasoning Leaderboard"
@@ -25,19 +28,23 @@ INTRO = (f"# {TITLE}\n"
 
 
 def launch_options(settings: Settings, store: Store) -> dict:
-    """What `launch()` needs besides the address: on the local store, the details folder is served (read-only) so
-    that the board's Details links open the files; nothing else on the machine is."""
+    """What `launch()` needs besides the address: the largest upload Gradio's upload route accepts
+    (LEADERBOARD_MAX_FILE_SIZE; no component takes uploads); on the local store, the route that serves a run's
+    details file by its key (leaderboard.ui.downloads: the board's Details links) and the details folder as a path
+    Gradio may copy from (the Explorer's download button); nothing else on the machine is served."""
+    options: dict = {"max_file_size": settings.max_file_size}
     root = getattr(store, "root", None)
     if settings.store_backend != "local" or root is None:
-        return {}
+        return options
     details = Path(root) / "details"
     details.mkdir(parents=True, exist_ok=True)
-    return {"allowed_paths": [str(details.resolve())]}
+    return {**options, "allowed_paths": [str(details.resolve())], "app_kwargs": {"routes": details_routes(store)}}
 
 
 def build_app(settings: Settings, store: Store, jobs=None) -> gr.Blocks:
     """The whole Space: Leaderboard, Explorer, Submit, Queue, Judge playground and About tabs. `jobs`: the
     dispatcher of Hugging Face Jobs, when evaluations run as Jobs (the Queue tab shows them)."""
+    board_copy = BoardCopy(store, schema(settings.benchmarks))  # what visitors' lookups of runs are answered from
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         with gr.Row(equal_height=True):
             gr.Markdown(INTRO)
@@ -45,9 +52,9 @@ def build_app(settings: Settings, store: Store, jobs=None) -> gr.Blocks:
                 gr.LoginButton(scale=0, min_width=240, elem_id="login-button")
         with gr.Tabs() as tabs:
             with gr.Tab("Leaderboard", id="leaderboard"):
-                board_table = board.build(demo, settings, store)
+                board_table = board.build(demo, settings, store, board_copy)
             with gr.Tab("Explorer", id="explorer"):
-                explorer.build(demo, settings, store, tabs, board_table)
+                explorer.build(demo, settings, store, tabs, board_table, board_copy)
             with gr.Tab("Submit", id="submit"):
                 submit.build(demo, settings, store)
             with gr.Tab("Queue", id="queue"):

@@ -117,15 +117,24 @@ def columns_markdown(board: Schema, threshold: float = 95.0) -> str:
 
 
 def who_submits(settings: Settings) -> str:
-    """How this Space knows who submits, and the limits per person."""
+    """How this Space knows who submits, and the limits per person (the judge playground's included)."""
     if not settings.require_sign_in:
         return ("Sign-in is off on this Space (it is for the machine's own user, who acts as an admin), so every "
-                "request is submitted by the local user.")
+                "request is submitted by the local user. " + playground_limits(settings))
     return (f"Submitting and cancelling need **Sign in with Hugging Face**: a request belongs to the Hugging Face user "
             f"who submitted it, who may have {settings.max_pending_per_user} pending at once and submit "
             f"{settings.max_submissions_per_week} in any 7 days; only that person or an admin may cancel it. Admins "
             "may also re-queue a failed request and hide a run from the ranking (the board flags it with their "
-            "reason); every such action is recorded in the request.")
+            "reason); every such action is recorded in the request. " + playground_limits(settings))
+
+
+def playground_limits(settings: Settings) -> str:
+    """Who may use the judge playground, and how often."""
+    who = ("" if not settings.require_sign_in or settings.playground_anonymous
+           else "Grading in the judge playground needs sign-in too. ")
+    return (f"{who}The judge playground grades at most {settings.playground_per_minute} answers a minute for each "
+            f"person and each client address, and {settings.playground_budget_per_minute} a minute for the whole "
+            "Space.")
 
 
 def about_markdown(settings: Settings) -> str:

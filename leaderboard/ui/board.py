@@ -11,7 +11,8 @@ rows are shown, ranked and flagged is leaderboard.board_views. Through the API t
 The results are read from the store on page load, every REFRESH_SECONDS and on the Refresh button (that event is
 the `/leaderboard` API endpoint); changing the view, the search or a filter re-draws the copy this browser session
 already holds (a gr.State), so it does not read the store again. Each section is an API endpoint named by its key
-(e.g. `/calibration`), taking a run's key.
+(e.g. `/calibration`), taking a run's key: only a run on the Space's copy of the board (leaderboard.board_copy) is
+read from the store, so naming other runs costs no store read.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import gradio as gr
 import pandas as pd
 
 from evaluator import api
+from leaderboard.board_copy import BoardCopy
 from leaderboard.board_file import load_board, read_results
 from leaderboard.board_frames import SIZE_BUCKETS, board_table, datatypes, leaderboard_frame, run_choices
 from leaderboard.board_views import empty_text, status_text, view_board
@@ -51,9 +53,10 @@ EMPTY = ("### No results yet\n"
          "appears here.")
 
 
-def read_run(store: Store, key: str | None) -> dict | None:
-    """One run's results by its key; None for an empty or malformed key or a missing run."""
-    if not key or not is_request_key(key):
+def read_run(store: Store, key: str | None, board: BoardCopy | None = None) -> dict | None:
+    """One run's results by its key; None for an empty or malformed key, a run not on the board (when given) or a
+    missing run."""
+    if not key or not is_request_key(key) or (board is not None and not board.has(key)):
         return None
     return read_results(store, f"results/{key}.json")
 
@@ -65,7 +68,7 @@ def section_state(section: api.Section, choices: list[tuple[str, str]]) -> str:
     return f"Showing the first run on the board by default; pick another above ({len(choices)} with {section.title})."
 
 
-def _section(card: api.Card, section: api.Section, store: Store, raw_state: gr.State) -> None:
+def _section(card: api.Card, section: api.Section, store: Store, raw_state: gr.State, board: BoardCopy) -> None:
     """One card section: a run picker, a line saying why it is empty (or what it shows), and the run's plot or table
     (API endpoint /<section key>)."""
     with gr.Accordion(section.title, open=False, elem_id=f"{section.key}-section"):
@@ -88,7 +91,7 @@ def _section(card: api.Card, section: api.Section, store: Store, raw_state: gr.S
 
     raw_state.change(runs, inputs=[raw_state, pick], outputs=[pick, state], api_visibility="private",
                      show_progress="hidden")
-    pick.change(lambda key: section.render(read_run(store, key)), inputs=pick, outputs=output,
+    pick.change(lambda key: section.render(read_run(store, key, board)), inputs=pick, outputs=output,
                 api_name=section.key, api_description=f"{section.title} of one run, by its key.",
                 show_progress="hidden")
 
@@ -107,10 +110,12 @@ def board_value(raw: pd.DataFrame | None, board: Schema, settings: Settings, sto
     return value, types, status_text(shown, board, board.view(view)), empty_text(shown, board.view(view)) or ""
 
 
-def build(demo: gr.Blocks, settings: Settings, store: Store) -> gr.Dataframe:
+def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | None = None) -> gr.Dataframe:
     """Lay out the tab inside the current Blocks context and wire its events; returns the table (selecting a
-    score opens the Explorer on that run and the benchmark of that column)."""
+    score opens the Explorer on that run and the benchmark of that column). `copy`: the Space's copy of the board,
+    which the per-run sections check a run's key against."""
     board: Schema = schema(settings.benchmarks)
+    copy = copy or BoardCopy(store, board)
     draw = partial(board_value, board=board, settings=settings, store=store)
 
     def table_only(raw, view, search, model_types, sizes, show_all):
@@ -184,7 +189,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> gr.Dataframe:
            show_progress="hidden")
     for card in board.cards:
         for section in card.sections:
-            _section(card, section, store, raw_state)
+            _section(card, section, store, raw_state, copy)
 
     gr.on(
         triggers=[view.change, search.submit, search.change, model_types.change, sizes.change, show_all.change],

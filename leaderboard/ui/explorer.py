@@ -12,8 +12,7 @@ API endpoints: /explorer_items (a page of questions with filters) and /explorer_
 from __future__ import annotations
 
 import logging
-import threading
-import time
+import math
 from dataclasses import dataclass, replace
 
 import gradio as gr
@@ -21,7 +20,7 @@ import pandas as pd
 
 from evaluator import api
 from leaderboard import explorer_queries as eq
-from leaderboard.board_file import load_board
+from leaderboard.board_copy import BoardCopy
 from leaderboard.columns import schema
 from leaderboard.details_cache import DetailsCache, DetailsError
 from leaderboard.explorer_views import (details_file, explorer_cards, item_json, list_items, listing_json,
@@ -36,8 +35,8 @@ log = logging.getLogger(__name__)
 HELP = ("Every question of a run, as the model answered it. Pick a run and a benchmark (or select a cell on the "
         "Leaderboard), filter and sort, select a row to open the question, and pick a second run to compare. "
         "The address bar always holds the current view: copy it (or the link below) to share it.")
-BOARD_SECONDS = 10  # how long the run pickers trust their copy of the board
 ALL = ("every outcome", "")
+INTERNAL = "the explorer failed because of an internal error (it was logged); nothing was changed"
 NO_RUN = ("none", "")
 SET_URL = """(query) => {
   if (!query || !query.startsWith("tab=")) { return query; }
@@ -77,14 +76,39 @@ class Controls:
                 self.descending, self.page, self.item]
 
 
+def _text(value: object, limit: int = 300) -> str:
+    return value[:limit] if isinstance(value, str) else ""
+
+
 def to_query(benchmark, run, compare, outcome, groups, search, sort, descending, page, item) -> eq.Query:
-    try:
-        page = max(1, int(page or 1))
-    except (TypeError, ValueError):
-        page = 1
-    return eq.Query(run=run or "", benchmark=benchmark or "", compare=compare or "", outcome=outcome or "",
-                    groups=tuple(groups or ()), search=(search or "")[:300], sort=sort or "",
-                    descending=bool(descending), page=page, item=(item or "").strip()[:300])
+    """A state from the controls' values (or an API call's): a value of the wrong type counts as empty."""
+    groups = tuple(_text(g) for g in groups if isinstance(g, str))[:20] if isinstance(groups, (list, tuple)) else ()
+    return eq.Query(run=_text(run), benchmark=_text(benchmark), compare=_text(compare), outcome=_text(outcome),
+                    groups=groups, search=_text(search), sort=_text(sort), descending=descending is True,
+                    page=eq.as_page(page), item=_text(item).strip())
+
+
+API_KINDS = {"groups": "a list of texts", "descending": "true or false", "page": "a whole number from 1"}
+
+
+def api_problem(**values) -> str | None:
+    """Why an API call's arguments are not what the endpoint takes (None when they are): texts, a list of texts for
+    groups, true/false for descending, a finite whole number for page; null means "not given"."""
+    for name, value in values.items():
+        if value is None:
+            continue
+        if name == "groups":
+            fits = isinstance(value, list) and all(isinstance(g, str) for g in value)
+        elif name == "descending":
+            fits = isinstance(value, bool)
+        elif name == "page":
+            fits = (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+                    and value == int(value) and value >= 1)
+        else:
+            fits = isinstance(value, str)
+        if not fits:
+            return f"{name} must be {API_KINDS.get(name, 'a text')}, not {type(value).__name__} {str(value)[:40]!r}"
+    return None
 
 
 LINK_HEADERS = ("Model", "Details")  # their cells hold links: selecting one does not open the Explorer
@@ -105,22 +129,16 @@ def board_cell_query(row: list, column: int, headers: list[str], labels: dict[st
 
 
 def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
-          board_table: gr.Dataframe | None = None) -> None:
-    """Lay out the tab inside the current Blocks context and wire its events (and the board's cell selection)."""
+          board_table: gr.Dataframe | None = None, board: BoardCopy | None = None) -> None:
+    """Lay out the tab inside the current Blocks context and wire its events (and the board's cell selection).
+    `board`: the Space's copy of the board (runs not on it are never read from the store)."""
     cards = explorer_cards()
     names = [c.name for c in cards]
-    cache = DetailsCache(store, settings.explorer_cache_runs)
     board_schema = schema(settings.benchmarks)
+    board = board or BoardCopy(store, board_schema)
+    cache = DetailsCache(store, settings.explorer_cache_runs, board=board)
     labels = {c.label: c.group for c in board_schema.columns if c.group in names}
-
-    board: dict = {"at": -BOARD_SECONDS, "raw": None}  # this app's copy of the board, read again after a while
-    board_lock = threading.Lock()
-
-    def board_copy() -> pd.DataFrame | None:
-        with board_lock:
-            if time.monotonic() - board["at"] >= BOARD_SECONDS:
-                board["raw"], board["at"] = load_board(store, board_schema), time.monotonic()
-            return board["raw"]
+    board_copy = board.frame
 
     def runs(benchmark: str) -> list[tuple[str, str]]:
         return runs_for(board_copy(), benchmark)
@@ -139,6 +157,16 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         return replace(query, benchmark=benchmark, run=run, compare=compare), choices
 
     def show(*values, message: str = ""):
+        """Every output of the tab for one state (an unexpected failure is logged and said, never raised: a page
+        load that opens a deep link must not break)."""
+        try:
+            return view(*values, message=message)
+        except Exception:  # noqa: BLE001
+            log.exception("explorer: the view %s could not be drawn", eq.query_string(to_query(*values))[:300])
+            return view(*values[:9], "", message="This view could not be drawn because of an internal error; "
+                        "it was logged. Pick another run or question.")
+
+    def view(*values, message: str = ""):
         """Every output of the tab for one state."""
         query, choices = settle(to_query(*values))
         compare_choices = [NO_RUN, *[(label, key) for label, key in choices if key != query.run]]
@@ -317,24 +345,37 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
                        search: str = "", sort: str = "", descending: bool = False, page: int = 1) -> dict:
         """One page of a run's questions on a benchmark, filtered and sorted as in the Explorer tab: {query, page,
         pages, summary, items, groups, outcomes, group_filters}; {"error": ...} when the run cannot be read."""
+        problem = api_problem(run=run, benchmark=benchmark, compare=compare, outcome=outcome, groups=groups,
+                              search=search, sort=sort, descending=descending, page=page)
+        if problem:
+            return {"error": problem}
         query = to_query(benchmark, run, compare, outcome, groups, search, sort, descending, page, "")
         if query.benchmark not in names:
-            return {"error": f"unknown benchmark {benchmark!r}; known: {', '.join(names)}"}
+            return {"error": f"unknown benchmark {str(benchmark)[:60]!r}; known: {', '.join(names)}"}
         try:
             return listing_json(list_items(cache, query), run_coverage(board_copy(), query.run, query.benchmark))
         except DetailsError as exc:
             return {"error": str(exc)}
+        except Exception:  # noqa: BLE001 - an API answer, never a traceback
+            log.exception("explorer_items failed for %s", eq.query_string(query)[:300])
+            return {"error": INTERNAL}
 
     def explorer_item(run: str, benchmark: str, item: str, compare: str = "") -> dict:
         """One question of a run (and of a second run): {item, row, parts, parts_b, missing_b, has_picture,
         picture_note}; {"error": ...} when there is no such question."""
+        problem = api_problem(run=run, benchmark=benchmark, item=item, compare=compare)
+        if problem:
+            return {"error": problem}
         query = to_query(benchmark, run, compare, "", [], "", "", False, 1, item)
         if query.benchmark not in names:
-            return {"error": f"unknown benchmark {benchmark!r}; known: {', '.join(names)}"}
+            return {"error": f"unknown benchmark {str(benchmark)[:60]!r}; known: {', '.join(names)}"}
         try:
             return item_json(open_item(cache, query, settings.images_dir, with_picture=False))
         except DetailsError as exc:
             return {"error": str(exc)}
+        except Exception:  # noqa: BLE001 - an API answer, never a traceback
+            log.exception("explorer_item failed for %s", eq.query_string(query)[:300])
+            return {"error": INTERNAL}
 
     gr.api(explorer_items, api_name="explorer_items")
     gr.api(explorer_item, api_name="explorer_item")

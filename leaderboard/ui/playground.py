@@ -10,9 +10,18 @@ reply into the raw output; then the verdict, the rationale and the judge's name 
 
 The Grade button is the `/grade` API endpoint: inputs (mode, question, gold, candidate); outputs (message, verdict,
 rationale, judge, raw judge output). Every text shown comes from plain textboxes, except the message, whose user-
-or judge-derived parts are escaped Markdown. Refusals (no judge, empty or too long inputs, the rate limit) call no
-judge. The rate limit counts gradings per browser session (a gr.State) over the last minute. The suites and the
-judge are cached per app (per build_app), never in module-global state.
+or judge-derived parts are escaped Markdown. Refusals (no judge, not signed in, empty or too long inputs, a rate
+limit) call no judge and count nothing.
+
+Who grades is decided on the server, whatever session or client calls `/grade`: the visitor of the OAuth session
+(leaderboard.identity; Gradio injects the profile and the request, they are no API inputs) and the client address
+as the Space's proxy reports it (leaderboard.rate_limits.client_address, LEADERBOARD_PROXY_HOPS). With sign-in
+required, a signed-out visitor may grade only with LEADERBOARD_PLAYGROUND_ANONYMOUS. Each grading counts, over the
+last 60 s, against the signed-in user (LEADERBOARD_PLAYGROUND_PER_MINUTE), the client address (the same limit) and
+the whole Space (LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE); it is refused when any is full, and the refusal names
+that limit and says in how many seconds to try again. Without sign-in every visitor is the local user, so the
+address and the whole-Space limits hold there. The limiter, the suites and the judge live per app (per
+build_app, closed over by the handlers), never in module-global state.
 """
 from __future__ import annotations
 
@@ -20,7 +29,6 @@ import io
 import logging
 import random
 import threading
-import time
 
 import gradio as gr
 import pandas as pd
@@ -30,6 +38,8 @@ from leaderboard.board_file import load_board
 from leaderboard.columns import schema
 from leaderboard.details_cache import details_path
 from leaderboard.formatting import escape_markdown
+from leaderboard.identity import Visitor, visitor
+from leaderboard.rate_limits import Bucket, Refusal, SlidingWindow, address_key, client_address
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 
@@ -40,6 +50,7 @@ JUDGE_RETRIES = 1
 JUDGE_BACKOFF = 0.5
 JUDGE_MAX_TOKENS = 256
 WINDOW_SECONDS = 60.0
+MAX_LIMITED_KEYS = 10_000  # users and addresses the limiter remembers at most (the least recent are forgotten)
 
 INTRO = ("Try the leaderboard's judge on one answer to one question, in one of {n} modes.\n\n")
 HOW = ("\n\nChoose the mode, pick a question of its suite (or press **Random question**), or type your own question "
@@ -50,8 +61,15 @@ NO_JUDGE = ("**No judge is configured** on this leaderboard (`LEADERBOARD_JUDGE`
 NO_MODE = "**No benchmark of this leaderboard has a judge grader**; there is nothing to try here."
 EMPTY_FIELD = "**Please fill in the {field}**; nothing was sent to the judge."
 TOO_LONG = ("**The {field} is too long** ({length:,} characters; at most {limit:,}); nothing was sent to the judge.")
-RATE_LIMITED = ("**Too many gradings**: at most {limit} per minute from one browser session. Please wait "
-                "{wait} s and try again.")
+SIGN_IN_TO_GRADE = ("Please **sign in with Hugging Face** (the button at the top of the page) to use the judge "
+                    "playground; nothing was sent to the judge.")
+RATE_LIMITED = {  # by the kind of the full bucket
+    "user": "**Too many gradings**: at most {limit} per minute for one signed-in user.",
+    "address": "**Too many gradings**: at most {limit} per minute from one client address.",
+    "space": ("**Too many gradings on this Space**: at most {limit} per minute from all visitors together (the "
+              "judge's budget)."),
+}
+TRY_AGAIN = " Please wait {wait} s and try again; nothing was sent to the judge."
 GRADING = "Grading…"
 DONE = "Graded."
 
@@ -64,8 +82,25 @@ def question_label(entry: dict, width: int = 90) -> str:
     return f"{entry['question_id']} · {text}"
 
 
-def recent(stamps: list[float] | None, now: float) -> list[float]:
-    return [t for t in (stamps or []) if now - t < WINDOW_SECONDS]
+def buckets(settings: Settings, who: Visitor, address: str) -> list[Bucket]:
+    """The limits one grading counts against: the signed-in user's (not the local user's: without sign-in every
+    visitor is the local user), the client address's, and the whole Space's."""
+    per_minute = settings.playground_per_minute
+    mine = [Bucket("user", who.name.lower(), per_minute)] if who.signed_in and not who.local else []
+    return mine + [Bucket("address", address_key(address), per_minute),
+                   Bucket("space", "", settings.playground_budget_per_minute)]
+
+
+def rate_limited(refusal: Refusal) -> str:
+    """The message of a refusal by the limiter: which limit, and in how many seconds to try again."""
+    text = RATE_LIMITED.get(refusal.bucket.kind, RATE_LIMITED["space"])
+    return text.format(limit=refusal.bucket.limit) + TRY_AGAIN.format(wait=refusal.wait)
+
+
+def may_grade(settings: Settings, who: Visitor) -> bool:
+    """Whether a visitor may grade at all: with sign-in required, only signed in (or anyone, with
+    LEADERBOARD_PLAYGROUND_ANONYMOUS)."""
+    return who.signed_in or not settings.require_sign_in or settings.playground_anonymous
 
 
 def _same_text(a, b) -> bool:
@@ -94,6 +129,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
     modes = list(graders)
     lock = threading.Lock()
     cache: dict = {"suites": {}}  # this app's lazily loaded judge and suites (per build_app, not module-global)
+    limiter = SlidingWindow(WINDOW_SECONDS, max_keys=MAX_LIMITED_KEYS)  # this app's gradings, from every session
 
     def grader_of(mode: str | None):
         return graders.get(mode or "") or graders[modes[0]]
@@ -186,12 +222,14 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
 
     redact = settings.scrub
 
-    def refusal(mode: str, question: str, gold: str, candidate: str, stamps: list[float], now: float) -> str | None:
-        """Why nothing is sent to the judge, or None."""
+    def refusal(mode: str, question: str, gold: str, candidate: str, who: Visitor) -> str | None:
+        """Why nothing is sent to the judge, before the rate limits, or None."""
         if mode not in graders:
             return "**Unknown grading mode**; choose one of: " + ", ".join(modes) + "."
         if not settings.judge:
             return NO_JUDGE
+        if not may_grade(settings, who):
+            return SIGN_IN_TO_GRADE
         grader = graders[mode][1]
         fields = (("question", question), (grader.gold_field, gold), ("candidate answer", candidate))
         for name, value in fields:
@@ -200,48 +238,51 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         for name, value in fields:
             if len(value) > settings.playground_max_chars:
                 return TOO_LONG.format(field=name, length=len(value), limit=settings.playground_max_chars)
-        if len(stamps) >= settings.playground_per_minute:
-            wait = max(1, int(WINDOW_SECONDS - (now - min(stamps))) + 1)
-            return RATE_LIMITED.format(limit=settings.playground_per_minute, wait=wait)
         return None
 
-    def grade(mode: str, question: str, gold: str, candidate: str, stamps: list[float] | None):
-        """Generator: (message, verdict, rationale, judge, raw, stamps) as the judge's reply streams in."""
-        now = time.monotonic()
-        stamps = recent(stamps, now)
-        refused = refusal(mode, question, gold, candidate, stamps, now)
+    def admit(mode: str, question: str, gold: str, candidate: str, who: Visitor, address: str) -> str | None:
+        """Why this grading is refused (nothing counted), or None once it is counted against every limit."""
+        refused = refusal(mode, question, gold, candidate, who)
         if refused:
-            yield refused, "", "", "", "", stamps
+            return refused
+        limited = limiter.acquire(buckets(settings, who, address))
+        return rate_limited(limited) if limited else None
+
+    def grade(mode: str, question: str, gold: str, candidate: str, profile: gr.OAuthProfile | None,
+              request: gr.Request):
+        """Generator: (message, verdict, rationale, judge, raw) as the judge's reply streams in. `profile` and
+        `request` are injected by Gradio (the OAuth session's user, the HTTP request), never sent by a client."""
+        who = visitor(settings, profile)
+        refused = admit(mode, question, gold, candidate, who, client_address(request, settings.trusted_proxy_hops))
+        if refused:
+            yield refused, "", "", "", ""
             return
-        stamps = stamps + [now]
         grader = graders[mode][1]
         try:
             the_judge = judge()
         except Exception as exc:  # noqa: BLE001 - a bad spec or a model that will not load
             log.warning("playground: the judge could not be built: %s", redact(str(exc)))
-            yield ("**The judge could not be loaded**: " + escape_markdown(redact(str(exc)), 300), "", "", "", "",
-                   stamps)
+            yield "**The judge could not be loaded**: " + escape_markdown(redact(str(exc)), 300), "", "", "", ""
             return
         name = api.judge_name(getattr(the_judge, "identity", None))
         messages = grader.messages(question.strip(), gold.strip(), candidate.strip())
         raw = ""
-        yield GRADING, "", "", name, raw, stamps
+        yield GRADING, "", "", name, raw
         try:
             for piece in the_judge.stream(messages, max_tokens=JUDGE_MAX_TOKENS, temperature=0.0):
                 raw += piece
-                yield GRADING, "", "", name, raw, stamps
+                yield GRADING, "", "", name, raw
         except api.JudgeError as exc:
             what = "could not be reached" if not raw else "broke off"
             yield ("**The judge " + what + "**: " + escape_markdown(redact(str(exc)), 300),
-                   grader.broken_label if raw else "", "", name, raw, stamps)
+                   grader.broken_label if raw else "", "", name, raw)
             return
         except Exception:  # noqa: BLE001 - never a traceback in the page
             log.exception("playground: the judge failed")
-            yield "**The judge failed** because of an internal error; please try again later.", "", "", name, raw, \
-                stamps
+            yield "**The judge failed** because of an internal error; please try again later.", "", "", name, raw
             return
         verdict = grader.verdict(raw)
-        yield DONE, verdict.label, verdict.rationale, name, raw, stamps
+        yield DONE, verdict.label, verdict.rationale, name, raw
 
     # -- layout -------------------------------------------------------------------------------------------------
     if not modes:
@@ -271,7 +312,6 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         identity_box = gr.Textbox(label="Judge", interactive=False, scale=2, elem_id="judge-identity")
     rationale_box = gr.Textbox(label="Rationale", interactive=False, lines=2, elem_id="judge-rationale")
     raw_box = gr.Textbox(label="Raw judge output", interactive=False, lines=6, max_lines=20, elem_id="judge-raw")
-    stamps = gr.State([])
 
     # -- events -------------------------------------------------------------------------------------------------
     if lazy:
@@ -289,11 +329,13 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
           outputs=[candidate_box, run_note], api_visibility="private", show_progress="hidden")
     grade_button.click(
         grade,
-        inputs=[mode, question_box, gold_box, candidate_box, stamps],
-        outputs=[message, verdict_box, rationale_box, identity_box, raw_box, stamps],
+        inputs=[mode, question_box, gold_box, candidate_box],
+        outputs=[message, verdict_box, rationale_box, identity_box, raw_box],
         api_name="grade",
         api_description="Grade a candidate answer with the judge: (mode, question, gold, candidate) -> "
                         "(message, verdict, rationale, judge, raw judge output). Modes: " + ", ".join(modes)
-                        + "; each mode's gold box is described on the tab.",
+                        + "; each mode's gold box is described on the tab. Limited per signed-in user, per client "
+                        "address and for the whole Space, per minute; with sign-in required, signed-out callers are "
+                        "refused unless the Space lets anonymous visitors grade.",
         concurrency_limit=4,
     )

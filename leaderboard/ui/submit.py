@@ -42,8 +42,8 @@ def submit_message(settings: Settings, store: Store, model_id: str, revision: st
         log.exception("leaderboard.submission is not importable")
         return "Submissions are not open on this leaderboard yet; nothing was submitted."
     try:
-        outcome = submit(settings, store, model_id, revision=revision, precision=precision or "auto",
-                         model_type=model_type or "pretrained", by=by)
+        outcome = submit(settings, store, model_id, revision=revision, precision=precision, model_type=model_type,
+                         by=by)  # a precision or model type left out (null) is refused, never taken as the default
     except Exception:  # submit() refuses with an Outcome; this is a bug or an outage, never the visitor's fault
         log.exception("submit() raised for %r", model_id[:200])
         return "The submission could not be processed because of an internal error; nothing was queued. Please try again later."

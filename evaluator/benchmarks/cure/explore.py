@@ -18,7 +18,11 @@ GROUP_BY = ("chain_length",)
 
 
 def _option(options: list, index) -> str:
-    i = int(index) if index == index else -1
+    """"(B) the option's text" for an option's index ("no answer" for anything else, a damaged value included)."""
+    try:
+        i = int(index) if index == index else -1
+    except (TypeError, ValueError, OverflowError):
+        i = -1
     return f"({LETTERS[i]}) {options[i]}" if 0 <= i < len(options) else "no answer"
 
 
@@ -51,6 +55,13 @@ def items(details: pd.DataFrame) -> pd.DataFrame:
     }, GROUP_BY)
 
 
+def _likelihood(scores: list, index: int, key: str, digits: int) -> str:
+    """An option's stored log-likelihood (`mean` or `sum`) as text; "" when the stored scores do not have it."""
+    entry = scores[index] if index < len(scores) else None
+    value = entry.get(key) if isinstance(entry, dict) else None
+    return f"{value:.{digits}f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
+
+
 def _question_part(row: dict, title: str) -> ItemPart:
     options = json_list(row.get("options"))
     scores = json_list(row.get("option_scores"))
@@ -60,8 +71,8 @@ def _question_part(row: dict, title: str) -> ItemPart:
         entry = {"mark": f"({LETTERS[i]})", "option": text(option),
                  "model's choice": "◀ chosen" if i == choice else "", "gold": "✓ gold" if i == gold else ""}
         if scores:
-            entry["mean log-likelihood"] = f"{scores[i]['mean']:.3f}" if i < len(scores) else ""
-            entry["summed log-likelihood"] = f"{scores[i]['sum']:.2f}" if i < len(scores) else ""
+            entry["mean log-likelihood"] = _likelihood(scores, i, "mean", 3)
+            entry["summed log-likelihood"] = _likelihood(scores, i, "sum", 2)
         table.append(entry)
     how = {"likelihood": "likelihood: the highest mean log-likelihood per token",
            "letter": "generation: the first (X) mark or standalone letter in the reply"}
