@@ -15,7 +15,11 @@ from leaderboard.store import open_store
 
 
 def main() -> int:
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:  # a bad setting: one line naming the variable (never a secret), as app.py says it
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 1
     store = open_store(settings)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -17,7 +17,7 @@ from leaderboard import request_queue as queue
 from leaderboard.request_queue import Request
 from leaderboard.settings import Settings
 from leaderboard.store import StoreConflict, open_store
-from leaderboard.store.hub import DEFAULT_RETRY_AFTER, MAX_RETRY_AFTER, HubStore
+from leaderboard.store.hub import DEFAULT_RETRY_AFTER, MAX_RETRY_AFTER, TRANSACTION_MARK, HubStore
 from tests.hub_cache import fake_sha
 from tests.hub_server import HubServer, hub_client_online
 
@@ -118,7 +118,8 @@ def test_reads_inside_a_transaction_see_its_buffered_writes(api, hub, repos):
         assert hub.commits[repos[0]] == 1
         assert hub.commits[repos[1]] == before and hub.files(repos[1])["requests/a/b/keep.json"] == b"1"
     assert hub.commits[repos[1]] - before == 1
-    assert set(hub.files(repos[1])) == {".gitattributes", "requests/a/b/keep.json", "requests/a/b/new.json"}
+    assert set(hub.files(repos[1])) == {".gitattributes", TRANSACTION_MARK, "requests/a/b/keep.json",
+                                        "requests/a/b/new.json"}
     assert hub.files(repos[1])["requests/a/b/keep.json"] == b"changed"
 
 
@@ -159,6 +160,8 @@ def test_two_stores_racing_on_one_request_lose_no_update(api, hub, repos):
 
 
 def test_threads_racing_with_their_own_stores_count_every_increment(api, hub, repos):
+    """Two writers often read the same counter and write the same next value: the client would skip the second
+    commit as empty (without checking its parent) but for the transaction's mark, and an increment would be lost."""
     store_of(api, repos).write_json("requests/a/b/counter.json", {"n": 0})
     start, errors = threading.Barrier(2), []
 

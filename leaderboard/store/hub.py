@@ -22,6 +22,7 @@ import json
 import logging
 import threading
 import time
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -38,6 +39,11 @@ log = logging.getLogger(__name__)
 
 CONFLICT_STATUSES = (409, 412)  # 412: parent_commit is no longer the head; 409: a concurrent operation on the repo
 RATE_LIMITED = 429
+# Written with a new value by every transaction's commit. huggingface_hub's create_commit skips a commit whose files
+# all equal the head's (and answers the head, without checking parent_commit): a transaction that read a stale
+# commit and wrote what another writer had just written would "succeed" on stale reads (a lost update). With the
+# mark, the commit is never empty, so parent_commit is always checked. A dot name: no listing of the store shows it.
+TRANSACTION_MARK = ".transaction"
 DEFAULT_RETRY_AFTER, MAX_RETRY_AFTER = 60.0, 3600.0  # seconds: a 429 without Retry-After, and the longest wait
 
 
@@ -330,5 +336,6 @@ class HubStore:
         if any(data is None for data in pending.values()):
             present = set(self._files(self.requests_repo, "requests"))
             pending = {name: data for name, data in pending.items() if data is not None or name in present}
-        if pending:
-            self._write(self.requests_repo, pending, parent=self._local.sha)
+        if pending:  # with a fresh mark, so that the commit is never an empty one the client would skip
+            self._write(self.requests_repo, {**pending, TRANSACTION_MARK: uuid.uuid4().hex.encode()},
+                        parent=self._local.sha)
