@@ -28,11 +28,7 @@ def _interrupt(signum, frame) -> None:
 
 def main() -> int:
     signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        settings = Settings.from_env()
-    except ValueError as exc:  # a bad setting: one line naming the variable (messages never hold a secret)
-        print(f"error: {exc}", file=sys.stderr, flush=True)
-        return 1
+    settings = Settings.from_env_or_exit()
     problem = sign_in_problem(settings)
     if problem:
         print(f"error: {problem}", file=sys.stderr, flush=True)

@@ -212,13 +212,12 @@ def item_json(opened: OpenedItem) -> dict:
 
 def details_file(store: Store, settings: Settings, key: str, benchmark: str) -> str | None:
     """A local file holding the run's details of the benchmark, for the download button: the store's own file on
-    the local store, else a copy under <home>/cache/explorer (read from the store once); None when there is none."""
+    the local store (LocalStore.local_file), else a copy under <home>/cache/explorer (read from the store once); None when there is none."""
     path = details_path(key, benchmark)
-    root = getattr(store, "root", None)
-    if root is not None:  # the store's own file, never one a symbolic link leads to outside the store
-        found = Path(root) / path
-        inside = found.resolve().is_relative_to(Path(root).resolve()) and not found.is_symlink()
-        return str(found) if inside and found.is_file() else None
+    local_file = getattr(store, "local_file", None)
+    if local_file is not None:  # the local store's own file (never one a symbolic link leads to out of the store)
+        found = local_file(path)
+        return str(found) if found is not None else None
     target = settings.home / "cache" / "explorer" / path
     if not target.is_file():
         data = store.read_bytes(path)

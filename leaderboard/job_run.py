@@ -26,11 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--request", required=True, help="the request's path in the store")
     parser.add_argument("--owner", required=True, help="the lease owner the dispatcher claimed it under")
     args = parser.parse_args(argv)
-    try:
-        settings = Settings.from_env()
-    except ValueError as exc:  # a bad setting: one line naming the variable (never a secret), as app.py says it
-        print(f"error: {exc}", file=sys.stderr, flush=True)
-        return 1
+    settings = Settings.from_env_or_exit()
     store = open_store(settings)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

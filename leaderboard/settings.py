@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Callable
@@ -220,6 +221,16 @@ class Settings:
         settings = cls(**values)
         settings.check()
         return settings
+
+    @classmethod
+    def from_env_or_exit(cls) -> "Settings":
+        """from_env() for a program's start (the Space, the worker, a Job): a bad setting prints one `error:` line
+        naming the variable (messages never hold a secret) and exits with status 1."""
+        try:
+            return cls.from_env()
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr, flush=True)
+            raise SystemExit(1) from None
 
     def __post_init__(self) -> None:
         """Defaults that depend on other settings: the heartbeat interval (the store), sign-in (off unless from_env

@@ -15,11 +15,7 @@ from leaderboard.store import open_store
 
 
 def main() -> int:
-    try:
-        settings = Settings.from_env()
-    except ValueError as exc:  # a bad setting: one line naming the variable (never a secret), as app.py says it
-        print(f"error: {exc}", file=sys.stderr, flush=True)
-        return 1
+    settings = Settings.from_env_or_exit()
     store = open_store(settings)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

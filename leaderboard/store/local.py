@@ -46,7 +46,7 @@ class LocalStore:
         """Whether `where`, symbolic links followed, is the store's folder or inside it."""
         return Path(os.path.realpath(where)).is_relative_to(self._real_root)
 
-    def _file(self, path: str) -> Path | None:
+    def local_file(self, path: str) -> Path | None:
         """The regular file the store holds at `path`; None when there is none, or when a symbolic link leads it out
         of the store (its target is never read)."""
         target = self._abs(path)
@@ -67,7 +67,7 @@ class LocalStore:
                           "(a symbolic link)")
 
     def read_bytes(self, path: str) -> bytes | None:
-        target = self._file(path)
+        target = self.local_file(path)
         try:
             return None if target is None else target.read_bytes()
         except FileNotFoundError:
@@ -91,7 +91,7 @@ class LocalStore:
     def read_json(self, path: str) -> dict | None:
         """The JSON value of the file at `path` (None when there is none); DamagedFile when it cannot be parsed, a
         file over the size limit refused by its size before it is read."""
-        target = self._file(path)
+        target = self.local_file(path)
         try:
             return None if target is None else read_json_file(target)
         except FileNotFoundError:
