@@ -11,10 +11,10 @@ import sys
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-from leaderboard.identity import seal_mock_sessions, sign_in_problem  # noqa: E402
-from leaderboard.scheduler import Scheduler  # noqa: E402
+from leaderboard.running.scheduler import Scheduler  # noqa: E402
 from leaderboard.settings import Settings  # noqa: E402
 from leaderboard.store import open_store  # noqa: E402
+from leaderboard.submissions.identity import seal_mock_sessions, sign_in_problem  # noqa: E402
 from leaderboard.ui import build_app, launch_options  # noqa: E402
 
 PORT_BUSY = ("error: port {port} on {host} is already in use (another copy of the Space, or another server). Stop "

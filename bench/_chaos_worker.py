@@ -1,4 +1,4 @@
-"""The standalone worker (`python -m leaderboard.worker`) for bench/chaos.py, with the store's writes of a publish
+"""The standalone worker (`python -m leaderboard.running.worker`) for bench/chaos.py, with the store's writes of a publish
 slowed and announced, so that the chaos script can kill the worker inside publish.
 
 Every write of details/, results/ and leaderboard.parquet, and the request write that closes a run after its results
@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from leaderboard import worker  # noqa: E402
+from leaderboard.running import worker  # noqa: E402
 from leaderboard.store.local import LocalStore  # noqa: E402
 
 DELAY = float(os.environ.get("CHAOS_WRITE_DELAY", "0.3"))

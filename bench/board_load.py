@@ -14,10 +14,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _models import median_seconds  # noqa: E402  (bench/ is on sys.path when the script runs)
-from leaderboard.board_file import load_board, load_results, rebuild_leaderboard  # noqa: E402
-from leaderboard.board_frames import board_table, leaderboard_frame, sort_runs  # noqa: E402
-from leaderboard.board_views import view_board  # noqa: E402
-from leaderboard.columns import schema  # noqa: E402
+from leaderboard.board.columns import schema  # noqa: E402
+from leaderboard.board.file import load_board, load_results, rebuild_leaderboard  # noqa: E402
+from leaderboard.board.frames import board_table, leaderboard_frame, sort_runs  # noqa: E402
+from leaderboard.board.views import view_board  # noqa: E402
 from leaderboard.store.local import LocalStore  # noqa: E402
 
 

@@ -4,7 +4,7 @@ the harm. Every count of harm should be 0.
 Scenarios (one line each, with its counts):
 
 1. kills, local store: N requests (the tiny LLaVA under N model ids, CURE sample suite, --limit 2) run by two real
-   workers (`python -m leaderboard.worker`, through bench/_chaos_worker.py, which slows and announces the writes of
+   workers (`python -m leaderboard.running.worker`, through bench/_chaos_worker.py, which slows and announces the writes of
    a publish); K times, at a random moment, kill -9 a worker while it evaluates, a running evaluator, or a worker
    inside publish (writing details or results, closing the request FINISHED, or rebuilding the board); a killed
    worker is replaced. Then the workers drain the queue. Harm: requests lost (gone, or FINISHED without results),
@@ -93,7 +93,7 @@ def build_models() -> Models:
 
 def enqueue(store, models: Models, n: int, prefix: str) -> list:
     """N PENDING requests, each the tiny LLaVA under its own model id (laid into the Hub cache)."""
-    from leaderboard import request_queue as queue
+    from leaderboard.submissions import records as queue
     from tests.hub_cache import lay_into_hub_cache
 
     made = []
@@ -220,9 +220,9 @@ def inspect_store(store, requests: list, settings, harm: Harm) -> None:
 
     import pandas as pd
 
-    from leaderboard import request_queue as queue
-    from leaderboard.board_file import board_is_current, load_board
-    from leaderboard.columns import schema
+    from leaderboard.board.columns import schema
+    from leaderboard.board.file import board_is_current, load_board
+    from leaderboard.submissions import records as queue
 
     board = load_board(store, schema(settings.benchmarks))
     rows = Counter(board["key"])
@@ -272,7 +272,7 @@ def inspect_store(store, requests: list, settings, harm: Harm) -> None:
 
 
 def wait_until_done(store, requests: list, timeout: float) -> bool:
-    from leaderboard import request_queue as queue
+    from leaderboard.submissions import records as queue
 
     deadline = time.monotonic() + timeout
     keys = {r.key for r in requests}
@@ -441,7 +441,7 @@ class ThreadWorkers:
             self._start()
 
     def _run(self) -> None:
-        from leaderboard import scheduler
+        from leaderboard.running import scheduler
         from leaderboard.store.hub import HubStore
 
         store = HubStore(self.api, RESULTS_REPO, REQUESTS_REPO)
@@ -669,9 +669,10 @@ def damaged_files(models: Models) -> list[str]:
     from gradio_client import Client
 
     from evaluator.runner import RunConfig, run
-    from leaderboard import request_queue as queue
-    from leaderboard import scheduler
+    from leaderboard.board import publish as publishing
+    from leaderboard.running import scheduler
     from leaderboard.store.local import LocalStore
+    from leaderboard.submissions import records as queue
     from leaderboard.ui import build_app, launch_options
     from tests.conftest import free_port
 
@@ -685,8 +686,8 @@ def damaged_files(models: Models) -> list[str]:
         store = LocalStore(settings.home / "store")
         done = queue.Request(model="chaos-org/tiny-llava", revision=models.llava_sha, status=queue.FINISHED)
         queue.save(store, done)
-        scheduler.publish(store, done, finished)
-        scheduler.rebuild_board(settings, store)
+        publishing.publish(store, done, finished)
+        publishing.rebuild_board(settings, store)
         pending = enqueue(store, models, 1, "pending")[0]
         path = path or f"details/{done.key}/cure.parquet"
         store.write_bytes(path, data)

@@ -2,7 +2,7 @@
 
 Writes two synthetic LAVE details parquet files (the schema LAVE writes: evaluator/benchmarks/lave/planning.py and
 scoring.py; seeded, run B answering differently from run A) into a local store in a temporary folder, then times
-the functions the tab and its API call (leaderboard.explorer_views.list_items / open_item through one DetailsCache):
+the functions the tab and its API call (leaderboard.explorer.views.list_items / open_item through one DetailsCache):
 page 1, a filter, one opened question, the compare view (list and question) and a sort to page 50. Each step is
 repeated; the first load of each run (parquet read included) is timed once. Prints a table, the store reads (one per
 run) and whether every warm median is under the goal. Run: `.venv/bin/python bench/explorer.py [items]`.
@@ -30,9 +30,9 @@ from evaluator.benchmarks.lave.planning import _row, answer_template  # noqa: E4
 from evaluator.benchmarks.lave.rater import build_lave_prompt, load_lave_prompts, split_lave_reply  # noqa: E402
 from evaluator.metrics.lave import lave_score  # noqa: E402
 from evaluator.metrics.vqa import anls, exact_match, vqa_accuracy  # noqa: E402
-from leaderboard.details_cache import DetailsCache, details_path  # noqa: E402
-from leaderboard.explorer_queries import A_RIGHT_B_WRONG, Query  # noqa: E402
-from leaderboard.explorer_views import list_items, open_item  # noqa: E402
+from leaderboard.explorer.details_cache import DetailsCache, details_path  # noqa: E402
+from leaderboard.explorer.queries import A_RIGHT_B_WRONG, Query  # noqa: E402
+from leaderboard.explorer.views import list_items, open_item  # noqa: E402
 from leaderboard.settings import Settings  # noqa: E402
 from leaderboard.store import Store, open_store  # noqa: E402
 

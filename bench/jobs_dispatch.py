@@ -1,5 +1,5 @@
 """Hugging Face Jobs dispatch: N requests as Jobs on the loopback Hub (tests/hub_server.py: the real huggingface_hub
-client, each Job a real `python -m leaderboard.job_run` subprocess evaluating the tiny LLaVA on one CURE item and
+client, each Job a real `python -m leaderboard.running.job_run` subprocess evaluating the tiny LLaVA on one CURE item and
 publishing to the Hub store over HTTP). Prints the wall time, the most Jobs at once, the commits per repository
 (and per evaluation), what a heartbeat commit a minute would have cost instead, and the harm: requests not
 FINISHED, requests with more than one Job, Jobs that did not complete.
@@ -33,11 +33,11 @@ def main() -> int:
 
     from huggingface_hub import HfApi
 
-    from leaderboard import hf_jobs
-    from leaderboard import request_queue as q
-    from leaderboard.job_dispatch import Dispatcher
+    from leaderboard.running import hf_jobs
+    from leaderboard.running.job_dispatch import Dispatcher
     from leaderboard.settings import Settings
     from leaderboard.store.hub import HubStore
+    from leaderboard.submissions import records as q
     from tests.hub_server import HubServer, hub_client_online
 
     folder = _models.build_llava(WORK / "tiny-llava")

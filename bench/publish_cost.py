@@ -25,13 +25,13 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from evaluator import api  # noqa: E402
-from leaderboard import request_queue as queue  # noqa: E402
-from leaderboard import scheduler  # noqa: E402
-from leaderboard.board_file import board_is_current, rebuild_leaderboard  # noqa: E402
-from leaderboard.columns import schema  # noqa: E402
-from leaderboard.request_queue import Request  # noqa: E402
+from leaderboard.board import publish as publishing  # noqa: E402
+from leaderboard.board.columns import schema  # noqa: E402
+from leaderboard.board.file import board_is_current, rebuild_leaderboard  # noqa: E402
 from leaderboard.settings import Settings  # noqa: E402
 from leaderboard.store.local import LocalStore  # noqa: E402
+from leaderboard.submissions import records as queue  # noqa: E402
+from leaderboard.submissions.records import Request  # noqa: E402
 
 REPEATS = 9
 
@@ -107,9 +107,9 @@ def publish_one(settings: Settings, store, out: Path, i: int) -> None:
     """One run through the scheduler's steps after its evaluation: publish, close FINISHED, its board row."""
     request = Request(model=f"new/model-{i}", revision=f"{i:040x}", status=queue.RUNNING, lease_owner="bench")
     queue.save(store, request)
-    results = scheduler.publish(store, request, out, settings)
+    results = publishing.publish(store, request, out, settings)
     closed = queue.finish(store, request.path, "bench", queue.FINISHED)
-    assert scheduler.publish_board(settings, store, closed, results)
+    assert publishing.publish_board(settings, store, closed, results)
 
 
 def measure(runs: int, benchmarks: list[str]) -> dict:

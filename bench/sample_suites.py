@@ -9,7 +9,7 @@ cannot be downloaded here, so the sizes are typed in from the models' public con
 
 Each is saved to a temporary folder and evaluated by the real evaluator in a subprocess, exactly as the Space's
 worker runs it (`python -m evaluator run --model <folder> --suite sample --benchmarks <...> --out <dir>
---batch-size auto`, leaderboard/scheduler.py::worker_command), with default torch threads:
+--batch-size auto`, leaderboard/running/scheduler.py::worker_command), with default torch threads:
 
 1. one run of all four benchmarks with `--limit 2` (what `LEADERBOARD_LIMIT=2` does with all four chosen): the
    "quick trial" figure (its run.wall_time_s), and each benchmark's wall_time_s in it. The limit counts items, except

@@ -1,0 +1,28 @@
+"""The Space: a Gradio leaderboard over a store of requests and results, in rooms by role.
+
+    settings.py     every setting, declared once            (imports nothing of ours but job_flavors' table)
+    formatting.py   the one Markdown escaper, numbers, times
+    store/          where requests, results and details live (local folder or Hub dataset repos)
+    submissions/    requests: records and the claim / lease protocol, submission checks, identity, limits, actions
+    board/          the board and the results dataset: columns, views, leaderboard.parquet, publishing, the card
+    explorer/       one run's questions: details cache, queries, views, an opened question's HTML
+    running/        running evaluations: scheduler, one attempt, the evaluator subprocess, worker, Jobs, rescore
+    ui/             the Gradio app, one module per tab
+
+Imports point down this list's order of rooms (ui > running, explorer > board > submissions > store > settings);
+the Space imports one module of the evaluator, evaluator.api. worker.py, rescore.py, board_file.py and
+dataset_card.py here are the old spellings of their commands, kept so scripts keep working (forward_entry_point).
+"""
+from __future__ import annotations
+
+import runpy
+import sys
+
+
+def forward_entry_point(name: str, new: str) -> None:
+    """Run module `new` as `python -m` would, for an old command spelling (`name` is the old module's __name__);
+    importing the old module is an error that says where its code went."""
+    if name != "__main__":
+        raise ImportError(f"{name} moved to {new}")
+    print(f"note: this command is now `python -m {new}`", file=sys.stderr, flush=True)
+    runpy.run_module(new, run_name="__main__", alter_sys=True)

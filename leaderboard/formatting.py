@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from leaderboard.request_queue import parse_time
+from leaderboard.submissions.vocabulary import parse_time
 
 NA = "n/a"
 # Markdown punctuation that can start formatting, a link, HTML or an entity; an underscore only at a word's edge

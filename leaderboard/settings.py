@@ -282,7 +282,7 @@ class Settings:
             raise ValueError("LEADERBOARD_EXECUTOR=hf-jobs needs LEADERBOARD_JOBS_IMAGE (on a Space it defaults to the "
                              "Space's own image)")
         if self.executor == "hf-jobs":
-            from leaderboard.job_flavors import parse_flavors
+            from leaderboard.running.job_flavors import parse_flavors
 
             parse_flavors(self.jobs_flavors)  # a bad table says so at start, naming LEADERBOARD_JOBS_FLAVORS
         if self.jobs_max < 1:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluator.runner import RunConfig, run
-from leaderboard.request_queue import FINISHED, Request
-from leaderboard.scheduler import publish, rebuild_board
+from leaderboard.board.publish import publish, rebuild_board
+from leaderboard.submissions.records import FINISHED, Request
 from tests import scripted_judges
 from tests.judge_servers import ScriptedServer
 

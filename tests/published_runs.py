@@ -8,9 +8,9 @@ from pathlib import Path
 
 from evaluator import api
 from evaluator.details import write_details
-from leaderboard import request_queue as queue
-from leaderboard import scheduler
-from leaderboard.request_queue import Request
+from leaderboard.board import publish as publishing
+from leaderboard.submissions import records as queue
+from leaderboard.submissions.records import Request
 from tests.results_files import board_result
 
 SAMPLE_VALUES = {"string": "text", "int": 1, "float": 0.5, "bool": True, "json": "{}"}
@@ -60,8 +60,8 @@ def publish_finished(settings, store, out: Path, model: str, revision: str = "a"
         request.hidden = hidden
     request.status, request.lease_owner, request.lease_expires = queue.RUNNING, "w", queue.iso(queue.now())
     queue.save(store, request)
-    results = scheduler.publish(store, request, out, settings)
+    results = publishing.publish(store, request, out, settings)
     closed = queue.finish(store, request.path, "w", queue.FINISHED)
     assert closed is not None and closed.status == queue.FINISHED
-    assert scheduler.publish_board(settings, store, closed, results)
+    assert publishing.publish_board(settings, store, closed, results)
     return closed, results

@@ -9,7 +9,7 @@ import urllib.request
 
 import pandas as pd
 
-from leaderboard.columns import schema
+from leaderboard.board.columns import schema
 from tests.results_files import SHA_B, TEXT_ONLY, board_result, write_result
 
 S = schema()

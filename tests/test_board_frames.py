@@ -6,10 +6,10 @@ import math
 import pandas as pd
 import pytest
 
-from leaderboard.board_file import LEADERBOARD_PATH, load_board, load_results, rebuild_leaderboard
-from leaderboard.board_frames import SIZE_BUCKETS, board_table, board_text, leaderboard_frame, sort_runs
-from leaderboard.board_views import view_board, view_text
-from leaderboard.columns import schema
+from leaderboard.board.columns import schema
+from leaderboard.board.file import LEADERBOARD_PATH, load_board, load_results, rebuild_leaderboard
+from leaderboard.board.frames import SIZE_BUCKETS, board_table, board_text, leaderboard_frame, sort_runs
+from leaderboard.board.views import view_board, view_text
 from tests.results_files import SHA_A, SHA_B, result, write_result
 
 S = schema()

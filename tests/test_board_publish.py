@@ -10,15 +10,16 @@ import pyarrow.parquet as pq
 import pytest
 
 from evaluator import api
-from leaderboard import request_queue as queue
-from leaderboard import scheduler
-from leaderboard.board_file import (LEADERBOARD_PATH, add_run, board_is_current, load_board, main as board_main,
+from leaderboard.board import publish as publishing
+from leaderboard.running import scheduler
+from leaderboard.submissions import records as queue
+from leaderboard.board.file import (LEADERBOARD_PATH, add_run, board_is_current, load_board, main as board_main,
                                     rebuild_leaderboard)
-from leaderboard.columns import schema
-from leaderboard.dataset_card import CARD_PATH
-from leaderboard.request_queue import Request
+from leaderboard.board.columns import schema
+from leaderboard.board.dataset_card import CARD_PATH
 from leaderboard.settings import Settings
 from leaderboard.store import open_store
+from leaderboard.submissions.records import Request
 from tests.published_runs import finished_output, publish_finished
 from tests.results_files import SHA_A, SHA_B, board_result, write_result
 
@@ -169,12 +170,12 @@ def test_a_failed_board_update_is_caught_up_by_the_next_tick(settings, store, tm
     def refused(*args, **kwargs):
         raise OSError("the store is down")
 
-    monkeypatch.setattr(scheduler, "add_run", refused)
+    monkeypatch.setattr(publishing, "add_run", refused)
     request = Request(model="org/b", revision=SHA_B, status=queue.RUNNING, lease_owner="w")
     queue.save(store, request)
-    results = scheduler.publish(store, request, finished_output(tmp_path / "b", "b", {first: 0.6}), settings)
+    results = publishing.publish(store, request, finished_output(tmp_path / "b", "b", {first: 0.6}), settings)
     closed = queue.finish(store, request.path, "w", queue.FINISHED)
-    assert not scheduler.publish_board(settings, store, closed, results)  # logged, not raised
+    assert not publishing.publish_board(settings, store, closed, results)  # logged, not raised
     assert not board_is_current(store)
     monkeypatch.undo()
     assert scheduler.tick(settings, store).request is None
@@ -203,12 +204,12 @@ def test_on_the_hub_store_a_publish_is_one_commit_and_the_board_another(tmp_path
     before = api_.commits["lb/results"]
     request = Request(model="org/a", revision=SHA_A, status=queue.RUNNING, lease_owner="w")
     queue.save(hub, request)
-    results = scheduler.publish(hub, request, finished_output(tmp_path / "a", "a", {first: 0.5}), settings)
+    results = publishing.publish(hub, request, finished_output(tmp_path / "a", "a", {first: 0.5}), settings)
     assert api_.commits["lb/results"] == before + 1
     files = api_.files("lb/results")
     assert {CARD_PATH, f"results/{request.key}.json", f"details/{request.key}/{first}.parquet"} <= set(files)
     assert b"https://huggingface.co/spaces/org/space" in files[CARD_PATH]
     assert b'load_dataset("lb/results", "leaderboard"' in files[CARD_PATH]
     closed = queue.finish(hub, request.path, "w", queue.FINISHED)
-    assert scheduler.publish_board(settings, hub, closed, results)
+    assert publishing.publish_board(settings, hub, closed, results)
     assert api_.commits["lb/results"] == before + 2 and board_is_current(hub)

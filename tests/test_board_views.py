@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from leaderboard.board_frames import board_table, leaderboard_frame, model_link
-from leaderboard.board_views import empty_text, status_text, view_board, view_text
-from leaderboard.columns import overall_score, schema
+from leaderboard.board.columns import overall_score, schema
+from leaderboard.board.frames import board_table, leaderboard_frame, model_link
+from leaderboard.board.views import empty_text, status_text, view_board, view_text
 from tests.results_files import SHA_B, TEXT_ONLY, board_result
 
 S = schema()

@@ -5,8 +5,8 @@ opens a page on the served app and waits for Gradio to be up; reuse it for longe
 """
 from __future__ import annotations
 
-from leaderboard import request_queue as q
-from leaderboard.columns import schema
+from leaderboard.board.columns import schema
+from leaderboard.submissions import records as q
 from tests.results_files import SHA_A, SHA_B, result, write_result
 
 

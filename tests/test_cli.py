@@ -10,8 +10,8 @@ import time
 
 import pandas as pd
 
-from leaderboard import request_queue as queue
-from leaderboard.request_queue import Request
+from leaderboard.submissions import records as queue
+from leaderboard.submissions.records import Request
 from tests.conftest import PROJECT
 
 
@@ -56,11 +56,11 @@ def test_failures_exit_non_zero_with_a_one_line_reason(tiny_llava, tmp_path):
 
 
 def test_standalone_worker_runs_the_queue_and_stops_cleanly(settings, store, tiny_llava):
-    """`python -m leaderboard.worker`: SIGTERM mid-run returns the request to the queue, uncounted, and exits 0."""
+    """`python -m leaderboard.running.worker`: SIGTERM mid-run returns the request to the queue, uncounted, and exits 0."""
     queue.save(store, Request(model=tiny_llava.repo_id, revision=tiny_llava.sha))
     env = {**os.environ, "LEADERBOARD_HOME": str(settings.home), "LEADERBOARD_HEARTBEAT_SECONDS": "0.5",
            "LEADERBOARD_SCHEDULER_INTERVAL": "0.5"}
-    worker = subprocess.Popen([sys.executable, "-m", "leaderboard.worker"], cwd=PROJECT, env=env,
+    worker = subprocess.Popen([sys.executable, "-m", "leaderboard.running.worker"], cwd=PROJECT, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 120

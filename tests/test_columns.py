@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from evaluator import api
-from leaderboard.columns import COUNT, SCORE, metric_column, schema
+from leaderboard.board.columns import COUNT, SCORE, metric_column, schema
 
 S = schema()
 

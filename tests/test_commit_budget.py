@@ -13,11 +13,11 @@ from datetime import timedelta
 import pytest
 from huggingface_hub import HfApi
 
-from leaderboard import request_queue as queue
-from leaderboard.request_queue import Request
 from leaderboard.settings import Settings
 from leaderboard.store import StoreConflict, open_store
 from leaderboard.store.hub import DEFAULT_RETRY_AFTER, MAX_RETRY_AFTER, TRANSACTION_MARK, HubStore
+from leaderboard.submissions import records as queue
+from leaderboard.submissions.records import Request
 from tests.hub_cache import fake_sha
 from tests.hub_server import HubServer, hub_client_online
 

@@ -246,7 +246,7 @@ def test_the_card_declares_the_setting_the_rule_and_the_differences():
     said = " ".join(CARD.differences)
     assert "red rectangle" in said and "mean log-likelihood" in said and SETTING in said and "coverage" in said
 
-    from leaderboard.columns import schema
+    from leaderboard.board.columns import schema
     from leaderboard.ui.about import benchmark_markdown
 
     about = benchmark_markdown(CARD, schema())

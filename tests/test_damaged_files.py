@@ -15,17 +15,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from leaderboard import request_queue as queue
-from leaderboard import scheduler
-from leaderboard.board_file import (LEADERBOARD_PATH, board_is_current, load_board, load_results, read_board,
+from leaderboard.board import publish as publishing
+from leaderboard.running import attempt
+from leaderboard.running import scheduler
+from leaderboard.submissions import records as queue
+from leaderboard.board.file import (LEADERBOARD_PATH, board_is_current, load_board, load_results, read_board,
                                     read_results, rebuild_leaderboard)
-from leaderboard.columns import schema
-from leaderboard.details_cache import DetailsCache, DetailsError, details_path
-from leaderboard.identity import Visitor
-from leaderboard.request_actions import act
-from leaderboard.request_queue import Request
+from leaderboard.board.columns import schema
+from leaderboard.explorer.details_cache import DetailsCache, DetailsError, details_path
 from leaderboard.store import MAX_JSON_BYTES, DamagedFile, PathRefused
-from leaderboard.submission import submit
+from leaderboard.submissions.actions import act
+from leaderboard.submissions.checks import submit
+from leaderboard.submissions.identity import Visitor
+from leaderboard.submissions.records import Request
 from tests.hub_cache import fake_sha
 from tests.results_files import result, write_result
 
@@ -104,7 +106,7 @@ def test_a_repaired_or_removed_file_leaves_the_list(damaged, store):
 def test_ticks_and_the_standalone_worker_loop_go_on(damaged, store, settings, monkeypatch):
     ran = []
     monkeypatch.setattr(scheduler, "run_request", lambda s, st, request, owner, stop=None: ran.append(request.path)
-                        or scheduler.TickReport(request=request.path, status=queue.FINISHED))
+                        or attempt.TickReport(request=request.path, status=queue.FINISHED))
     report = scheduler.tick(settings, store)
     assert report.error is None and report.request == GOOD.path and ran == [GOOD.path]
     stop = threading.Event()
@@ -254,4 +256,4 @@ def test_nested_json_in_the_board_files_metadata_makes_it_rebuilt(store, setting
         pq.write_table(table.replace_schema_metadata({**table.schema.metadata, **damage}), buffer)
         store.write_bytes(LEADERBOARD_PATH, buffer.getvalue())
         assert not board_is_current(store) and read_board(store, schema()) is None
-        assert scheduler.rebuild_board(settings, store, only_if_stale=True) and board_is_current(store)
+        assert publishing.rebuild_board(settings, store, only_if_stale=True) and board_is_current(store)

@@ -7,10 +7,10 @@ import pyarrow as pa
 import pytest
 
 from evaluator import api
-from leaderboard import dataset_card
-from leaderboard.board_file import LEADERBOARD_PATH
-from leaderboard.columns import schema
-from leaderboard.dataset_card import CARD_PATH, RUN_COLUMN_NAMES, front_matter, with_run_columns, without_run_columns
+from leaderboard.board import dataset_card
+from leaderboard.board.columns import schema
+from leaderboard.board.dataset_card import CARD_PATH, RUN_COLUMN_NAMES, front_matter, with_run_columns, without_run_columns
+from leaderboard.board.file import LEADERBOARD_PATH
 from tests.published_runs import finished_output, publish_finished
 from tests.results_files import SHA_A, SHA_B
 

@@ -7,11 +7,11 @@ from datetime import datetime
 import pandas as pd
 import pytest
 
-from leaderboard import request_queue as q
-from leaderboard import scheduler
-from leaderboard.board_file import load_board
-from leaderboard.board_views import view_text
-from leaderboard.columns import schema
+from leaderboard.board.columns import schema
+from leaderboard.board.file import load_board
+from leaderboard.board.views import view_text
+from leaderboard.running import scheduler
+from leaderboard.submissions import records as q
 from tests import scripted_judges
 
 CURE_LABELS = ["CURE Ro", "CURE Rh", "CURE Rcot", "CURE Cf", "CURE Cb"]

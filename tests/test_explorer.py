@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 from evaluator import api
-from leaderboard import explorer_queries as eq
-from leaderboard.details_cache import DetailsCache, DetailsError, details_path
-from leaderboard.explorer_views import list_items, listing_json, open_item, runs_for
-from leaderboard.board_file import load_board
-from leaderboard.columns import schema
+from leaderboard.board.columns import schema
+from leaderboard.board.file import load_board
+from leaderboard.explorer import queries as eq
+from leaderboard.explorer.details_cache import DetailsCache, DetailsError, details_path
+from leaderboard.explorer.views import list_items, listing_json, open_item, runs_for
 from tests.explorer_runs import publish_run
 
 
@@ -278,7 +278,7 @@ def test_take_the_data_download_and_datasets_snippet(store, settings, published,
     import shutil
     from dataclasses import replace
 
-    from leaderboard.explorer_views import details_file, load_snippet
+    from leaderboard.explorer.views import details_file, load_snippet
 
     key = published["text"]
     path = details_file(store, settings, key, "simpleqa")
@@ -298,7 +298,7 @@ def test_take_the_data_download_and_datasets_snippet(store, settings, published,
 
 
 def test_the_summary_says_the_runs_coverage_when_the_board_knows_it():
-    from leaderboard.explorer_views import run_coverage, summary_text
+    from leaderboard.explorer.views import run_coverage, summary_text
 
     raw = pd.DataFrame({"key": ["a/b/0123456789ab_auto"], "cure_coverage": [0.56]})
     assert run_coverage(raw, "a/b/0123456789ab_auto", "cure") == 0.56

@@ -7,8 +7,8 @@ import io
 
 import pandas as pd
 
-from leaderboard.columns import schema
-from leaderboard.details_cache import details_path
+from leaderboard.board.columns import schema
+from leaderboard.explorer.details_cache import details_path
 from tests.explorer_runs import publish_run
 
 EXPLORER_LOAD = "#explorer-opened h2"

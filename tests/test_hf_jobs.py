@@ -1,6 +1,6 @@
 """Evaluations as Hugging Face Jobs (LEADERBOARD_EXECUTOR=hf-jobs), on the loopback Hub (tests/hub_server.py):
 the real huggingface_hub client starts, watches, reads and cancels the Jobs; each Job runs the real
-`python -m leaderboard.job_run` as a subprocess, which evaluates a tiny local model and publishes to the Hub store
+`python -m leaderboard.running.job_run` as a subprocess, which evaluates a tiny local model and publishes to the Hub store
 over HTTP, as a Job on the Hub would."""
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from huggingface_hub import HfApi
 
-from leaderboard import hf_jobs
-from leaderboard import request_queue as q
-from leaderboard.identity import Visitor
-from leaderboard.job_dispatch import Dispatcher, is_job_lease
+from leaderboard.running import hf_jobs
+from leaderboard.running.job_dispatch import Dispatcher, is_job_lease
 from leaderboard.settings import Settings
 from leaderboard.store.hub import HubStore
+from leaderboard.submissions import records as q
+from leaderboard.submissions.identity import Visitor
 from leaderboard.ui.queue_tab import request_action
 from tests.hub_server import HubServer, hub_client_online
 
@@ -125,7 +125,7 @@ def test_eight_requests_run_as_four_jobs_at_a_time_each_published_once(hub, worl
         assert job.secret_names == ["HF_TOKEN"]
         said = " ".join([*job.command, *job.env.values(), *job.labels.values(), *hub.job_logs(job.id)])
         assert token not in said and "LEADERBOARD_PROGRESS" in said
-        assert job.command[:3] == ["python", "-m", "leaderboard.job_run"] and job.env["LEADERBOARD_EXECUTOR"] == "local"
+        assert job.command[:3] == ["python", "-m", "leaderboard.running.job_run"] and job.env["LEADERBOARD_EXECUTOR"] == "local"
 
 
 def _started(hub, dispatcher, store, request) -> str:
@@ -206,7 +206,7 @@ def test_a_job_that_ends_without_publishing_fails_its_request_with_the_log_tail(
 
 
 def test_the_local_worker_on_the_hub_store_renews_its_lease_a_few_times_an_hour():
-    from leaderboard.scheduler import renewal_interval
+    from leaderboard.running.attempt import renewal_interval
 
     hub_store = Settings.from_env({"LEADERBOARD_STORE": "hub", "LEADERBOARD_RESULTS_REPO": "o/r"})
     assert renewal_interval(hub_store) == 200  # a third of the 600 s lease: 18 commits an hour, not 60

@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 import requests
 
-from leaderboard import explorer_queries as eq
-from leaderboard import request_queue as q
-from leaderboard.board_copy import RECHECK_SECONDS
-from leaderboard.details_cache import details_path
+from leaderboard.board.space_copy import RECHECK_SECONDS
+from leaderboard.explorer import queries as eq
+from leaderboard.explorer.details_cache import details_path
+from leaderboard.submissions import records as q
 from tests.explorer_runs import publish_run
 
 UNKNOWN = "nobody/nothing/0123456789ab_auto"

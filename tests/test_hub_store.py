@@ -8,12 +8,12 @@ import traceback
 
 import pytest
 
-from leaderboard import request_queue as queue
-from leaderboard.board_file import LEADERBOARD_PATH, load_board, rebuild_leaderboard
-from leaderboard.columns import schema
+from leaderboard.board.columns import schema
+from leaderboard.board.file import LEADERBOARD_PATH, load_board, rebuild_leaderboard
 from leaderboard.settings import Settings
 from leaderboard.store import MAX_JSON_BYTES, DamagedFile, StoreConflict, open_store
 from leaderboard.store.hub import HubStore, HubStoreError
+from leaderboard.submissions import records as queue
 from tests import test_request_queue as local_queue_tests
 from tests.fake_hub import FakeHfApi
 from tests.results_files import SHA_B, result, write_result
@@ -386,14 +386,15 @@ class _raising_lock:
 
 def test_the_worker_loop_survives_store_outages(api, tmp_path, monkeypatch):
     """Hub errors in every part of a tick: the loop logs each and goes on; the request is then run."""
-    from leaderboard import scheduler
+    from leaderboard.running import attempt
+    from leaderboard.running import scheduler
 
     settings = Settings.from_env({}, home=tmp_path / "home", run_scheduler=False, scheduler_interval=0.01)
     store = HubStore(api, RESULTS, REQUESTS)
     local_queue_tests._enqueue(store, 1)
     ran = []
     monkeypatch.setattr(scheduler, "run_request", lambda s, st, request, owner, stop=None: ran.append(request.path)
-                        or scheduler.TickReport(request=request.path, status=queue.FINISHED))
+                        or attempt.TickReport(request=request.path, status=queue.FINISHED))
     for method in ("list_repo_files", "repo_info"):
         api.fail_next(method, 503, "Service Unavailable")
         report = scheduler.tick(settings, store)

@@ -1,4 +1,4 @@
-"""The hf-jobs hardware table (leaderboard.job_flavors) and the submission refusal it drives."""
+"""The hf-jobs hardware table (leaderboard.running.job_flavors) and the submission refusal it drives."""
 from __future__ import annotations
 
 import json
@@ -9,11 +9,11 @@ import pytest
 from huggingface_hub import HfApi, JobHardware, JobHardwareInfo
 from safetensors.numpy import save as save_safetensors
 
-from leaderboard.identity import Visitor
-from leaderboard.job_flavors import (FlavorRule, TooLarge, UnknownSize, choose_flavor, effective_billions, flavor_for,
+from leaderboard.submissions.identity import Visitor
+from leaderboard.running.job_flavors import (FlavorRule, TooLarge, UnknownSize, choose_flavor, effective_billions, flavor_for,
                                      hardware_prices, is_multi_gpu, parse_flavors, price_text)
 from leaderboard.settings import Settings
-from leaderboard.submission import submit
+from leaderboard.submissions.checks import submit
 from tests.hub_cache import LICENSED_CARD, lay_into_hub_cache
 
 DEFAULT = parse_flavors(("3=t4-small", "15=l40sx1", "35=a100-large", "70=l40sx4"))

@@ -87,9 +87,10 @@ def test_a_toy_benchmark_shows_up_end_to_end(toy, tmp_path, settings, store, tin
     from evaluator.runner import RunConfig, run
     from gradio_client import Client
 
-    from leaderboard import request_queue as q
-    from leaderboard import scheduler
+    from leaderboard.board import publish as publishing
+    from leaderboard.running import evaluator_process
     from leaderboard.settings import Settings, declared
+    from leaderboard.submissions import records as q
     from leaderboard.ui import build_app
     from leaderboard.ui.about import about_markdown
     from tests.conftest import free_port
@@ -99,7 +100,7 @@ def test_a_toy_benchmark_shows_up_end_to_end(toy, tmp_path, settings, store, tin
     configured = Settings.from_env(env)
     assert configured.sources["toy"] == str(toy)
     assert ("LEADERBOARD_TOY_DATA", "", "a JSON list of {id, word, other}") in declared()
-    command = scheduler.worker_command(configured, tmp_path / "request.json", tmp_path / "out")
+    command = evaluator_process.worker_command(configured, tmp_path / "request.json", tmp_path / "out")
     assert f"toy={toy}" in command and command[command.index("--benchmarks") + 1] == "cure,toy"
 
     # a real run of the tiny model: its rows in the details, its scores in the results
@@ -119,8 +120,8 @@ def test_a_toy_benchmark_shows_up_end_to_end(toy, tmp_path, settings, store, tin
     # published, it is a column of the board, through the app's API
     request.status = q.FINISHED  # the board shows the runs whose request is FINISHED
     q.save(store, request)
-    scheduler.publish(store, request, out)
-    assert scheduler.rebuild_board(settings.with_(benchmarks=("toy",)), store)
+    publishing.publish(store, request, out)
+    assert publishing.rebuild_board(settings.with_(benchmarks=("toy",)), store)
     assert [p.rsplit("/", 1)[1] for p in store.list("details", suffix=".parquet")] == ["toy.parquet"]
     demo = build_app(settings.with_(benchmarks=("cure", "toy")), store)
     port = free_port()

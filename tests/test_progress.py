@@ -10,7 +10,7 @@ import pytest
 
 from evaluator import progress as progress_module
 from evaluator.progress import ANSWERING, GRADING, LOADING, Progress, window_rate
-from leaderboard.queue_views import duration_text, progress_text, resume_note
+from leaderboard.submissions.views import duration_text, progress_text, resume_note
 
 KEYS = {"benchmark", "stage", "done", "total", "benchmark_index", "benchmarks", "rate", "eta_s", "at", "resumed"}
 

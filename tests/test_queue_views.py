@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard import request_queue as q
-from leaderboard.queue_views import QUEUE_COLUMNS, progress_text, queue_frame
+from leaderboard.submissions import records as q
+from leaderboard.submissions.views import QUEUE_COLUMNS, progress_text, queue_frame
 from tests.results_files import SHA_A, SHA_B
 
 
@@ -62,8 +62,8 @@ def test_queue_frame_finished_and_cancelled_newest_first_and_empty_frames_have_h
 
 
 def test_a_running_job_shows_its_id_flavor_price_stage_and_time():
-    from leaderboard.hf_jobs import JobState
-    from leaderboard.queue_views import job_text
+    from leaderboard.running.hf_jobs import JobState
+    from leaderboard.submissions.views import job_text
 
     request = q.Request(model="org/m", revision="a" * 40, status=q.RUNNING, started_time="2026-11-24T10:00:00+00:00",
                         job={"id": "0123456789abcdef", "flavor": "l40sx1", "started": "2026-11-24T10:00:00+00:00"})

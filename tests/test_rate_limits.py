@@ -1,4 +1,4 @@
-"""leaderboard.rate_limits: the sliding window (with an injected clock), its bound on memory, its thread safety, and
+"""leaderboard.ui.rate_limits: the sliding window (with an injected clock), its bound on memory, its thread safety, and
 the client address behind a request (X-Forwarded-For from trusted proxies only). The playground's use of it, through
 the served app, is in tests/test_playground.py."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import threading
 import pytest
 from starlette.requests import Request as StarletteRequest
 
-from leaderboard.rate_limits import UNKNOWN, Bucket, SlidingWindow, address_key, client_address
+from leaderboard.ui.rate_limits import UNKNOWN, Bucket, SlidingWindow, address_key, client_address
 
 
 class Clock:

@@ -2,13 +2,13 @@
 each action in the request; a hidden run is flagged with the admins' reason on the board and not ranked."""
 from __future__ import annotations
 
-from leaderboard import request_queue as queue
-from leaderboard.board_file import board_is_current, load_board, rebuild_leaderboard
-from leaderboard.board_views import view_board
-from leaderboard.columns import schema
-from leaderboard.identity import Visitor
-from leaderboard.request_actions import act
-from leaderboard.request_queue import Request
+from leaderboard.board.columns import schema
+from leaderboard.board.file import board_is_current, load_board, rebuild_leaderboard
+from leaderboard.board.views import view_board
+from leaderboard.submissions import records as queue
+from leaderboard.submissions.actions import act
+from leaderboard.submissions.identity import Visitor
+from leaderboard.submissions.records import Request
 from tests.results_files import SHA_A, SHA_B, board_result, write_result
 
 ALICE, BOB, ADMIN = Visitor("alice"), Visitor("bob"), Visitor("ada", admin=True)

@@ -5,11 +5,11 @@ import multiprocessing
 import threading
 from datetime import timedelta
 
-from leaderboard import request_queue as queue
-from leaderboard.identity import Visitor
-from leaderboard.request_actions import act
-from leaderboard.request_queue import Request
 from leaderboard.store.local import LocalStore
+from leaderboard.submissions import records as queue
+from leaderboard.submissions.actions import act
+from leaderboard.submissions.identity import Visitor
+from leaderboard.submissions.records import Request
 from tests.hub_cache import fake_sha
 
 

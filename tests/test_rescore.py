@@ -4,7 +4,7 @@
   other benchmarks and the model-side prompt hashes stay as they were, and the results name the new judge.
 - Scoring stored details again (with the same judge) reproduces every benchmark's results: what a run stores is
   all that scoring needs.
-- From the store by key (`python -m leaderboard.rescore`): the run's results, details and the board follow.
+- From the store by key (`python -m leaderboard.running.rescore`): the run's results, details and the board follow.
 """
 from __future__ import annotations
 
@@ -113,11 +113,11 @@ def test_scoring_the_stored_details_again_reproduces_the_results(benchmarks, fix
 
 
 def test_rescore_from_the_store_by_key(settings, store, tiny_llama, tmp_path, one_torch_thread):
-    from leaderboard import request_queue as q
-    from leaderboard import scheduler
-    from leaderboard.board_file import load_board
-    from leaderboard.columns import schema
-    from leaderboard.rescore import main, rescore_store
+    from leaderboard.board import publish as publishing
+    from leaderboard.board.columns import schema
+    from leaderboard.board.file import load_board
+    from leaderboard.running.rescore import main, rescore_store
+    from leaderboard.submissions import records as q
 
     request = q.Request(model=tiny_llama.repo_id, revision=tiny_llama.sha)
     with ScriptedServer(scripted_judges.simpleqa_grades) as judge_a:
@@ -125,8 +125,8 @@ def test_rescore_from_the_store_by_key(settings, store, tiny_llama, tmp_path, on
         config = RunConfig(model=tiny_llama.repo_id, revision=tiny_llama.sha, benchmarks=("simpleqa",), limit=4,
                            judge=f"endpoint:{judge_a.base_url}|judge-a", request=request.to_dict())
         run(config, out)
-    scheduler.publish(store, request, out)
-    assert scheduler.rebuild_board(settings, store)
+    publishing.publish(store, request, out)
+    assert publishing.rebuild_board(settings, store)
     before = store.read_json(f"results/{request.key}.json")
 
     with ScriptedServer(scripted_judges.simpleqa_grades_strict) as judge_b:

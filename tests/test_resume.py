@@ -15,9 +15,11 @@ from evaluator.benchmarks import get_benchmark
 from evaluator.benchmarks.spec import PlanContext, ScoreContext
 from evaluator.journal import Journal, read_entries
 from evaluator.runner import evaluate
-from leaderboard import request_queue as queue, scheduler
-from leaderboard.queue_views import progress_text, queue_frame
-from leaderboard.request_queue import Request
+from leaderboard.running import evaluator_process
+from leaderboard.running import scheduler
+from leaderboard.submissions import records as queue
+from leaderboard.submissions.records import Request
+from leaderboard.submissions.views import progress_text, queue_frame
 from tests.conftest import wait_for
 
 IDENTITY = {"model": "tiny-org/tiny-llava", "revision": "0" * 40, "precision": "auto", "suite": "sample"}
@@ -141,9 +143,9 @@ def test_a_killed_worker_resumes_on_the_next_tick(settings, store, tiny_llava, m
     settings = settings.with_(batch_size="1", options=("cure.mode=generation",))
     request = Request(model=tiny_llava.repo_id, revision=tiny_llava.sha, architecture="test")
     queue.save(store, request)
-    responses = scheduler.responses_dir(settings, request)
+    responses = evaluator_process.responses_dir(settings, request)
     journal = responses / "cure.jsonl"
-    command = scheduler.worker_command(settings, responses.parent / "request.json", responses.parent / "out",
+    command = evaluator_process.worker_command(settings, responses.parent / "request.json", responses.parent / "out",
                                        responses)
     assert command[command.index("--responses") + 1] == str(responses)
 

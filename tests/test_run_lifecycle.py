@@ -1,7 +1,7 @@
 """A run's life from claim to board: an evaluator never outlives its worker, two runs of one request never overlap,
 a run reaches the board only once its request is FINISHED, and a run published again replaces the earlier one.
 
-The worker and the evaluator are real processes (`python -m leaderboard.worker`, `python -m evaluator run`) on the
+The worker and the evaluator are real processes (`python -m leaderboard.running.worker`, `python -m evaluator run`) on the
 tiny LLaVA from the offline Hub cache; the fake evaluator of the lease test is a short script standing in for the
 subprocess, so that the lease can change hands at the exact moment a run ends.
 """
@@ -18,11 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard import request_queue as queue
-from leaderboard import scheduler
-from leaderboard.board_file import board_is_current, load_board
-from leaderboard.columns import schema
-from leaderboard.request_queue import Request
+from leaderboard.board import publish as publishing
+from leaderboard.board.columns import schema
+from leaderboard.board.file import board_is_current, load_board
+from leaderboard.running import attempt
+from leaderboard.running import evaluator_process
+from leaderboard.running import scheduler
+from leaderboard.submissions import records as queue
+from leaderboard.submissions.records import Request
 from tests.conftest import PROJECT, wait_for
 
 
@@ -59,7 +62,7 @@ def _evaluator_pid(settings) -> int:
 def test_a_killed_worker_leaves_no_evaluator_running(settings, store, tiny_llava):
     request = Request(model=tiny_llava.repo_id, revision=tiny_llava.sha)
     queue.save(store, request)
-    worker = subprocess.Popen([sys.executable, "-m", "leaderboard.worker"], cwd=PROJECT, env=_worker_env(settings),
+    worker = subprocess.Popen([sys.executable, "-m", "leaderboard.running.worker"], cwd=PROJECT, env=_worker_env(settings),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         evaluator = _evaluator_pid(settings)
@@ -75,7 +78,7 @@ def test_a_killed_worker_leaves_no_evaluator_running(settings, store, tiny_llava
 
 def test_an_earlier_live_run_of_the_request_is_stopped_before_a_new_attempt(settings, tiny_llava, tmp_path):
     request = Request(model=tiny_llava.repo_id, revision=tiny_llava.sha)
-    earlier = scheduler.request_dir(settings, request) / "20260101T000000000000"
+    earlier = evaluator_process.request_dir(settings, request) / "20260101T000000000000"
     earlier.mkdir(parents=True)
     command = [sys.executable, "-m", "evaluator", "run", "--model", str(tiny_llava.folder), "--benchmarks", "cure",
                "--batch-size", "1", "--option", "cure.mode=generation", "--out", str(earlier / "out")]
@@ -88,7 +91,7 @@ def test_an_earlier_live_run_of_the_request_is_stopped_before_a_new_attempt(sett
         other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # not an evaluator of it
         (earlier.parent / "x").mkdir()
         (earlier.parent / "x" / "worker.pid").write_text(str(other.pid))
-        assert scheduler.stop_earlier_runs(scheduler.request_dir(settings, request)) == [orphan.pid]
+        assert evaluator_process.stop_earlier_runs(evaluator_process.request_dir(settings, request)) == [orphan.pid]
         assert orphan.wait(5) == -signal.SIGKILL
         assert other.poll() is None  # a process that is not this request's evaluator is left alone
         other.kill()
@@ -102,7 +105,7 @@ FAKE_EVALUATOR = textwrap.dedent('''
     from pathlib import Path
     from leaderboard.settings import Settings
     from leaderboard.store import open_store
-    from leaderboard import request_queue as queue
+    from leaderboard.submissions import records as queue
 
     args = sys.argv[1:]
     request = json.loads(Path(args[args.index("--request") + 1]).read_text())
@@ -123,7 +126,7 @@ def test_a_run_whose_lease_changed_hands_is_not_published(settings, store, tmp_p
     script.write_text(FAKE_EVALUATOR)
     monkeypatch.setenv("LEADERBOARD_HOME", str(settings.home))
     monkeypatch.setenv("PYTHONPATH", str(PROJECT))
-    monkeypatch.setattr(scheduler, "worker_command", lambda s, request_file, out_dir, responses=None: [
+    monkeypatch.setattr(attempt, "worker_command", lambda s, request_file, out_dir, responses=None: [
         sys.executable, str(script), "--request", str(request_file), "--out", str(out_dir)])
     request = Request(model="org/m", revision="a" * 40)
     queue.save(store, request)
@@ -152,13 +155,13 @@ def test_results_reach_the_board_only_once_the_request_is_finished(settings, sto
     queue.save(store, request)
     claimed = queue.claim(store, "w1", 60)
     # killed after publishing, before closing the request: the results are stored, the board does not show them
-    scheduler.publish(store, claimed, _out(tmp_path, "first", {"cure": 0.25, "lave": 0.5}))
-    scheduler.rebuild_board(settings, store)
+    publishing.publish(store, claimed, _out(tmp_path, "first", {"cure": 0.25, "lave": 0.5}))
+    publishing.rebuild_board(settings, store)
     assert load_board(store, schema()).empty and board_is_current(store)
     # the lease expires; the request goes back to the queue and is run again; the second run replaces the first
     assert [r.path for r in queue.recover(store, 3, at=queue.now() + timedelta(seconds=61))] == [request.path]
     again = queue.claim(store, "w2", 60)
-    scheduler.publish(store, again, _out(tmp_path, "second", {"cure": 0.75}))
+    publishing.publish(store, again, _out(tmp_path, "second", {"cure": 0.75}))
     assert queue.finish(store, request.path, "w2", queue.FINISHED).status == queue.FINISHED
     # killed after closing the request, before rebuilding the board: the next tick rebuilds it
     assert not board_is_current(store)
@@ -167,4 +170,4 @@ def test_results_reach_the_board_only_once_the_request_is_finished(settings, sto
     board = load_board(store, schema())
     assert list(board["key"]) == [request.key] and list(board["cure_Ro"]) == [0.75]
     assert store.list(f"details/{request.key}") == [f"details/{request.key}/cure.parquet"]  # LAVE's is gone
-    assert not scheduler.rebuild_board(settings, store, only_if_stale=True)  # current: not rebuilt again
+    assert not publishing.rebuild_board(settings, store, only_if_stale=True)  # current: not rebuilt again

@@ -9,10 +9,13 @@ import time
 
 import pandas as pd
 
-from leaderboard import request_queue as queue, scheduler
-from leaderboard.board_file import load_board
-from leaderboard.columns import schema
-from leaderboard.request_queue import Request
+from leaderboard.submissions import records as queue
+
+from leaderboard.board.columns import schema
+from leaderboard.board.file import load_board
+from leaderboard.running import evaluator_process
+from leaderboard.running import scheduler
+from leaderboard.submissions.records import Request
 from tests.conftest import wait_for
 
 
@@ -136,7 +139,7 @@ def test_worker_loop_processes_the_queue(settings, store, tiny_llama):
 def test_judge_token_is_not_on_the_worker_command_line(settings, tmp_path):
     settings = settings.with_(judge="endpoint:http://127.0.0.1:9/v1|m", judge_token="sk-judge-secret-123",
                               options=("simpleqa.grader=letter",))
-    command = scheduler.worker_command(settings, tmp_path / "request.json", tmp_path / "out")
+    command = evaluator_process.worker_command(settings, tmp_path / "request.json", tmp_path / "out")
     assert command[command.index("--option") + 1] == "simpleqa.grader=letter"
     assert "--judge" in command and "endpoint:http://127.0.0.1:9/v1|m" in command
     assert not any("sk-judge-secret-123" in part for part in command)

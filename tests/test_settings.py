@@ -62,7 +62,7 @@ def test_only_a_real_space_listens_on_every_interface_and_the_mock_never_does():
 
 
 def test_sign_in_is_refused_where_it_cannot_be_real():
-    from leaderboard.identity import Visitor, sign_in_problem, visitor
+    from leaderboard.submissions.identity import Visitor, sign_in_problem, visitor
 
     oauth = {"OAUTH_CLIENT_ID": "id", "OAUTH_CLIENT_SECRET": "secret", "OAUTH_SCOPES": "openid profile",
              "OPENID_PROVIDER_URL": "https://huggingface.co"}

@@ -24,9 +24,9 @@ from urllib.parse import urljoin
 import pytest
 import requests
 
-from leaderboard import request_queue as q
 from leaderboard.settings import Settings
 from leaderboard.store import open_store
+from leaderboard.submissions import records as q
 from tests.conftest import PROJECT, free_port, wait_for
 from tests.hub_server import CLIENT_SECRET, USER_COOKIE, HubServer, oauth_env
 from tests.judge_servers import Reply, ScriptedServer
@@ -336,7 +336,7 @@ def test_opening_the_login_route_as_a_stranger_signs_nobody_in(space, hub):
 
 
 def test_sign_in_that_cannot_be_real_stops_the_space(tmp_path):
-    """SPACE_ID alone is not a Space: app.py stops with one line (the other cases of leaderboard.identity's
+    """SPACE_ID alone is not a Space: app.py stops with one line (the other cases of leaderboard.submissions.identity's
     sign_in_problem are in tests/test_settings.py)."""
     env = {"SPACE_ID": "someone/leaderboard"}
     started = subprocess.run([sys.executable, "app.py"], cwd=PROJECT, capture_output=True, text=True, timeout=120,

@@ -76,3 +76,153 @@ def test_no_module_of_the_project_is_named_after_a_standard_library_module():
     ours = [p for p in (PROJECT / "leaderboard").rglob("*.py")] + [p for p in (PROJECT / "evaluator").rglob("*.py")]
     shadowing = [str(p.relative_to(PROJECT)) for p in ours if p.stem in sys.stdlib_module_names]
     assert shadowing == []
+
+
+# -- the house's rooms: packages by role, imports one way, no circle, no long module --------------------------------
+
+CODE_FILES = sorted((PROJECT / "leaderboard").rglob("*.py")) + sorted((PROJECT / "evaluator").rglob("*.py"))
+# where each room of leaderboard/ may import from (its own room always); ui and app.py may import any room
+ROOMS = {
+    "settings": set(),
+    "formatting": set(),
+    "store": {"settings"},
+    "submissions": {"store", "settings", "formatting"},
+    "board": {"submissions", "store", "settings", "formatting"},
+    "explorer": {"board", "submissions", "store", "settings", "formatting"},
+    "running": {"board", "submissions", "store", "settings", "formatting"},
+}
+# leaves read from below their room: they import nothing of ours but each other
+LEAVES = {"leaderboard.submissions.vocabulary", "leaderboard.running.job_flavors"}
+MAX_MODULE_LINES = 400
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PROJECT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, known: set[str]) -> set[str]:
+    """Our modules that `path` imports, at module level or inside a function (what `if TYPE_CHECKING:` imports
+    aside: never run)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+               for child in node.body for n in ast.walk(child)}
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name in known} - {_module_name(path)}
+
+
+def _import_graph() -> dict[str, set[str]]:
+    known = {_module_name(path) for path in CODE_FILES}
+    return {_module_name(path): _imports(path, known) for path in CODE_FILES}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles (strongly connected groups of more than one module, or a module importing itself)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in graph[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return circles
+
+
+def test_no_import_circle_in_the_space_or_the_evaluator():
+    graph = _import_graph()
+    assert "leaderboard.running.scheduler" in graph and graph["leaderboard.running.scheduler"]  # the graph is read
+    assert _circles(graph) == []
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "leaderboard" and len(parts) > 1 else None
+
+
+def test_each_room_imports_only_the_rooms_below_it():
+    wrong = []
+    for module, imported in _import_graph().items():
+        room = _room(module)
+        if room not in ROOMS:
+            continue
+        allowed = ROOMS[room] | {room}
+        for other in imported:
+            if _room(other) is not None and _room(other) not in allowed and other not in LEAVES:
+                wrong.append(f"{module} -> {other}")
+    assert wrong == []
+    for leaf in LEAVES:
+        assert _import_graph()[leaf] <= LEAVES, leaf
+
+
+def test_the_space_is_a_few_rooms_each_saying_what_it_holds():
+    top = [p.name for p in (PROJECT / "leaderboard").glob("*.py") if p.name != "__init__.py"]
+    assert len(top) <= 6, top
+    packages = [p for p in (PROJECT / "leaderboard").iterdir() if (p / "__init__.py").is_file()]
+    assert {p.name for p in packages} >= {"board", "explorer", "running", "store", "submissions", "ui"}
+    for package in packages:
+        doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and len(doc) > 80, f"{package.name}/__init__.py says what it holds"
+
+
+def test_no_module_is_over_400_lines():
+    long = {str(p.relative_to(PROJECT)): n for p in CODE_FILES
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
+
+
+@pytest.mark.parametrize("old,new,argv", [("worker", "running.worker", []),  # stops at the bad setting below
+                                          ("rescore", "running.rescore", ["--help"]),
+                                          ("board_file", "board.file", ["--help"]),
+                                          ("dataset_card", "board.dataset_card", ["--help"])])
+def test_an_old_command_spelling_runs_the_new_one(old, new, argv):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "LEADERBOARD_STORE": "nowhere"}
+    done = subprocess.run([sys.executable, "-m", f"leaderboard.{old}", *argv], cwd=PROJECT, capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert f"this command is now `python -m leaderboard.{new}`" in done.stderr  # says where it went
+    if argv:
+        assert done.returncode == 0 and f"leaderboard.{new}" in done.stdout, done.stderr[-2000:]  # the new one's help
+    else:
+        assert done.returncode == 1 and "error: " in done.stderr and "LEADERBOARD_STORE" in done.stderr
+    with pytest.raises(ImportError, match=f"leaderboard.{new}"):
+        __import__(f"leaderboard.{old}")

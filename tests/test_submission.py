@@ -15,18 +15,18 @@ import numpy as np
 import pytest
 from safetensors.numpy import save as save_safetensors
 
-from leaderboard import model_inspection
-from leaderboard.request_queue import CANCELLED, FAILED, FINISHED, PENDING, RUNNING, load, pending_position, save
+from leaderboard.submissions import model_inspection
+from leaderboard.submissions.records import CANCELLED, FAILED, FINISHED, PENDING, RUNNING, load, pending_position, save
 
-from leaderboard.identity import Visitor
-from leaderboard.submission import LOCAL_REFUSED, OFFLINE_NOTE, submit as submit_as
+from leaderboard.submissions.checks import LOCAL_REFUSED, OFFLINE_NOTE, submit as submit_as
+from leaderboard.submissions.identity import Visitor
 
 VISITOR = Visitor("tester")  # a signed-in visitor who is not an admin
 ADMIN = Visitor("root-admin", admin=True)
 
 
 def submit(settings, store, model_id, by: Visitor = VISITOR, **kwargs):
-    """leaderboard.submission.submit as a signed-in visitor (the UI takes the visitor from the OAuth session)."""
+    """leaderboard.submissions.checks.submit as a signed-in visitor (the UI takes the visitor from the OAuth session)."""
     return submit_as(settings, store, model_id, by=by, **kwargs)
 from tests.hub_cache import LICENSED_CARD, fake_sha, lay_into_hub_cache
 

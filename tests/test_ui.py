@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard import request_queue as q
+from leaderboard.submissions import records as q
 from tests.results_files import SHA_A, SHA_B, result, write_result
 
 

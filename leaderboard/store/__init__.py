@@ -6,53 +6,12 @@ details/<org>/<model>/<sha12>_<precision>/<benchmark>.parquet and leaderboard.pa
 """
 from __future__ import annotations
 
-import random
-from typing import ContextManager, Protocol
-
 from leaderboard.settings import Settings
 from leaderboard.store.damage import MAX_JSON_BYTES, DamagedFile, DamagedFiles, parse_json
+from leaderboard.store.interface import PathRefused, Store, StoreConflict, backoff
 
-__all__ = ["MAX_JSON_BYTES", "DamagedFile", "DamagedFiles", "PathRefused", "Store", "StoreConflict", "backoff",
-           "open_store", "parse_json"]
-
-
-BACKOFF_BASE, BACKOFF_CAP = 0.05, 2.0  # seconds: the first wait's scale, and the longest wait, between two attempts
-
-
-def backoff(attempt: int, base: float = BACKOFF_BASE, cap: float = BACKOFF_CAP) -> float:
-    """A wait before attempt `attempt + 1` of a write that lost a race: exponential with full jitter, so racing
-    writers spread out."""
-    return random.uniform(0, min(cap, base * 2 ** attempt))
-
-
-class StoreConflict(RuntimeError):
-    """A write inside `lock()` lost a race (the Hub store's commit found a newer parent); run the whole step again."""
-
-
-class PathRefused(ValueError):
-    """A path that is not one of the store's: absolute, empty, with "..", or (locally) led out of the store's folder
-    by a symbolic link. A caller's error, raised to it: it names no stored file, so it is never listed as damaged."""
-
-
-class Store(Protocol):
-    """The operations the queue, the scheduler and the UI need, and the ledger of damaged files its readers met."""
-
-    damaged: DamagedFiles
-
-    def read_bytes(self, path: str) -> bytes | None: ...
-    def write_bytes(self, path: str, data: bytes) -> None: ...
-    def read_json(self, path: str) -> dict | None:
-        """The JSON value of the file at `path` (None when there is none); DamagedFile, with the reason, when it
-        cannot be parsed (see leaderboard.store.damage.parse_json)."""
-        ...
-    def write_json(self, path: str, obj: dict) -> None: ...
-    def write_many(self, files: dict[str, bytes | None]) -> None: ...  # None deletes
-    def delete(self, path: str) -> None: ...
-    def list(self, prefix: str, suffix: str = "") -> list[str]: ...
-    def lock(self) -> ContextManager[None]:
-        """Reads and writes inside are one atomic step: a file lock locally, a parent_commit check on the Hub
-        (which raises StoreConflict when another writer got there first)."""
-        ...
+__all__ = ["MAX_JSON_BYTES", "DamagedFile", "DamagedFiles", "PathRefused", "Store",
+           "StoreConflict", "backoff", "open_store", "parse_json"]
 
 
 def open_store(settings: Settings, api=None) -> Store:

@@ -8,7 +8,7 @@ inside it are made at that commit. Writes and deletes to the requests repo are b
 if committed) and land as ONE commit with `parent_commit=<that commit>` when the outermost lock() exits without an
 exception (an exception discards them; a transaction that wrote nothing commits nothing). When another writer moved
 the head meanwhile, the Hub refuses the commit (HTTP 412/409) and lock() raises `StoreConflict`;
-`leaderboard.request_queue.transact` then runs the step again. Writes to the results repo go straight out. The
+`leaderboard.submissions.records.transact` then runs the step again. Writes to the results repo go straight out. The
 transaction state is per thread, so one HubStore may serve several threads.
 
 The Hub allows about 128 commits per repo per hour. The store keeps its own commits to each repo within
@@ -31,8 +31,8 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 from huggingface_hub.errors import HfHubHTTPError, RemoteEntryNotFoundError
 
 from evaluator.api import redact
-from leaderboard.store import StoreConflict, backoff
 from leaderboard.store.damage import DamagedFiles, parse_json, read_json_file
+from leaderboard.store.interface import StoreConflict, backoff
 from leaderboard.store.local import _safe_relative
 
 log = logging.getLogger(__name__)

@@ -16,8 +16,8 @@ from typing import Iterator
 
 from filelock import FileLock
 
-from leaderboard.store import PathRefused
 from leaderboard.store.damage import DamagedFiles, read_json_file
+from leaderboard.store.interface import PathRefused
 
 log = logging.getLogger(__name__)
 

@@ -14,12 +14,12 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import gradio as gr  # noqa: E402
 
-from leaderboard.board_copy import BoardCopy  # noqa: E402
-from leaderboard.columns import schema  # noqa: E402
+from leaderboard.board.columns import schema  # noqa: E402
+from leaderboard.board.space_copy import BoardCopy  # noqa: E402
 from leaderboard.settings import Settings  # noqa: E402
 from leaderboard.store import Store  # noqa: E402
-from leaderboard.ui.downloads import details_routes  # noqa: E402
 from leaderboard.ui import about, board, explorer, playground, queue_tab, submit  # noqa: E402
+from leaderboard.ui.downloads import details_routes  # noqa: E402
 
 TITLE = "Open VLM Reasoning Leaderboard"
 INTRO = (f"# {TITLE}\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from evaluator import api
-from leaderboard.columns import Schema, headline, schema
+from leaderboard.board.columns import Schema, headline, schema
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 
@@ -34,7 +34,7 @@ RUN_STEPS = """\
    filtered, grouped, compared with a second run, and linkable.
 
 A finished run can be **graded again** by another judge from its stored answers, without running the model again
-(`python -m leaderboard.rescore`): only the judged scores change, and the results say which judge graded them, when,
+(`python -m leaderboard.running.rescore`): only the judged scores change, and the results say which judge graded them, when,
 and which judges graded them before.
 """
 

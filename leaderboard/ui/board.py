@@ -5,13 +5,13 @@ benchmark's per-run sections (a plot or a table drawn from one run's results) be
 The table's value is `board_frames.board_table` (what a pandas Styler gives gr.Dataframe, built directly because a
 Styler is slow): numeric cells (percentages, counts; null when undefined) so that sorting a column in the browser is
 numeric, displayed as text ("54.3", "n/a"), the model linked to its Hub page and the details to their files. Which
-rows are shown, ranked and flagged is leaderboard.board_views. Through the API the same event gives `data` and
+rows are shown, ranked and flagged is leaderboard.board.views. Through the API the same event gives `data` and
 `metadata.display_value`.
 
 The results are read from the store on page load, every REFRESH_SECONDS and on the Refresh button (that event is
 the `/leaderboard` API endpoint); changing the view, the search or a filter re-draws the copy this browser session
 already holds (a gr.State), so it does not read the store again. Each section is an API endpoint named by its key
-(e.g. `/calibration`), taking a run's key: only a run on the Space's copy of the board (leaderboard.board_copy) is
+(e.g. `/calibration`), taking a run's key: only a run on the Space's copy of the board (leaderboard.board.space_copy) is
 read from the store, so naming other runs costs no store read.
 """
 from __future__ import annotations
@@ -22,15 +22,15 @@ import gradio as gr
 import pandas as pd
 
 from evaluator import api
-from leaderboard.board_copy import BoardCopy
-from leaderboard.board_file import load_board, read_results
-from leaderboard.board_frames import SIZE_BUCKETS, board_table, datatypes, leaderboard_frame, run_choices
-from leaderboard.board_views import empty_text, status_text, view_board
-from leaderboard.columns import OVERVIEW, Schema, schema
-from leaderboard.explorer_views import details_url
-from leaderboard.request_queue import MODEL_TYPES, is_request_key
+from leaderboard.board.columns import OVERVIEW, Schema, schema
+from leaderboard.board.file import load_board, read_results
+from leaderboard.board.frames import SIZE_BUCKETS, board_table, datatypes, leaderboard_frame, run_choices
+from leaderboard.board.space_copy import BoardCopy
+from leaderboard.board.views import empty_text, status_text, view_board
+from leaderboard.explorer.views import details_url
 from leaderboard.settings import Settings
 from leaderboard.store import Store
+from leaderboard.submissions.records import MODEL_TYPES, is_request_key
 
 REFRESH_SECONDS = 30
 

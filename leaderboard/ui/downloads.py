@@ -13,9 +13,9 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from evaluator import api
-from leaderboard.details_cache import details_path
-from leaderboard.request_queue import is_request_key
+from leaderboard.explorer.details_cache import details_path
 from leaderboard.store import Store
+from leaderboard.submissions.records import is_request_key
 
 DETAILS_ROUTE = "/details/{org}/{model}/{run}/{benchmark}.parquet"  # what details_cache.details_link addresses
 PARQUET = "application/vnd.apache.parquet"

@@ -5,7 +5,7 @@ questions by outcome, group and text, sort them, page through them, open one (im
 as sent, raw output, parsed answer, gold, grade and the benchmark's own parts), walk to the previous or next one,
 and compare with a second run. Every state is in the page URL (`?tab=explorer&run=...`), so a copied link opens
 the same view. The tables hold untrusted text as plain text; the opened question is HTML escaped in
-leaderboard.item_html.
+leaderboard.explorer.item_html.
 
 API endpoints: /explorer_items (a page of questions with filters) and /explorer_item (one question).
 """
@@ -19,14 +19,14 @@ import gradio as gr
 import pandas as pd
 
 from evaluator import api
-from leaderboard import explorer_queries as eq
-from leaderboard.board_copy import BoardCopy
-from leaderboard.columns import schema
-from leaderboard.details_cache import DetailsCache, DetailsError
-from leaderboard.explorer_views import (details_file, explorer_cards, item_json, list_items, listing_json,
+from leaderboard.board.columns import schema
+from leaderboard.board.space_copy import BoardCopy
+from leaderboard.explorer import queries as eq
+from leaderboard.explorer.details_cache import DetailsCache, DetailsError
+from leaderboard.explorer.views import (details_file, explorer_cards, item_json, list_items, listing_json,
                                         load_snippet, open_item, page_frame, run_coverage, runs_for, summary_text)
+from leaderboard.explorer.item_html import item_html
 from leaderboard.formatting import escape_markdown, format_score
-from leaderboard.item_html import item_html
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 

@@ -14,8 +14,8 @@ or judge-derived parts are escaped Markdown. Refusals (no judge, not signed in, 
 limit) call no judge and count nothing.
 
 Who grades is decided on the server, whatever session or client calls `/grade`: the visitor of the OAuth session
-(leaderboard.identity; Gradio injects the profile and the request, they are no API inputs) and the client address
-as the Space's proxy reports it (leaderboard.rate_limits.client_address, LEADERBOARD_PROXY_HOPS). With sign-in
+(leaderboard.submissions.identity; Gradio injects the profile and the request, they are no API inputs) and the client address
+as the Space's proxy reports it (leaderboard.ui.rate_limits.client_address, LEADERBOARD_PROXY_HOPS). With sign-in
 required, a signed-out visitor may grade only with LEADERBOARD_PLAYGROUND_ANONYMOUS. Each grading counts, over the
 last 60 s, against the signed-in user (LEADERBOARD_PLAYGROUND_PER_MINUTE), the client address (the same limit) and
 the whole Space (LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE); it is refused when any is full, and the refusal names
@@ -34,14 +34,14 @@ import gradio as gr
 import pandas as pd
 
 from evaluator import api
-from leaderboard.board_file import load_board
-from leaderboard.columns import schema
-from leaderboard.details_cache import details_path
+from leaderboard.board.columns import schema
+from leaderboard.board.file import load_board
+from leaderboard.explorer.details_cache import details_path
 from leaderboard.formatting import escape_markdown
-from leaderboard.identity import Visitor, visitor
-from leaderboard.rate_limits import Bucket, Refusal, SlidingWindow, address_key, client_address
 from leaderboard.settings import Settings
 from leaderboard.store import Store
+from leaderboard.submissions.identity import Visitor, visitor
+from leaderboard.ui.rate_limits import Bucket, Refusal, SlidingWindow, address_key, client_address
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 a box to cancel one of your PENDING requests (admins: any), and for admins the admin actions (re-queue a failed
 request, hide a run from the board or show it again) and the damaged files of the store. Refreshed on load, every
 REFRESH_SECONDS and on the Refresh button (that event is the `/queue` API endpoint: five tables, in the order of
-SECTIONS). Who may do what is decided from the session (leaderboard.identity), never from what the client sends."""
+SECTIONS). Who may do what is decided from the session (leaderboard.submissions.identity), never from what the client sends."""
 from __future__ import annotations
 
 import logging
@@ -10,15 +10,15 @@ import logging
 import gradio as gr
 import pandas as pd
 
-from leaderboard import identity
-from leaderboard import request_queue as q
-from leaderboard.board_file import published_results
-from leaderboard.request_actions import act
-from leaderboard.scheduler import rebuild_board
+from leaderboard.board.file import published_results
+from leaderboard.board.publish import rebuild_board
 from leaderboard.formatting import escape_markdown
-from leaderboard.queue_views import QUEUE_COLUMNS, queue_frame
 from leaderboard.settings import Settings
 from leaderboard.store import Store, StoreConflict
+from leaderboard.submissions import identity
+from leaderboard.submissions import records as q
+from leaderboard.submissions.actions import act
+from leaderboard.submissions.views import QUEUE_COLUMNS, queue_frame
 
 log = logging.getLogger(__name__)
 

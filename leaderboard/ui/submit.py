@@ -1,6 +1,6 @@
 """The Submit tab: who you are (signed in with Hugging Face, or the local user), a Hub model id, an optional revision,
 a precision and a model type; the Submit button (the `/submit` API endpoint) answers with one Markdown message; your
-own requests with their status below. The submitter is the visitor of the session (leaderboard.identity), never a
+own requests with their status below. The submitter is the visitor of the session (leaderboard.submissions.identity), never a
 value the client sends."""
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import logging
 
 import gradio as gr
 
-from leaderboard import identity
-from leaderboard.queue_views import MY_COLUMNS, my_requests_frame
-from leaderboard.request_queue import MODEL_TYPES, PRECISIONS, all_requests
 from leaderboard.settings import Settings
 from leaderboard.store import Store
+from leaderboard.submissions import identity
+from leaderboard.submissions.records import MODEL_TYPES, PRECISIONS, all_requests
+from leaderboard.submissions.views import MY_COLUMNS, my_requests_frame
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +37,9 @@ def submit_message(settings: Settings, store: Store, model_id: str, revision: st
     if not model_id:
         return EMPTY_ID
     try:
-        from leaderboard.submission import submit  # imported lazily: it pulls in the Hub client
+        from leaderboard.submissions.checks import submit  # imported lazily: it pulls in the Hub client
     except ImportError:  # pragma: no cover - only before the submission module exists
-        log.exception("leaderboard.submission is not importable")
+        log.exception("leaderboard.submissions.checks is not importable")
         return "Submissions are not open on this leaderboard yet; nothing was submitted."
     try:
         outcome = submit(settings, store, model_id, revision=revision, precision=precision, model_type=model_type,

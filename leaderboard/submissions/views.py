@@ -8,9 +8,9 @@ from typing import Iterable
 
 import pandas as pd
 
-from leaderboard import request_queue as q
 from leaderboard.formatting import as_float, format_time
-from leaderboard.request_queue import parse_time
+from leaderboard.submissions import records as q
+from leaderboard.submissions.records import parse_time
 
 
 STAGES = ("loading", "answering", "grading")  # evaluator.progress's stages

@@ -1,9 +1,9 @@
 """Inside a Hugging Face Job: evaluate the one request the dispatcher claimed for it, and publish.
 
-`python -m leaderboard.job_run --request requests/<key>.json --owner <lease owner>`
+`python -m leaderboard.running.job_run --request requests/<key>.json --owner <lease owner>`
 
 It claims nothing: the request must be RUNNING under `owner`, else it stops with a message. It runs the evaluator and
-publishes results and details exactly as the local worker does (leaderboard.scheduler.run_request), but never
+publishes results and details exactly as the local worker does (leaderboard.running.attempt.run_request), but never
 renews the lease (the dispatcher set it for the Job's whole time and watches the Job through the Jobs API), so the
 run costs no heartbeat commits; progress goes to stdout as LEADERBOARD_PROGRESS lines, which the Space reads from
 the Job's log. SIGTERM (a cancelled Job) stops the evaluation; the request is closed by whoever cancelled it.
@@ -15,14 +15,14 @@ import signal
 import sys
 import threading
 
-from leaderboard import request_queue as queue
-from leaderboard.scheduler import run_request
+from leaderboard.running.attempt import run_request
 from leaderboard.settings import Settings
 from leaderboard.store import open_store
+from leaderboard.submissions import records as queue
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m leaderboard.job_run", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m leaderboard.running.job_run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--request", required=True, help="the request's path in the store")
     parser.add_argument("--owner", required=True, help="the lease owner the dispatcher claimed it under")
     args = parser.parse_args(argv)

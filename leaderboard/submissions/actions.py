@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from leaderboard import request_queue as q
 from leaderboard.formatting import escape_markdown as md
-from leaderboard.identity import SIGN_IN_NEEDED, Visitor
 from leaderboard.store import DamagedFile, Store
+from leaderboard.submissions import records as q
+from leaderboard.submissions.identity import SIGN_IN_NEEDED, Visitor
 
 MAX_REASON = 300  # characters of a reason kept
 

@@ -3,7 +3,7 @@
 An entry holds the details frame (with each row's question in an "item" column), the card's item table built from
 it, and where each question's rows are; the explorer filters, sorts and pages that table and never reads the store
 again for the same run and benchmark (on the Hub store that would be one parquet download per click). Given the
-Space's copy of the board (leaderboard.board_copy), a run that is not on it is answered from it, and a file that could
+Space's copy of the board (leaderboard.board.space_copy), a run that is not on it is answered from it, and a file that could
 not be read is not read again until the board is read again: a visitor naming unknown or damaged runs costs no store
 read per call.
 """
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from evaluator import api
-from leaderboard.request_queue import is_request_key
 from leaderboard.store import Store
+from leaderboard.submissions.records import is_request_key
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class DetailsCache:
     """At most `size` runs' details, least recently used dropped first; safe to share between sessions."""
 
     def __init__(self, store: Store, size: int = 8, board=None):
-        """`board`: a leaderboard.board_copy.BoardCopy; with it, only runs on the board are read."""
+        """`board`: a leaderboard.board.space_copy.BoardCopy; with it, only runs on the board are read."""
         self.store, self.size, self.board = store, max(1, int(size)), board
         self._entries: OrderedDict[tuple[str, str], RunDetails] = OrderedDict()
         self._failed: dict[tuple[str, str], tuple[int, DetailsError]] = {}  # -> (board generation, why)

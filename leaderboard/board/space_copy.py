@@ -16,8 +16,8 @@ from typing import Callable
 
 import pandas as pd
 
-from leaderboard.board_file import load_board
-from leaderboard.columns import Schema
+from leaderboard.board.columns import Schema
+from leaderboard.board.file import load_board
 from leaderboard.store import Store
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ A column is where its value lives in a results file (a path of keys, or a functi
 few derived ones), what kind of value it is and what it means. Model and run columns are declared here; each
 benchmark gives its card's metrics (name "<benchmark>_<metric key>", label "<short title> <metric label>") and a
 coverage column. The board-only columns (rank, flag, notes, details) depend on the other runs and the settings, so
-they are computed when the board is drawn (leaderboard.board_views) and are not in the parquet file.
+they are computed when the board is drawn (leaderboard.board.views) and are not in the parquet file.
 
 A view is the set of columns the board shows at once: Overview (the overall score and each benchmark's headline
 score and coverage), then one view per benchmark (every metric of that benchmark). The Leaderboard tab, the parquet
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from evaluator import api
-from leaderboard.request_queue import MODEL_TYPES
+from leaderboard.submissions.vocabulary import MODEL_TYPES
 
 # kinds of column
 TEXT = "text"        # shown as is

@@ -16,30 +16,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from leaderboard.store import DamagedFile, Store, StoreConflict, backoff
+from leaderboard.submissions.vocabulary import (  # noqa: F401 - read as records.PENDING etc. too
+    CANCELLED, FAILED, FINISHED, MODEL_TYPES, PENDING, PRECISIONS, RUNNING, STATUSES, iso, now, parse_time)
 
-PENDING, RUNNING, FINISHED, FAILED, CANCELLED = "PENDING", "RUNNING", "FINISHED", "FAILED", "CANCELLED"
-STATUSES = (PENDING, RUNNING, FINISHED, FAILED, CANCELLED)
-PRECISIONS = ("auto", "float32", "bfloat16", "float16")
-MODEL_TYPES = ("pretrained", "instruction-tuned", "RL-tuned", "merged / other")
 LOG_TAIL_LINES = 50
 log = logging.getLogger(__name__)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-def now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
-
-
-def parse_time(text: str | None) -> datetime | None:
-    """An ISO time (a time without a zone is UTC); None for an empty value. Raises ValueError for anything else."""
-    if not text:
-        return None
-    moment = datetime.fromisoformat(text)
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 def worker_id() -> str:

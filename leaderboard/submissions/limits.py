@@ -7,16 +7,16 @@ reached and when it frees up.
   of them is 7 days old);
 - LEADERBOARD_MAX_PENDING_PER_ORG (0: none): PENDING requests of one model organisation, whoever submitted them.
 
-Admins have no limits (leaderboard.submission skips these checks for them).
+Admins have no limits (leaderboard.submissions.checks skips these checks for them).
 """
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Iterable
 
-from leaderboard import request_queue as q
 from leaderboard.formatting import escape_markdown as md
 from leaderboard.settings import Settings
+from leaderboard.submissions import records as q
 
 WINDOW = timedelta(days=7)
 

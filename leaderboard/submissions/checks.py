@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluator import api as evaluator_api
-from leaderboard import job_flavors, limits
-from leaderboard import model_inspection as inspection
 from leaderboard.formatting import escape_markdown as md
-from leaderboard.identity import SIGN_IN_NEEDED, SIGNED_OUT, Visitor
-from leaderboard.request_queue import (CANCELLED, FAILED, MODEL_TYPES, PENDING, PRECISIONS, Request, all_requests, load,
+from leaderboard.running import job_flavors
+from leaderboard.submissions import limits
+from leaderboard.submissions import model_inspection as inspection
+from leaderboard.submissions.identity import SIGN_IN_NEEDED, SIGNED_OUT, Visitor
+from leaderboard.submissions.records import (CANCELLED, FAILED, MODEL_TYPES, PENDING, PRECISIONS, Request, all_requests, load,
                                now, pending_position, request_path, save, transact)
 from leaderboard.settings import Settings
 from leaderboard.store import DamagedFile, Store, StoreConflict
@@ -46,7 +47,7 @@ class Refusal(Exception):
 # ---------------------------------------------------------------- the entry point
 def submit(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",
            model_type: str = "pretrained", by: Visitor = SIGNED_OUT, api=None) -> Outcome:
-    """Check a submission by the visitor `by` (leaderboard.identity: taken from the server's session, never from
+    """Check a submission by the visitor `by` (leaderboard.submissions.identity: taken from the server's session, never from
     the client) and queue it. Checks, in order (the first failure is the answer):
 
     0. the visitor is signed in;
@@ -61,7 +62,7 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
        a model (float32 counting double) no larger than the largest hardware of settings.jobs_flavors;
     7. a licence in the model card (Hub models only);
     8. duplicate (same model + sha + precision, not FAILED/CANCELLED) -> answered with the existing request;
-    9. limits (admins have none; leaderboard.limits): the submitter's PENDING requests, their submissions in the
+    9. limits (admins have none; leaderboard.submissions.limits): the submitter's PENDING requests, their submissions in the
        last 7 days, the model organisation's PENDING requests;
     10. write the PENDING request (under the store lock, re-checking 8 and 9).
 

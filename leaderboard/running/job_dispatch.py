@@ -21,12 +21,12 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from leaderboard import hf_jobs
-from leaderboard import request_queue as queue
-from leaderboard.job_flavors import TooLarge, flavor_for, hardware_prices
-from leaderboard.request_queue import Request
+from leaderboard.running import hf_jobs
+from leaderboard.running.job_flavors import TooLarge, flavor_for, hardware_prices
 from leaderboard.settings import Settings
 from leaderboard.store import Store
+from leaderboard.submissions import records as queue
+from leaderboard.submissions.records import Request
 
 log = logging.getLogger(__name__)
 LEASE_PREFIX = "hf-job:"
@@ -149,7 +149,9 @@ class Dispatcher:
                     report.cancelled_jobs.append(job.id)
         queue.finish_many(self.store, closes)
         queue.record_jobs(self.store, adopt)
-        free = settings.jobs_max - len(live)
+        # a Job whose request is already closed is still live while it winds down: it holds its place too
+        busy = max(len(live), sum(len(found) for found in live_by_label.values()))
+        free = settings.jobs_max - busy
         started = self._start(free, live_by_label, report)
         live.update(started)
         self.live = live

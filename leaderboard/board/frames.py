@@ -1,7 +1,7 @@
 """Results -> pandas DataFrames: the raw frame (one row per run, every raw column of the schema, scores as
 fractions), the search and filters, and a view's rows as the board shows them (scores as percentages with one
 decimal, "n/a" for undefined, the model linked to its Hub page). Which rows a view shows, in which order, is
-leaderboard.board_views.
+leaderboard.board.views.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from leaderboard.columns import COUNT, NUMBER, NUMERIC, RANK, SCORE, SHA, TIME, Column, Schema, View, value_at
+from leaderboard.board.columns import COUNT, NUMBER, NUMERIC, RANK, SCORE, SHA, TIME, Column, Schema, View, value_at
 from leaderboard.formatting import as_float, escape_markdown, format_number, format_score, format_time
 
 SIZE_BUCKETS: tuple[str, ...] = ("<1B", "1-3B", "3-7B", "7-15B", ">15B", "unknown")

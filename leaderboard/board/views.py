@@ -18,8 +18,8 @@ from typing import Callable
 import pandas as pd
 
 from evaluator import api
-from leaderboard.board_frames import board_frame, board_text, filter_runs
-from leaderboard.columns import Schema, View, headline
+from leaderboard.board.columns import Schema, View, headline
+from leaderboard.board.frames import board_frame, board_text, filter_runs
 from leaderboard.formatting import as_float, format_number, format_score
 from leaderboard.store import DamagedFile, parse_json
 

@@ -22,7 +22,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from leaderboard.request_queue import PRECISIONS
+from leaderboard.submissions.vocabulary import PRECISIONS
 
 log = logging.getLogger(__name__)
 

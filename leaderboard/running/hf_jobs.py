@@ -1,6 +1,6 @@
 """Hugging Face Jobs as the dispatcher uses them: what a request's Job runs, and reading a Job back.
 
-A Job evaluates one claimed request: `python -m leaderboard.job_run --request <path> --owner <lease owner>` in the
+A Job evaluates one claimed request: `python -m leaderboard.running.job_run --request <path> --owner <lease owner>` in the
 image of the settings (by default this Space's own image, so the Job runs the Space's code), with every setting but
 the secrets in its environment and the tokens as Job secrets (never in its command, environment or labels). Its
 labels tie it to the store and to the request, so a restarted Space finds its Jobs again.
@@ -13,9 +13,9 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from leaderboard.request_queue import Request
-from leaderboard.scheduler import PROGRESS_PREFIX
+from leaderboard.running.evaluator_process import PROGRESS_PREFIX
 from leaderboard.settings import Settings
+from leaderboard.submissions.records import Request
 
 LABEL_STORE = "leaderboard-store"  # which store (results repo) the Job publishes to
 LABEL_REQUEST = "leaderboard-request"  # which request it evaluates
@@ -37,7 +37,7 @@ def job_labels(settings: Settings, request: Request, owner: str) -> dict[str, st
 
 def job_command(settings: Settings, request: Request, owner: str) -> list[str]:
     """The Job's command: the evaluation of one request, after the setup command when one is set."""
-    run = ["python", "-m", "leaderboard.job_run", "--request", request.path, "--owner", owner]
+    run = ["python", "-m", "leaderboard.running.job_run", "--request", request.path, "--owner", owner]
     if not settings.jobs_setup:
         return run
     return ["bash", "-c", f"{settings.jobs_setup} && exec {shlex.join(run)}"]

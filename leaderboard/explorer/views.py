@@ -13,13 +13,13 @@ import pandas as pd
 from PIL import Image
 
 from evaluator import api
-from leaderboard import explorer_queries as eq
-from leaderboard.details_cache import DetailsCache, DetailsError, RunDetails, details_link, details_path
-from leaderboard.board_frames import HUB_URL, run_choices
+from leaderboard.board.frames import HUB_URL, run_choices
+from leaderboard.explorer import queries as eq
+from leaderboard.explorer.details_cache import DetailsCache, DetailsError, RunDetails, details_link, details_path
 from leaderboard.formatting import format_score
-from leaderboard.request_queue import is_request_key
 from leaderboard.settings import Settings
 from leaderboard.store import Store
+from leaderboard.submissions.records import is_request_key
 
 SHORT = 90  # characters of a question or an answer shown in the table (the opened question shows them whole)
 

@@ -1,0 +1,305 @@
+"""leaderboard.parquet: one row per finished run (raw fractions), updated one run at a time as runs are published.
+
+The board reads this one file however many runs there are. Publishing a run costs the same whatever the number of
+runs (`add_run`): one read of the file, the run's row replaced or added (built from its results, already in
+memory), one write; the file's metadata (the results files it was built from, the hidden runs) follows, so
+`board_is_current` still holds. A missing, damaged or outdated file (one that lacks a column of the schema, because
+a benchmark was added) is rebuilt from the results files (`rebuild_leaderboard`), as is a board that a tick finds
+behind the store; `python -m leaderboard.board.file --rebuild` does it by hand.
+"""
+from __future__ import annotations
+
+import io
+import json
+import logging
+import sys
+
+import pandas as pd
+
+from leaderboard.board.columns import NUMERIC, Schema
+from leaderboard.board.frames import leaderboard_frame, sort_runs
+from leaderboard.store import DamagedFile, Store, parse_json
+
+log = logging.getLogger(__name__)
+
+LEADERBOARD_PATH = "leaderboard.parquet"
+
+
+def _results_record(data) -> dict:
+    """The results object a stored results file holds; DamagedFile, with the reason, when it is not one."""
+    if not isinstance(data, dict) or not isinstance(data.get("model"), str) or not data["model"]:
+        raise DamagedFile("not a results object (a JSON object with a model)")
+    if not isinstance(data.get("benchmarks", {}), dict) or not isinstance(data.get("run", {}), dict):
+        raise DamagedFile("benchmarks or run is not an object")
+    return data
+
+
+def read_results(store: Store, path: str) -> dict | None:
+    """The results file at `path`; None when there is none, or when it is damaged (over the size limit, not UTF-8
+    or JSON, nested too deep, not a results object: the store's ledger of damaged files lists it, see
+    leaderboard.store.damage). A path that is not the store's (PathRefused) is raised, never listed."""
+    try:
+        data = store.read_json(path)
+        found = None if data is None else _results_record(data)
+    except DamagedFile as exc:
+        store.damaged.report(path, exc)
+        return None
+    store.damaged.clear(path)
+    return found
+
+
+def _results_key(path: str) -> str:
+    """results/<key>.json -> <key>."""
+    return path[len("results/"):-len(".json")]
+
+
+def _publication(store: Store) -> tuple[set[str], dict[str, str]]:
+    """(keys of runs whose request exists but is not FINISHED: a run that stopped between writing its results and
+    closing its request, or one running again, or whose request file is damaged: their results stay off the board;
+    key -> reason of each finished run an admin hid from the ranking)."""
+    from leaderboard.submissions import records as queue  # the queue imports the store only; no circle at import time
+
+    requests = queue.all_requests(store)
+    unpublished = {r.key for r in requests if r.status != queue.FINISHED}
+    unpublished |= {path[len("requests/"):-len(".json")] for path, _ in store.damaged.listing()
+                    if path.startswith("requests/") and path.endswith(".json")}
+    return unpublished, {r.key: r.hidden for r in requests if r.status == queue.FINISHED and r.hidden}
+
+
+def published_results(store: Store) -> dict[str, dict]:
+    """Path -> results of every published run: each readable results file whose request is FINISHED (or that has no
+    request, e.g. results published by hand). A run an admin hid carries the reason under "hidden". A damaged file
+    is skipped and listed in the store's ledger."""
+    unpublished, hidden = _publication(store)
+    found, damaged = {}, set()
+    for path in store.list("results", suffix=".json"):
+        key = _results_key(path)
+        if key in unpublished:
+            continue
+        data = read_results(store, path)
+        if data is None:
+            if any(p == path for p, _ in store.damaged.listing()):
+                damaged.add(path)
+            continue
+        found[path] = {**data, "hidden": hidden[key]} if key in hidden else data
+    store.damaged.settle("results", damaged)
+    return found
+
+
+def load_results(store: Store) -> list[dict]:
+    """The results of every published run (see published_results)."""
+    return list(published_results(store).values())
+
+
+def _published_paths(store: Store) -> tuple[set[str], dict[str, str]]:
+    """The paths published_results would read, from the listing, the requests and the ledger (no results read), and
+    the hidden runs' reasons."""
+    unpublished, hidden = _publication(store)
+    damaged = {path for path, _ in store.damaged.listing()}
+    paths = {p for p in store.list("results", suffix=".json") if _results_key(p) not in unpublished and p not in damaged}
+    return paths, hidden
+
+
+def board_is_current(store: Store) -> bool:
+    """Whether leaderboard.parquet was built from exactly the published runs' files, with the same runs hidden (a
+    publish that stopped between closing its request and rebuilding the board leaves it behind; the scheduler then
+    rebuilds it)."""
+    import pyarrow.parquet as pq
+
+    data = store.read_bytes(LEADERBOARD_PATH)
+    if data is None:
+        return False
+    try:
+        built_from, hidden_then = _sources(pq.read_schema(io.BytesIO(data)).metadata)
+    except Exception:  # noqa: BLE001 - a damaged or older board file is not current
+        return False
+    paths, hidden = _published_paths(store)
+    return set(built_from) == paths and hidden_then == hidden
+
+
+def _sources(metadata: dict[bytes, bytes] | None) -> tuple[list[str], dict[str, str]]:
+    """(the results files, the hidden runs) that the board file's metadata lists; DamagedFile when it lists none."""
+    if not metadata or b"results" not in metadata:
+        raise DamagedFile("leaderboard.parquet lists no results files")
+    sources, hidden = parse_json(metadata[b"results"]), parse_json(metadata.get(b"hidden", b"{}"))
+    if not isinstance(sources, list) or not isinstance(hidden, dict):
+        raise DamagedFile("leaderboard.parquet's list of results files or of hidden runs is of the wrong kind")
+    return [str(p) for p in sources], {str(k): str(v) for k, v in hidden.items()}
+
+
+def _text_array(values: pd.Series):
+    """A text column as an arrow string array (None and NaN: null); values that are not text are written as text."""
+    import pyarrow as pa
+
+    values = values.astype(object).where(values.notna(), None)
+    try:
+        return pa.array(values.to_numpy(), type=pa.string(), from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([None if v is None else str(v) for v in values.tolist()], type=pa.string())
+
+
+def _fields(schema: Schema) -> list:
+    """The board file's columns: float64 numbers and string text, each with its label and description."""
+    import pyarrow as pa
+
+    return [pa.field(col.name, pa.float64() if col.kind in NUMERIC else pa.string(),
+                     metadata={"label": col.label, "description": col.description}) for col in schema.columns]
+
+
+def _file_metadata(schema: Schema, sources: list[str] | None, hidden: dict[str, str] | None) -> dict[str, str]:
+    return {"columns": json.dumps(schema.names), "results": json.dumps(sorted(sources or [])),
+            "hidden": json.dumps(dict(sorted((hidden or {}).items())))}
+
+
+def _table(df: pd.DataFrame, schema: Schema):
+    """The raw frame as an arrow table of the board's columns (column at a time: no loop over rows)."""
+    import pyarrow as pa
+
+    arrays = []
+    for col in schema.columns:
+        values = df[col.name] if col.name in df.columns else pd.Series([None] * len(df), dtype=object)
+        if col.kind in NUMERIC:
+            arrays.append(pa.array(pd.to_numeric(values, errors="coerce").astype("float64").to_numpy(),
+                                   type=pa.float64(), from_pandas=True))
+        else:
+            arrays.append(_text_array(values))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(_fields(schema)))
+
+
+def _file_bytes(table) -> bytes:
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
+def parquet_bytes(df: pd.DataFrame, schema: Schema, sources: list[str] | None = None,
+                  hidden: dict[str, str] | None = None) -> bytes:
+    """The raw frame as parquet (pyarrow), with explicit types so an empty board is a valid file too; each column
+    carries its label and description in the file's metadata, and the file lists the results files it was built
+    from (`sources`) and the runs hidden by an admin (`hidden`: key -> reason)."""
+    table = _table(df, schema)
+    return _file_bytes(table.replace_schema_metadata(_file_metadata(schema, sources, hidden)))
+
+
+def _ordered(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    """The board's stored order: the default sort, high first (NaN last, ties by model), then by key, so that a
+    board updated run by run (`_sorted`, the same order on arrow tables) and one rebuilt from the files are the same
+    file."""
+    by_key = frame.sort_values("key", kind="stable", na_position="last") if "key" in frame.columns else frame
+    return sort_runs(by_key, schema.default_sort).reset_index(drop=True)
+
+
+def _sorted(table, schema: Schema):
+    """An arrow board table in the board's stored order (see _ordered)."""
+    import pyarrow.compute as pc
+
+    keys = [(name, order, "at_end") for name, order in ((schema.default_sort, "descending"), ("model", "ascending"),
+                                                        ("key", "ascending")) if name in table.column_names]
+    return table.take(pc.sort_indices(table, sort_keys=keys)) if keys else table
+
+
+def rebuild_leaderboard(store: Store, schema: Schema) -> pd.DataFrame:
+    """Rebuild `leaderboard.parquet` from the published results in the store (reads every results file and
+    request: the repair, not the publish); returns the raw frame."""
+    published = published_results(store)
+    df = _ordered(leaderboard_frame(list(published.values()), schema), schema)
+    hidden = {_results_key(path): data["hidden"] for path, data in published.items() if data.get("hidden")}
+    store.write_bytes(LEADERBOARD_PATH, parquet_bytes(df, schema, list(published), hidden))
+    return df
+
+
+def read_board(store: Store, schema: Schema):
+    """The stored board as (arrow table of the schema's columns, the results files it was built from, the hidden
+    runs), in one read; None when it is missing, damaged, lacks its metadata or a column of the schema (then only a
+    rebuild will do)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = store.read_bytes(LEADERBOARD_PATH)
+    if data is None:
+        return None
+    try:
+        table = pq.read_table(io.BytesIO(data))
+        sources, hidden = _sources(table.schema.metadata)
+        if any(name not in table.column_names for name in schema.names):
+            return None
+        fields = _fields(schema)
+        table = pa.Table.from_arrays([table[f.name] if table[f.name].type == f.type else table[f.name].cast(f.type)
+                                      for f in fields], schema=pa.schema(fields))
+    except Exception as exc:  # noqa: BLE001 - a damaged or older board file is rebuilt
+        log.warning("leaderboard.parquet unreadable (%s); it will be rebuilt from the results", exc)
+        return None
+    return table, sources, hidden
+
+
+def add_run(store: Store, schema: Schema, path: str, results: dict, hidden: str | None = None) -> None:
+    """Put one published run on the board in constant work: read leaderboard.parquet once, replace the run's row
+    (or add it) with the one built from `results` (the run's results file at `path`, already in memory), and write
+    it back in the board's order, its metadata listing `path` and the run's hidden reason (`hidden`: its
+    request's) as a rebuild would, so the board stays current. Call it only once the run's request is FINISHED. A
+    board that is missing, damaged or lacks a column is rebuilt from the results files instead. Under the store's
+    lock, so two publishers on one folder do not lose a row (on the Hub store a row lost to a race is restored by
+    the next tick's check, board_is_current). The rows stay arrow columns throughout: no per-row or per-cell work
+    in Python."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    key = _results_key(path)
+    entry = {**results, "hidden": hidden} if hidden else results
+    with store.lock():
+        board = read_board(store, schema)
+        if board is None:
+            rebuild_leaderboard(store, schema)
+            return
+        table, sources, hidden_runs = board
+        same = pc.fill_null(pc.equal(table["key"], pa.scalar(key, pa.string())), False)
+        others = table.filter(pc.invert(same)) if pc.any(same).as_py() else table  # a re-run replaces its row
+        table = _sorted(pa.concat_tables([others, _table(leaderboard_frame([entry], schema), schema)]), schema)
+        hidden_runs.pop(key, None)
+        if entry.get("hidden"):
+            hidden_runs[key] = str(entry["hidden"])
+        metadata = _file_metadata(schema, sorted(set(sources) | {path}), hidden_runs)
+        store.write_bytes(LEADERBOARD_PATH, _file_bytes(table.replace_schema_metadata(metadata)))
+
+
+def load_board(store: Store, schema: Schema) -> pd.DataFrame:
+    """The raw board frame, read from `leaderboard.parquet` (built from the results files when it is missing,
+    rebuilt when it is damaged or lacks a column of the schema)."""
+    data = store.read_bytes(LEADERBOARD_PATH)
+    if data is None:
+        return leaderboard_frame(load_results(store), schema)
+    try:
+        frame = pd.read_parquet(io.BytesIO(data))
+    except Exception as exc:  # a damaged file must not take the board down
+        log.warning("leaderboard.parquet unreadable (%s); rebuilding it from the results", exc)
+        return rebuild_leaderboard(store, schema)
+    if any(name not in frame.columns for name in schema.names):
+        return rebuild_leaderboard(store, schema)
+    for col in schema.columns:
+        frame[col.name] = frame[col.name].astype("float64" if col.kind in NUMERIC else object)
+    return frame[schema.names]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m leaderboard.board.file --rebuild`: rebuild leaderboard.parquet from the results files."""
+    import argparse
+
+    from leaderboard.board.columns import schema
+    from leaderboard.settings import Settings
+    from leaderboard.store import open_store
+
+    parser = argparse.ArgumentParser(prog="python -m leaderboard.board.file", description=(
+        "Rebuild leaderboard.parquet from the results files of every finished run (the repair; publishing a run "
+        "updates it one row at a time)."))
+    parser.add_argument("--rebuild", action="store_true", required=True, help="rebuild the board from the results")
+    parser.parse_args(argv)
+    settings = Settings.from_env()
+    frame = rebuild_leaderboard(open_store(settings), schema(settings.benchmarks))
+    print(f"leaderboard.parquet rebuilt from the results files: {len(frame)} run(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""The periodic job: recover stale leases, bring the board up to date, claim the oldest request and run it
+(leaderboard.running.attempt), one evaluation per tick.
+
+A store that cannot be read or written, or a race lost to other claimers, ends a tick with the reason; nothing is
+raised out of the loop. `Scheduler` runs ticks on an APScheduler BackgroundScheduler (the Space), or hands them to
+the Hugging Face Jobs dispatcher (leaderboard.running.job_dispatch); `python -m leaderboard.running.worker` runs the
+same loop without the UI (run_worker_loop).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import datetime, timezone
+
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from leaderboard.board.publish import rebuild_board
+from leaderboard.running.attempt import TickReport, close_run, run_request
+from leaderboard.settings import Settings
+from leaderboard.store import Store
+from leaderboard.submissions import records as queue
+
+log = logging.getLogger(__name__)
+# a tick that is still running when the next is due is skipped on purpose; APScheduler would warn each time
+logging.getLogger("apscheduler.scheduler").setLevel(logging.ERROR)
+
+
+def tick(settings: Settings, store: Store, stop: threading.Event | None = None, owner: str | None = None) -> TickReport:
+    """Recover expired leases, bring the board up to date, claim the oldest PENDING request and run it to the end.
+    A store that cannot be read or written right now ends the tick with the reason (the next tick tries again)."""
+    try:
+        recovered = [r.path for r in queue.recover(store, settings.max_attempts)]
+        rebuild_board(settings, store, only_if_stale=True)
+        owner = owner or queue.worker_id()
+        request = queue.claim(store, owner, settings.lease_seconds)
+    except Exception as exc:  # noqa: BLE001 - an outage or a bug of ours: this tick does nothing, the next one tries
+        error = settings.scrub(f"the store could not be read or written: {type(exc).__name__}: {exc}")
+        log.warning("tick skipped: %s", error)
+        return TickReport(error=error)
+    if request is None:
+        return TickReport(recovered=recovered)
+    try:
+        report = run_request(settings, store, request, owner, stop)
+    except Exception as exc:  # no job is lost: an error of ours closes the request with its reason
+        error = settings.scrub(f"the scheduler failed to run the worker: {type(exc).__name__}: {exc}")
+        closed = close_run(settings, store, request.path, owner, queue.FAILED, error=error)
+        report = TickReport(request=request.path, status=closed.status if closed else None, error=error)
+    report.recovered = recovered
+    return report
+
+
+class Scheduler:
+    """Ticks on an APScheduler BackgroundScheduler, one at a time; shutdown() returns work to the queue.
+
+    With LEADERBOARD_EXECUTOR=hf-jobs a tick is the dispatcher's (leaderboard.running.job_dispatch): the evaluations run as
+    Hugging Face Jobs, `jobs_api` (default: huggingface_hub.HfApi with HF_TOKEN) starts and watches them, and
+    `dispatcher.live` says what each running request's Job is doing."""
+
+    def __init__(self, settings: Settings, store: Store, jobs_api=None):
+        self.settings, self.store = settings, store
+        self.stop = threading.Event()
+        self._scheduler = BackgroundScheduler(daemon=True)
+        self.dispatcher = None
+        if settings.executor == "hf-jobs":
+            from leaderboard.running.job_dispatch import Dispatcher
+
+            if jobs_api is None:
+                from huggingface_hub import HfApi
+
+                jobs_api = HfApi(token=settings.hf_token or None)
+            self.dispatcher = Dispatcher(settings, store, jobs_api)
+
+    def _tick(self) -> None:
+        if self.stop.is_set():
+            return
+        if self.dispatcher is not None:
+            report = self.dispatcher.tick()
+            # a Job killed between closing its request and adding its row leaves the board behind: catch it up
+            rebuild_board(self.settings, self.store, only_if_stale=True)
+            for key in report.started:
+                print(f"[dispatcher] {key}: Job started", flush=True)
+            for key in report.returned + report.failed:
+                print(f"[dispatcher] {key}: its Job ended; see the Queue tab", flush=True)
+            return
+        try:
+            report = tick(self.settings, self.store, self.stop)
+        except Exception as exc:  # noqa: BLE001 - the Space keeps serving; the next tick tries again
+            log.exception("tick failed: %s", self.settings.scrub(str(exc)))
+            return
+        if report.request:
+            print(f"[scheduler] {report.request}: {report.status} {report.error or ''}".rstrip(), flush=True)
+
+    def start(self, first_tick_now: bool = True) -> None:
+        first = datetime.now(timezone.utc) if first_tick_now else None
+        self._scheduler.add_job(self._tick, "interval", seconds=self.settings.scheduler_interval, id="evaluate",
+                                max_instances=1, coalesce=True, next_run_time=first)
+        self._scheduler.start()
+
+    def shutdown(self) -> None:
+        self.stop.set()
+        if self._scheduler.running:
+            self._scheduler.shutdown(wait=True)
+
+
+def run_worker_loop(settings: Settings, store: Store, stop: threading.Event, max_ticks: int | None = None) -> int:
+    """The standalone worker: tick until stopped; sleep the interval when the queue is empty. Returns runs done."""
+    runs = ticks = 0
+    while not stop.is_set() and (max_ticks is None or ticks < max_ticks):
+        ticks += 1
+        try:
+            report = tick(settings, store, stop)
+        except Exception as exc:  # noqa: BLE001 - the worker survives any error and tries again after the interval
+            print(f"[worker] tick failed: {settings.scrub(f'{type(exc).__name__}: {exc}')}", flush=True)
+            stop.wait(settings.scheduler_interval)
+            continue
+        if report.request:
+            runs += 1
+            print(f"[worker] {report.request}: {report.status} {report.error or ''}".rstrip(), flush=True)
+        else:
+            if report.error:
+                print(f"[worker] {report.error}", flush=True)
+            stop.wait(settings.scheduler_interval)
+    return runs
