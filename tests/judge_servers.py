@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 import requests
+from requests.structures import CaseInsensitiveDict
 
 
 @dataclass
@@ -34,7 +35,7 @@ class Reply:
 @dataclass
 class Recorded:
     path: str
-    headers: dict
+    headers: CaseInsensitiveDict  # header names are case-insensitive (the openai client sends them lower-cased)
     body: dict
 
 
@@ -64,7 +65,7 @@ class ScriptedServer:
                 with server._lock:
                     index = server._count
                     server._count += 1
-                    server.requests.append(Recorded(self.path, dict(self.headers), body))
+                    server.requests.append(Recorded(self.path, CaseInsensitiveDict(self.headers.items()), body))
                     server._inflight += 1
                     server.max_inflight = max(server.max_inflight, server._inflight)
                 try:

@@ -6,8 +6,7 @@ import time
 
 import pytest
 
-from evaluator.judge import (RETRY_AFTER_CAP, JudgeError, JudgeResult, _parse_retry_after, make_judge,
-                             parse_simpleqa_grade, prompt_hash)
+from evaluator.judge import JudgeError, JudgeResult, make_judge, parse_simpleqa_grade, prompt_hash
 from tests.conftest import free_port
 from tests.judge_servers import Reply, ScriptedServer, start_llm_katans
 
@@ -150,6 +149,50 @@ def test_stream_yields_pieces():
         assert server.requests[-1].body["stream"] is True and server.requests[-1].body["max_tokens"] == 32
 
 
+NOT_COMPLETIONS = [Reply(body="<html><body><h1>502 Bad Gateway</h1></body></html>"), Reply(body=""),
+                   Reply(body='{"choices": [{"message": {"content": null}}]}'), Reply(body='{"object": "error"}')]
+
+
+def test_a_200_that_is_not_a_chat_completion_is_asked_again_and_never_graded():
+    with ScriptedServer(NOT_COMPLETIONS + [Reply("Reason.\nA")]) as server:
+        [result] = _judge(server).complete_many([MESSAGES])
+        assert result == JudgeResult(text="Reason.\nA", error=None, attempts=5) and len(server.requests) == 5
+    with ScriptedServer(NOT_COMPLETIONS[:1]) as server:  # it keeps happening: a failure, within the same budget
+        [result] = _judge(server, max_retries=2).complete_many([MESSAGES])
+        assert result.text is None and "not a chat completion" in result.error and result.attempts == 3
+        with pytest.raises(JudgeError) as caught:
+            next(_judge(server, max_retries=1).stream(MESSAGES))
+        assert caught.value.attempts == 2 and len(server.requests) == 5
+    replies = [Reply(status=500), Reply(body="<html></html>"), Reply(status=503), Reply("B")]
+    with ScriptedServer(replies) as server:  # HTTP retries and asking again share max_retries
+        [result] = _judge(server, max_retries=2).complete_many([MESSAGES])
+        assert result.text is None and "HTTP 503" in result.error and result.attempts == 3
+        assert len(server.requests) == 3
+
+
+def test_a_server_that_ignores_stream_true_is_read_whole():
+    completion = '{"choices": [{"index": 0, "message": {"role": "assistant", "content": "Whole reply.\\nA"}}]}'
+    with ScriptedServer([Reply(body=completion)]) as server:
+        assert list(_judge(server).stream(MESSAGES)) == ["Whole reply.\nA"]
+        assert server.requests[0].body["stream"] is True
+
+
+def test_without_a_token_no_credential_is_sent(monkeypatch):
+    """No token: no Authorization header at all; the openai client's ambient settings never reach the judge's host."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-ambient-key")
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-ambient")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-ambient")
+    with ScriptedServer([Reply("A")]) as server:
+        assert make_judge(f"endpoint:{server.base_url}|m").complete(MESSAGES) == "A"
+        sent = server.requests[0].headers
+        assert "Authorization" not in sent and "OpenAI-Organization" not in sent and "OpenAI-Project" not in sent
+        assert "ambient" not in str(dict(sent))
+    with ScriptedServer([Reply("A")]) as server:
+        assert make_judge(f"endpoint:{server.base_url}|m", TOKEN).complete(MESSAGES) == "A"
+        assert server.requests[0].headers["Authorization"] == f"Bearer {TOKEN}"
+        assert "ambient" not in str(dict(server.requests[0].headers))
+
+
 def test_connection_refused_is_retried_then_reported():
     judge = make_judge(f"endpoint:http://127.0.0.1:{free_port()}/v1|m", TOKEN, max_retries=2, backoff=0.01)
     [result] = judge.complete_many([MESSAGES])
@@ -243,10 +286,24 @@ def test_bad_options_and_token_in_spec():
     assert TOKEN not in str(caught.value)
 
 
-def test_retry_after_is_parsed_and_capped():
-    assert _parse_retry_after("2") == 2.0 and _parse_retry_after(None) is None and _parse_retry_after("x") is None
-    assert _parse_retry_after("3600") == RETRY_AFTER_CAP
-    assert _parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past: no wait
+def test_retry_after_is_waited_then_the_call_succeeds():
+    """The openai client reads Retry-After itself: a 429 asking for 1 s is waited, then answered; a date in the past
+    means the client's own short backoff; one over the client's limit (120 s) is not waited for but reported."""
+    with ScriptedServer([Reply(status=429, headers={"Retry-After": "1"}), Reply("A")]) as server:
+        start = time.monotonic()
+        [result] = _judge(server).complete_many([MESSAGES])
+        assert result == JudgeResult(text="A", error=None, attempts=2)
+        assert 0.95 <= time.monotonic() - start < 5
+    with ScriptedServer([Reply(status=429, headers={"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}),
+                         Reply("B")]) as server:
+        start = time.monotonic()
+        assert _judge(server).complete(MESSAGES) == "B" and len(server.requests) == 2
+        assert time.monotonic() - start < 2
+    with ScriptedServer([Reply(status=429, headers={"Retry-After": "3600"}), Reply("C")]) as server:
+        start = time.monotonic()
+        with pytest.raises(JudgeError, match="HTTP 429") as caught:
+            _judge(server).complete(MESSAGES)
+        assert caught.value.attempts == 1 and len(server.requests) == 1 and time.monotonic() - start < 2
 
 
 def test_prompt_hash():

@@ -1,9 +1,13 @@
-"""Model adapters behind one small interface: generate(...) and score_options(...)."""
+"""Model adapters behind one small interface: generate(...) and score_options(...).
+
+base.py holds the interface; transformers_adapter.py the one adapter, with prompts.py (each family's prompt style),
+architectures.py (which model folders run), devices.py (device, dtype, batch size) and scoring.py (option scoring).
+"""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from evaluator.models.architectures import describe_model_folder
 from evaluator.models.base import GenerationRequest, ModelAdapter, OptionScore, UnsupportedModelError
 
 __all__ = ["GenerationRequest", "ModelAdapter", "OptionScore", "UnsupportedModelError", "describe_model_folder",
@@ -12,16 +16,6 @@ __all__ = ["GenerationRequest", "ModelAdapter", "OptionScore", "UnsupportedModel
 # Weight formats that are never downloaded: only safetensors weights are loaded.
 _IGNORE_PATTERNS = ["*.bin", "*.pt", "*.pth", "*.ckpt", "*.h5", "*.msgpack", "*.onnx", "*.ot", "*.gguf",
                     "*.tflite", "original/*"]
-
-
-def describe_model_folder(folder: Path | str) -> dict[str, Any]:
-    """{"architecture", "model_type", "has_vision"} from config.json, without loading weights.
-
-    Raises UnsupportedModelError for remote code (auto_map) or an unknown model_type.
-    """
-    from evaluator.models.transformers_adapter import describe_model_folder as describe
-
-    return describe(folder)
 
 
 def resolve_model_folder(source: str, revision: str | None = None) -> tuple[Path, str | None]:

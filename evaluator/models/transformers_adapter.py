@@ -1,167 +1,28 @@
 """A ModelAdapter over Hugging Face transformers: chat-templated prompts, batched generation, option scoring.
 
 One adapter serves every family; what differs between families (how a prompt is written, how images are handed
-to the processor, what runs a request without an image) lives in one table, PROMPT_STYLES.
+to the processor, what runs a request without an image) lives in one table, PROMPT_STYLES (prompts.py). Which
+folders load is architectures.py's call; the device, dtype and batch size, devices.py's.
 """
 from __future__ import annotations
 
-import json
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import torch
 
 from evaluator.models import scoring
-from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore, UnsupportedModelError
+from evaluator.models.architectures import describe_model_folder
+from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore
+from evaluator.models.devices import free_cuda_memory, pick_device_dtype, resolve_batch_size, split_across_gpus
+from evaluator.models.prompts import PROMPT_STYLES, TEXT_STYLE, chat_role, fold_history, fold_qa_history, prompt_style
+
+# What callers read from here, the family table and the helpers of the sibling modules included.
+__all__ = ["PROMPT_STYLES", "TransformersAdapter", "cut_at_stop", "describe_model_folder", "ending", "fold_history",
+           "prompt_style", "resolve_batch_size", "split_across_gpus"]
 
 log = logging.getLogger(__name__)
-
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-
-# batch_size="auto": where generation starts before out-of-memory backoff halves it (CUDA), and the CPU default.
-AUTO_BATCH_SIZE = {"cuda": 64, "cpu": 4}
-
-
-@dataclass(frozen=True)
-class PromptStyle:
-    """How one family is prompted and fed.
-
-    prompt:        "chat" (the processor's / tokenizer's chat template; plain text if it has none),
-                   "plain" (the text as is) or "qa" ("Question: {text} Answer:").
-    image_marker:  "plain"/"qa" prompts: put the processor's image token before the text, once per image.
-    nested_images: hand images to the processor as one list per prompt (else one flat list).
-    mixes:         one processor call may hold prompts with and without images; if not, generate() splits
-                   such batches by "has images" (callers never see the difference).
-    text_only:     how a prompt without images runs: "processor" (the processor, then the full model),
-                   "language_model" (the tokenizer, then the model's language model alone), or a format for the
-                   tokenizer such as "{bos}{text}\\n" (what the processor would build around the text; full model).
-    max_images:    the most images one prompt may carry (None: no limit).
-    """
-
-    prompt: str = "chat"
-    image_marker: bool = False
-    nested_images: bool = False
-    mixes: bool = True
-    text_only: str = "processor"
-    max_images: int | None = None
-
-
-TEXT_STYLE = PromptStyle()  # text-only causal LMs: the tokenizer's chat template
-
-# The vision-language families this adapter runs (model_type -> style); each has a tiny test model
-# (tests/tiny_models.py). Any other image-text-to-text architecture is refused at submission time.
-PROMPT_STYLES: dict[str, PromptStyle] = {
-    "llava": PromptStyle(),
-    "llava_next": PromptStyle(),
-    "idefics3": PromptStyle(nested_images=True),
-    "smolvlm": PromptStyle(nested_images=True),
-    "qwen2_vl": PromptStyle(),
-    "qwen2_5_vl": PromptStyle(),
-    # No chat template: the prompt is the text; the processor adds the image tokens, BOS and the "\n" that ends
-    # the prefix (token_type_ids 0; what follows is the suffix, 1). Its processor refuses text without an image.
-    "paligemma": PromptStyle(prompt="plain", image_marker=True, mixes=False, text_only="{bos}{text}\n",
-                             max_images=1),
-    # No chat template; the processor puts the query-token placeholders before the text. The model needs pixel
-    # values, so a prompt without an image runs through its language model alone.
-    "blip-2": PromptStyle(prompt="qa", mixes=False, text_only="language_model", max_images=1),
-    "instructblip": PromptStyle(prompt="qa", mixes=False, text_only="language_model", max_images=1),
-}
-
-
-def prompt_style(model_type: str | None) -> PromptStyle:
-    """The family's prompt style (text-only models and unknown types: the chat template, else plain text)."""
-    return PROMPT_STYLES.get(model_type or "", TEXT_STYLE)
-
-
-def _not_text_generators() -> set[str]:
-    """Model types in the causal-LM mapping that are encoders or encoder-decoders, not decoder-only LMs."""
-    from transformers.models.auto import modeling_auto as auto
-
-    return (set(auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES) | set(auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES)
-            | {"bert-generation", "trocr", "xlnet"})
-
-
-def describe_model_folder(folder: Path | str) -> dict[str, Any]:
-    """Architecture facts from `folder/config.json`, without loading weights.
-
-    Raises UnsupportedModelError ("unsupported architecture X ...") when the model needs remote code or is not
-    one of the families this adapter runs: a vision-language model must be in PROMPT_STYLES, a text model must be
-    a decoder-only causal LM known to transformers.
-    """
-    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
-    from transformers.models.auto.modeling_auto import (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-                                                        MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES)
-
-    config_file = Path(folder) / "config.json"
-    if not config_file.is_file():
-        raise UnsupportedModelError(f"no config.json in {folder}")
-    try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UnsupportedModelError(f"unreadable config.json: {exc}") from exc
-    if not isinstance(config, dict):
-        raise UnsupportedModelError("unreadable config.json: not a JSON object")
-    model_type = config.get("model_type")
-    architectures = config.get("architectures") or []
-    architecture = architectures[0] if architectures and isinstance(architectures[0], str) else model_type
-    if config.get("auto_map"):
-        raise UnsupportedModelError(f"model {architecture or '?'} needs remote code (config has auto_map), "
-                                    "which this leaderboard never runs")
-    if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING_NAMES:
-        raise UnsupportedModelError(f"unsupported architecture {architecture or model_type or '?'} "
-                                    f"(model_type {model_type!r} is unknown to transformers)")
-    families = ", ".join(sorted(PROMPT_STYLES))
-    if model_type in PROMPT_STYLES:
-        text_config = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
-        text_type = text_config.get("model_type")
-        if text_type in _not_text_generators() or text_config.get("is_encoder_decoder"):
-            # e.g. BLIP-2 / InstructBLIP with Flan-T5: generation slices and option scoring assume a decoder-only LM
-            raise UnsupportedModelError(f"unsupported architecture {architecture} with the encoder-decoder language "
-                                        f"model {text_type!r}: only decoder-only language models are run")
-        return {"architecture": architecture, "model_type": model_type, "has_vision": True}
-    if model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
-        raise UnsupportedModelError(f"unsupported architecture {architecture} (model_type {model_type!r}): the "
-                                    f"vision-language families this leaderboard runs are {families}")
-    if (model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES or model_type in _not_text_generators()
-            or config.get("is_encoder_decoder")):
-        raise UnsupportedModelError(f"unsupported architecture {architecture} (model_type {model_type!r} is "
-                                    f"neither a decoder-only causal language model nor one of {families})")
-    return {"architecture": architecture, "model_type": model_type, "has_vision": False}
-
-
-def pick_device_dtype(precision: str = "auto", device: str | None = None) -> tuple[str, torch.dtype]:
-    """CUDA + bfloat16 when available, else CPU + float32; an explicit precision or device wins."""
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    if precision in (None, "", "auto"):
-        dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
-    elif precision in DTYPES:
-        dtype = DTYPES[precision]
-    else:
-        raise ValueError(f"unknown precision {precision!r}; expected auto, {', '.join(DTYPES)}")
-    return device, dtype
-
-
-def split_across_gpus(device: str, gpus: int | None = None) -> bool:
-    """Whether a model is split across the GPUs (device_map="auto", as on a multi-GPU Job flavor): on CUDA with more
-    than one GPU visible."""
-    if not device.startswith("cuda"):
-        return False
-    return (torch.cuda.device_count() if gpus is None else gpus) > 1
-
-
-def resolve_batch_size(batch_size: int | str | None, device: str) -> int:
-    """An explicit batch size (>= 1), or for "auto" / 0 / None the starting size for the device."""
-    if batch_size in (None, 0, "0", "auto"):
-        return AUTO_BATCH_SIZE["cuda" if device.startswith("cuda") else "cpu"]
-    try:
-        size = int(batch_size)
-    except (TypeError, ValueError):
-        raise ValueError(f"batch size must be a positive integer or 'auto', got {batch_size!r}") from None
-    if size < 1:
-        raise ValueError(f"batch size must be a positive integer or 'auto', got {batch_size!r}")
-    return size
 
 
 def cut_at_stop(text: str, stop: list[str]) -> str:
@@ -183,43 +44,6 @@ def ending(new_tokens: list[int], limit: int, eos_ids: set[int]) -> tuple[int, b
         if token in eos_ids:
             return index, False
     return len(tokens), len(tokens) >= limit
-
-
-def _role(turn: dict) -> str:
-    """A history turn's chat role: "assistant" or "user"."""
-    return "assistant" if str(turn.get("role", "")).lower() in ("assistant", "gpt", "model") else "user"
-
-
-def fold_history(history: list[dict], text: str) -> str:
-    """Earlier turns folded into one text for families without a chat template ("User: ...\nAssistant: ...")."""
-    if not history:
-        return text
-    lines = [f"{'Assistant' if _role(t) == 'assistant' else 'User'}: {t.get('content', '')}" for t in history]
-    return "\n".join(lines + [f"User: {text}"])
-
-
-def fold_qa_history(history: list[dict], text: str) -> str:
-    """The question-answer form of BLIP-2-style models, earlier turns chained before the question.
-
-    "Question: <user> Answer: <assistant> Question: <text> Answer:"; a user turn without its answer keeps an
-    empty "Answer:", an assistant turn without a question gets none.
-    """
-    parts: list[str] = []
-    for turn in history:
-        content = str(turn.get("content", ""))
-        if _role(turn) != "assistant":
-            parts.append(f"Question: {content} Answer:")
-        elif parts and parts[-1].startswith("Question:") and parts[-1].endswith(" Answer:"):
-            parts[-1] += f" {content}"
-        else:
-            parts.append(f"Answer: {content}")
-    parts.append(f"Question: {text} Answer:")
-    return " ".join(parts)
-
-
-def _free_cuda_memory() -> None:
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
 
 
 class TransformersAdapter:
@@ -315,14 +139,14 @@ class TransformersAdapter:
         if self.has_vision:
             if request.system:
                 messages.append({"role": "system", "content": [{"type": "text", "text": request.system}]})
-            messages.extend({"role": _role(t), "content": [{"type": "text", "text": str(t.get("content", ""))}]}
+            messages.extend({"role": chat_role(t), "content": [{"type": "text", "text": str(t.get("content", ""))}]}
                             for t in history)
             content = [{"type": "image"} for _ in request.images] + [{"type": "text", "text": request.text}]
             messages.append({"role": "user", "content": content})
         else:
             if request.system:
                 messages.append({"role": "system", "content": request.system})
-            messages.extend({"role": _role(t), "content": str(t.get("content", ""))} for t in history)
+            messages.extend({"role": chat_role(t), "content": str(t.get("content", ""))} for t in history)
             messages.append({"role": "user", "content": request.text})
         return owner.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
@@ -411,7 +235,7 @@ class TransformersAdapter:
                 self.batch_size = max(1, len(chunk) // 2)
                 log.warning("%s: out of memory at batch size %d; retrying at %d", self.model_id, len(chunk),
                             self.batch_size)
-                _free_cuda_memory()
+                free_cuda_memory()
                 continue
             for i, result in zip(chunk, results):
                 outputs[i] = result

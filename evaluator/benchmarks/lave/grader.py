@@ -9,6 +9,7 @@ from evaluator.benchmarks.lave.data import SAMPLE_PATH, load_vqa_file
 from evaluator.benchmarks.lave.rater import (build_lave_prompt, lave_messages, load_lave_prompts, reply_problem,
                                              split_lave_reply)
 from evaluator.benchmarks.spec import Grader, Verdict
+from evaluator.judge import parse_lave_rating
 from evaluator.metrics.lave import lave_score
 
 log = logging.getLogger(__name__)
@@ -50,8 +51,6 @@ def messages(question: str, gold: str, candidate: str) -> list[dict]:
 def verdict(raw: str | None) -> Verdict:
     """The rating in the judge's reply (none: 2, the paper's fallback), its score and the rationale; a reply that is
     not a judgement (rater.reply_problem) is unrated, with no score."""
-    from evaluator.judge import parse_lave_rating  # lazy: the judge module pulls in its backends
-
     problem = reply_problem(raw)
     if problem:
         return Verdict(label=f"unrated: {problem}", score=None, rationale="")

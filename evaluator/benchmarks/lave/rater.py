@@ -46,6 +46,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from evaluator.judge import parse_lave_rating
+from evaluator.judgement import not_a_judgement
 from evaluator.prompt_files import prompts_dir, read_json_prompt, read_prompt
 
 __all__ = ["PROMPTS_DIR", "LavePrompts", "load_lave_prompts", "filter_references", "is_binary_question",
@@ -193,8 +195,5 @@ def split_lave_reply(text: str | None) -> str:
 def reply_problem(text: str | None) -> str | None:
     """Why a judge reply is not a LAVE judgement (evaluator.judgement's one rule; LAVE's format puts a rationale
     before the rating), or None when it is one."""
-    from evaluator.judge import parse_lave_rating  # lazy: the judge module pulls in its backends
-    from evaluator.judgement import not_a_judgement
-
     return not_a_judgement(text, has_verdict=parse_lave_rating(text) is not None, needs_rationale=True,
                            without_verdict=split_lave_reply(text))

@@ -28,6 +28,7 @@ from evaluator.benchmarks.lave.rater import (LavePrompts, build_lave_prompt, lav
                                              prompt_texts, reply_problem, split_lave_reply)
 from evaluator.benchmarks.run_options import int_option
 from evaluator.benchmarks.spec import ScoreContext, Scored
+from evaluator.judge import parse_lave_rating
 from evaluator.metrics.basic import nan_mean
 from evaluator.metrics.captions import caption_item_scores, caption_scores
 from evaluator.metrics.lave import lave_agreement, lave_score
@@ -76,8 +77,6 @@ def _rate(ctx: ScoreContext, prompts: LavePrompts, rows: list[dict], shots: int,
     """Rate the answered rows with the judge; fills their LAVE columns."""
     if not rows:
         return
-    from evaluator.judge import parse_lave_rating  # lazy: the judge module pulls in its backends
-
     texts = [build_lave_prompt(prompts, row["question"], json.loads(row["gold"]), row["parsed_answer"], shots=shots)
              for row in rows]
     results = ask_judge(ctx, [lave_messages(text) for text in texts], check=reply_problem, **generation)

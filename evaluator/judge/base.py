@@ -1,0 +1,55 @@
+"""The judge interface every backend keeps: the Judge protocol, JudgeError, JudgeResult, and the checks of the
+messages and generation options a caller hands to a judge."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Protocol
+
+DEFAULT_MAX_TOKENS = 512
+GENERATION_KEYS = frozenset({"max_tokens", "temperature", "seed", "stop"})
+_ROLES = ("system", "user", "assistant")
+
+
+class JudgeError(RuntimeError):
+    """A judge call that failed (after its retries, for retryable failures). The message never holds a token."""
+
+    def __init__(self, message: str, attempts: int = 1):
+        super().__init__(message)
+        self.attempts = attempts
+
+
+@dataclass
+class JudgeResult:
+    text: str | None  # the judge's raw output; None when it failed
+    error: str | None  # why it failed (after retries), else None
+    attempts: int
+
+
+class Judge(Protocol):
+    identity: dict
+
+    def complete(self, messages: list[dict], **generation) -> str: ...
+
+    def complete_many(self, conversations: list[list[dict]], **generation) -> list[JudgeResult]: ...
+
+    def stream(self, messages: list[dict], **generation) -> Iterator[str]: ...
+
+
+def check_generation(generation: dict) -> dict:
+    """The generation options with their defaults (max_tokens 512, temperature 0); TypeError for an unknown one."""
+    unknown = set(generation) - GENERATION_KEYS
+    if unknown:
+        raise TypeError(f"unsupported generation options: {sorted(unknown)} (use {sorted(GENERATION_KEYS)})")
+    out = {"max_tokens": DEFAULT_MAX_TOKENS, "temperature": 0.0}
+    out.update({k: v for k, v in generation.items() if v is not None})
+    return out
+
+
+def check_messages(messages: list[dict]) -> None:
+    """ValueError unless `messages` is a non-empty list of {'role': system|user|assistant, 'content': str}."""
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("messages must be a non-empty list of {'role', 'content'} dicts")
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") not in _ROLES \
+                or not isinstance(message.get("content"), str):
+            raise ValueError("each message must be {'role': 'system'|'user'|'assistant', 'content': str}")

@@ -1,0 +1,66 @@
+"""Which architectures run: the facts of a model folder's config.json (architecture, model_type, has_vision), read
+without loading weights, and the refusal of remote code and of families this leaderboard does not run."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from evaluator.models.base import UnsupportedModelError
+from evaluator.models.prompts import PROMPT_STYLES
+
+
+def _not_text_generators() -> set[str]:
+    """Model types in the causal-LM mapping that are encoders or encoder-decoders, not decoder-only LMs."""
+    from transformers.models.auto import modeling_auto as auto
+
+    return (set(auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES) | set(auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES)
+            | {"bert-generation", "trocr", "xlnet"})
+
+
+def describe_model_folder(folder: Path | str) -> dict[str, Any]:
+    """Architecture facts from `folder/config.json`, without loading weights.
+
+    Raises UnsupportedModelError ("unsupported architecture X ...") when the model needs remote code or is not
+    one of the families this adapter runs: a vision-language model must be in PROMPT_STYLES, a text model must be
+    a decoder-only causal LM known to transformers.
+    """
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+    from transformers.models.auto.modeling_auto import (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+                                                        MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES)
+
+    config_file = Path(folder) / "config.json"
+    if not config_file.is_file():
+        raise UnsupportedModelError(f"no config.json in {folder}")
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UnsupportedModelError(f"unreadable config.json: {exc}") from exc
+    if not isinstance(config, dict):
+        raise UnsupportedModelError("unreadable config.json: not a JSON object")
+    model_type = config.get("model_type")
+    architectures = config.get("architectures") or []
+    architecture = architectures[0] if architectures and isinstance(architectures[0], str) else model_type
+    if config.get("auto_map"):
+        raise UnsupportedModelError(f"model {architecture or '?'} needs remote code (config has auto_map), "
+                                    "which this leaderboard never runs")
+    if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING_NAMES:
+        raise UnsupportedModelError(f"unsupported architecture {architecture or model_type or '?'} "
+                                    f"(model_type {model_type!r} is unknown to transformers)")
+    families = ", ".join(sorted(PROMPT_STYLES))
+    if model_type in PROMPT_STYLES:
+        text_config = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+        text_type = text_config.get("model_type")
+        if text_type in _not_text_generators() or text_config.get("is_encoder_decoder"):
+            # e.g. BLIP-2 / InstructBLIP with Flan-T5: generation slices and option scoring assume a decoder-only LM
+            raise UnsupportedModelError(f"unsupported architecture {architecture} with the encoder-decoder language "
+                                        f"model {text_type!r}: only decoder-only language models are run")
+        return {"architecture": architecture, "model_type": model_type, "has_vision": True}
+    if model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
+        raise UnsupportedModelError(f"unsupported architecture {architecture} (model_type {model_type!r}): the "
+                                    f"vision-language families this leaderboard runs are {families}")
+    if (model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES or model_type in _not_text_generators()
+            or config.get("is_encoder_decoder")):
+        raise UnsupportedModelError(f"unsupported architecture {architecture} (model_type {model_type!r} is "
+                                    f"neither a decoder-only causal language model nor one of {families})")
+    return {"architecture": architecture, "model_type": model_type, "has_vision": False}
