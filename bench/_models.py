@@ -23,8 +23,14 @@ VOCAB_SIZE = 32_000
 QUESTION = "What colour is the ball in the picture, and how many people are standing near the blue car?"
 
 
-def build_llava(folder: Path) -> Path:
-    """Save the realistic-shape LLaVA (weights seeded) with its processor into `folder`."""
+# shape -> (text: hidden, intermediate, layers, heads; vision: hidden, intermediate, layers, heads, image, patch;
+#          vision feature layer). "7b": LLaVA-1.5-7B (Llama-2-7B text, CLIP ViT-L/14-336: 576 image tokens).
+SHAPES = {"bench": ((512, 1376, 8, 8), (384, 1536, 4, 6, 128, 16), -1),
+          "7b": ((4096, 11008, 32, 32), (1024, 4096, 24, 16, 336, 14), -2)}
+
+
+def build_llava(folder: Path, shape: str = "bench") -> Path:
+    """Save a LLaVA of `shape` (weights seeded; "7b" in bfloat16) with its processor into `folder`."""
     import torch
     from transformers import (CLIPImageProcessor, CLIPVisionConfig, LlamaConfig, LlavaConfig,
                               LlavaForConditionalGeneration, LlavaProcessor)
@@ -36,33 +42,42 @@ def build_llava(folder: Path) -> Path:
     # A real vocabulary's size (Llama's 32,000): the LM head then costs what it costs in a real model, which matters
     # at every decoding step. The extra entries are plain added tokens; the questions still tokenize as before.
     tokenizer.add_tokens([f"<w{i}>" for i in range(VOCAB_SIZE - len(tokenizer))])
-    image_processor = CLIPImageProcessor(size={"shortest_edge": 128}, crop_size={"height": 128, "width": 128})
-    processor = LlavaProcessor(image_processor=image_processor, tokenizer=tokenizer, patch_size=16,
+    (hidden, intermediate, layers, heads), (v_hidden, v_intermediate, v_layers, v_heads, size, patch), feature = \
+        SHAPES[shape]
+    image_processor = CLIPImageProcessor(size={"shortest_edge": size}, crop_size={"height": size, "width": size})
+    processor = LlavaProcessor(image_processor=image_processor, tokenizer=tokenizer, patch_size=patch,
                                vision_feature_select_strategy="default", num_additional_image_tokens=1,
                                chat_template=CHAT_TEMPLATE)
-    text = LlamaConfig(vocab_size=len(tokenizer), hidden_size=512, intermediate_size=1376, num_hidden_layers=8,
-                       num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=2048,
+    text = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=intermediate,
+                       num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
+                       max_position_embeddings=4096,
                        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
                        pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=False)
-    vision = CLIPVisionConfig(hidden_size=384, intermediate_size=1536, num_hidden_layers=4, num_attention_heads=6,
-                              image_size=128, patch_size=16, projection_dim=512)
+    vision = CLIPVisionConfig(hidden_size=v_hidden, intermediate_size=v_intermediate, num_hidden_layers=v_layers,
+                              num_attention_heads=v_heads, image_size=size, patch_size=patch, projection_dim=512)
     config = LlavaConfig(vision_config=vision, text_config=text,
                          image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
-                         vision_feature_layer=-1, vision_feature_select_strategy="default",
+                         vision_feature_layer=feature, vision_feature_select_strategy="default",
                          pad_token_id=tokenizer.pad_token_id)
     torch.manual_seed(0)
-    model = LlavaForConditionalGeneration(config).eval()
+    if shape == "7b":  # built in bfloat16 on the GPU: 7 B parameters in float32 on the CPU would take minutes
+        torch.set_default_dtype(torch.bfloat16)
+        with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
+            model = LlavaForConditionalGeneration(config).eval()
+        torch.set_default_dtype(torch.float32)
+    else:
+        model = LlavaForConditionalGeneration(config).eval()
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.save_pretrained(folder)
     processor.save_pretrained(folder)
     return folder
 
 
-def load_llava(batch_size: int = 1):
+def load_llava(batch_size: int = 1, shape: str = "bench"):
     """Build the model into a temporary folder and load it with evaluator.models.load_model (the real adapter)."""
     from evaluator.models import load_model
 
-    folder = build_llava(Path(tempfile.mkdtemp(prefix="bench-llava-")))
+    folder = build_llava(Path(tempfile.mkdtemp(prefix="bench-llava-")), shape)
     return load_model(str(folder), batch_size=batch_size)
 
 

@@ -1,7 +1,8 @@
 """The one executor: runs a benchmark's Asks on the model and writes the raw answers into its details rows.
 
 Items run in chunks of `batch_size` items, in the plan's order. For each chunk the items' images are fetched, the
-option-scoring Asks are scored one by one, and every generation Ask of the chunk goes to the model in one
+option-scoring Asks go to the model in one score_options_many() call where the adapter has it (it processes,
+prefills and scores them in batches of its own; else they are scored one by one), and every generation Ask of the chunk goes to the model in one
 generate() call, which the adapter splits into batches of requests that share temperature and seed (and backs off
 by halving the batch on out-of-memory). The same batch size therefore gives the same batches, and a greedy
 answer never depends on its batch. Progress is reported after each chunk, in items.
@@ -20,6 +21,7 @@ kill makes only the model requests the stopped one had not finished.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -78,12 +80,24 @@ def _fill(ask: Ask, answer: str, prompt: str, hit_limit: bool | None = None) -> 
             row[LIMIT_COLUMN] = hit_limit
 
 
-def _score(model, ask: Ask) -> tuple[str, str]:
-    """One option-scoring request: (the option_scores text, the prompt as sent)."""
-    scores = model.score_options(ask.request, ask.options)
-    if len(scores) != len(ask.options):
-        raise RuntimeError(f"the model scored {len(scores)} options of {len(ask.options)}")
-    return option_scores_json(scores), prompt_as_sent(model, ask.request)
+def _score(model, asks: list[Ask]) -> list[tuple[str, str]]:
+    """The option-scoring Asks of a chunk, handed to the model at once where it scores many questions together
+    (score_options_many), else one by one: (the option_scores text, the prompt as sent) of each. No scoring Ask
+    depends on another's answer (a plan asks everything up front), so none waits for another."""
+    if not asks:
+        return []
+    if callable(getattr(model, "score_options_many", None)):
+        all_scores = list(model.score_options_many([(ask.request, ask.options) for ask in asks]))
+    else:
+        all_scores = [model.score_options(ask.request, ask.options) for ask in asks]
+    if len(all_scores) != len(asks):
+        raise RuntimeError(f"the model scored {len(all_scores)} questions of {len(asks)}")
+    answers = []
+    for ask, scores in zip(asks, all_scores):
+        if len(scores) != len(ask.options):
+            raise RuntimeError(f"the model scored {len(scores)} options of {len(ask.options)}")
+        answers.append((option_scores_json(scores), prompt_as_sent(model, ask.request)))
+    return answers
 
 
 def _results(model, requests: list) -> list[GenerationResult]:
@@ -121,6 +135,8 @@ class Answered:
     items: int
     reused: int = 0
     model_requests: int = 0
+    generate_s: float = 0.0  # seconds in the model's generation calls
+    score_s: float = 0.0  # seconds in its option-scoring calls
 
 
 @dataclass
@@ -166,6 +182,7 @@ def execute(model, plan: Plan, batch_size: int, progress: Callable[[int, int], N
     reused = done
     size = max(1, int(batch_size or 1))
     requests = 0
+    generate_s = score_s = 0.0
     progress(done, total)
     for start in range(0, total, size):
         items = [item for item in plan.items[start:start + size] if item not in skip]
@@ -180,9 +197,14 @@ def execute(model, plan: Plan, batch_size: int, progress: Callable[[int, int], N
                 _mark_unavailable(plan, item, exc.reason)
                 continue
             chunk.extend(asks)
-        answered = [(ask, *_score(model, ask), None) for ask in chunk if ask.options is not None]
+        scored = [ask for ask in chunk if ask.options is not None]
         generated = [ask for ask in chunk if ask.options is None]
+        began = time.perf_counter()
+        answered = [(ask, *reply, None) for ask, reply in zip(scored, _score(model, scored))]
+        middle = time.perf_counter()
         answered += [(ask, *reply) for ask, reply in zip(generated, _generate(model, generated))]
+        score_s += middle - began
+        generate_s += time.perf_counter() - middle
         requests += len(answered)
         for ask, answer, prompt, hit_limit in answered:
             _fill(ask, answer, prompt, hit_limit)
@@ -194,4 +216,5 @@ def execute(model, plan: Plan, batch_size: int, progress: Callable[[int, int], N
                 ask.request.images = []  # the chunk is done: let its images go
         done += len(items)
         progress(done, total)
-    return Answered(items=total, reused=reused, model_requests=requests)
+    return Answered(items=total, reused=reused, model_requests=requests, generate_s=generate_s,
+                    score_s=score_s)

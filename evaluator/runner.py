@@ -162,6 +162,19 @@ def run_benchmark(benchmark: Benchmark, model, config: RunConfig, judge, progres
     return block, done.prompts, done.answered
 
 
+def time_summary(answered: Answered, wall_s: float) -> str:
+    """Where a benchmark's time went: items per second (the items answered now, the journal's aside) and the share
+    of the wall time in the model's two calls."""
+    fresh = answered.items - answered.reused
+    rate = fresh / wall_s if wall_s > 0 else 0.0
+
+    def share(seconds: float) -> str:
+        return f"{seconds:.1f} s ({100 * seconds / wall_s:.0f} %)" if wall_s > 0 else f"{seconds:.1f} s"
+
+    return (f"{fresh} item(s) in {wall_s:.1f} s, {rate:.2f} items/s; generation {share(answered.generate_s)}, "
+            f"option scoring {share(answered.score_s)}")
+
+
 def run(config: RunConfig, out_dir: Path) -> dict:
     """Evaluate config.model on each benchmark; write details, then results.json. Returns the results."""
     from evaluator.models import load_model
@@ -187,6 +200,7 @@ def run(config: RunConfig, out_dir: Path) -> dict:
         prompt_hashes.update({f"{name}/{key}": prompt_hash(text) for key, text in prompts.items()})
         item_counts[name] = blocks[name]["counts"].get("items", 0)
         print(f"{name}: {json.dumps(json_safe(blocks[name]['scores']))}", flush=True)
+        print(f"{name}: {time_summary(answered, blocks[name]['wall_time_s'])}", flush=True)
     request = config.request
     results = {
         "model": request.get("model", config.model),

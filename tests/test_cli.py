@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -40,6 +41,9 @@ def test_run_by_generation_on_a_pinned_hub_model(tiny_llava, tmp_path):
     assert {json.loads(line)["item"] for line in journal} == set(details["question_id"])
     assert results["run"]["resumed"] == {"cure": {"reused": 0, "items": 2, "model_requests": len(details)}}
     assert "cure: " in done.stdout  # the scores line printed for the log
+    timing = next(line for line in done.stdout.splitlines() if "items/s" in line)  # where the time went
+    assert re.fullmatch(r"cure: 2 item\(s\) in [\d.]+ s, [\d.]+ items/s; generation [\d.]+ s \(\d+ %\), "
+                        r"option scoring 0\.0 s \(0 %\)", timing), timing
 
 
 def test_failures_exit_non_zero_with_a_one_line_reason(tiny_llava, tmp_path):

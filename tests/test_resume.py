@@ -53,6 +53,10 @@ class Counting:
         self._count(1)
         return self.model.score_options(request, options)
 
+    def score_options_many(self, asks):
+        self._count(len(asks))
+        return self.model.score_options_many(asks)
+
 
 @pytest.fixture(scope="module")
 def llava(tiny_llava, one_torch_thread):

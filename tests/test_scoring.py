@@ -144,3 +144,100 @@ def test_supports_shared_prefix_by_config():
     # BLIP-2 over an encoder-decoder language model (Flan-T5) never takes the shared prefix.
     assert not scoring.supports_shared_prefix(model(Blip2Config(text_config=T5Config().to_dict())))
     assert not scoring.supports_shared_prefix(model(InstructBlipConfig(text_config=T5Config().to_dict())))
+
+
+# ---- many questions at once (batched_scoring) ------------------------------------------------------------------
+from evaluator.models import batched_scoring  # noqa: E402
+
+QUESTIONS = ["What colour is the ball? A. red B. blue",
+             "Count the objects in the picture and say how many there are, then name the largest one.",
+             "Yes or no?"]
+IMAGE_SIZES = [(40, 30), (64, 48), (30, 40)]
+
+
+def _many(adapter, with_image: bool) -> list[tuple[GenerationRequest, list[str]]]:
+    """Three questions of different lengths (so the batch pads), different images and option sets."""
+    asks = []
+    for index, (text, size) in enumerate(zip(QUESTIONS, IMAGE_SIZES)):
+        images = [Image.new("RGB", size, ("red", "green", "blue")[index])] if with_image else []
+        options = OPTIONS if index == 0 else [" yes", " no", MERGING[:9], " 12 objects; the table"][:2 + index]
+        asks.append((GenerationRequest(text, images=images, max_new_tokens=4), options))
+    return asks
+
+
+@pytest.mark.parametrize("family,with_image", CASES)
+def test_many_questions_at_once_match_one_at_a_time(adapters, family, with_image, monkeypatch):
+    adapter = adapters(family)
+    if with_image and not adapter.has_vision:
+        pytest.skip(f"{family} is a text-only model")
+    _cut_prompt(adapter, monkeypatch)
+    asks = _many(adapter, with_image)
+    try:
+        single = [adapter.score_options(request, options) for request, options in asks]
+    except (ValueError, TypeError) as exc:  # PaliGemma's processor, BLIP-2's forward need an image
+        if with_image:
+            raise
+        pytest.skip(f"{family} takes no prompt without an image ({exc})")
+    runner = adapter._runner(with_image)
+    batched = adapter.score_options_many(asks)
+    assert len(batched) == len(asks)
+    for got, want in zip(batched, single):
+        _assert_close(got, want)
+    if adapter.scoring_path == "shared_prefix" and batched_scoring.supports_batched(runner):
+        calls = []
+        real = batched_scoring.score_questions
+        monkeypatch.setattr(batched_scoring, "score_questions",
+                            lambda *args, **kwargs: calls.append(len(args[2])) or real(*args, **kwargs))
+        adapter.scoring_batch_size = 3
+        for got, want in zip(adapter.score_options_many(asks), single):
+            _assert_close(got, want)
+        assert calls == [3]  # the three questions in one batch
+        monkeypatch.setattr(batched_scoring, "score_questions",
+                            lambda model, inputs, ids: real(model, inputs, ids, max_rows=1))
+        for got, want in zip(adapter.score_options_many(asks), single):  # one continuation row per forward
+            _assert_close(got, want)
+
+
+@pytest.mark.parametrize("family,with_image", CASES)
+def test_option_ids_from_the_text_are_the_processors(adapters, family, with_image, monkeypatch):
+    adapter = adapters(family)
+    if with_image and not adapter.has_vision:
+        pytest.skip(f"{family} is a text-only model")
+    _cut_prompt(adapter, monkeypatch)
+    request = _request(adapter, with_image)
+    prompt = adapter.build_prompt(request)
+    try:
+        prompt_ids = adapter._encode([prompt], [request.images])["input_ids"][0]
+    except (ValueError, TypeError) as exc:
+        if with_image:
+            raise
+        pytest.skip(f"{family} takes no prompt without an image ({exc})")
+    from_text = adapter._options_from_text(prompt, OPTIONS, prompt_ids)
+    through_processor = [adapter._option_ids(prompt, request.images, option, prompt_ids) for option in OPTIONS]
+    if from_text is None:  # a family that writes text around the prompt: the processor is asked
+        return
+    assert from_text == [ids.tolist() for ids in through_processor]
+
+
+def test_scoring_halves_its_batch_on_out_of_memory(adapters, monkeypatch):
+    import torch
+
+    adapter = adapters(next(iter(FAMILIES)))
+    if not batched_scoring.supports_batched(adapter.model):
+        pytest.skip("the first family scores one question at a time")
+    asks = _many(adapter, with_image=False)
+    want = [adapter.score_options(request, options) for request, options in asks]
+    real, sizes = batched_scoring.score_questions, []
+
+    def oom_above_one(model, inputs, ids, **kwargs):
+        sizes.append(len(ids))
+        if len(ids) > 1:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
+        return real(model, inputs, ids, **kwargs)
+
+    monkeypatch.setattr(batched_scoring, "score_questions", oom_above_one)
+    adapter.scoring_batch_size = 4
+    got = adapter.score_options_many(asks)
+    assert sizes[:3] == [3, 1, 1] and adapter.scoring_batch_size == 1  # halved, then nothing skipped
+    for g, w in zip(got, want):
+        _assert_close(g, w)

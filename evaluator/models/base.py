@@ -63,7 +63,11 @@ class ModelAdapter(Protocol):
         ...
 
     def score_options(self, request: GenerationRequest, options: list[str]) -> list[OptionScore]:
-        """Summed and per-token-mean log-likelihood of each option as the assistant's reply."""
+        """Summed and per-token-mean log-likelihood of each option as the assistant's reply.
+
+        An adapter may also offer score_options_many([(request, options), ...]) -> [scores, ...], the same scores for
+        many questions at once; the executor hands it every option-scoring question of a chunk when it is there.
+        """
         ...
 
 

@@ -117,21 +117,21 @@ def supports_shared_prefix(model) -> bool:
     return True
 
 
-def _forward_params(module) -> set[str]:
+def forward_params(module) -> set[str]:
     try:
         return set(inspect.signature(module.forward).parameters)
     except (TypeError, ValueError):
         return set()
 
 
-def _continuation_module(model):
+def continuation_module(model):
     """The module that runs the options over the cache: the model itself, or its language model (BLIP-2 style)."""
     if getattr(model.config, "model_type", None) in LANGUAGE_MODEL_CONTINUATION_TYPES:
         return model.language_model
     return model
 
 
-def _past_key_values(output):
+def past_key_values(output):
     cache = getattr(output, "past_key_values", None)
     if cache is None:  # BLIP-2 style outputs keep the language model's output apart
         cache = getattr(getattr(output, "language_model_outputs", None), "past_key_values", None)
@@ -184,7 +184,7 @@ def _mrope_delta(model, prompt_inputs: dict) -> int:
     return int(deltas.reshape(-1)[0])
 
 
-def _log_probs_of(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+def log_probs_of(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """log_softmax(logits)[..., target], without materialising the whole log-softmax."""
     logits = logits.float()
     return logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
@@ -217,16 +217,16 @@ def score_shared_prefix(model, prompt_inputs: dict, option_ids: list[torch.Tenso
 
     # 1. The prompt, once: its cache, and the distribution of the first option token.
     prefill = dict(prompt_inputs, use_cache=True)
-    if "logits_to_keep" in _forward_params(model):
+    if "logits_to_keep" in forward_params(model):
         prefill["logits_to_keep"] = 1
     output = model(**prefill)
     first = output.logits[0, -1].float()
     first = first - torch.logsumexp(first, dim=-1)
-    cache = _past_key_values(output)
+    cache = past_key_values(output)
     del output
 
     # 2. The options over that cache, longest first so that each batch pads little.
-    continuation = _continuation_module(model)
+    continuation = continuation_module(model)
     side_keys = [] if continuation is not model else _per_token_keys(prompt_inputs, n_prompt)
     mrope = getattr(model.config, "model_type", None) in MROPE_MODEL_TYPES
     delta = _mrope_delta(model, prompt_inputs) if mrope else 0
@@ -259,7 +259,7 @@ def score_shared_prefix(model, prompt_inputs: dict, option_ids: list[torch.Tenso
             targets = torch.zeros_like(fed)
             for row, i in enumerate(chunk):
                 targets[row, :lengths[row] - 1] = option_ids[i][1:]
-            token_logprobs = _log_probs_of(logits, targets)
+            token_logprobs = log_probs_of(logits, targets)
             for row in range(k):
                 totals[row] += float(token_logprobs[row, :lengths[row] - 1].sum())
         for i, total, n in zip(chunk, totals, lengths):

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import torch
 
-from evaluator.models import scoring
+from evaluator.models import batched_scoring, scoring
 from evaluator.models.architectures import describe_model_folder
 from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore
 from evaluator.models.devices import free_cuda_memory, pick_device_dtype, resolve_batch_size, split_across_gpus
@@ -61,6 +61,8 @@ class TransformersAdapter:
         self.style = prompt_style(self.model_type) if has_vision else TEXT_STYLE
         # May shrink during a run: a batch that runs out of GPU memory is retried at half the size.
         self.batch_size = max(1, int(batch_size))
+        # Questions whose options are scored together (score_options_many); halved on out-of-memory as well.
+        self.scoring_batch_size = self.batch_size
         self.device = str(model.device.type)
         self.dtype = str(model.dtype).removeprefix("torch.")
         # "shared_prefix" (the prompt's KV cache reused for every option) where the architecture allows, else
@@ -220,11 +222,13 @@ class TransformersAdapter:
                 [requests[i] for i in chunk], temperature, seed), outputs)
         return [o or GenerationResult("") for o in outputs]
 
-    def _in_batches(self, indices: list[int], run: Callable[[list[int]], list], outputs: list) -> None:
-        """run() over `indices` in chunks of self.batch_size, halving the size on CUDA out-of-memory."""
+    def _in_batches(self, indices: list[int], run: Callable[[list[int]], list], outputs: list,
+                    size: str = "batch_size") -> None:
+        """run() over `indices` in chunks of the adapter's `size` attribute (self.batch_size, or for option scoring
+        self.scoring_batch_size), halving it on CUDA out-of-memory."""
         start = 0
         while start < len(indices):
-            chunk = indices[start:start + self.batch_size]
+            chunk = indices[start:start + getattr(self, size)]
             try:
                 results = run(chunk)
             except torch.cuda.OutOfMemoryError:
@@ -232,9 +236,9 @@ class TransformersAdapter:
                     raise
                 results = None
             if results is None:  # outside the except block, so the failed batch's tensors can be freed
-                self.batch_size = max(1, len(chunk) // 2)
-                log.warning("%s: out of memory at batch size %d; retrying at %d", self.model_id, len(chunk),
-                            self.batch_size)
+                setattr(self, size, max(1, len(chunk) // 2))
+                log.warning("%s: out of memory at %s %d; retrying at %d", self.model_id, size.replace("_", " "),
+                            len(chunk), getattr(self, size))
                 free_cuda_memory()
                 continue
             for i, result in zip(chunk, results):
@@ -292,6 +296,39 @@ class TransformersAdapter:
         return torch.tensor(self.tokenizer(option, add_special_tokens=False)["input_ids"], dtype=prompt_ids.dtype,
                             device=prompt_ids.device)
 
+    def _special_ids(self) -> set[int]:
+        """The tokenizer's special and added special token ids (an image placeholder among them)."""
+        if not hasattr(self, "_special_id_set"):
+            added = getattr(self.tokenizer, "added_tokens_decoder", {}) or {}
+            self._special_id_set = set(self.tokenizer.all_special_ids) | {i for i, tok in added.items()
+                                                                         if getattr(tok, "special", False)}
+        return self._special_id_set
+
+    def _options_from_text(self, prompt: str, options: list[str], prompt_ids: torch.Tensor) -> list[list[int]] | None:
+        """Each option's token ids as a continuation of the prompt, from the text alone (no image processed): the
+        prompt's text after its last special token (an image placeholder) is tokenized as in the processed prompt,
+        so the options are found as _option_ids finds them. None when the processed prompt does not end as the text
+        does (a family that adds text around the prompt): the caller asks the processor then."""
+        bos = self.tokenizer.bos_token
+        add_special = not (bos and prompt.startswith(bos))
+        text_ids = self.tokenizer(prompt, add_special_tokens=add_special)["input_ids"]
+        special = self._special_ids()
+        last = max((j for j, token in enumerate(text_ids) if token in special), default=-1)
+        segment = text_ids[last + 1:]
+        processed = prompt_ids.tolist()
+        if len(segment) > len(processed) or (segment and processed[-len(segment):] != segment):
+            return None
+        if last >= 0 and (len(processed) <= len(segment) or processed[-len(segment) - 1] not in special):
+            return None
+        joints = self.tokenizer([prompt + option for option in options], add_special_tokens=add_special)["input_ids"]
+        found = []
+        for option, joint in zip(options, joints):
+            if len(joint) > len(text_ids) and joint[:len(text_ids)] == text_ids:
+                found.append(list(joint[len(text_ids):]))
+            else:
+                found.append(list(self.tokenizer(option, add_special_tokens=False)["input_ids"]))
+        return found
+
     @torch.inference_mode()
     def score_options(self, request: GenerationRequest, options: list[str],
                       path: str | None = None) -> list[OptionScore]:
@@ -303,10 +340,52 @@ class TransformersAdapter:
         """
         prompt = self.build_prompt(request)
         prompt_inputs = self._encode([prompt], [request.images])
-        option_ids = [self._option_ids(prompt, request.images, o, prompt_inputs["input_ids"][0]) for o in options]
+        option_ids = self._all_option_ids(prompt, request.images, options, prompt_inputs["input_ids"][0])
         prompt_inputs = self._cast(prompt_inputs)
         model = self._runner(bool(request.images))
         shared = (path or self.scoring_path) == "shared_prefix"
         if shared and (model is self.model or scoring.supports_shared_prefix(model)):
             return scoring.score_shared_prefix(model, prompt_inputs, option_ids)
         return scoring.score_reference(model, prompt_inputs, option_ids)
+
+    def _all_option_ids(self, prompt: str, images: list[Any], options: list[str],
+                        prompt_ids: torch.Tensor) -> list[torch.Tensor]:
+        """The options' token ids after the processed prompt (1-D tensors beside `prompt_ids`): from the text where
+        it tells the same, else through the processor (the image processed again per option)."""
+        found = self._options_from_text(prompt, options, prompt_ids)
+        if found is None:
+            return [self._option_ids(prompt, images, option, prompt_ids) for option in options]
+        return [torch.tensor(ids, dtype=prompt_ids.dtype, device=prompt_ids.device) for ids in found]
+
+    def score_options_many(self, asks: list[tuple[GenerationRequest, list[str]]]) -> list[list[OptionScore]]:
+        """score_options for many questions, in the order given: batches of self.scoring_batch_size questions are
+        processed and prefilled together and their options scored together (batched_scoring), halving the batch on
+        out-of-memory. Architectures not cleared for it score one question at a time."""
+        outputs: list[list[OptionScore] | None] = [None] * len(asks)
+        groups: dict[bool, list[int]] = {}
+        for i, (request, _) in enumerate(asks):
+            groups.setdefault(self.has_vision and bool(request.images), []).append(i)
+        for indices in groups.values():
+            runner = self._runner(bool(asks[indices[0]][0].images))
+            if self.scoring_path != "shared_prefix" or not batched_scoring.supports_batched(runner):
+                for i in indices:
+                    outputs[i] = self.score_options(*asks[i])
+                continue
+            self._in_batches(indices, lambda chunk: self._score_batch([asks[i] for i in chunk], runner), outputs,
+                             size="scoring_batch_size")
+        return outputs  # type: ignore[return-value]
+
+    @torch.inference_mode()
+    def _score_batch(self, batch: list[tuple[GenerationRequest, list[str]]], runner: Any) -> list[list[OptionScore]]:
+        prompts = [self.build_prompt(request) for request, _ in batch]
+        inputs = self._encode(prompts, [request.images for request, _ in batch])
+        ids = inputs["input_ids"].cpu()  # read on the host once, not question by question
+        mask = inputs["attention_mask"].cpu().bool() if inputs.get("attention_mask") is not None else None
+        option_ids = []
+        for row, (prompt, (request, options)) in enumerate(zip(prompts, batch)):
+            prompt_ids = ids[row][mask[row]] if mask is not None else ids[row]
+            found = self._options_from_text(prompt, options, prompt_ids)
+            if found is None:  # the processor is asked, on the model's device
+                found = self._all_option_ids(prompt, request.images, options, prompt_ids.to(self.model.device))
+            option_ids.append(found)
+        return batched_scoring.score_questions(runner, self._cast(inputs), option_ids)
