@@ -1,5 +1,5 @@
-"""The standalone worker (`python -m leaderboard.running.worker`) for bench/chaos.py, with the store's writes of a publish
-slowed and announced, so that the chaos script can kill the worker inside publish.
+"""The standalone worker (`python -m leaderboard.running.worker`) for bench/chaos.py, with the store's writes of a
+publish slowed and announced, so that the chaos script can kill the worker inside publish.
 
 Every write of details/, results/ and leaderboard.parquet, and the request write that closes a run after its results
 (the FINISHED step), first writes `<CHAOS_MARKERS>/<pid>` with "<phase> <path>" (phase: publish, close or board),

@@ -4,13 +4,13 @@ the harm. Every count of harm should be 0.
 Scenarios (one line each, with its counts):
 
 1. kills, local store: N requests (the tiny LLaVA under N model ids, CURE sample suite, --limit 2) run by two real
-   workers (`python -m leaderboard.running.worker`, through bench/_chaos_worker.py, which slows and announces the writes of
-   a publish); K times, at a random moment, kill -9 a worker while it evaluates, a running evaluator, or a worker
-   inside publish (writing details or results, closing the request FINISHED, or rebuilding the board); a killed
-   worker is replaced. Then the workers drain the queue. Harm: requests lost (gone, or FINISHED without results),
-   stuck RUNNING, duplicated (two live evaluators of one request at once, or a board row twice or for a request that
-   is not FINISHED), partial (a FINISHED run whose details, results and board row disagree, or a board behind the
-   store), orphan evaluators (alive 3 s after their worker was killed, or after all workers stopped).
+   workers (`python -m leaderboard.running.worker`, through bench/_chaos_worker.py, which slows and announces the writes
+   of a publish); K times, at a random moment, kill -9 a worker while it evaluates, a running evaluator, or a worker
+   inside publish (writing details or results, closing the request FINISHED, or rebuilding the board); a killed worker
+   is replaced. Then the workers drain the queue. Harm: requests lost (gone, or FINISHED without results), stuck
+   RUNNING, duplicated (two live evaluators of one request at once, or a board row twice or for a request that is not
+   FINISHED), partial (a FINISHED run whose details, results and board row disagree, or a board behind the store),
+   orphan evaluators (alive 3 s after their worker was killed, or after all workers stopped).
 2. kills, fake Hub store: the same with worker threads sharing one in-process fake of the Hub (tests/fake_hub.py,
    which honours parent_commit, with a commit round trip so writers race): a "kill" is an evaluator kill -9, or a
    worker thread dying at its next store call (a heartbeat, the publish commit before or after it lands, the

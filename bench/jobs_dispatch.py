@@ -1,8 +1,8 @@
 """Hugging Face Jobs dispatch: N requests as Jobs on the loopback Hub (tests/hub_server.py: the real huggingface_hub
-client, each Job a real `python -m leaderboard.running.job_run` subprocess evaluating the tiny LLaVA on one CURE item and
-publishing to the Hub store over HTTP). Prints the wall time, the most Jobs at once, the commits per repository
-(and per evaluation), what a heartbeat commit a minute would have cost instead, and the harm: requests not
-FINISHED, requests with more than one Job, Jobs that did not complete.
+client, each Job a real `python -m leaderboard.running.job_run` subprocess evaluating the tiny LLaVA on one CURE item
+and publishing to the Hub store over HTTP). Prints the wall time, the most Jobs at once, the commits per repository (and
+per evaluation), what a heartbeat commit a minute would have cost instead, and the harm: requests not FINISHED, requests
+with more than one Job, Jobs that did not complete.
 
 Run: `.venv/bin/python bench/jobs_dispatch.py [--requests 8] [--max-jobs 4]` (about a minute on 2 cores).
 """

@@ -2,10 +2,10 @@
 
 Items run in chunks of `batch_size` items, in the plan's order. For each chunk the items' images are fetched, the
 option-scoring Asks go to the model in one score_options_many() call where the adapter has it (it processes,
-prefills and scores them in batches of its own; else they are scored one by one), and every generation Ask of the chunk goes to the model in one
-generate() call, which the adapter splits into batches of requests that share temperature and seed (and backs off
-by halving the batch on out-of-memory). The same batch size therefore gives the same batches, and a greedy
-answer never depends on its batch. Progress is reported after each chunk, in items.
+prefills and scores them in batches of its own; else they are scored one by one), and every generation Ask of the chunk
+goes to the model in one generate() call, which the adapter splits into batches of requests that share temperature and
+seed (and backs off by halving the batch on out-of-memory). The same batch size therefore gives the same batches, and a
+greedy answer never depends on its batch. Progress is reported after each chunk, in items.
 
 A generated answer that ran out of its max_new_tokens budget is marked in a row that has a "hit_token_limit" column
 (a benchmark opts in by giving its rows that column): True or False when the adapter says how the completion

@@ -20,8 +20,8 @@ A benchmark gets its config once a run of it is published (the stored card's con
 run being published), so no config points at files that do not exist.
 
 The body says what the dataset is, links back to the Space (settings.space_id, SPACE_ID), lists the board's
-columns (leaderboard.board.columns) and each benchmark's details columns (its card's `details`), where the data it quotes
-comes from and under which terms (a card's `licence`, else its sources and paper), and how to cite.
+columns (leaderboard.board.columns) and each benchmark's details columns (its card's `details`), where the data it
+quotes comes from and under which terms (a card's `licence`, else its sources and paper), and how to cite.
 
 `python -m leaderboard.board.dataset_card` rewrites the card from the whole store and adds the run columns to every
 details file that lacks them (one store write): the repair, and the migration of a store published before.

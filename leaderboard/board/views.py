@@ -1,8 +1,8 @@
 """What makes two rows comparable, and the board-only columns that say it: rank, flag, notes and details links.
 
-- A run is **flagged** when the admins hid it (their reason is the flag), when it used an item limit, or when it scored fewer than the coverage threshold of the items of
-  a benchmark (every benchmark it ran in the Overview; the view's benchmark in a benchmark's view). Flagged runs
-  are not ranked and are hidden unless asked for.
+- A run is **flagged** when the admins hid it (their reason is the flag), when it used an item limit, or when it scored
+  fewer than the coverage threshold of the items of a benchmark (every benchmark it ran in the Overview; the view's
+  benchmark in a benchmark's view). Flagged runs are not ranked and are hidden unless asked for.
 - **Ranks** are given within cohorts of comparable runs: the same suite and, in the Overview, an overall score over
   the same benchmarks (so a text-only model that could run SimpleQA alone is ranked among runs scored on SimpleQA
   alone, and a vision model is never averaged with a zero for a benchmark it did not run). Cohorts with more

@@ -3,9 +3,9 @@
 An entry holds the details frame (with each row's question in an "item" column), the card's item table built from
 it, and where each question's rows are; the explorer filters, sorts and pages that table and never reads the store
 again for the same run and benchmark (on the Hub store that would be one parquet download per click). Given the
-Space's copy of the board (leaderboard.board.space_copy), a run that is not on it is answered from it, and a file that could
-not be read is not read again until the board is read again: a visitor naming unknown or damaged runs costs no store
-read per call.
+Space's copy of the board (leaderboard.board.space_copy), a run that is not on it is answered from it, and a file that
+could not be read is not read again until the board is read again: a visitor naming unknown or damaged runs costs no
+store read per call.
 """
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The explorer's questions about a run's item table (evaluator cards' ItemView.items): filter, sort, page, group,
 compare with a second run, and the page URL that holds it all.
 
-Everything works on the cached item table (leaderboard.explorer.details_cache) with pandas; nothing here reads the store.
+Everything works on the cached item table (leaderboard.explorer.details_cache) with pandas; nothing here reads the
+store.
 """
 from __future__ import annotations
 

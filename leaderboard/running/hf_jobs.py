@@ -1,9 +1,9 @@
 """Hugging Face Jobs as the dispatcher uses them: what a request's Job runs, and reading a Job back.
 
-A Job evaluates one claimed request: `python -m leaderboard.running.job_run --request <path> --owner <lease owner>` in the
-image of the settings (by default this Space's own image, so the Job runs the Space's code), with every setting but
-the secrets in its environment and the tokens as Job secrets (never in its command, environment or labels). Its
-labels tie it to the store and to the request, so a restarted Space finds its Jobs again.
+A Job evaluates one claimed request: `python -m leaderboard.running.job_run --request <path> --owner <lease owner>` in
+the image of the settings (by default this Space's own image, so the Job runs the Space's code), with every setting but
+the secrets in its environment and the tokens as Job secrets (never in its command, environment or labels). Its labels
+tie it to the store and to the request, so a restarted Space finds its Jobs again.
 """
 from __future__ import annotations
 

@@ -52,8 +52,8 @@ def tick(settings: Settings, store: Store, stop: threading.Event | None = None, 
 class Scheduler:
     """Ticks on an APScheduler BackgroundScheduler, one at a time; shutdown() returns work to the queue.
 
-    With LEADERBOARD_EXECUTOR=hf-jobs a tick is the dispatcher's (leaderboard.running.job_dispatch): the evaluations run as
-    Hugging Face Jobs, `jobs_api` (default: huggingface_hub.HfApi with HF_TOKEN) starts and watches them, and
+    With LEADERBOARD_EXECUTOR=hf-jobs a tick is the dispatcher's (leaderboard.running.job_dispatch): the evaluations run
+    as Hugging Face Jobs, `jobs_api` (default: huggingface_hub.HfApi with HF_TOKEN) starts and watches them, and
     `dispatcher.live` says what each running request's Job is doing."""
 
     def __init__(self, settings: Settings, store: Store, jobs_api=None):

@@ -18,8 +18,8 @@ from leaderboard.running import job_flavors
 from leaderboard.submissions import limits
 from leaderboard.submissions import model_inspection as inspection
 from leaderboard.submissions.identity import SIGN_IN_NEEDED, SIGNED_OUT, Visitor
-from leaderboard.submissions.records import (CANCELLED, FAILED, MODEL_TYPES, PENDING, PRECISIONS, Request, all_requests, load,
-                               now, pending_position, request_path, save, transact)
+from leaderboard.submissions.records import (CANCELLED, FAILED, MODEL_TYPES, PENDING, PRECISIONS, Request,
+                                             all_requests, load, now, pending_position, request_path, save, transact)
 from leaderboard.settings import Settings
 from leaderboard.store import DamagedFile, Store, StoreConflict
 
@@ -47,8 +47,8 @@ class Refusal(Exception):
 # ---------------------------------------------------------------- the entry point
 def submit(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",
            model_type: str = "pretrained", by: Visitor = SIGNED_OUT, api=None) -> Outcome:
-    """Check a submission by the visitor `by` (leaderboard.submissions.identity: taken from the server's session, never from
-    the client) and queue it. Checks, in order (the first failure is the answer):
+    """Check a submission by the visitor `by` (leaderboard.submissions.identity: taken from the server's session, never
+    from the client) and queue it. Checks, in order (the first failure is the answer):
 
     0. the visitor is signed in;
     1. malformed model id / precision / model type / revision text;
@@ -62,8 +62,8 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
        a model (float32 counting double) no larger than the largest hardware of settings.jobs_flavors;
     7. a licence in the model card (Hub models only);
     8. duplicate (same model + sha + precision, not FAILED/CANCELLED) -> answered with the existing request;
-    9. limits (admins have none; leaderboard.submissions.limits): the submitter's PENDING requests, their submissions in the
-       last 7 days, the model organisation's PENDING requests;
+    9. limits (admins have none; leaderboard.submissions.limits): the submitter's PENDING requests, their submissions
+       in the last 7 days, the model organisation's PENDING requests;
     10. write the PENDING request (under the store lock, re-checking 8 and 9).
 
     Every message and note is scrubbed of every configured secret (settings.scrub).

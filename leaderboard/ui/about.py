@@ -34,8 +34,8 @@ RUN_STEPS = """\
    filtered, grouped, compared with a second run, and linkable.
 
 A finished run can be **graded again** by another judge from its stored answers, without running the model again
-(`python -m leaderboard.running.rescore`): only the judged scores change, and the results say which judge graded them, when,
-and which judges graded them before.
+(`python -m leaderboard.running.rescore`): only the judged scores change, and the results say which judge graded them,
+when, and which judges graded them before.
 """
 
 RECORDED = """\

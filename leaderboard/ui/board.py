@@ -2,7 +2,7 @@
 the table first, so that it is the first thing under the header even on a phone; the filters, the help and each
 benchmark's per-run sections (a plot or a table drawn from one run's results) below it.
 
-The table's value is `board_frames.board_table` (what a pandas Styler gives gr.Dataframe, built directly because a
+The table's value is `leaderboard.board.frames.board_table` (what a pandas Styler gives gr.Dataframe, built directly because a
 Styler is slow): numeric cells (percentages, counts; null when undefined) so that sorting a column in the browser is
 numeric, displayed as text ("54.3", "n/a"), the model linked to its Hub page and the details to their files. Which
 rows are shown, ranked and flagged is leaderboard.board.views. Through the API the same event gives `data` and

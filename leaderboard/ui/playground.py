@@ -14,14 +14,14 @@ or judge-derived parts are escaped Markdown. Refusals (no judge, not signed in, 
 limit) call no judge and count nothing.
 
 Who grades is decided on the server, whatever session or client calls `/grade`: the visitor of the OAuth session
-(leaderboard.submissions.identity; Gradio injects the profile and the request, they are no API inputs) and the client address
-as the Space's proxy reports it (leaderboard.ui.rate_limits.client_address, LEADERBOARD_PROXY_HOPS). With sign-in
-required, a signed-out visitor may grade only with LEADERBOARD_PLAYGROUND_ANONYMOUS. Each grading counts, over the
-last 60 s, against the signed-in user (LEADERBOARD_PLAYGROUND_PER_MINUTE), the client address (the same limit) and
-the whole Space (LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE); it is refused when any is full, and the refusal names
-that limit and says in how many seconds to try again. Without sign-in every visitor is the local user, so the
-address and the whole-Space limits hold there. The limiter, the suites and the judge live per app (per
-build_app, closed over by the handlers), never in module-global state.
+(leaderboard.submissions.identity; Gradio injects the profile and the request, they are no API inputs) and the client
+address as the Space's proxy reports it (leaderboard.ui.rate_limits.client_address, LEADERBOARD_PROXY_HOPS). With
+sign-in required, a signed-out visitor may grade only with LEADERBOARD_PLAYGROUND_ANONYMOUS. Each grading counts, over
+the last 60 s, against the signed-in user (LEADERBOARD_PLAYGROUND_PER_MINUTE), the client address (the same limit) and
+the whole Space (LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE); it is refused when any is full, and the refusal names that
+limit and says in how many seconds to try again. Without sign-in every visitor is the local user, so the address and the
+whole-Space limits hold there. The limiter, the suites and the judge live per app (per build_app, closed over by the
+handlers), never in module-global state.
 """
 from __future__ import annotations
 

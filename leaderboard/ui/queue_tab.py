@@ -2,7 +2,8 @@
 a box to cancel one of your PENDING requests (admins: any), and for admins the admin actions (re-queue a failed
 request, hide a run from the board or show it again) and the damaged files of the store. Refreshed on load, every
 REFRESH_SECONDS and on the Refresh button (that event is the `/queue` API endpoint: five tables, in the order of
-SECTIONS). Who may do what is decided from the session (leaderboard.submissions.identity), never from what the client sends."""
+SECTIONS). Who may do what is decided from the session (leaderboard.submissions.identity), never from what the client
+sends."""
 from __future__ import annotations
 
 import logging

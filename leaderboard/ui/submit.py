@@ -1,7 +1,7 @@
 """The Submit tab: who you are (signed in with Hugging Face, or the local user), a Hub model id, an optional revision,
 a precision and a model type; the Submit button (the `/submit` API endpoint) answers with one Markdown message; your
-own requests with their status below. The submitter is the visitor of the session (leaderboard.submissions.identity), never a
-value the client sends."""
+own requests with their status below. The submitter is the visitor of the session (leaderboard.submissions.identity),
+never a value the client sends."""
 from __future__ import annotations
 
 import logging
