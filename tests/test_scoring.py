@@ -59,6 +59,16 @@ def _assert_close(shared: list[OptionScore], reference: list[OptionScore]) -> No
         assert math.isclose(s.mean_logprob, r.mean_logprob, rel_tol=0, abs_tol=TOLERANCE), (s, r)
 
 
+def _unless_image_needed(family: str, with_image: bool, call):
+    """call(), or a skip where the family takes no prompt without an image (PaliGemma's processor, BLIP-2's forward)."""
+    try:
+        return call()
+    except (ValueError, TypeError) as exc:
+        if with_image:
+            raise
+        pytest.skip(f"{family} takes no prompt without an image ({exc})")
+
+
 CASES = [pytest.param(family, with_image, id=f"{family}-{'image' if with_image else 'text'}")
          for family in FAMILIES for with_image in (False, True)]
 
@@ -73,12 +83,8 @@ def test_shared_prefix_matches_reference(adapters, family, with_image, monkeypat
     assert joint[:len(tail)] != tail  # "bro" + "wn" merge into "brown"
     _cut_prompt(adapter, monkeypatch)
     request = _request(adapter, with_image)
-    try:
-        reference = adapter.score_options(request, OPTIONS, path="reference")
-    except (ValueError, TypeError) as exc:  # PaliGemma's processor, BLIP-2's forward need an image
-        if with_image:
-            raise
-        pytest.skip(f"{family} takes no prompt without an image ({exc})")
+    reference = _unless_image_needed(family, with_image,
+                                     lambda: adapter.score_options(request, OPTIONS, path="reference"))
     assert reference[OPTIONS.index("")] == OptionScore(0.0, 0.0, 0)
     assert all(r.n_tokens > 0 and r.sum_logprob < 0 for o, r in zip(OPTIONS, reference) if o)
     assert len({r.n_tokens for r in reference}) > 2  # options of different lengths
@@ -172,12 +178,8 @@ def test_many_questions_at_once_match_one_at_a_time(adapters, family, with_image
         pytest.skip(f"{family} is a text-only model")
     _cut_prompt(adapter, monkeypatch)
     asks = _many(adapter, with_image)
-    try:
-        single = [adapter.score_options(request, options) for request, options in asks]
-    except (ValueError, TypeError) as exc:  # PaliGemma's processor, BLIP-2's forward need an image
-        if with_image:
-            raise
-        pytest.skip(f"{family} takes no prompt without an image ({exc})")
+    single = _unless_image_needed(family, with_image,
+                                  lambda: [adapter.score_options(request, options) for request, options in asks])
     runner = adapter._runner(with_image)
     batched = adapter.score_options_many(asks)
     assert len(batched) == len(asks)
@@ -206,12 +208,8 @@ def test_option_ids_from_the_text_are_the_processors(adapters, family, with_imag
     _cut_prompt(adapter, monkeypatch)
     request = _request(adapter, with_image)
     prompt = adapter.build_prompt(request)
-    try:
-        prompt_ids = adapter._encode([prompt], [request.images])["input_ids"][0]
-    except (ValueError, TypeError) as exc:
-        if with_image:
-            raise
-        pytest.skip(f"{family} takes no prompt without an image ({exc})")
+    prompt_ids = _unless_image_needed(family, with_image,
+                                      lambda: adapter._encode([prompt], [request.images])["input_ids"][0])
     from_text = adapter._options_from_text(prompt, OPTIONS, prompt_ids)
     through_processor = [adapter._option_ids(prompt, request.images, option, prompt_ids) for option in OPTIONS]
     if from_text is None:  # a family that writes text around the prompt: the processor is asked

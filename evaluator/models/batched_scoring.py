@@ -10,14 +10,12 @@ continuation positions from their own rope index, and learned positions (OPT) ar
 """
 from __future__ import annotations
 
-import copy
-import inspect
-
 import torch
 
 from evaluator.models.base import OptionScore
 from evaluator.models.scoring import (MROPE_MODEL_TYPES, SIDE_INPUT_FILL, continuation_module, forward_params,
-                                      log_probs_of, past_key_values, supports_shared_prefix)
+                                      log_probs_of, mrope_starts, past_key_values, per_token_keys, rebatched_cache,
+                                      supports_shared_prefix)
 
 # Model types whose batched scores were checked against one question at a time (tests/test_scoring.py); others
 # score their questions one by one. Not InstructBLIP: its processor puts the query tokens in front of the left
@@ -36,42 +34,8 @@ def supports_batched(model) -> bool:
 
 def select_cache_rows(cache, rows: torch.Tensor):
     """A cache whose batch is `cache`'s rows `rows` (a row may repeat); `cache` itself is left as it is."""
-    from transformers.cache_utils import DynamicCache, DynamicLayer
-
-    if isinstance(cache, DynamicCache) and all(type(layer) is DynamicLayer for layer in cache.layers):
-        selected = copy.copy(cache)
-        selected.layers = []
-        for layer in cache.layers:
-            layer = copy.copy(layer)
-            if layer.is_initialized and layer.keys is not None and layer.keys.numel():
-                layer.keys = layer.keys.index_select(0, rows)
-                layer.values = layer.values.index_select(0, rows)
-            selected.layers.append(layer)
-        return selected
-    selected = copy.deepcopy(cache)
-    selected.batch_select_indices(rows)
-    return selected
-
-
-def _side_keys(inputs: dict, shape: tuple[int, int]) -> list[str]:
-    """Per-token side inputs of the prompts (besides input_ids and attention_mask), to be filled over the options."""
-    return [key for key, value in inputs.items()
-            if key not in ("input_ids", "attention_mask") and torch.is_tensor(value) and value.dim() == 2
-            and (key in SIDE_INPUT_FILL or (tuple(value.shape) == shape and key.endswith(("_mask", "_ids"))))]
-
-
-def _mrope_starts(model, inputs: dict) -> torch.Tensor:
-    """M-RoPE: the position that follows each prompt (the rope index's largest position + 1; without images the
-    padded length, as the model's own text positions count)."""
-    input_ids = inputs["input_ids"]
-    if inputs.get("image_grid_thw") is None and inputs.get("video_grid_thw") is None:
-        return torch.full((input_ids.shape[0],), input_ids.shape[1], dtype=torch.long, device=input_ids.device)
-    inner = getattr(model, "model", model)
-    get_rope_index = getattr(inner, "get_rope_index", None) or model.get_rope_index
-    accepted = set(inspect.signature(get_rope_index).parameters)
-    kwargs = {k: v for k, v in inputs.items() if k in accepted and k != "input_ids"}
-    positions, _ = get_rope_index(input_ids, **kwargs)
-    return positions.amax(dim=(0, 2)).long() + 1
+    return rebatched_cache(cache, lambda tensor: tensor.index_select(0, rows),
+                           lambda other: other.batch_select_indices(rows))
 
 
 @torch.inference_mode()
@@ -83,7 +47,7 @@ def score_questions(model, inputs: dict, option_ids: list[list[torch.Tensor | li
     MIN_ROWS_PER_FORWARD). The rows are assembled on the host and sent once per forward, and the scores read back
     once per forward, so the loop does not wait on the GPU option by option."""
     input_ids = inputs["input_ids"]
-    batch, width_prompt = int(input_ids.shape[0]), int(input_ids.shape[1])
+    batch = int(input_ids.shape[0])
     if len(option_ids) != batch:
         raise ValueError(f"{batch} prompts but options for {len(option_ids)} questions")
     device = input_ids.device
@@ -118,8 +82,8 @@ def score_questions(model, inputs: dict, option_ids: list[list[torch.Tensor | li
 
     # 2. Every longer option over its question's cache rows, longest first so that each forward pads little.
     continuation = continuation_module(model)
-    side_keys = [] if continuation is not model else _side_keys(inputs, (batch, width_prompt))
-    starts = _mrope_starts(model, inputs) if getattr(model.config, "model_type", None) in MROPE_MODEL_TYPES else None
+    side_keys = [] if continuation is not model else per_token_keys(inputs)
+    starts = mrope_starts(model, inputs) if getattr(model.config, "model_type", None) in MROPE_MODEL_TYPES else None
     rows.sort(key=lambda row: -len(options[row[0]][row[1]]))
     step = max_rows or max(batch, MIN_ROWS_PER_FORWARD)
     for begin in range(0, len(rows), step):

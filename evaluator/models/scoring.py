@@ -140,48 +140,53 @@ def past_key_values(output):
     return cache
 
 
-def _repeat_cache(cache, repeats: int):
-    """A cache holding `repeats` copies of `cache`'s batch of 1; `cache` itself is left as it is (reused per chunk)."""
+def rebatched_cache(cache, layer_batch, other_caches):
+    """A cache whose batch is made from `cache`'s, `cache` itself left as it is (reused per chunk): each layer's keys
+    and values become layer_batch(tensor) (a DynamicCache of DynamicLayers: updates replace a layer's tensors, via
+    torch.cat, rather than write into them, so shallow copies of the layers are enough); any other cache is deep-copied
+    and other_caches(copy) rebatches it in place."""
     from transformers.cache_utils import DynamicCache, DynamicLayer
 
     if isinstance(cache, DynamicCache) and all(type(layer) is DynamicLayer for layer in cache.layers):
-        # Updates replace a DynamicLayer's tensors (torch.cat) rather than writing into them, so shallow copies of
-        # the layers with expanded (not copied) tensors are enough.
-        repeated = copy.copy(cache)
-        repeated.layers = []
+        rebatched = copy.copy(cache)
+        rebatched.layers = []
         for layer in cache.layers:
             layer = copy.copy(layer)
             if layer.is_initialized and layer.keys is not None and layer.keys.numel():
-                layer.keys = layer.keys.expand(repeats, *layer.keys.shape[1:])
-                layer.values = layer.values.expand(repeats, *layer.values.shape[1:])
-            repeated.layers.append(layer)
-        return repeated
-    repeated = copy.deepcopy(cache)
-    repeated.batch_repeat_interleave(repeats)
-    return repeated
+                layer.keys, layer.values = layer_batch(layer.keys), layer_batch(layer.values)
+            rebatched.layers.append(layer)
+        return rebatched
+    rebatched = copy.deepcopy(cache)
+    other_caches(rebatched)
+    return rebatched
 
 
-def _per_token_keys(prompt_inputs: dict, n_prompt: int) -> list[str]:
+def _repeat_cache(cache, repeats: int):
+    """A cache holding `repeats` copies of `cache`'s batch of 1 (expanded, not copied)."""
+    return rebatched_cache(cache, lambda tensor: tensor.expand(repeats, *tensor.shape[1:]),
+                           lambda other: other.batch_repeat_interleave(repeats))
+
+
+def per_token_keys(inputs: dict) -> list[str]:
     """Side inputs aligned with input_ids (besides input_ids and attention_mask), as extend_side_inputs finds them."""
-    keys = []
-    for key, value in prompt_inputs.items():
-        if key in ("input_ids", "attention_mask") or not torch.is_tensor(value) or value.dim() != 2:
-            continue
-        if key in SIDE_INPUT_FILL or (value.shape == (1, n_prompt) and key.endswith(("_mask", "_ids"))):
-            keys.append(key)
-    return keys
+    shape = tuple(inputs["input_ids"].shape)
+    return [key for key, value in inputs.items()
+            if key not in ("input_ids", "attention_mask") and torch.is_tensor(value) and value.dim() == 2
+            and (key in SIDE_INPUT_FILL or (tuple(value.shape) == shape and key.endswith(("_mask", "_ids"))))]
 
 
-def _mrope_delta(model, prompt_inputs: dict) -> int:
-    """M-RoPE: how far the text positions after the prompt are shifted from the token count (0 without images)."""
-    if prompt_inputs.get("image_grid_thw") is None and prompt_inputs.get("video_grid_thw") is None:
-        return 0
+def mrope_starts(model, inputs: dict) -> torch.Tensor:
+    """M-RoPE: the position that follows each prompt (the rope index's largest position + 1; without images the
+    padded length, as the model's own text positions count)."""
+    input_ids = inputs["input_ids"]
+    if inputs.get("image_grid_thw") is None and inputs.get("video_grid_thw") is None:
+        return torch.full((input_ids.shape[0],), input_ids.shape[1], dtype=torch.long, device=input_ids.device)
     inner = getattr(model, "model", model)
     get_rope_index = getattr(inner, "get_rope_index", None) or model.get_rope_index
     accepted = set(inspect.signature(get_rope_index).parameters)
-    kwargs = {k: v for k, v in prompt_inputs.items() if k in accepted and k != "input_ids"}
-    _, deltas = get_rope_index(prompt_inputs["input_ids"], **kwargs)
-    return int(deltas.reshape(-1)[0])
+    kwargs = {k: v for k, v in inputs.items() if k in accepted and k != "input_ids"}
+    positions, _ = get_rope_index(input_ids, **kwargs)
+    return positions.amax(dim=(0, 2)).long() + 1
 
 
 def log_probs_of(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -227,9 +232,9 @@ def score_shared_prefix(model, prompt_inputs: dict, option_ids: list[torch.Tenso
 
     # 2. The options over that cache, longest first so that each batch pads little.
     continuation = continuation_module(model)
-    side_keys = [] if continuation is not model else _per_token_keys(prompt_inputs, n_prompt)
+    side_keys = [] if continuation is not model else per_token_keys(prompt_inputs)
     mrope = getattr(model.config, "model_type", None) in MROPE_MODEL_TYPES
-    delta = _mrope_delta(model, prompt_inputs) if mrope else 0
+    after_prompt = int(mrope_starts(model, prompt_inputs)[0]) if mrope else n_prompt
     todo.sort(key=lambda i: -int(option_ids[i].shape[0]))
     step = len(todo) if not max_options_per_batch else max(1, int(max_options_per_batch))
     for start in range(0, len(todo), step):
@@ -253,7 +258,7 @@ def score_shared_prefix(model, prompt_inputs: dict, option_ids: list[torch.Tenso
                 value = prompt_inputs[key]
                 inputs[key] = torch.full((k, width), SIDE_INPUT_FILL.get(key, 0), dtype=value.dtype, device=device)
             if mrope:
-                positions = torch.arange(n_prompt, n_prompt + width, device=device) + delta
+                positions = torch.arange(after_prompt, after_prompt + width, device=device)
                 inputs["position_ids"] = positions.view(1, 1, -1).expand(3, k, -1)
             logits = continuation(**inputs).logits
             targets = torch.zeros_like(fed)
