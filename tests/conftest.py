@@ -12,6 +12,9 @@ _ROOT = Path(tempfile.mkdtemp(prefix="vlm-lb-tests-"))
 os.environ["HF_HOME"] = str(_ROOT / "hf-home")
 os.environ["HF_HUB_CACHE"] = str(_ROOT / "hf-home" / "hub")
 os.environ["HF_HUB_OFFLINE"] = "1"
+# huggingface_hub uploads LFS files through Xet when hf_xet is installed, a protocol the loopback Hub
+# (tests/hub_server.py) does not serve; with Xet off the client takes the Git LFS upload path, which it serves.
+os.environ["HF_HUB_DISABLE_XET"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"

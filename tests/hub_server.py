@@ -1,36 +1,51 @@
 """A loopback stand-in for the parts of huggingface.co that answer over HTTP, so the real client code runs: one
-server (a ThreadingHTTPServer on 127.0.0.1 and a free port) for every feature that talks to the Hub over HTTP.
-Grow it here rather than writing another.
+server (ThreadingHTTPServers on 127.0.0.1: the Hub's port, `hub.url`, and its LFS storage's, `hub.storage_url`,
+another origin like the Hub's CDN) for every feature that talks to the Hub over HTTP. Grow it rather than writing
+another; its pieces: tests/hub_http.py (plumbing), hub_repos.py and hub_repo_api.py (repos), hub_lfs.py (Git LFS),
+hub_limits.py (429s), hub_jobs.py (Jobs).
 
 1. The OpenID Connect provider behind "Sign in with Hugging Face" (what a Space's OPENID_PROVIDER_URL points at):
    discovery, an authorize page where a person says who they are (remembered in a `hub_user` cookie, like the
    Hub's own session), a one-time code, a token endpoint checking the client's secret and answering an
    RS256-signed id_token, the key set and userinfo.
-2. Repos (tests/hub_repos.py), as `huggingface_hub.HfApi(endpoint=hub.url, token=...)` 2.4 calls them:
-   POST /api/repos/create, GET /api/{models,datasets,spaces}/{repo}[/revision/{rev}], GET .../tree/{rev}[/{path}],
-   HEAD/GET /[datasets/|spaces/]{repo}/resolve/{rev}/{path}, POST .../preupload/{rev}, POST .../commit/{rev},
-   and POST /api/validate-yaml (the client's check of a README.md's front matter before a commit that adds one).
+2. Repos, as `huggingface_hub.HfApi(endpoint=hub.url, token=...)` 2.4 calls them (tests/hub_repo_api.py lists the
+   endpoints): create, info (with `expand`), tree (paginated by cursor and Link), paths-info, the commit listing
+   (X-Total-Count, Link), super-squash, preupload, commit, resolve, validate-yaml; and Git LFS (tests/hub_lfs.py):
+   the batch and verify endpoints, uploads to and downloads from the storage port.
 3. Jobs (tests/hub_jobs.py), each command run as a local subprocess: GET /api/whoami-v2, GET /api/jobs/hardware,
    POST and GET /api/jobs/{ns}, GET /api/jobs/{ns}/{id}, GET /api/jobs/{ns}/{id}/logs (server-sent events),
    POST /api/jobs/{ns}/{id}/cancel.
+4. Rate limits and failures (tests/hub_limits.py): commit 429s per repo, read budgets per 5-minute fixed window for
+   the "api" and "resolvers" buckets, answered with the Hub's RateLimit headers (off unless `set_read_budget`), and
+   any request failing once on demand (`fail_next_request`).
 
-Auth: writes (create, preupload, commit), whoami and every Jobs endpoint need `Authorization: Bearer <token>`
-with a token of `hub.issue_token(user, orgs)` (or one handed out by the OpenID token endpoint); a repo or Job
-namespace must be the user or one of their orgs (else 403). Reads work without a token; an unknown token is
-refused (401) on every repo and Jobs endpoint. Every bearer token seen is kept in `hub.tokens_used`.
+Auth: writes (create, preupload, commit, super-squash, LFS batch), whoami and every Jobs endpoint need
+`Authorization: Bearer <token>` with a token of `hub.issue_token(user, orgs)` (or one handed out by the OpenID token
+endpoint); a repo or Job namespace must be the user or one of their orgs (else 403). Reads work without a token; an
+unknown token is refused (401) on every repo and Jobs endpoint. Every bearer token seen is kept in `hub.tokens_used`.
+The storage port takes no token (the Hub's are signed URLs) and the client sends it none.
 
 The client refuses every request while HF_HUB_OFFLINE=1 (tests/conftest.py sets it): inside this process, wrap
 the calls in `hub_client_online()`; a subprocess talking to the server needs HF_HUB_OFFLINE=0 in its environment
-(a Job too: Jobs inherit this process's environment unless the server is given `job_env`).
+(a Job too: Jobs inherit this process's environment unless the server is given `job_env`). Any process talking to
+the server also needs CLIENT_ENV (HF_HUB_DISABLE_XET=1) set before it imports huggingface_hub, else it uploads
+LFS files through Xet, which this server does not serve (conftest sets it; `hub_client_online()` turns Xet off in
+this process; a given `job_env` gets it).
 `HfApi.list_jobs` looks the default namespace up on huggingface.co itself: always pass `namespace=`.
 
     with HubServer() as hub, hub_client_online():
         token = hub.issue_token("ada", orgs=["test-org"])
         api = HfApi(endpoint=hub.url, token=token)
         hub.commits["test-org/results"]                 # commits landed (the initial one excluded)
+        hub.squashes["test-org/results"]                # super-squashes
         hub.fail_next_commit("test-org/results", status=429, retry_after=2)
+        hub.fail_next_request("/tree/", 500, "boom")    # the next request whose path holds "/tree/": a 500, once
         hub.set_commit_budget(3, window_seconds=1.0)    # a 4th commit to a repo within 1 s answers 429
-        hub.files("test-org/results")                   # {path: bytes} at the head
+        hub.set_read_budget(api=100, resolvers=None, window_seconds=300.0)   # a 101st API call in a window: 429
+        hub.calls_by_bucket(); hub.rate_limited()       # Counters per bucket: requests served, read-budget 429s
+        hub.files("test-org/results")                   # {path: bytes} at the head (LFS files' real bytes)
+        hub.lfs_paths("test-org/results")               # the paths stored with Git LFS
+        hub.requests                                    # [(method, path)] served, both ports, in order
         hub.jobs                                        # [JobRecord] (secret names only), with stage and pid
         hub.job_logs(job_id); hub.kill_job(job_id)
         hub.logins                                      # [(username, client_id), ...] OpenID codes exchanged
@@ -39,29 +54,36 @@ from __future__ import annotations
 
 import base64
 import html
-import json
-import re
 import secrets
 import threading
 import time
 import urllib.parse
+from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
+from tests.hub_http import (NONE, OPTIONAL, REQUIRED, HubError, Reply, Request, Route, Router, error_reply,
+                            json_reply, redirect, route)
 from tests.hub_jobs import HARDWARE, JobRecord, JobRunner, log_stream
-from tests.hub_repos import QUOTA_MESSAGE, HubError, RepoStore, git_blob_oid, iso_time
+from tests.hub_lfs import LfsEndpoints
+from tests.hub_limits import QUOTA_MESSAGE, ReadBudget, RequestFailures, bucket_of
+from tests.hub_repo_api import RepoEndpoints
+from tests.hub_repos import RepoStore, iso_time
 
 CLIENT_ID = "test-space-client"
 CLIENT_SECRET = "test-space-secret"
 SCOPES = "openid profile"
 USER_COOKIE = "hub_user"
 BAD_TOKEN = "Invalid credentials in Authorization header"  # the Hub's 401 message (the client keys on it)
+# What a process talking to this server needs in its environment before it imports huggingface_hub: with hf_xet
+# installed the client uploads LFS files through Xet, a protocol this server does not serve; with Xet off it takes
+# the Git LFS path, which it serves. (tests/conftest.py sets it; Jobs get it; a bench script must set it too.)
+CLIENT_ENV = {"HF_HUB_DISABLE_XET": "1"}
 
 
 def oauth_env(hub: "HubServer", space_id: str = "test-org/leaderboard") -> dict[str, str]:
@@ -87,103 +109,24 @@ class _QuietServer(ThreadingHTTPServer):
 @contextmanager
 def hub_client_online() -> Iterator[None]:
     """Let huggingface_hub make requests in this process despite HF_HUB_OFFLINE=1: every request of its HTTP
-    client checks `constants.HF_HUB_OFFLINE` (hf_hub_download, repo_info, create_commit, run_job... alike)."""
+    client checks `constants.HF_HUB_OFFLINE` (hf_hub_download, repo_info, create_commit, run_job... alike). Xet is
+    switched off meanwhile too (`constants.HF_HUB_DISABLE_XET`, read on each upload): see CLIENT_ENV."""
     from huggingface_hub import constants
 
-    before = constants.HF_HUB_OFFLINE
-    constants.HF_HUB_OFFLINE = False
+    before = constants.HF_HUB_OFFLINE, constants.HF_HUB_DISABLE_XET
+    constants.HF_HUB_OFFLINE, constants.HF_HUB_DISABLE_XET = False, True
     try:
         yield
     finally:
-        constants.HF_HUB_OFFLINE = before
-
-
-# ---------------------------------------------------------------------------------------------------- HTTP plumbing
-
-@dataclass
-class Request:
-    method: str
-    path: str  # still %-encoded, query removed
-    raw_query: str
-    query: dict[str, list[str]]
-    headers: object  # http.client.HTTPMessage
-    body: bytes
-    user: str | None = None  # the bearer token's user, when the token is known
-    params: dict[str, str] = field(default_factory=dict)  # the route's named groups, %-decoded
-
-    def arg(self, name: str, default: str | None = None) -> str | None:
-        return self.query.get(name, [default])[0]
-
-    def json(self):
-        try:
-            return json.loads(self.body or b"null")
-        except ValueError:
-            raise HubError(400, "the body is not JSON") from None
-
-    def form(self) -> dict[str, str]:
-        return dict(urllib.parse.parse_qsl(self.body.decode()))
-
-
-@dataclass
-class Reply:
-    status: int = 200
-    body: bytes | Iterable[bytes] = b""
-    content_type: str = "application/json"
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-def json_reply(payload, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
-    return Reply(status, json.dumps(payload).encode(), "application/json", dict(headers or {}))
-
-
-def error_reply(error: HubError) -> Reply:
-    """The Hub's error answer: JSON {"error": message} with X-Error-Message (and X-Error-Code when known)."""
-    headers = {"X-Error-Message": error.message, **error.headers}
-    if error.code:
-        headers["X-Error-Code"] = error.code
-    return json_reply({"error": error.message}, error.status, headers)
-
-
-NONE, OPTIONAL, REQUIRED = "none", "optional", "required"  # what a route asks of the Authorization header
-
-
-@dataclass
-class Route:
-    methods: tuple[str, ...]
-    pattern: re.Pattern
-    handler: Callable[[Request], Reply]
-    auth: str = NONE
-
-
-class Router:
-    def __init__(self, routes: list[Route]):
-        self.routes = routes
-
-    def find(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
-        """The route for a request (None: 404); raises a 405 for a known path asked with another method."""
-        known_path = False
-        for route in self.routes:
-            match = route.pattern.fullmatch(path)
-            if match is None:
-                continue
-            if method in route.methods:
-                params = {k: urllib.parse.unquote(v) for k, v in match.groupdict().items() if v is not None}
-                return route, params
-            known_path = True
-        if known_path:
-            raise HubError(405, f"{method} is not allowed here")
-        return None
-
-
-def _route(methods: str, pattern: str, handler, auth: str = NONE) -> Route:
-    return Route(tuple(methods.split()), re.compile(pattern), handler, auth)
+        constants.HF_HUB_OFFLINE, constants.HF_HUB_DISABLE_XET = before
 
 
 # ---------------------------------------------------------------------------------------------------- the server
 
 class HubServer:
     """The loopback Hub, started and stopped as a context. `job_cwd` and `job_env` (default: this process's
-    environment when the Job starts) apply to every Job's subprocess; `kill_grace`: SIGTERM to SIGKILL on cancel."""
+    environment when the Job starts; CLIENT_ENV is added to a given one) apply to every Job's subprocess;
+    `kill_grace`: SIGTERM to SIGKILL on cancel. A second port (`storage_url`) is the LFS storage."""
 
     def __init__(self, job_cwd=None, job_env: dict[str, str] | None = None, kill_grace: float = 2.0) -> None:
         self.key = RSAKey.generate_key(2048, parameters={"kid": "hub-test-key", "use": "sig"})
@@ -194,24 +137,31 @@ class HubServer:
         self._tokens: dict[str, str] = {}  # token -> user (OpenID access tokens and issue_token's)
         self._orgs: dict[str, tuple[str, ...]] = {}  # user -> orgs
         self._lock = threading.Lock()
-        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.budget = ReadBudget()
+        self.failures = RequestFailures()
+        self._servers = [_QuietServer(("127.0.0.1", 0), _handler_for(self, storage)) for storage in (False, True)]
+        self.url, self.storage_url = (f"http://127.0.0.1:{server.server_address[1]}" for server in self._servers)
         self.repos = RepoStore(self.url)
+        job_env = None if job_env is None else {**CLIENT_ENV, **job_env}
         self.runner = JobRunner(cwd=job_cwd, base_env=job_env, kill_grace=kill_grace)
-        self.router = Router(OpenIdEndpoints(self).routes() + RepoEndpoints(self).routes()
+        lfs = LfsEndpoints(self)
+        self.router = Router(OpenIdEndpoints(self).routes() + RepoEndpoints(self).routes() + lfs.routes()
                              + JobEndpoints(self).routes())
-        self._thread = threading.Thread(target=self._server.serve_forever, name="hub-server", daemon=True)
+        self.storage_router = Router(lfs.storage_routes())
+        self._threads = [threading.Thread(target=server.serve_forever, name=name, daemon=True)
+                         for server, name in zip(self._servers, ("hub-server", "hub-lfs-storage"))]
 
     def __enter__(self) -> "HubServer":
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
         return self
 
     def __exit__(self, *_exc) -> None:
         self.runner.close()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(10)
+        for server, thread in zip(self._servers, self._threads):
+            server.shutdown()
+            server.server_close()
+            thread.join(10)
 
     # ------------------------------------------------------------------------------------------------ auth
 
@@ -242,6 +192,13 @@ class HubServer:
             raise HubError(401, BAD_TOKEN)
         return user
 
+    def caller(self, authorization: str | None, address: str) -> str:
+        """Whom a request counts against: the bearer token's user, else the client's address."""
+        token = authorization[7:].strip() if authorization and authorization.startswith("Bearer ") else None
+        with self._lock:
+            user = self._tokens.get(token) if token else None
+        return f"user:{user}" if user else f"ip:{address}"
+
     def check_namespace(self, user: str, namespace: str) -> None:
         with self._lock:
             allowed = namespace == user or namespace in self._orgs.get(user, ())
@@ -271,12 +228,54 @@ class HubServer:
         text = message or (QUOTA_MESSAGE if status == 429 else f"Injected failure ({status})")
         self.repos.fail_next(repo_id, status, text, retry_after)
 
+    def fail_next_request(self, pattern: str, status: int, message: str) -> None:
+        """The next request (either port) whose %-decoded path contains `pattern` ("/resolve/", "/tree/",
+        "/commit/", "/paths-info/", a repo's info path...) is answered once with `status` in the Hub's error shape
+        (JSON {"error": message}, X-Error-Message), before routing."""
+        with self._lock:
+            self.failures.add(pattern, status, message)
+
     def set_commit_budget(self, max_commits: int, window_seconds: float = 3600.0, repo_id: str | None = None) -> None:
         """At most `max_commits` commits per repo (`repo_id`, or every repo) within a rolling window; more: 429."""
         self.repos.set_budget(max_commits, window_seconds, repo_id)
 
     def files(self, repo_id: str, repo_type: str = "dataset", revision: str | None = None) -> dict[str, bytes]:
+        """{path: bytes} at the head (or `revision`); an LFS file's real content."""
         return dict(self.repos.snapshot(repo_type, repo_id, revision).files)
+
+    def lfs_paths(self, repo_id: str, repo_type: str = "dataset", revision: str | None = None) -> set[str]:
+        """The paths stored with Git LFS at the head (or `revision`)."""
+        return set(self.repos.snapshot(repo_type, repo_id, revision).lfs)
+
+    @property
+    def squashes(self):
+        """Counter: repo id -> super-squashes."""
+        return self.repos.squashes
+
+    # ------------------------------------------------------------------------------------------------ read budgets
+
+    def set_read_budget(self, api: int | None = None, resolvers: int | None = None,
+                        window_seconds: float = 300.0) -> None:
+        """At most `api` / `resolvers` requests per caller in each fixed window (None: unlimited; both None by
+        default); more: 429 with RateLimit headers (tests/hub_limits.py). The windows' counts start afresh."""
+        with self._lock:
+            self.budget.set(api, resolvers, window_seconds)
+
+    def take_budget(self, bucket: str, authorization: str | None, address: str) -> dict[str, str]:
+        """Count a request against its bucket's budget: the RateLimit headers of its answer; raises the 429."""
+        caller = self.caller(authorization, address)
+        with self._lock:
+            return self.budget.take(bucket, caller, time.time())
+
+    def calls_by_bucket(self) -> Counter:
+        """Counter of the requests served per bucket: "api", "resolvers", "storage", "other"."""
+        with self._lock:
+            return Counter(self.budget.served)
+
+    def rate_limited(self) -> Counter:
+        """Counter of the 429s the read budgets answered, per bucket."""
+        with self._lock:
+            return Counter(self.budget.throttled)
 
     def head(self, repo_id: str, repo_type: str = "dataset") -> str:
         return self.repos.snapshot(repo_type, repo_id).oid
@@ -363,12 +362,12 @@ class OpenIdEndpoints:
         self.hub = hub
 
     def routes(self) -> list[Route]:
-        return [_route("GET", r"/\.well-known/openid-configuration", lambda r: json_reply(self.hub.discovery())),
-                _route("GET", r"/oauth/jwks", lambda r: json_reply({"keys": [self.hub.key.as_dict(private=False)]})),
-                _route("GET", r"/oauth/userinfo", self.userinfo),
-                _route("GET", r"/oauth/authorize", self.authorize),
-                _route("POST", r"/oauth/token", self.token),
-                _route("POST", r"/login", self.login)]
+        return [route("GET", r"/\.well-known/openid-configuration", lambda r: json_reply(self.hub.discovery())),
+                route("GET", r"/oauth/jwks", lambda r: json_reply({"keys": [self.hub.key.as_dict(private=False)]})),
+                route("GET", r"/oauth/userinfo", self.userinfo),
+                route("GET", r"/oauth/authorize", self.authorize),
+                route("POST", r"/oauth/token", self.token),
+                route("POST", r"/login", self.login)]
 
     def userinfo(self, request: Request) -> Reply:
         status, payload = self.hub.userinfo(request.headers.get("Authorization"))
@@ -384,7 +383,7 @@ class OpenIdEndpoints:
         code = self.hub.issue_code(cookie.value, query)
         back = {"code": code, **({"state": query["state"]} if "state" in query else {})}
         separator = "&" if "?" in query["redirect_uri"] else "?"
-        return _redirect(query["redirect_uri"] + separator + urllib.parse.urlencode(back))
+        return redirect(query["redirect_uri"] + separator + urllib.parse.urlencode(back))
 
     def token(self, request: Request) -> Reply:
         status, payload = self.hub.exchange(request.form(), request.headers.get("Authorization"))
@@ -395,115 +394,7 @@ class OpenIdEndpoints:
         user, target = form.get("username", "").strip(), form.get("next", "/")
         if not user or not target.startswith("/oauth/authorize?"):
             return json_reply({"error": "a username is needed"}, 400)
-        return _redirect(target, {"Set-Cookie": f"{USER_COOKIE}={user}; Path=/oauth; HttpOnly"})
-
-
-def _redirect(location: str, headers: dict[str, str] | None = None) -> Reply:
-    return Reply(302, b"", "text/plain", {"Location": location, **(headers or {})})
-
-
-_TYPES = r"(?P<types>models|datasets|spaces)"
-_REPO = r"(?P<repo>[^/]+/[^/]+)"
-_REV = r"(?P<rev>[^/]+)"
-
-
-def _repo_type(request: Request) -> str:
-    return request.params.get("types", "models")[:-1]
-
-
-class RepoEndpoints:
-    def __init__(self, hub: HubServer):
-        self.hub = hub
-        self.repos = hub.repos
-
-    def routes(self) -> list[Route]:
-        return [_route("POST", r"/api/repos/create", self.create, REQUIRED),
-                _route("GET", rf"/api/{_TYPES}/{_REPO}(?:/revision/{_REV})?", self.info, OPTIONAL),
-                _route("GET", rf"/api/{_TYPES}/{_REPO}/tree/{_REV}(?:/(?P<path>.*))?", self.tree, OPTIONAL),
-                _route("POST", rf"/api/{_TYPES}/{_REPO}/preupload/{_REV}", self.preupload, REQUIRED),
-                _route("POST", rf"/api/{_TYPES}/{_REPO}/commit/{_REV}", self.commit, REQUIRED),
-                _route("POST", r"/api/validate-yaml", self.validate_yaml, OPTIONAL),
-                _route("HEAD GET", rf"/(?:(?P<types>datasets|spaces)/)?{_REPO}/resolve/{_REV}/(?P<path>.+)",
-                       self.resolve, OPTIONAL)]
-
-    def _writer(self, request: Request) -> tuple[str, str]:
-        repo_id = request.params["repo"]
-        self.hub.check_namespace(request.user, repo_id.split("/")[0])
-        return _repo_type(request), repo_id
-
-    def create(self, request: Request) -> Reply:
-        payload = request.json() or {}
-        name = payload.get("name")
-        if not name or "/" in name:
-            raise HubError(400, "a repo name is required")
-        namespace = payload.get("organization") or request.user
-        self.hub.check_namespace(request.user, namespace)
-        status, answer = self.repos.create(payload.get("type") or "model", f"{namespace}/{name}")
-        return json_reply(answer, status)
-
-    def info(self, request: Request) -> Reply:
-        params = request.params
-        return json_reply(self.repos.info(_repo_type(request), params["repo"], params.get("rev")))
-
-    def tree(self, request: Request) -> Reply:
-        recursive = (request.arg("recursive") or "").lower() in ("1", "true")
-        params = request.params
-        return json_reply(self.repos.tree(_repo_type(request), params["repo"], params["rev"],
-                                          params.get("path", ""), recursive))
-
-    def preupload(self, request: Request) -> Reply:
-        repo_type, repo_id = self._writer(request)
-        files = (request.json() or {}).get("files") or []
-        return json_reply(self.repos.preupload(repo_type, repo_id, request.params["rev"], files))
-
-    def commit(self, request: Request) -> Reply:
-        repo_type, repo_id = self._writer(request)
-        try:
-            lines = [json.loads(line) for line in request.body.splitlines() if line.strip()]
-        except ValueError:
-            raise HubError(400, "the commit body is not NDJSON") from None
-        return json_reply(self.repos.commit(repo_type, repo_id, request.params["rev"], lines))
-
-    def validate_yaml(self, request: Request) -> Reply:
-        """A README.md's front matter: 400 with the errors when it is not a YAML mapping or its `configs` are not
-        a list of {config_name, data_files}, else 200 with no errors or warnings."""
-        import yaml
-
-        content = (request.json() or {}).get("content") or ""
-        errors = []
-        if content.startswith("---"):
-            try:
-                meta = yaml.safe_load(content[3:].split("\n---", 1)[0])
-            except yaml.YAMLError as exc:
-                meta, errors = None, [{"message": f"invalid YAML: {exc}"}]
-            if not errors and not isinstance(meta, dict):
-                errors.append({"message": "the metadata is not a mapping"})
-            configs = meta.get("configs", []) if isinstance(meta, dict) else []
-            if not isinstance(configs, list) or not all(
-                    isinstance(c, dict) and isinstance(c.get("config_name"), str) and c.get("data_files")
-                    for c in configs):
-                errors.append({"message": "configs must be a list of {config_name, data_files}"})
-        return json_reply({"errors": errors, "warnings": []}, 400 if errors else 200)
-
-    def resolve(self, request: Request) -> Reply:
-        params = request.params
-        oid, data = self.repos.file(_repo_type(request), params["repo"], params["rev"], params["path"])
-        name = urllib.parse.quote(params["path"].rsplit("/", 1)[-1])
-        headers = {"X-Repo-Commit": oid, "ETag": f'"{git_blob_oid(data)}"', "Accept-Ranges": "bytes",
-                   "Content-Disposition": f"inline; filename*=UTF-8''{name}"}
-        status, body = _byte_range(request.headers.get("Range"), data, headers)
-        return Reply(status, body, "application/octet-stream", headers)
-
-
-def _byte_range(header: str | None, data: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
-    """(status, body) for an optional `Range: bytes=start-[end]` (what the client sends to resume a download)."""
-    match = re.fullmatch(r"bytes=(\d+)-(\d*)", header or "")
-    if match is None:
-        return 200, data
-    start = int(match.group(1))
-    end = min(int(match.group(2)) if match.group(2) else len(data) - 1, len(data) - 1)
-    headers["Content-Range"] = f"bytes {start}-{end}/{len(data)}"
-    return 206, data[start:end + 1]
+        return redirect(target, {"Set-Cookie": f"{USER_COOKIE}={user}; Path=/oauth; HttpOnly"})
 
 
 class JobEndpoints:
@@ -513,13 +404,13 @@ class JobEndpoints:
 
     def routes(self) -> list[Route]:
         ns, job = r"(?P<ns>[^/]+)", r"(?P<job>[^/]+)"
-        return [_route("GET", r"/api/whoami-v2", lambda r: json_reply(self.hub.whoami(r.user)), REQUIRED),
-                _route("GET", r"/api/jobs/hardware", lambda r: json_reply(HARDWARE), OPTIONAL),
-                _route("POST", rf"/api/jobs/{ns}", self.run, REQUIRED),
-                _route("GET", rf"/api/jobs/{ns}", self.list_jobs, REQUIRED),
-                _route("GET", rf"/api/jobs/{ns}/{job}", self.inspect, REQUIRED),
-                _route("GET", rf"/api/jobs/{ns}/{job}/logs", self.logs, REQUIRED),
-                _route("POST", rf"/api/jobs/{ns}/{job}/cancel", self.cancel, REQUIRED)]
+        return [route("GET", r"/api/whoami-v2", lambda r: json_reply(self.hub.whoami(r.user)), REQUIRED),
+                route("GET", r"/api/jobs/hardware", lambda r: json_reply(HARDWARE), OPTIONAL),
+                route("POST", rf"/api/jobs/{ns}", self.run, REQUIRED),
+                route("GET", rf"/api/jobs/{ns}", self.list_jobs, REQUIRED),
+                route("GET", rf"/api/jobs/{ns}/{job}", self.inspect, REQUIRED),
+                route("GET", rf"/api/jobs/{ns}/{job}/logs", self.logs, REQUIRED),
+                route("POST", rf"/api/jobs/{ns}/{job}/cancel", self.cancel, REQUIRED)]
 
     def _namespace(self, request: Request) -> str:
         namespace = request.params["ns"]
@@ -554,7 +445,8 @@ class JobEndpoints:
 
 # ---------------------------------------------------------------------------------------------------- handler
 
-def _handler_for(hub: HubServer) -> type[BaseHTTPRequestHandler]:
+def _handler_for(hub: HubServer, storage: bool = False) -> type[BaseHTTPRequestHandler]:
+    """The request handler of the Hub's port, or of the LFS storage's (`storage`)."""
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *_args) -> None:  # quiet
             pass
@@ -571,29 +463,39 @@ def _handler_for(hub: HubServer) -> type[BaseHTTPRequestHandler]:
         def do_DELETE(self) -> None:  # noqa: N802
             self._serve("DELETE")
 
+        def do_PUT(self) -> None:  # noqa: N802
+            self._serve("PUT")
+
         def _serve(self, method: str) -> None:
             url = urllib.parse.urlsplit(self.path)
             with hub._lock:
                 hub.requests.append((method, url.path))
+                failure = hub.failures.take(urllib.parse.unquote(url.path))
+            rate: dict[str, str] = {}
             try:
-                reply = self._answer(method, url)
+                if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                    raise HubError(411, "the test Hub needs a Content-Length")
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if failure is not None:
+                    raise failure
+                rate = hub.take_budget(bucket_of(url.path, storage), self.headers.get("Authorization"),
+                                       self.client_address[0])
+                reply = self._answer(method, url, body)
             except HubError as error:
                 reply = error_reply(error)
+            reply.headers.update(rate)
             self._write(method, reply)
 
-        def _answer(self, method: str, url: urllib.parse.SplitResult) -> Reply:
-            if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-                raise HubError(411, "the test Hub needs a Content-Length")
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            found = hub.router.find(method, url.path)
+        def _answer(self, method: str, url: urllib.parse.SplitResult, body: bytes) -> Reply:
+            found = (hub.storage_router if storage else hub.router).find(method, url.path)
             if found is None:
                 raise HubError(404, "Not Found")
-            route, params = found
+            target, params = found
             request = Request(method, url.path, url.query, urllib.parse.parse_qs(url.query, keep_blank_values=True),
-                              self.headers, body, params=params)
-            if route.auth != NONE:
-                request.user = hub.authenticate(self.headers.get("Authorization"), route.auth == REQUIRED)
-            return route.handler(request)
+                              self.headers, body, params=params, base_url=hub.storage_url if storage else hub.url)
+            if target.auth != NONE:
+                request.user = hub.authenticate(self.headers.get("Authorization"), target.auth == REQUIRED)
+            return target.handler(request)
 
         def _write(self, method: str, reply: Reply) -> None:
             streaming = not isinstance(reply.body, bytes)

@@ -1,13 +1,16 @@
 """The loopback Hub (tests/hub_server.py) answers the REAL `huggingface_hub.HfApi` client over HTTP: dataset repos
-(create, read, list, commit with parent_commit, 412 and 429 answers) and Jobs, whose commands run here as local
-subprocesses (env and secrets, logs, cancel, kill, timeout, labels, hardware).
+(create, read, list with pages, paths-info, commit with parent_commit, 412 and 429 answers, the commit listing,
+super-squash) and Jobs, whose commands run here as local subprocesses (env and secrets, logs, cancel, kill,
+timeout, labels, hardware). Git LFS and the read budgets: tests/test_hub_lfs.py.
 
 tests/conftest.py sets HF_HUB_OFFLINE=1, which makes huggingface_hub refuse every request (its HTTP client checks
 `constants.HF_HUB_OFFLINE` on each one): the `hub` fixture lifts it with `hub_client_online()` for this module,
-and a Job's subprocess that calls the server gets HF_HUB_OFFLINE=0 in its env.
+and a Job's subprocess that calls the server gets HF_HUB_OFFLINE=0 in its env. It also sets HF_HUB_DISABLE_XET=1:
+the client uploads LFS files with the Git LFS protocol, which the loopback Hub serves, rather than Xet.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import uuid
@@ -16,6 +19,8 @@ import pytest
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 from huggingface_hub.errors import (BadRequestError, HfHubHTTPError, RemoteEntryNotFoundError,
                                     RepositoryNotFoundError, RevisionNotFoundError)
+from huggingface_hub.hf_api import RepoFile, RepoFolder
+from huggingface_hub.utils import get_session
 
 from tests.conftest import wait_for
 from tests.hub_server import HubServer, hub_client_online
@@ -208,6 +213,69 @@ def test_the_hub_store_runs_on_the_real_client(api, hub):
     store.delete("results/org/m/run.json")
     assert store.read_json("results/org/m/run.json") is None
     assert hub.commits[results] == 2 and hub.commits[requests] == 2 and hub.repos.rejected[requests] == 1
+
+
+def test_repo_info_answers_only_the_expanded_properties(api, hub, repo):
+    info = api.dataset_info(repo, expand=["sha"])
+    assert info.sha == hub.head(repo) and info.siblings is None and info.last_modified is None
+    raw = get_session().get(f"{hub.url}/api/datasets/{repo}", params={"expand": ["sha", "lastModified"]}).json()
+    assert set(raw) == {"_id", "id", "sha", "lastModified"}
+    with pytest.raises(BadRequestError):  # a model's property
+        api.dataset_info(repo, expand=["sha", "safetensors"])
+
+
+def test_a_tree_pages_through_link_headers_and_paths_info_finds_entries(api, hub, repo):
+    files = {f"runs/{n // 100:02d}/{n:04d}.json": str(n).encode() for n in range(2500)}
+    head = api.create_commit(repo, operations=[CommitOperationAdd(p, d) for p, d in files.items()],
+                             commit_message="2,500 files", repo_type="dataset").oid
+    start = len(hub.requests)
+    listed = list(api.list_repo_tree(repo, repo_type="dataset", recursive=True))
+    assert len([path for _, path in hub.requests[start:] if "/tree/" in path]) == 3  # 1,000 entries a page
+    assert {f.path for f in listed if isinstance(f, RepoFile)} == {*files, ".gitattributes"}
+    assert len([f for f in listed if isinstance(f, RepoFolder)]) == 1 + 25 and len(listed) == 2527
+    first = get_session().get(f"{hub.url}/api/datasets/{repo}/tree/main", params={"recursive": True})
+    assert first.links["next"]["url"].startswith(f"{hub.url}/api/datasets/{repo}/tree/main?recursive=true&cursor=")
+    start = len(hub.requests)
+    expanded = list(api.list_repo_tree(repo, "runs/07", repo_type="dataset", expand=True))  # 50 a page
+    assert len(expanded) == 100 and len(hub.requests) - start == 2
+    assert {f.last_commit.oid for f in expanded} == {head} and expanded[0].last_commit.title == "2,500 files"
+
+    found = api.get_paths_info(repo, ["runs/00/0001.json", "runs/24", "missing.json"], repo_type="dataset")
+    assert [(type(f), f.path) for f in found] == [(RepoFile, "runs/00/0001.json"), (RepoFolder, "runs/24")]
+    assert found[0].blob_id == hashlib.sha1(b"blob 1\0" + b"1").hexdigest() and found[0].lfs is None
+
+
+def test_the_commit_listing_pages_newest_first_with_its_length(api, hub, repo, token):
+    oids = [commit(api, repo, {"a.json": str(n).encode()}).oid for n in range(51)]
+    listed = api.list_repo_commits(repo, repo_type="dataset")  # 50 a page: two pages, through Link
+    assert [c.commit_id for c in listed[:51]] == oids[::-1] and len(listed) == 52
+    assert (listed[-1].authors, listed[-1].title, listed[0].authors) == (["system"], "initial commit", [USER])
+    url, headers = f"{hub.url}/api/datasets/{repo}/commits/main", {"Authorization": f"Bearer {token}"}
+    five = get_session().get(url, params={"limit": 5}, headers=headers)
+    assert five.headers["X-Total-Count"] == "52" and [c["id"] for c in five.json()] == oids[::-1][:5]
+    assert five.links["next"]["url"].endswith("limit=5&p=1")
+    assert get_session().get(url, params={"limit": 1001}, headers=headers).status_code == 400
+
+
+def test_super_squash_leaves_one_commit_and_forgets_the_old_ones(api, hub, repo):
+    commit(api, repo, {"a.json": b"1"})
+    old = commit(api, repo, {"b.json": b"2"}).oid
+    api.super_squash_history(repo, repo_type="dataset", commit_message="Squash it")
+    head = hub.head(repo)
+    assert head != old and hub.squashes[repo] == 1 and hub.commits[repo] == 2
+    [only] = api.list_repo_commits(repo, repo_type="dataset")
+    assert (only.commit_id, only.title, only.authors) == (head, "Squash it", [USER])
+    assert hub.repos.snapshot("dataset", repo).parent is None and set(hub.files(repo)) == {".gitattributes",
+                                                                                           "a.json", "b.json"}
+    with pytest.raises(RevisionNotFoundError):
+        api.repo_info(repo, repo_type="dataset", revision=old)
+    with pytest.raises(HfHubHTTPError) as stale:
+        commit(api, repo, {"c.json": b"3"}, parent=old)
+    assert stale.value.response.status_code == 412
+    assert get_session().get(f"{hub.url}/api/datasets/{repo}/commits/main").headers["X-Total-Count"] == "1"
+    with pytest.raises(HfHubHTTPError) as anonymous:
+        HfApi(endpoint=hub.url, token=False).super_squash_history(repo, repo_type="dataset")
+    assert anonymous.value.response.status_code == 401 and hub.squashes[repo] == 1
 
 
 # ------------------------------------------------------------------------------------------------ jobs
