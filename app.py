@@ -1,7 +1,8 @@
 """The Open VLM Reasoning Leaderboard Space: `python app.py`.
 
 Builds the Gradio app on the store named by the settings and starts the background evaluator
-(an APScheduler job) unless LEADERBOARD_RUN_SCHEDULER=0.
+(an APScheduler job) unless LEADERBOARD_RUN_SCHEDULER=0; on the Hub store, a timer keeps the store's picture of
+the repos current (LEADERBOARD_HUB_REFRESH_SECONDS), so that no page asks the Hub itself.
 """
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 from leaderboard.running.scheduler import Scheduler  # noqa: E402
 from leaderboard.settings import Settings  # noqa: E402
 from leaderboard.store import open_store  # noqa: E402
+from leaderboard.store.refresh_timer import RefreshTimer  # noqa: E402
 from leaderboard.submissions.identity import seal_mock_sessions, sign_in_problem  # noqa: E402
-from leaderboard.ui import build_app, launch_options  # noqa: E402
+from leaderboard.ui import build_app, launch_options, warm_store  # noqa: E402
 
 PORT_BUSY = ("error: port {port} on {host} is already in use (another copy of the Space, or another server). Stop "
              "it, or start this one on a free port: LEADERBOARD_PORT=7861 python app.py (GRADIO_SERVER_PORT works "
@@ -47,12 +49,16 @@ def main() -> int:
         return 1
     if scheduler:
         scheduler.start()
+    timer = RefreshTimer(store, settings.hub_refresh_seconds, warm=lambda: warm_store(store)).start() \
+        if settings.store_backend == "hub" else None
     print(f"listening on http://{settings.host}:{settings.port}; store: {settings.store_backend} at "
           f"{settings.home.resolve()}; suite: {settings.suite}; "
           f"scheduler: {'every %.0f s' % settings.scheduler_interval if scheduler else 'off'}", flush=True)
     try:
         demo.block_thread()  # until Ctrl-C or SIGTERM
     finally:
+        if timer:
+            timer.stop()
         if scheduler:
             scheduler.shutdown()
     return 0

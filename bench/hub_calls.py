@@ -2,19 +2,27 @@
 huggingface_hub client and the real Hub store.
 
 For N requests (half FINISHED, with results, a details file per benchmark and their row on leaderboard.parquet; half
-FAILED, so that a tick has nothing to claim), in a requests repo and a results repo:
-- an idle scheduler tick (recover, the board's staleness check, claim: nothing PENDING), after a first tick;
-- one new submission (the request written PENDING) and the tick after it (the evaluation itself is left out: the
-  tick's run of the request is replaced by a stand-in that leaves it RUNNING);
-- one page load of the Space's board, queue and explorer: the `/leaderboard`, `/queue` and `/explorer_items` API
-  endpoints of the real app (what the tabs' load events read), through gradio_client;
+FAILED, so that a tick has nothing to claim), in a requests repo and a results repo, written by another store (as a
+Job would), the Space's own store:
+- starts cold: the refresh timer's first read of what the pages read (queue, results, board), then the first tick;
+- an idle scheduler tick (refresh, recover, the board's staleness check, claim: nothing PENDING), and a round of the
+  refresh timer with nothing changed;
+- one new submission (the request written PENDING by the Space's store, as the Submit tab does) and the tick after it
+  (the evaluation itself is left out: the tick's run of the request is replaced by a stand-in that leaves it
+  RUNNING); then the tick after another process's commit (a request saved by the other store);
+- the first view of a run's details in the explorer, then one page load of the Space's board, queue and explorer:
+  the `/leaderboard`, `/queue` and `/explorer_items` API endpoints of the real app (what the tabs' load events read),
+  through gradio_client;
 - 5 minutes with 10 open Queue tabs plus the scheduler, from those figures: each tab refreshes the queue every
-  leaderboard.ui.queue_tab.REFRESH_SECONDS, the scheduler ticks every LEADERBOARD_SCHEDULER_INTERVAL;
+  leaderboard.ui.queue_tab.REFRESH_SECONDS, the scheduler ticks every LEADERBOARD_SCHEDULER_INTERVAL, the refresh
+  timer runs every LEADERBOARD_HUB_REFRESH_SECONDS (each round counted at full price, though a round right after a
+  tick skips the repos the tick checked);
 and, for the Hub cache on disk (HF_HUB_CACHE, a temporary folder), its snapshot folders and files before and after
 20 commits to the requests repo, each followed by a read of the queue.
 Each figure is the number of HTTP requests the loopback Hub received, with a breakdown by kind (tree: a listing;
-resolve: a file download or its metadata; info: a repo's head; commit, preupload). The Hub's documented limits are
-per 5 minutes: 5,000 resolver calls for a free account (12,000 PRO) and 1,000 other API calls.
+resolve: a file download; info: a repo's head; commits: the history listing; paths-info; commit, preupload). The
+Hub's documented limits are per 5 minutes: 5,000 resolver calls for a free account (12,000 PRO) and 1,000 other API
+calls (2,500 PRO).
 
 Run: `.venv/bin/python bench/hub_calls.py [N ...]` (default 100 1000). Not part of the test suite. The last line:
 `hub calls: idle tick N=100 <a>, N=1000 <b>; after one submission <c>; page load <d>; 5 min with 10 viewers <e>`
@@ -33,6 +41,7 @@ CACHE = Path(tempfile.mkdtemp(prefix="bench-hub-cache-"))
 os.environ["HF_HUB_CACHE"] = str(CACHE)  # before huggingface_hub is imported: the client reads it once
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ["HF_HUB_DISABLE_XET"] = "1"  # the loopback Hub serves Git LFS uploads, not Xet (tests/hub_server.py)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import json  # noqa: E402
@@ -47,7 +56,9 @@ def kind(method: str, path: str) -> str:
     """What a request to the Hub was, by its path."""
     if "/resolve/" in path:
         return f"resolve {method}"
-    for word in ("tree", "commit", "preupload", "validate-yaml", "repos/create"):
+    if path.startswith("/lfs-storage/"):
+        return "LFS storage (a CDN on the Hub, not a Hub call)"
+    for word in ("tree", "paths-info", "commits", "commit", "preupload", "validate-yaml", "repos/create", "lfs"):
         if f"/{word}" in path:
             return word
     return "info" if path.startswith("/api/") else path
@@ -133,7 +144,7 @@ def measure(count: int, with_app: bool) -> dict:
     from leaderboard.store.hub import HubStore
     from leaderboard.submissions import records as queue
     from leaderboard.submissions.records import Request
-    from leaderboard.ui import build_app, launch_options
+    from leaderboard.ui import build_app, launch_options, warm_store
     from leaderboard.ui.queue_tab import REFRESH_SECONDS
     from tests.conftest import free_port
     from tests.hub_server import HubServer, hub_client_online
@@ -144,16 +155,23 @@ def measure(count: int, with_app: bool) -> dict:
         token = hub.issue_token("bench", orgs=["bench-org"])
         settings = Settings.from_env({}, home=home, store_backend="hub", results_repo=RESULTS_REPO,
                                      requests_repo=REQUESTS_REPO, hf_token=token)
-        store = HubStore(HfApi(endpoint=hub.url, token=token), RESULTS_REPO, REQUESTS_REPO)
-        key = populate(store, count, list(settings.benchmarks))
-        rebuild_leaderboard(store, schema(settings.benchmarks))
-        scheduler.tick(settings, store)  # a first tick: whatever it finds to do once
+        publisher = HubStore(HfApi(endpoint=hub.url, token=token), RESULTS_REPO, REQUESTS_REPO)  # as a Job
+        key = populate(publisher, count, list(settings.benchmarks))
+        rebuild_leaderboard(publisher, schema(settings.benchmarks))
+        store = HubStore(HfApi(endpoint=hub.url, token=token), RESULTS_REPO, REQUESTS_REPO, create=False)
+        with Calls(hub) as cold:  # the Space starts: its timer reads what the pages read, then the first tick
+            warm_store(store)
+            scheduler.tick(settings, store)
+        found["cold_start"] = cold
         with Calls(hub) as idle:
             report = scheduler.tick(settings, store)
         assert report.request is None and not report.error, report
         found["idle_tick"] = idle
+        with Calls(hub) as timer_round:
+            store.refresh()
+        found["timer_round"] = timer_round
 
-        with Calls(hub) as submitted:
+        with Calls(hub) as submitted:  # the Submit tab writes through the Space's own store
             queue.save(store, Request(model="new-org/new-model", revision="f" * 40))
         found["submission"] = submitted
         ran = []
@@ -163,10 +181,14 @@ def measure(count: int, with_app: bool) -> dict:
         try:
             with Calls(hub) as after:
                 scheduler.tick(settings, store)
+            assert ran, "the tick claimed the new request"
+            queue.save(publisher, Request(model="other-org/model", revision="e" * 40))  # another process's commit
+            with Calls(hub) as after_foreign:
+                scheduler.tick(settings, store)
         finally:
             scheduler.run_request = original
-        assert ran, "the tick claimed the new request"
         found["tick_after_submission"] = after
+        found["tick_after_foreign"] = after_foreign
 
         if with_app:
             demo = build_app(settings, store)
@@ -175,13 +197,14 @@ def measure(count: int, with_app: bool) -> dict:
                         **launch_options(settings, store))
             try:
                 client = Client(f"http://127.0.0.1:{port}/", verbose=False)
-                client.predict(api_name="/leaderboard")
-                client.predict(api_name="/queue")  # warm: what a first visitor pays is measured below
+                explorer = {"run": key, "benchmark": settings.benchmarks[0], "api_name": "/explorer_items"}
+                with Calls(hub) as first_view:  # the first view of a run's details fetches its file once
+                    client.predict(**explorer)
+                found["first_details_view"] = first_view
                 pages = {}
                 for name, call in (("board", lambda: client.predict(api_name="/leaderboard")),
                                    ("queue", lambda: client.predict(api_name="/queue")),
-                                   ("explorer", lambda: client.predict(run=key, benchmark=settings.benchmarks[0],
-                                                                       api_name="/explorer_items"))):
+                                   ("explorer", lambda: client.predict(**explorer))):
                     with Calls(hub) as page:
                         call()
                     pages[name] = page
@@ -189,10 +212,12 @@ def measure(count: int, with_app: bool) -> dict:
             finally:
                 demo.close()
             ticks = WINDOW_S / settings.scheduler_interval
+            rounds = WINDOW_S / settings.hub_refresh_seconds
             refreshes = WINDOW_S / REFRESH_SECONDS * 10
-            found["five_minutes"] = round(pages["queue"].total * refreshes + idle.total * ticks)
+            found["five_minutes"] = round(pages["queue"].total * refreshes + idle.total * ticks
+                                          + timer_round.total * rounds)
             found["five_minutes_how"] = (f"{refreshes:.0f} queue refreshes x {pages['queue'].total} + {ticks:.0f} "
-                                         f"ticks x {idle.total}")
+                                         f"ticks x {idle.total} + {rounds:.0f} timer rounds x {timer_round.total}")
 
             before = cache_size()
             for i in range(20):
@@ -207,9 +232,13 @@ def main(sizes: list[int]) -> None:
     for count in sizes:
         found = measure(count, with_app=count == max(sizes))
         results.append(found)
-        print(f"N={count}: idle tick {found['idle_tick']}")
+        print(f"N={count}: cold start (the timer's first read of queue, results and board, then the first tick) "
+              f"{found['cold_start']}")
+        print(f"N={count}: idle tick {found['idle_tick']}; a timer round with nothing changed {found['timer_round']}")
         print(f"N={count}: one submission {found['submission']}; the tick after it {found['tick_after_submission']}")
+        print(f"N={count}: the tick after another process's commit {found['tick_after_foreign']}")
         if "pages" in found:
+            print(f"N={count}: first view of a run's details in the explorer {found['first_details_view']}")
             for name, page in found["pages"].items():
                 print(f"N={count}: page load, {name}: {page}")
             print(f"N={count}: 5 minutes with 10 Queue tabs and the scheduler: {found['five_minutes']} calls "

@@ -165,8 +165,18 @@ class Settings:
     jobs_setup: str = setting("LEADERBOARD_JOBS_SETUP", "", "hf-jobs: a shell command run in the Job before the "
                               "evaluation (for an image without this project: fetch it and install its "
                               "requirements; default: none)")
-    commit_budget: int = setting("LEADERBOARD_COMMIT_BUDGET", "100", "Hub store: commits per repository in any hour "
-                                 "(the Hub allows about 128); beyond it, writes wait", int)
+    commit_budget: int = setting("LEADERBOARD_COMMIT_BUDGET", "100", "Hub store: commits per repository in any hour, "
+                                 "counted from the repository's own history whoever made them (the Hub allows about "
+                                 "128); beyond it background writes wait and a submission is refused with the minutes "
+                                 "to wait", int)
+    hub_refresh_seconds: float = setting("LEADERBOARD_HUB_REFRESH_SECONDS", "15", "Hub store: how often the Space "
+                                         "asks whether the repositories changed (one call each when nothing did; "
+                                         "pages read what the Space already holds)", float)
+    hub_cache_mb: float = setting("LEADERBOARD_HUB_CACHE_MB", "256", "Hub store: memory for large files read from "
+                                  "the Hub (details parquet files, the board), least recently used out", float)
+    squash_after_commits: int = setting("LEADERBOARD_SQUASH_AFTER_COMMITS", "2000", "Hub store: once the requests "
+                                        "repository's history is longer than this, the scheduler squashes it into "
+                                        "one commit (files unchanged; 0: never)", int)
     python: str = setting("LEADERBOARD_PYTHON", "", "Python used for the worker subprocess (default: this interpreter)")
     playground_per_minute: int = setting("LEADERBOARD_PLAYGROUND_PER_MINUTE", "6", "judge playground: gradings one "
                                          "signed-in user, and one client address, may ask for per minute", int)
@@ -289,6 +299,12 @@ class Settings:
             raise ValueError("LEADERBOARD_JOBS_MAX must be at least 1")
         if self.commit_budget < 1:
             raise ValueError("LEADERBOARD_COMMIT_BUDGET must be at least 1")
+        if self.hub_refresh_seconds <= 0:
+            raise ValueError("LEADERBOARD_HUB_REFRESH_SECONDS must be more than 0")
+        if self.hub_cache_mb < 0:
+            raise ValueError("LEADERBOARD_HUB_CACHE_MB must be 0 or more")
+        if self.squash_after_commits < 0:
+            raise ValueError("LEADERBOARD_SQUASH_AFTER_COMMITS must be 0 (never) or more")
         if self.playground_per_minute < 1:
             raise ValueError("LEADERBOARD_PLAYGROUND_PER_MINUTE must be at least 1")
         if self.playground_max_chars < 1:

@@ -1,6 +1,7 @@
 """The Hub store's commit economy, over real HTTP against the loopback Hub (tests/hub_server.py): one commit per
-transaction (reads inside see the buffered writes; an exception commits nothing; a lost race is run again), a commit
-budget per repo over a rolling window, and 429 answers waited out (Retry-After), never failing a write."""
+transaction (reads inside see the buffered writes; an exception commits nothing; a lost race is run again), one
+commit budget per repo over a rolling window for every writer (read from the repo's history), 429 answers waited out
+(Retry-After), never failing a write, and, for what a person waits on, a refusal with the minutes to wait instead."""
 from __future__ import annotations
 
 import json
@@ -14,7 +15,7 @@ import pytest
 from huggingface_hub import HfApi
 
 from leaderboard.settings import Settings
-from leaderboard.store import StoreConflict, open_store
+from leaderboard.store import StoreBusy, StoreConflict, open_store
 from leaderboard.store.hub import DEFAULT_RETRY_AFTER, MAX_RETRY_AFTER, TRANSACTION_MARK, HubStore
 from leaderboard.submissions import records as queue
 from leaderboard.submissions.records import Request
@@ -48,10 +49,10 @@ def repos():
 
 
 class FakeTime:
-    """A clock that only moves when slept on; the sleeps are recorded."""
+    """A wall clock (epoch seconds, starting now) that only moves when slept on; the sleeps are recorded."""
 
     def __init__(self):
-        self.now, self.sleeps = 1000.0, []
+        self.now, self.sleeps = time.time(), []
 
     def clock(self) -> float:
         return self.now
@@ -214,6 +215,146 @@ def test_the_budget_waits_for_the_oldest_commit_to_leave_the_window(api, hub, re
     assert store.commits_in_window(repos[0]) == 2 and store.commits_in_window(repos[1]) == 0
     warnings = [r.getMessage() for r in caplog.records if "commit budget" in r.getMessage()]
     assert len(warnings) == 1 and "100.0 s" in warnings[0] and token not in caplog.text
+
+
+def history_reads(hub, repo: str, start: int) -> int:
+    return sum(1 for _, path in hub.requests[start:] if path.endswith(f"/{repo}/commits/main"))
+
+
+def test_one_budget_for_every_writer_of_a_repo(api, hub, repos):
+    """Three commits by one store are counted by another (from the repo's history): with a budget of 4, the other
+    has room for one more; then a background write waits and a write that must not wait is refused, unwritten."""
+    first = store_of(api, repos, commit_budget=4)
+    start = len(hub.requests)
+    for n in range(3):
+        first.write_bytes(f"requests/a/b/{n}.json", b"1")
+    assert history_reads(hub, repos[1], start) == 1  # read once; its own commits kept it exact
+    fake = FakeTime()
+    second = store_of(api, repos, create=False, commit_budget=4, clock=fake.clock, sleep=fake.sleep)
+    second.write_bytes("requests/a/b/3.json", b"1")  # 3 of 4 used: room for one
+    assert second.commits_in_window(repos[1]) == 4 and fake.sleeps == []
+    before = hub.files(repos[1])
+    with pytest.raises(StoreBusy) as busy, second.without_waiting():
+        second.write_bytes("requests/a/b/4.json", b"1")
+    assert busy.value.minutes == 60 and str(busy.value) == "the leaderboard is busy; try again in 60 minutes"
+    assert hub.files(repos[1]) == before and fake.sleeps == []  # nothing written, nobody slept
+    second.write_bytes("requests/a/b/4.json", b"1")  # background work waits for the oldest to leave the hour
+    assert len(fake.sleeps) == 1 and 3590 < fake.sleeps[0] <= 3600 and "requests/a/b/4.json" in hub.files(repos[1])
+
+
+def test_a_writer_that_must_not_wait_keeps_room_for_background_work(api, hub, repos):
+    fake = FakeTime()
+    store = store_of(api, repos, commit_budget=10, clock=fake.clock, sleep=fake.sleep)
+    with store.without_waiting():
+        for n in range(9):
+            store.write_bytes(f"requests/a/b/{n}.json", b"1")
+        with pytest.raises(StoreBusy):
+            store.write_bytes("requests/a/b/9.json", b"1")  # the last one is kept for background work
+    store.write_bytes("results/run.json", b"1")  # another repo: its own budget
+    store.write_bytes("requests/a/b/9.json", b"1")  # background: the reserve
+    assert fake.sleeps == [] and hub.commits[repos[1]] == 10
+
+
+def test_a_429_inside_without_waiting_is_a_busy_refusal(api, hub, repos):
+    fake = FakeTime()
+    store = store_of(api, repos, sleep=fake.sleep)
+    hub.fail_next_commit(repos[1], status=429, retry_after=150)
+    with pytest.raises(StoreBusy) as busy, store.without_waiting():
+        queue.save(store, Request(model="org/m", revision="a" * 40))
+    assert busy.value.minutes == 3 and fake.sleeps == [] and hub.commits[repos[1]] == 0
+
+
+def test_a_busy_submission_is_refused_and_nothing_is_written(api, hub, repos, tiny_llava, tmp_path):
+    from leaderboard.submissions.checks import submit
+    from leaderboard.submissions.identity import Visitor
+
+    settings = Settings.from_env({}, home=tmp_path, store_backend="hub", results_repo=repos[0],
+                                 requests_repo=repos[1], allow_local_models=True,
+                                 local_models_root=tiny_llava.folder.parent, commit_budget=2)
+    store = open_store(settings, api=api)
+    store.write_bytes("requests/a/b/other.json", b"{}")  # 1 of 2: the reserve of 1 is left to background work
+    before = hub.files(repos[1])
+    outcome = submit(settings, store, str(tiny_llava.folder), by=Visitor("root", admin=True))
+    assert not outcome.ok and "The leaderboard is busy; try again in 60 minutes" in outcome.message, outcome.message
+    assert hub.files(repos[1]) == before and queue.all_requests(store) == []
+
+
+# ------------------------------------------------------------------------------------------------ squash
+
+def test_the_history_is_squashed_past_its_length_with_files_unchanged(api, hub, repos):
+    store = store_of(api, repos)
+    for n in range(5):
+        store.write_bytes(f"requests/a/b/{n}.json", str(n).encode())
+    files = hub.files(repos[1])
+    assert not store.squash_history(after_commits=6)  # 6 commits: not past 6
+    store.write_bytes("requests/a/b/5.json", b"5")
+    assert store.squash_history(after_commits=6)
+    assert hub.squashes[repos[1]] == 1 and store.commits_on_branch(repos[1]) == 1
+    assert {k: v for k, v in hub.files(repos[1]).items() if k != TRANSACTION_MARK} == \
+        {k: v for k, v in {**files, "requests/a/b/5.json": b"5"}.items() if k != TRANSACTION_MARK}
+    other = store_of(api, repos, create=False)  # another writer still counts the hour's 6 commits
+    other.write_bytes("requests/a/b/6.json", b"6")
+    assert other.commits_in_window(repos[1]) == 7
+    queue.transact(store, lambda: store.write_bytes("requests/a/b/7.json", b"7"))  # the squasher goes on
+    assert store.read_bytes("requests/a/b/6.json") == b"6" and store.read_bytes("requests/a/b/7.json") == b"7"
+
+
+def test_no_squash_while_a_transaction_is_open(api, hub, repos):
+    store = store_of(api, repos)
+    for n in range(3):
+        store.write_bytes(f"requests/a/b/{n}.json", b"1")
+    with store.lock():
+        assert not store.squash_history(after_commits=1)
+    assert hub.squashes[repos[1]] == 0 and store.squash_history(after_commits=1)
+
+
+def test_a_squash_during_claims_loses_nothing(api, hub, repos):
+    """Four claimers, each with its own store, take 24 requests while the history is squashed again and again:
+    each request is claimed exactly once and every claim is on the final files."""
+    setup = store_of(api, repos)
+    made = [Request(model=f"org/model-{i}", revision=fake_sha(f"s{i}"), submitted_time=f"2026-11-22T00:00:{i:02d}+00:00")
+            for i in range(24)]
+    setup.write_many({r.path: json.dumps(r.to_dict()).encode() for r in made})
+    got, errors, done = [], [], threading.Event()
+    lock = threading.Lock()
+
+    def claimer(name: str) -> None:
+        store = store_of(api, repos, create=False)
+        try:
+            while True:
+                store.refresh()
+                request = queue.claim(store, name, 600)
+                if request is None:
+                    if not any(r.status == queue.PENDING for r in queue.all_requests(store)):
+                        return
+                    continue
+                with lock:
+                    got.append((request.path, name))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    def squasher() -> None:
+        store = store_of(api, repos, create=False)
+        while not done.is_set():
+            store.refresh()
+            store.squash_history(after_commits=2)
+            time.sleep(0.02)
+
+    threads = [threading.Thread(target=claimer, args=(f"w{i}",)) for i in range(4)]
+    squashing = threading.Thread(target=squasher)
+    squashing.start()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    done.set()
+    squashing.join(30)
+    assert not errors
+    assert sorted(path for path, _ in got) == sorted(r.path for r in made)  # each exactly once, none lost
+    final = store_of(api, repos, create=False)
+    stored = {r.path: r for r in queue.all_requests(final)}
+    assert all(stored[path].status == queue.RUNNING and stored[path].lease_owner == name for path, name in got)
+    assert hub.squashes[repos[1]] >= 2
 
 
 def test_open_store_passes_the_commit_budget(api, hub, repos, tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from datetime import datetime, timezone
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -17,7 +18,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from leaderboard.board.publish import rebuild_board
 from leaderboard.running.attempt import TickReport, close_run, run_request
 from leaderboard.settings import Settings
-from leaderboard.store import Store
+from leaderboard.store import Store, StoreBusy
 from leaderboard.submissions import records as queue
 
 log = logging.getLogger(__name__)
@@ -25,14 +26,47 @@ log = logging.getLogger(__name__)
 logging.getLogger("apscheduler.scheduler").setLevel(logging.ERROR)
 
 
+REFRESH_ATTEMPTS = 3  # a tick waits out this many 429s of the Hub before it gives up until the next tick
+
+
+def prepare_store(settings: Settings, store: Store, stop: threading.Event | None = None) -> None:
+    """What each tick does first: bring the store's picture up to date (a 429 is waited out, as long as the Hub
+    asks), then squash the requests repo's history when it has grown past LEADERBOARD_SQUASH_AFTER_COMMITS (no
+    transaction is open at the start of a tick)."""
+    started = time.monotonic()
+    for attempt in range(REFRESH_ATTEMPTS):
+        try:  # a repo already refreshed by an earlier attempt of this tick is not asked again
+            store.refresh(max_age=time.monotonic() - started if attempt else 0.0)
+            break
+        except Exception as exc:  # noqa: BLE001 - only a 429 (it carries retry_after) is waited out here
+            wait = getattr(exc, "retry_after", None)
+            if wait is None or attempt == REFRESH_ATTEMPTS - 1:
+                raise
+            log.warning("the Hub asked to slow down; the tick waits %.0f s", wait)
+            if stop is not None and stop.wait(wait):
+                raise
+            if stop is None:
+                time.sleep(wait)
+    squash = getattr(store, "squash_history", None)
+    if squash is not None and settings.squash_after_commits:
+        squash(settings.squash_after_commits)
+
+
 def tick(settings: Settings, store: Store, stop: threading.Event | None = None, owner: str | None = None) -> TickReport:
-    """Recover expired leases, bring the board up to date, claim the oldest PENDING request and run it to the end.
-    A store that cannot be read or written right now ends the tick with the reason (the next tick tries again)."""
+    """Refresh the store's picture, recover expired leases, bring the board up to date, claim the oldest PENDING
+    request and run it to the end. Those first steps can wait: when the commit budget has no room for them they are
+    deferred to a later tick (StoreBusy), keeping the room for closing runs. A store that cannot be read or written
+    right now ends the tick with the reason (the next tick tries again)."""
     try:
-        recovered = [r.path for r in queue.recover(store, settings.max_attempts)]
-        rebuild_board(settings, store, only_if_stale=True)
-        owner = owner or queue.worker_id()
-        request = queue.claim(store, owner, settings.lease_seconds)
+        prepare_store(settings, store, stop)
+        with store.without_waiting():
+            recovered = [r.path for r in queue.recover(store, settings.max_attempts)]
+            rebuild_board(settings, store, only_if_stale=True)
+            owner = owner or queue.worker_id()
+            request = queue.claim(store, owner, settings.lease_seconds)
+    except StoreBusy as busy:
+        log.info("tick deferred: %s", busy)
+        return TickReport(error=f"deferred: {busy}")
     except Exception as exc:  # noqa: BLE001 - an outage or a bug of ours: this tick does nothing, the next one tries
         error = settings.scrub(f"the store could not be read or written: {type(exc).__name__}: {exc}")
         log.warning("tick skipped: %s", error)
@@ -74,6 +108,10 @@ class Scheduler:
         if self.stop.is_set():
             return
         if self.dispatcher is not None:
+            try:
+                prepare_store(self.settings, self.store, self.stop)
+            except Exception as exc:  # noqa: BLE001 - the dispatcher's own reads say the same; its tick goes on
+                log.warning("the store could not be refreshed: %s", self.settings.scrub(str(exc)))
             report = self.dispatcher.tick()
             # a Job killed between closing its request and adding its row leaves the board behind: catch it up
             rebuild_board(self.settings, self.store, only_if_stale=True)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from leaderboard.settings import Settings
 from leaderboard.store.damage import MAX_JSON_BYTES, DamagedFile, DamagedFiles, parse_json
-from leaderboard.store.interface import PathRefused, Store, StoreConflict, backoff
+from leaderboard.store.interface import PathRefused, Store, StoreBusy, StoreConflict, backoff
 
-__all__ = ["MAX_JSON_BYTES", "DamagedFile", "DamagedFiles", "PathRefused", "Store",
+__all__ = ["MAX_JSON_BYTES", "DamagedFile", "DamagedFiles", "PathRefused", "Store", "StoreBusy",
            "StoreConflict", "backoff", "open_store", "parse_json"]
 
 
@@ -27,5 +27,6 @@ def open_store(settings: Settings, api=None) -> Store:
             from huggingface_hub import HfApi
 
             api = HfApi(token=settings.hf_token or None)
-        return HubStore(api, settings.results_repo, settings.requests_repo, commit_budget=settings.commit_budget)
+        return HubStore(api, settings.results_repo, settings.requests_repo, commit_budget=settings.commit_budget,
+                        cache_mb=settings.hub_cache_mb)
     raise ValueError(f"unknown store backend {settings.store_backend!r}")

@@ -1,7 +1,8 @@
-"""The store's interface, below every backend: the operations (Store), the two errors (StoreConflict, PathRefused)
-and the wait between two attempts of a write that lost a race (backoff)."""
+"""The store's interface, below every backend: the operations (Store), the three errors (StoreConflict, StoreBusy,
+PathRefused) and the wait between two attempts of a write that lost a race (backoff)."""
 from __future__ import annotations
 
+import math
 import random
 from typing import ContextManager, Protocol
 
@@ -18,6 +19,20 @@ def backoff(attempt: int, base: float = BACKOFF_BASE, cap: float = BACKOFF_CAP) 
 
 class StoreConflict(RuntimeError):
     """A write inside `lock()` lost a race (the Hub store's commit found a newer parent); run the whole step again."""
+
+
+class StoreBusy(RuntimeError):
+    """A write inside `without_waiting()` would have had to wait (the repo's commit budget is spent, or the Hub asked
+    to slow down): nothing was written. `retry_after`: seconds until it can be written."""
+
+    def __init__(self, retry_after: float):
+        self.retry_after = max(1.0, float(retry_after))
+        super().__init__(f"the leaderboard is busy; try again in {self.minutes} minute"
+                         f"{'s' if self.minutes != 1 else ''}")
+
+    @property
+    def minutes(self) -> int:
+        return max(1, math.ceil(self.retry_after / 60))
 
 
 class PathRefused(ValueError):
@@ -43,4 +58,12 @@ class Store(Protocol):
     def lock(self) -> ContextManager[None]:
         """Reads and writes inside are one atomic step: a file lock locally, a parent_commit check on the Hub
         (which raises StoreConflict when another writer got there first)."""
+        ...
+    def without_waiting(self) -> ContextManager[None]:
+        """Writes inside (on this thread) never wait for the commit budget or a rate limit: they raise StoreBusy,
+        having written nothing. For what a person waits on (a submission, an action in the Queue tab)."""
+        ...
+    def refresh(self, max_age: float = 0.0) -> None:
+        """Bring what the store knows of its files up to date (the Hub store: its picture of each repo, one cheap
+        call when nothing changed; the local store: nothing to do). Reads never do it themselves."""
         ...

@@ -139,3 +139,11 @@ class LocalStore:
         """Held around every read-modify-write of a request (claims, heartbeats, recovery)."""
         with self._lock:
             yield
+
+    @contextmanager
+    def without_waiting(self) -> Iterator[None]:
+        """A folder has no commit budget: writes never wait for one."""
+        yield
+
+    def refresh(self, max_age: float = 0.0) -> None:
+        """Reads go to the folder itself: nothing to bring up to date."""

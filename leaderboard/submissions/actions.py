@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from leaderboard.formatting import escape_markdown as md
-from leaderboard.store import DamagedFile, Store
+from leaderboard.store import DamagedFile, Store, StoreBusy
 from leaderboard.submissions import records as q
 from leaderboard.submissions.identity import SIGN_IN_NEEDED, Visitor
 
@@ -74,7 +74,12 @@ def act(store: Store, path: str, action: str, by: Visitor, reason: str = "") -> 
     reason = " ".join(reason.split())[:MAX_REASON] if isinstance(reason, str) else ""
     if chosen.needs_reason and not reason:
         return False, "Please give a reason: the board shows it beside the run."
-    return q.transact(store, lambda: _act(store, path, chosen, by, reason))
+    try:
+        with store.without_waiting():  # a person is waiting: never sleep on the commit budget or a rate limit
+            return q.transact(store, lambda: _act(store, path, chosen, by, reason))
+    except StoreBusy as busy:
+        return False, f"The leaderboard is busy; try again in {busy.minutes} minute{'s' if busy.minutes != 1 else ''}. " \
+                      "Nothing was changed."
 
 
 def _act(store: Store, path: str, action: Action, by: Visitor, reason: str) -> tuple[bool, str]:

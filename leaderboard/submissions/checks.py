@@ -21,7 +21,7 @@ from leaderboard.submissions.identity import SIGN_IN_NEEDED, SIGNED_OUT, Visitor
 from leaderboard.submissions.records import (CANCELLED, FAILED, MODEL_TYPES, PENDING, PRECISIONS, Request,
                                              all_requests, load, now, pending_position, request_path, save, transact)
 from leaderboard.settings import Settings
-from leaderboard.store import DamagedFile, Store, StoreConflict
+from leaderboard.store import DamagedFile, Store, StoreBusy, StoreConflict
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,11 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
                       params_billions=params_billions, architecture=architecture, notes=notes)
 
     try:
-        return _enqueue(settings, store, request, by)
+        with store.without_waiting():  # a person is waiting: never sleep on the commit budget or a rate limit
+            return _enqueue(settings, store, request, by)
+    except StoreBusy as busy:
+        raise Refusal(f"The leaderboard is busy; try again in {busy.minutes} minute{'s' if busy.minutes != 1 else ''}. "
+                      "Nothing was queued.") from None
     except StoreConflict:
         raise Refusal("The queue is busy with other writers right now; nothing was queued. Please submit again in a "
                       "minute.") from None

@@ -41,6 +41,16 @@ def launch_options(settings: Settings, store: Store) -> dict:
     return {**options, "allowed_paths": [str(details.resolve())], "app_kwargs": {"routes": details_routes(store)}}
 
 
+def warm_store(store: Store) -> None:
+    """Read what the pages read when they load (the queue, the results, the board, the list of details files), so
+    that on the Hub store the first visitor finds it in the store's picture and no page asks the Hub itself."""
+    from leaderboard.board.file import LEADERBOARD_PATH, published_results
+
+    published_results(store)
+    store.read_bytes(LEADERBOARD_PATH)
+    store.list("details")
+
+
 def build_app(settings: Settings, store: Store, jobs=None) -> gr.Blocks:
     """The whole Space: Leaderboard, Explorer, Submit, Queue, Judge playground and About tabs. `jobs`: the
     dispatcher of Hugging Face Jobs, when evaluations run as Jobs (the Queue tab shows them)."""
@@ -66,4 +76,4 @@ def build_app(settings: Settings, store: Store, jobs=None) -> gr.Blocks:
     return demo
 
 
-__all__ = ["build_app", "launch_options", "TITLE"]
+__all__ = ["build_app", "launch_options", "warm_store", "TITLE"]
