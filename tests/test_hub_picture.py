@@ -22,15 +22,23 @@ from tests.hub_server import HubServer, hub_client_online
 ORG = "test-org"
 
 
+FREE_ACCOUNT = {"api": 1000, "resolvers": 5000}  # the Hub's read limits per 5 minutes for a free account
+COMMITS_PER_HOUR = 128  # and its commit limit per repo
+
+
 @pytest.fixture(scope="module")
 def hub():
+    """The loopback Hub with the Hub's limits on: every test here runs within them."""
     with HubServer() as server, hub_client_online():
+        server.set_read_budget(**FREE_ACCOUNT)
+        server.set_commit_budget(COMMITS_PER_HOUR)
         yield server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def api(hub):
-    return HfApi(endpoint=hub.url, token=hub.issue_token("ada", orgs=[ORG]))
+    """A client of a user of its own: the read budget is counted per user."""
+    return HfApi(endpoint=hub.url, token=hub.issue_token(f"user-{uuid.uuid4().hex[:6]}", orgs=[ORG]))
 
 
 @pytest.fixture
@@ -179,7 +187,7 @@ def test_a_tick_waits_out_a_read_429_and_then_runs(hub, api, repos, tmp_path):
         scheduler.prepare_store(settings, store)
         waited = time.monotonic() - started
     finally:
-        hub.set_read_budget()
+        hub.set_read_budget(**FREE_ACCOUNT)
     assert hub.rate_limited()["api"] >= 1 and waited >= 1.0
     assert len(queue.all_requests(store)) == 3  # both pictures are at their heads
     ran = []
@@ -205,8 +213,6 @@ def test_pages_of_the_space_ask_the_hub_nothing(hub, api, repos, tmp_path, open_
     from tests.conftest import free_port
     from tests.results_files import SHA_B, result, write_result
 
-    hub.set_read_budget(api=1000, resolvers=5000)  # the free account's limits, per 5 minutes
-    hub.set_commit_budget(128, repo_id=repos[1])
     publisher = HubStore(api, *repos)  # what a Job would have written
     for model, sha in (("org/alpha", "a" * 40), ("org/beta", SHA_B)):
         write_result(publisher, result(model, sha=sha))
@@ -239,4 +245,30 @@ def test_pages_of_the_space_ask_the_hub_nothing(hub, api, repos, tmp_path, open_
         assert calls == []
     finally:
         demo.close()
-        hub.set_read_budget()
+        hub.set_read_budget(**FREE_ACCOUNT)
+
+
+def test_the_refresh_timer_keeps_the_picture_current_and_survives_outages(hub, api, repos):
+    from leaderboard.store.refresh_timer import RefreshTimer
+
+    store = HubStore(api, *repos)
+    populate(store, 2)
+    warmed = []
+    timer = RefreshTimer(store, 0.2, warm=lambda: warmed.append(len(queue.all_requests(store)))).start()
+    try:
+        wait_until(lambda: timer.rounds >= 1)
+        queue.save(HubStore(api, *repos, create=False), Request(model="org/late", revision="c" * 40))
+        wait_until(lambda: len(queue.all_requests(store)) == 3)  # seen without a read of ours
+        hub.fail_next_request(f"/api/datasets/{repos[0]}", 503, "Service Unavailable")
+        rounds = timer.rounds
+        wait_until(lambda: timer.rounds >= rounds + 3)  # a failed round is logged; the next ones go on
+    finally:
+        timer.stop()
+    assert warmed == [2]
+
+
+def wait_until(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
