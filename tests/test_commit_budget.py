@@ -428,3 +428,17 @@ def test_a_transaction_conflict_is_still_a_store_conflict(api, hub, repos):
             other.write_bytes("requests/a/b/c.json", b"theirs")
             store.write_bytes("requests/a/b/c.json", b"mine")
     assert hub.files(repos[1])["requests/a/b/c.json"] == b"theirs"
+
+
+def test_a_queue_action_when_busy_changes_nothing(api, hub, repos):
+    from leaderboard.submissions.actions import act
+    from leaderboard.submissions.identity import Visitor
+
+    store = store_of(api, repos, commit_budget=1)
+    request = Request(model="org/m", revision="b" * 40, submitter="ada")
+    queue.save(store, request)  # the one commit of the hour
+    before = hub.files(repos[1])
+    done, message = act(store, request.path, "cancel", Visitor("ada"))
+    assert not done and message.startswith("The leaderboard is busy; try again in 60 minutes") and \
+        "Nothing was changed" in message
+    assert hub.files(repos[1]) == before and queue.load(store, request.path).status == queue.PENDING
