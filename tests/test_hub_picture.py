@@ -272,3 +272,11 @@ def wait_until(condition, timeout: float = 10.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+def test_older_versions_of_rewritten_files_are_not_kept(hub, api, repos):
+    store = HubStore(api, *repos)
+    for n in range(6):
+        store.write_bytes("requests/a/b/c.json", json.dumps({"n": n, "pad": "x" * 1000}).encode())
+    small, _ = store.pictures.contents.sizes()
+    assert small < 2 * 1100  # one version of the file (and nothing of the .transaction marks)

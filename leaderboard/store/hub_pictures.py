@@ -80,6 +80,10 @@ class Pictures:
             if self._current[repo] is not old:
                 return  # moved on meanwhile (our own commit, or another refresh): theirs is as new
             self._current[repo] = new
+        self._forget_unnamed()
+
+    def _forget_unnamed(self) -> None:
+        """Drop the small files no current picture names (older versions of rewritten files)."""
         named = {entry.oid for picture in self._current.values() if picture is not None
                  for entry in picture.files.values()}
         self.contents.keep_only(named)
@@ -146,6 +150,7 @@ class Pictures:
             current = self._current[repo]
             if current is None or current.head == picture.head:
                 self._current[repo] = (current or picture).committed(oid, entries)
+        self._forget_unnamed()
 
 
 __all__ = ["Pictures", "HubStoreError"]
