@@ -11,11 +11,12 @@ Scenarios (one line each, with its counts):
    RUNNING, duplicated (two live evaluators of one request at once, or a board row twice or for a request that is not
    FINISHED), partial (a FINISHED run whose details, results and board row disagree, or a board behind the store),
    orphan evaluators (alive 3 s after their worker was killed, or after all workers stopped).
-2. kills, fake Hub store: the same with worker threads sharing one in-process fake of the Hub (tests/fake_hub.py,
-   which honours parent_commit, with a commit round trip so writers race): a "kill" is an evaluator kill -9, or a
-   worker thread dying at its next store call (a heartbeat, the publish commit before or after it lands, the
-   FINISHED commit or the board commit); the kernel's parent-death signal takes its evaluator down with it.
-3. claimers: 4 and 8 concurrent workers over M requests, on the local store (processes) and the fake Hub store
+2. kills, loopback Hub store: the same with worker threads, each with its own Hub store, on the loopback Hub
+   (tests/hub_server.py, over HTTP with huggingface_hub's own HfApi; it honours parent_commit, so writers race): a
+   "kill" is an evaluator kill -9, or a worker thread dying at its next commit (a heartbeat, the publish commit
+   before or after it lands, the FINISHED commit or the board commit); the kernel's parent-death signal takes its
+   evaluator down with it.
+3. claimers: 4 and 8 concurrent workers over M requests, on the local store (processes) and the loopback Hub store
    (threads): requests claimed more than once, requests never run, worker crashes.
 4. judge: SimpleQA (tiny Llama) and LAVE (tiny LLaVA) sample suites graded by a judge on loopback that fails 30 % of
    the calls (500, 429, timeouts, 200 with an HTML page, an empty body, an error text, a refusal, a bare digit):
@@ -54,7 +55,9 @@ WORK = Path(tempfile.mkdtemp(prefix="bench-chaos-"))
 os.environ.update({"HF_HOME": str(WORK / "hf-home"), "HF_HUB_CACHE": str(WORK / "hf-home" / "hub"),
                    "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                    "GRADIO_ANALYTICS_ENABLED": "False", "TOKENIZERS_PARALLELISM": "false",
-                   "OMP_NUM_THREADS": "1"})  # many tiny evaluators share 2 cores
+                   "OMP_NUM_THREADS": "1",  # many tiny evaluators share 2 cores
+                   "HF_HUB_DISABLE_XET": "1",  # the loopback Hub takes LFS files through Git LFS, not Xet
+                   "HF_HUB_DISABLE_PROGRESS_BARS": "1"})  # no upload bar per commit
 for _var in [v for v in os.environ if v.startswith("LEADERBOARD_")]:
     os.environ.pop(_var)
 
@@ -63,6 +66,7 @@ from leaderboard.store.damage import MAX_JSON_BYTES  # noqa: E402
 
 ROOT = _models.ROOT
 RESULTS_REPO, REQUESTS_REPO = "chaos/results", "chaos/requests"
+HUB_COMMIT_BUDGET = 100_000  # heartbeats every 0.5 s are commits: the Hub's hourly budget is not what this measures
 
 
 def say(text: str) -> None:
@@ -277,6 +281,7 @@ def wait_until_done(store, requests: list, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     keys = {r.key for r in requests}
     while time.monotonic() < deadline:
+        store.refresh()  # the Hub store reads from its picture of the repos: bring it to the head
         states = {r.key: r.status for r in queue.all_requests(store) if r.key in keys}
         if len(states) == len(keys) and all(s in (queue.FINISHED, queue.FAILED) for s in states.values()):
             return True
@@ -372,19 +377,20 @@ def kills_local(models: Models, n: int, k: int, rng: random.Random) -> Harm:
     return harm
 
 
-# ---- 2. kills on the fake Hub store -----------------------------------------------------------------------------
+# ---- 2. kills on the loopback Hub store -------------------------------------------------------------------------
 
 class WorkerKilled(BaseException):
     """A worker thread dies here (BaseException: none of our handlers catch it, as none run when a process dies)."""
 
 
-def chaos_hub(root: Path, latency: float = 0.02):
-    """A FakeHfApi whose next matching store call, from a worker thread, kills that thread (when armed)."""
-    from huggingface_hub import CommitOperationAdd
+def chaos_hub(server):
+    """huggingface_hub's HfApi on the loopback Hub `server`, whose next matching commit, from a worker thread, kills
+    that thread (when armed): before the commit is sent, or after it landed."""
+    from huggingface_hub import CommitOperationAdd, HfApi
 
-    from tests.fake_hub import FakeHfApi
+    from leaderboard.store.hub import TRANSACTION_MARK
 
-    class ChaosHfApi(FakeHfApi):
+    class ChaosHfApi(HfApi):
         def __init__(self, **kw):
             super().__init__(**kw)
             self.armed: tuple[str, bool] | None = None  # (what, after): kill at that commit, before or after it lands
@@ -408,7 +414,7 @@ def chaos_hub(root: Path, latency: float = 0.02):
 
         def create_commit(self, repo_id, operations, **kw):
             operations = list(operations)
-            paths = [op.path_in_repo for op in operations]
+            paths = [op.path_in_repo for op in operations if op.path_in_repo != TRANSACTION_MARK]
             if any(p.startswith("results/") for p in paths):
                 what = "publish"
             elif paths == ["leaderboard.parquet"]:
@@ -426,11 +432,22 @@ def chaos_hub(root: Path, latency: float = 0.02):
                 raise WorkerKilled(what)
             return info
 
-    return ChaosHfApi(root=root, commit_latency=latency)
+    return ChaosHfApi(endpoint=server.url, token=server.issue_token("chaos-bot", orgs=["chaos"]))
+
+
+def hub_store(api):
+    from leaderboard.store.hub import HubStore
+
+    return HubStore(api, RESULTS_REPO, REQUESTS_REPO, commit_budget=HUB_COMMIT_BUDGET)
+
+
+def rejected(server) -> int:
+    """Commits the loopback Hub refused because their parent was no longer the head (lost races)."""
+    return sum(server.repos.rejected.values())
 
 
 class ThreadWorkers:
-    """Worker threads, each with its own HubStore on the shared fake; a thread killed by WorkerKilled is replaced."""
+    """Worker threads, each with its own HubStore on the shared API; a thread killed by WorkerKilled is replaced."""
 
     def __init__(self, api, settings, count: int):
         self.api, self.settings, self.stop = api, settings, threading.Event()
@@ -442,9 +459,8 @@ class ThreadWorkers:
 
     def _run(self) -> None:
         from leaderboard.running import scheduler
-        from leaderboard.store.hub import HubStore
 
-        store = HubStore(self.api, RESULTS_REPO, REQUESTS_REPO)
+        store = hub_store(self.api)
         name = threading.current_thread().name
         try:
             while not self.stop.is_set():
@@ -500,12 +516,18 @@ def owned_by(prefix: str, under: Path) -> list[int]:
 
 
 def kills_hub(models: Models, n: int, k: int, rng: random.Random) -> Harm:
-    from leaderboard.store.hub import HubStore
+    from tests.hub_server import HubServer, hub_client_online
 
     home = WORK / "kills-hub"
-    settings = settings_for(home, store_backend="hub", results_repo=RESULTS_REPO, requests_repo=REQUESTS_REPO)
-    api = chaos_hub(WORK / "fake-hub-kills")
-    store = HubStore(api, RESULTS_REPO, REQUESTS_REPO)
+    settings = settings_for(home, store_backend="hub", results_repo=RESULTS_REPO, requests_repo=REQUESTS_REPO,
+                            commit_budget=HUB_COMMIT_BUDGET)
+    with HubServer() as server, hub_client_online():
+        return _kills_hub(models, n, k, rng, home, settings, server)
+
+
+def _kills_hub(models: Models, n: int, k: int, rng: random.Random, home: Path, settings, server) -> Harm:
+    api = chaos_hub(server)
+    store = hub_store(api)
     requests = enqueue(store, models, n, "hub")
     workers, watcher, harm = ThreadWorkers(api, settings, 2), Watcher(home), Harm()
     kinds: Counter = Counter()
@@ -537,9 +559,10 @@ def kills_hub(models: Models, n: int, k: int, rng: random.Random) -> Harm:
         watcher.close()
     harm.orphans += len(evaluators(home))
     harm.duplicated += len(watcher.overlaps)
+    store.refresh()
     inspect_store(store, requests, settings, harm)
     harm.notes.append(f"kills: {dict(kinds)} (at the commit: {dict(api.kills)}); worker threads that crashed: "
-                      f"{workers.crashes}; commits refused (lost races): {api.rejected}")
+                      f"{workers.crashes}; commits refused (lost races): {rejected(server)}")
     return harm
 
 
@@ -575,25 +598,28 @@ def claimers_local(models: Models, m: int, count: int) -> str:
 
 
 def claimers_hub(models: Models, m: int, count: int) -> str:
-    from leaderboard.store.hub import HubStore
+    from tests.hub_server import HubServer, hub_client_online
 
     home = WORK / f"claimers-hub-{count}"
-    settings = settings_for(home, store_backend="hub", results_repo=RESULTS_REPO, requests_repo=REQUESTS_REPO)
-    api = chaos_hub(WORK / f"fake-hub-claimers-{count}")
-    store = HubStore(api, RESULTS_REPO, REQUESTS_REPO)
-    requests = enqueue(store, models, m, f"hubclaim{count}")
-    workers = ThreadWorkers(api, settings, count)
-    try:
-        drained = wait_until_done(store, requests, timeout=900)
-    finally:
-        workers.close()
+    settings = settings_for(home, store_backend="hub", results_repo=RESULTS_REPO, requests_repo=REQUESTS_REPO,
+                            commit_budget=HUB_COMMIT_BUDGET)
+    with HubServer() as server, hub_client_online():
+        api = chaos_hub(server)
+        store = hub_store(api)
+        requests = enqueue(store, models, m, f"hubclaim{count}")
+        workers = ThreadWorkers(api, settings, count)
+        try:
+            drained = wait_until_done(store, requests, timeout=900)
+        finally:
+            workers.close()
+        refused = rejected(server)
     runs = Counter(r.request for r in workers.reports if r.request)
     twice = sum(1 for r in requests if runs[r.path] > 1)
     never = sum(1 for r in requests if runs[r.path] == 0)
     errors = sum(1 for r in workers.reports if r.request is None and r.error)
-    return (f"{count} workers, fake Hub store, {m} requests: claimed more than once {twice}, never run {never}, worker "
-            f"crashes {workers.crashes} (ticks that met a store error and went on: {errors}; commits refused as lost "
-            f"races: {api.rejected})" + ("" if drained else " (the queue did not drain)"))
+    return (f"{count} workers, loopback Hub store, {m} requests: claimed more than once {twice}, never run {never}, "
+            f"worker crashes {workers.crashes} (ticks that met a store error and went on: {errors}; commits refused "
+            f"as lost races: {refused})" + ("" if drained else " (the queue did not drain)"))
 
 
 # ---- 4. a judge that fails 30 % of the time ----------------------------------------------------------------------
@@ -749,7 +775,7 @@ def main() -> None:
     lines: list[str] = []
     try:
         for key, where, scenario in (("kills-local", "local store", kills_local),
-                                     ("kills-hub", "fake Hub store", kills_hub)):
+                                     ("kills-hub", "loopback Hub store", kills_hub)):
             if key in only:
                 harm = scenario(models, args.requests, args.kills, rng)
                 lines.append(f"kills, {where} (N={args.requests}, K={args.kills}): {harm.line()}")

@@ -193,23 +193,37 @@ def test_the_rebuild_command_rebuilds_the_board(settings, store, tmp_path, monke
 
 
 def test_on_the_hub_store_a_publish_is_one_commit_and_the_board_another(tmp_path):
-    from leaderboard.store.hub import HubStore
-    from tests.fake_hub import FakeHfApi
+    """On the loopback Hub (tests/hub_server.py) with the real client: a publish is one commit of the results repo
+    (the details parquet through Git LFS), the board update another."""
+    import uuid
 
-    api_ = FakeHfApi(root=tmp_path / "fake-hub")
-    hub = HubStore(api_, "lb/results", "lb/requests")
-    settings = Settings.from_env({}, home=tmp_path / "home", store_backend="hub", results_repo="lb/results",
-                                 requests_repo="lb/requests", space_id="org/space")
-    first = api.benchmark_names()[0]
-    before = api_.commits["lb/results"]
-    request = Request(model="org/a", revision=SHA_A, status=queue.RUNNING, lease_owner="w")
-    queue.save(hub, request)
-    results = publishing.publish(hub, request, finished_output(tmp_path / "a", "a", {first: 0.5}), settings)
-    assert api_.commits["lb/results"] == before + 1
-    files = api_.files("lb/results")
-    assert {CARD_PATH, f"results/{request.key}.json", f"details/{request.key}/{first}.parquet"} <= set(files)
-    assert b"https://huggingface.co/spaces/org/space" in files[CARD_PATH]
-    assert b'load_dataset("lb/results", "leaderboard"' in files[CARD_PATH]
-    closed = queue.finish(hub, request.path, "w", queue.FINISHED)
-    assert publishing.publish_board(settings, hub, closed, results)
-    assert api_.commits["lb/results"] == before + 2 and board_is_current(hub)
+    from huggingface_hub import HfApi
+
+    from leaderboard.store.hub import HubStore
+    from tests.hub_server import HubServer, hub_client_online
+
+    suffix = uuid.uuid4().hex[:8]
+    results_repo, requests_repo = f"test-org/results-{suffix}", f"test-org/requests-{suffix}"
+    with HubServer() as server, hub_client_online():
+        hub = HubStore(HfApi(endpoint=server.url, token=server.issue_token("ada", orgs=["test-org"])),
+                       results_repo, requests_repo)
+        settings = Settings.from_env({}, home=tmp_path / "home", store_backend="hub", results_repo=results_repo,
+                                     requests_repo=requests_repo, space_id="org/space")
+        first = api.benchmark_names()[0]
+        before = server.commits[results_repo]
+        request = Request(model="org/a", revision=SHA_A, status=queue.RUNNING, lease_owner="w")
+        queue.save(hub, request)
+        results = publishing.publish(hub, request, finished_output(tmp_path / "a", "a", {first: 0.5}), settings)
+        assert server.commits[results_repo] == before + 1
+        files = server.files(results_repo)
+        details = f"details/{request.key}/{first}.parquet"
+        assert {CARD_PATH, f"results/{request.key}.json", details} <= set(files)
+        assert details in server.lfs_paths(results_repo)  # the parquet went through Git LFS ...
+        assert pq.read_table(io.BytesIO(files[details])).num_rows > 0  # ... and is the real file
+        assert f"results/{request.key}.json" not in server.lfs_paths(results_repo)
+        assert b"https://huggingface.co/spaces/org/space" in files[CARD_PATH]
+        assert f'load_dataset("{results_repo}", "leaderboard"'.encode() in files[CARD_PATH]
+        closed = queue.finish(hub, request.path, "w", queue.FINISHED)
+        assert publishing.publish_board(settings, hub, closed, results)
+        assert server.commits[results_repo] == before + 2 and board_is_current(hub)
+        assert LEADERBOARD_PATH in server.files(results_repo)

@@ -142,39 +142,54 @@ def test_a_cure_item_with_damaged_option_scores_opens(store, settings, finished_
 
 
 def test_unknown_runs_cost_no_store_read_per_call_and_never_add_damage(tmp_path):
-    """On the Hub store: 40 anonymous lookups of an unknown run (explorer and a board section) make no Hub call each;
-    `..` keys through /calibration add nothing to the damaged files."""
-    from gradio_client import Client
+    """On the Hub store (the loopback Hub, tests/hub_server.py, with the real client): once the board was read, 40
+    anonymous lookups of an unknown run (explorer and a board section) make no Hub call at all (the board copy reads
+    again from the store's picture of the repo); `..` keys through /calibration add nothing to the damaged files."""
+    import uuid
 
+    from gradio_client import Client
+    from huggingface_hub import HfApi
+
+    from leaderboard.board.file import LEADERBOARD_PATH
     from leaderboard.settings import Settings
     from leaderboard.store import open_store
     from leaderboard.ui import build_app, launch_options
     from tests.conftest import free_port
-    from tests.fake_hub import FakeHfApi
+    from tests.hub_server import HubServer, hub_client_online
 
-    api = FakeHfApi(root=tmp_path / "hub")
-    settings = Settings.from_env({}, home=tmp_path / "home", store_backend="hub", results_repo="org/results",
-                                 run_scheduler=False, benchmarks=("cure", "simpleqa"))
-    store = open_store(settings, api=api)
-    demo = build_app(settings, store)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-                **launch_options(settings, store))
-    try:
-        client = Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False)
-        client.predict(UNKNOWN, "cure", api_name="/explorer_items")  # the board is read once
-        before, started = Counter(api.calls), time.monotonic()
-        for _ in range(20):
-            assert "no run" in client.predict(UNKNOWN, "cure", api_name="/explorer_items")["error"]
-            assert "no run" in client.predict(UNKNOWN, "cure", "cure-0001", api_name="/explorer_item")["error"]
-        calls = Counter(api.calls) - before
-        board_reads = int((time.monotonic() - started) / RECHECK_SECONDS) + 1  # the most the copy may read
-        assert calls["hf_hub_download"] <= board_reads and sum(calls.values()) <= 3 * board_reads < 40, calls
-        for key in (DOTTED, f"org/../{'0' * 12}_auto", UNKNOWN, "../../etc/passwd", "org/.x/0123456789ab_auto"):
-            client.predict(key, api_name="/calibration")
-        assert store.damaged.listing() == []
-    finally:
-        demo.close()
+    with HubServer() as hub, hub_client_online():
+        api = HfApi(endpoint=hub.url, token=hub.issue_token("ada", orgs=["test-org"]))
+        settings = Settings.from_env({}, home=tmp_path / "home", store_backend="hub",
+                                     results_repo=f"test-org/results-{uuid.uuid4().hex[:8]}", run_scheduler=False,
+                                     benchmarks=("cure", "simpleqa"))
+        store = open_store(settings, api=api)
+        demo = build_app(settings, store)
+        port = free_port()
+        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                    **launch_options(settings, store))
+        try:
+            client = Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False)
+            client.predict(UNKNOWN, "cure", api_name="/explorer_items")  # the board is read once
+            reads, read_bytes = Counter(), store.read_bytes
+            store.read_bytes = lambda path: reads.update([path]) or read_bytes(path)  # the store reads, counted
+            before, started = len(hub.requests), time.monotonic()
+            for round_ in range(2):
+                if round_:  # the board copy is now old enough to be read again for a name it lacks
+                    time.sleep(RECHECK_SECONDS + 0.2)
+                for _ in range(10):
+                    assert "no run" in client.predict(UNKNOWN, "cure", api_name="/explorer_items")["error"]
+                    assert "no run" in client.predict(UNKNOWN, "cure", "cure-0001",
+                                                      api_name="/explorer_item")["error"]
+            board_reads = int((time.monotonic() - started) / RECHECK_SECONDS) + 1  # the most the copy may read
+            assert reads[LEADERBOARD_PATH] >= 1, reads  # the board was read from the store again ...
+            assert sum(reads.values()) <= board_reads < 40, reads  # ... not per call ...
+            assert hub.requests[before:] == [], Counter(hub.requests[before:])  # ... and no Hub call at all
+            del store.read_bytes
+            for key in (DOTTED, f"org/../{'0' * 12}_auto", UNKNOWN, "../../etc/passwd", "org/.x/0123456789ab_auto"):
+                client.predict(key, api_name="/calibration")
+            assert store.damaged.listing() == []
+        finally:
+            demo.close()
 
 
 # ------------------------------------------------------------------------------------------------ the rest
