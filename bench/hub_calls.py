@@ -42,6 +42,7 @@ os.environ["HF_HUB_CACHE"] = str(CACHE)  # before huggingface_hub is imported: t
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ["HF_HUB_DISABLE_XET"] = "1"  # the loopback Hub serves Git LFS uploads, not Xet (tests/hub_server.py)
+os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"  # no upload bar per commit in the figures
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import json  # noqa: E402

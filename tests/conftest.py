@@ -104,6 +104,41 @@ def store(settings):
     return open_store(settings)
 
 
+HUB_USER, HUB_ORG = "ada", "test-org"  # the loopback Hub's user and the org its test repos live in
+
+
+@pytest.fixture(scope="module")
+def hub():
+    """The loopback Hub (tests/hub_server.py), one per test module, with the Hub client pointed at it."""
+    from tests.hub_server import HubServer, hub_client_online
+
+    with HubServer() as server, hub_client_online():
+        yield server
+
+
+@pytest.fixture(scope="module")
+def token(hub) -> str:
+    """A token of HUB_USER, a member of HUB_ORG, on the module's loopback Hub."""
+    return hub.issue_token(HUB_USER, orgs=[HUB_ORG])
+
+
+@pytest.fixture
+def api(hub, token):
+    """huggingface_hub's own HfApi on the loopback Hub."""
+    from huggingface_hub import HfApi
+
+    return HfApi(endpoint=hub.url, token=token)
+
+
+@pytest.fixture
+def repos() -> tuple[str, str]:
+    """(results repo, requests repo) of HUB_ORG, new for each test."""
+    import uuid
+
+    suffix = uuid.uuid4().hex[:8]
+    return f"{HUB_ORG}/results-{suffix}", f"{HUB_ORG}/requests-{suffix}"
+
+
 def wait_for(predicate, timeout: float = 120.0, step: float = 0.05):
     """Poll `predicate` until it returns something true (returned), or fail after `timeout` seconds."""
     deadline = time.monotonic() + timeout

@@ -8,44 +8,19 @@ import json
 import logging
 import threading
 import time
-import uuid
 from datetime import timedelta
 
 import pytest
-from huggingface_hub import HfApi
 
 from leaderboard.settings import Settings
 from leaderboard.store import StoreBusy, StoreConflict, open_store
 from leaderboard.store.hub import DEFAULT_RETRY_AFTER, MAX_RETRY_AFTER, TRANSACTION_MARK, HubStore
 from leaderboard.submissions import records as queue
 from leaderboard.submissions.records import Request
+from tests.conftest import HUB_ORG
 from tests.hub_cache import fake_sha
-from tests.hub_server import HubServer, hub_client_online
 
-ORG = "test-org"
-
-
-@pytest.fixture(scope="module")
-def hub():
-    with HubServer() as server, hub_client_online():
-        yield server
-
-
-@pytest.fixture(scope="module")
-def token(hub):
-    return hub.issue_token("ada", orgs=[ORG])
-
-
-@pytest.fixture
-def api(hub, token):
-    return HfApi(endpoint=hub.url, token=token)
-
-
-@pytest.fixture
-def repos():
-    """(results repo, requests repo), new for each test."""
-    suffix = uuid.uuid4().hex[:8]
-    return f"{ORG}/results-{suffix}", f"{ORG}/requests-{suffix}"
+ORG = HUB_ORG
 
 
 class FakeTime:

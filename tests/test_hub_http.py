@@ -22,10 +22,10 @@ from huggingface_hub.errors import (BadRequestError, HfHubHTTPError, RemoteEntry
 from huggingface_hub.hf_api import RepoFile, RepoFolder
 from huggingface_hub.utils import get_session
 
-from tests.conftest import wait_for
+from tests.conftest import HUB_ORG, HUB_USER, wait_for
 from tests.hub_server import HubServer, hub_client_online
 
-USER, ORG = "ada", "test-org"
+USER, ORG = HUB_USER, HUB_ORG
 TERMINAL = ("COMPLETED", "CANCELED", "ERROR", "DELETED")
 
 
@@ -33,16 +33,6 @@ TERMINAL = ("COMPLETED", "CANCELED", "ERROR", "DELETED")
 def hub():
     with HubServer(kill_grace=1.0) as server, hub_client_online():
         yield server
-
-
-@pytest.fixture(scope="module")
-def token(hub):
-    return hub.issue_token(USER, orgs=[ORG])
-
-
-@pytest.fixture
-def api(hub, token):
-    return HfApi(endpoint=hub.url, token=token)
 
 
 @pytest.fixture

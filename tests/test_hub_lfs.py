@@ -19,24 +19,7 @@ from huggingface_hub import HfApi, hf_hub_url
 from huggingface_hub.errors import HfHubHTTPError
 from huggingface_hub.utils import get_session, parse_ratelimit_headers
 
-from tests.hub_server import HubServer, hub_client_online
-from tests.test_hub_http import ORG, USER, commit
-
-
-@pytest.fixture(scope="module")
-def hub():
-    with HubServer() as server, hub_client_online():
-        yield server
-
-
-@pytest.fixture(scope="module")
-def token(hub):
-    return hub.issue_token(USER, orgs=[ORG])
-
-
-@pytest.fixture
-def api(hub, token):
-    return HfApi(endpoint=hub.url, token=token)
+from tests.test_hub_http import ORG, commit
 
 
 @pytest.fixture

@@ -17,9 +17,10 @@ from huggingface_hub import HfApi, constants
 from leaderboard.store.hub import HubStore
 from leaderboard.submissions import records as queue
 from leaderboard.submissions.records import Request
+from tests.conftest import HUB_ORG
 from tests.hub_server import HubServer, hub_client_online
 
-ORG = "test-org"
+ORG = HUB_ORG
 
 
 FREE_ACCOUNT = {"api": 1000, "resolvers": 5000}  # the Hub's read limits per 5 minutes for a free account
@@ -39,12 +40,6 @@ def hub():
 def api(hub):
     """A client of a user of its own: the read budget is counted per user."""
     return HfApi(endpoint=hub.url, token=hub.issue_token(f"user-{uuid.uuid4().hex[:6]}", orgs=[ORG]))
-
-
-@pytest.fixture
-def repos():
-    suffix = uuid.uuid4().hex[:8]
-    return f"{ORG}/results-{suffix}", f"{ORG}/requests-{suffix}"
 
 
 class Calls(list):

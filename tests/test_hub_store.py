@@ -18,33 +18,10 @@ from leaderboard.store import MAX_JSON_BYTES, DamagedFile, StoreConflict, open_s
 from leaderboard.store.hub import TRANSACTION_MARK, HubStore, HubStoreError
 from leaderboard.submissions import records as queue
 from tests import test_request_queue as local_queue_tests
-from tests.hub_server import HubServer, hub_client_online
+from tests.conftest import HUB_ORG
 from tests.results_files import SHA_B, result, write_result
 
-ORG = "test-org"
-
-
-@pytest.fixture(scope="module")
-def hub():
-    with HubServer() as server, hub_client_online():
-        yield server
-
-
-@pytest.fixture(scope="module")
-def token(hub):
-    return hub.issue_token("ada", orgs=[ORG])
-
-
-@pytest.fixture
-def api(hub, token):
-    return HfApi(endpoint=hub.url, token=token)
-
-
-@pytest.fixture
-def repos():
-    """(results repo, requests repo), new for each test."""
-    suffix = uuid.uuid4().hex[:8]
-    return f"{ORG}/results-{suffix}", f"{ORG}/requests-{suffix}"
+ORG = HUB_ORG
 
 
 @pytest.fixture
