@@ -12,6 +12,7 @@ import traceback
 from pathlib import Path
 
 from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY
+from evaluator.models.base import DeviceUnavailable
 from evaluator.parent_watch import die_with_parent
 
 
@@ -21,7 +22,12 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="evaluate one model and write results.json + details/*.parquet")
     run.add_argument("--model", help="Hub id (org/name) or a local model folder")
     run.add_argument("--revision", help="commit sha (a branch or tag also works on the CLI)")
-    run.add_argument("--precision", default=None, choices=["auto", "float32", "bfloat16", "float16"])
+    run.add_argument("--precision", default=None, choices=["auto", "float32", "bfloat16", "float16"],
+                     help="auto: bfloat16 on a GPU (float16 on one without native bfloat16, e.g. a T4), float32 on "
+                     "the CPU")
+    run.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"],
+                     help="auto: a CUDA GPU when one is usable, else the CPU with a warning (recorded in the "
+                     "results); cuda: a GPU or fail at once, before loading weights, saying what was found")
     run.add_argument("--benchmarks", default=",".join(DEFAULT_BENCHMARKS), help="comma-separated, from list-benchmarks")
     run.add_argument("--suite", default="sample", choices=["sample", "full"])
     run.add_argument("--limit", type=int, default=0, help="items per benchmark (0: all)")
@@ -74,7 +80,8 @@ def _config(args: argparse.Namespace):
     images_dir = Path(args.images_dir) if args.images_dir else out.resolve().parent / "cache" / "images"
     return RunConfig(model=model, revision=revision, precision=precision or "auto",
                      benchmarks=tuple(b.strip() for b in args.benchmarks.split(",") if b.strip()),
-                     suite=args.suite, limit=args.limit, batch_size=args.batch_size, judge=args.judge,
+                     suite=args.suite, limit=args.limit, batch_size=args.batch_size, device=args.device,
+                     judge=args.judge,
                      images_dir=images_dir, sources=_pairs(args.source, "--source"),
                      options=_pairs(args.option, "--option"), request=request,
                      responses=Path(args.responses) if args.responses else None)
@@ -106,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr, flush=True)
         return 130
+    except DeviceUnavailable as exc:  # nothing to debug in our code: the one line says what the machine lacks
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr, flush=True)
+        return 1
     except Exception as exc:  # the one-line reason is the contract; the traceback helps the log reader
         traceback.print_exc()
         reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]

@@ -17,6 +17,7 @@ import math
 import numbers
 import os
 import platform
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ class RunConfig:
     suite: str = "sample"
     limit: int = 0
     batch_size: int | str = "auto"
+    device: str = "auto"  # auto (CUDA when usable, else the CPU with a warning), cuda (a GPU or fail at once) or cpu
     judge: str = ""
     images_dir: Path = Path(".cache/images")
     sources: dict[str, str] = field(default_factory=dict)
@@ -178,14 +180,18 @@ def time_summary(answered: Answered, wall_s: float) -> str:
 def run(config: RunConfig, out_dir: Path) -> dict:
     """Evaluate config.model on each benchmark; write details, then results.json. Returns the results."""
     from evaluator.models import load_model
+    from evaluator.models.devices import describe_hardware, resolve_device
 
     started = time.monotonic()
+    device, cpu_reason = resolve_device(config.device)  # --device cuda without a GPU fails here, before anything loads
+    if cpu_reason:
+        print(f"WARNING: {cpu_reason}", file=sys.stderr, flush=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     benchmarks = [get_benchmark(name) for name in config.benchmarks]  # unknown names fail before the model loads
     judge = make_run_judge(config.judge, benchmarks)  # a missing judge fails before the model loads too
     print(f"loading {config.model} @ {config.revision or 'default revision'} ({config.precision})", flush=True)
     model = load_model(config.model, revision=config.revision, precision=config.precision,
-                       batch_size=config.batch_size)
+                       batch_size=config.batch_size, device=device)
     print(f"loaded on {model.device} as {model.dtype}; vision: {model.has_vision}", flush=True)
     progress = Progress(out_dir, config.benchmarks)
     blocks, skipped, prompt_hashes, item_counts, resumed = {}, {}, {}, {}, {}
@@ -214,6 +220,7 @@ def run(config: RunConfig, out_dir: Path) -> dict:
         "run": {
             "dtype": model.dtype, "device": model.device, "batch_size": model.batch_size,
             "has_vision": model.has_vision, "scoring_path": model.scoring_path,
+            "hardware": describe_hardware(model.device, model.dtype, cpu_reason),
             "versions": library_versions(), "git_commit": project_commit(), "host": platform.node(),
             **judge_record(judge), "prompt_hashes": prompt_hashes, "suite": config.suite, "limit": config.limit,
             "options": dict(config.options), "sources": dict(config.sources),

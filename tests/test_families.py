@@ -13,6 +13,7 @@ import torch
 from PIL import Image
 
 from evaluator.models import GenerationRequest, UnsupportedModelError, describe_model_folder, load_model
+from evaluator.models.devices import pick_device_dtype
 from evaluator.models.transformers_adapter import PROMPT_STYLES, prompt_style, resolve_batch_size
 from tests.hub_cache import lay_into_hub_cache
 from tests.tiny_models import FAMILIES
@@ -71,8 +72,9 @@ def test_loads_from_hub_cache_with_vision_flag(family, name):
     adapter, sha = family(name)
     assert adapter.model_id == f"tiny-families/tiny-{name}" and adapter.revision == sha
     assert adapter.has_vision == (name not in TEXT_ONLY)
-    assert (adapter.device, adapter.dtype, adapter.batch_size) == ("cpu", "float32", 4)
-    assert next(adapter.model.parameters()).dtype == torch.float32
+    device, dtype = pick_device_dtype("auto")  # what "auto" picks on this machine: CPU + float32 without a GPU
+    assert (adapter.device, adapter.dtype, adapter.batch_size) == (device, str(dtype).removeprefix("torch."), 4)
+    assert next(adapter.model.parameters()).dtype == dtype
     assert adapter.model.config._attn_implementation == "sdpa"
 
 

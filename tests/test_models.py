@@ -11,6 +11,7 @@ from PIL import Image
 from evaluator.models import (GenerationRequest, OptionScore, UnsupportedModelError, describe_model_folder,
                               load_model)
 from evaluator.models import scoring
+from evaluator.models.devices import pick_device_dtype
 from tests.hub_cache import lay_into_hub_cache
 
 
@@ -49,7 +50,8 @@ def test_load_from_hub_cache(llava, llama, tiny_llava, tiny_llama):
     assert llama.model_id == "tiny-org/tiny-llama" and llama.revision == tiny_llama.sha
     assert llava.has_vision and not llama.has_vision
     for m in (llava, llama):
-        assert m.dtype == "float32" and m.device == "cpu"  # no GPU here
+        device, dtype = pick_device_dtype("auto")  # CPU + float32 without a GPU
+        assert m.dtype == str(dtype).removeprefix("torch.") and m.device == device
         assert m.batch_size == 3
         assert m.scoring_path == ("shared_prefix" if scoring.supports_shared_prefix(m.model) else "reference")
 

@@ -9,6 +9,7 @@ import time
 
 import pandas as pd
 
+from evaluator.models.devices import pick_device_dtype, resolve_batch_size
 from leaderboard.submissions import records as queue
 
 from leaderboard.board.columns import schema
@@ -38,9 +39,11 @@ def test_tick_runs_the_worker_and_publishes(settings, store, tiny_llava):
     assert results["model"] == "tiny-org/tiny-llava" and results["revision"] == tiny_llava.sha
     assert set(results["benchmarks"]["cure"]["scores"]) >= {"Rh", "Rcot", "Ro", "Cf", "Cb", "step_accuracy"}
     run = results["run"]
-    assert run["device"] == "cpu" and run["dtype"] == "float32" and run["suite"] == "sample"
+    device, dtype = pick_device_dtype("auto")  # what "auto" picks on this machine: CPU + float32 without a GPU
+    assert run["device"] == device and run["dtype"] == str(dtype).removeprefix("torch.") and run["suite"] == "sample"
+    assert run["hardware"]["device"] == device and run["hardware"]["dtype"] == run["dtype"]
     assert run["item_counts"]["cure"] == 3 and run["prompt_hashes"] and run["versions"]["torch"]
-    assert run["scoring_path"] == "shared_prefix" and run["batch_size"] == 4  # "auto" on the CPU
+    assert run["scoring_path"] == "shared_prefix" and run["batch_size"] == resolve_batch_size("auto", device)
     details = pd.read_parquet(store.root / "details" / request.key / "cure.parquet")
     assert {"question_id", "prompt", "prediction", "parsed_answer", "gold", "correct"} <= set(details.columns)
     assert details["question_id"].nunique() == 3

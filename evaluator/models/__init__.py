@@ -8,10 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaluator.models.architectures import describe_model_folder
-from evaluator.models.base import GenerationRequest, ModelAdapter, OptionScore, UnsupportedModelError
+from evaluator.models.base import (DeviceUnavailable, GenerationRequest, ModelAdapter, OptionScore,
+                                   UnsupportedModelError)
 
-__all__ = ["GenerationRequest", "ModelAdapter", "OptionScore", "UnsupportedModelError", "describe_model_folder",
-           "load_model", "resolve_model_folder"]
+__all__ = ["DeviceUnavailable", "GenerationRequest", "ModelAdapter", "OptionScore", "UnsupportedModelError",
+           "describe_model_folder", "load_model", "resolve_model_folder"]
 
 # Weight formats that are never downloaded: only safetensors weights are loaded.
 _IGNORE_PATTERNS = ["*.bin", "*.pt", "*.pth", "*.ckpt", "*.h5", "*.msgpack", "*.onnx", "*.ot", "*.gguf",
@@ -36,7 +37,9 @@ def load_model(source: str, revision: str | None = None, precision: str = "auto"
                device: str | None = None) -> ModelAdapter:
     """Load a Hub model (`org/name`, at `revision`) or a local folder behind the ModelAdapter interface.
 
-    precision: "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16".
+    device: "cuda" or "cpu" (evaluator.models.devices.resolve_device's choice); None: CUDA when available.
+    precision: "auto" (bfloat16 on CUDA, float16 on a GPU without native bfloat16 such as a T4, float32 on the CPU),
+    "float32", "bfloat16" or "float16".
     batch_size: generation batch size, or "auto" (64 on CUDA, 4 on the CPU). Either way a batch that runs out of
     GPU memory is retried at half the size, and later batches keep the smaller size (adapter.batch_size).
     Raises UnsupportedModelError ("unsupported architecture ...", "needs remote code") before loading weights.

@@ -73,3 +73,8 @@ class ModelAdapter(Protocol):
 
 class UnsupportedModelError(ValueError):
     """The model cannot be loaded by any adapter (architecture, remote code, ...)."""
+
+
+class DeviceUnavailable(RuntimeError):
+    """The device asked for cannot be used (--device cuda without a usable GPU); its message is one line saying what
+    was found, shown as is (no traceback)."""

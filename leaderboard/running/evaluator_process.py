@@ -55,12 +55,12 @@ def responses_dir(settings: Settings, request: Request) -> Path:
 
 def worker_command(settings: Settings, request_file: Path, out_dir: Path,
                    responses: Path | None = None) -> list[str]:
-    """`python -m evaluator run ...` for one request: the settings' benchmarks, suite, limit, batch size, every data
-    location that is set (by its source key), the judge and the responses folder; tokens go by environment,
+    """`python -m evaluator run ...` for one request: the settings' benchmarks, suite, limit, batch size, device, every
+    data location that is set (by its source key), the judge and the responses folder; tokens go by environment,
     never here."""
     command = [settings.python or sys.executable, "-m", "evaluator", "run", "--request", str(request_file),
                "--out", str(out_dir), "--benchmarks", ",".join(settings.benchmarks), "--suite", settings.suite,
-               "--limit", str(settings.limit), "--batch-size", str(settings.batch_size),
+               "--limit", str(settings.limit), "--batch-size", str(settings.batch_size), "--device", settings.device,
                "--images-dir", str(settings.images_dir.resolve())]
     if responses is not None:
         command += ["--responses", str(responses)]

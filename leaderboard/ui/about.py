@@ -43,7 +43,8 @@ RECORDED = """\
 Every results file records, besides the scores and per-benchmark counts (items, scored, images unavailable) and
 coverage (items that count in the scores, items run, items in the suite, and their share):
 - the model id, the **full commit sha**, the precision, the model type, the parameter count and architecture;
-- `run.dtype`, `run.device` and `run.batch_size` used;
+- `run.dtype`, `run.device` and `run.batch_size` used, and `run.hardware`: the GPUs (name, count, memory of each),
+  the NVIDIA driver, torch's CUDA version, and why the CPU was used when no GPU was usable;
 - `run.versions`: the versions of torch, transformers and the other libraries involved;
 - `run.git_commit`: this project's commit that ran the evaluation;
 - `run.judge` and `run.judge_name`: the judge's identity (model id and revision, or endpoint and model name) where
