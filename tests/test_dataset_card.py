@@ -104,6 +104,22 @@ def test_the_card_links_to_the_space_and_names_the_repo(settings, store):
     assert front_matter(unknown)["configs"] == front_matter(on_space)["configs"]
 
 
+def test_the_cards_other_licence_has_a_name_and_a_link_when_the_repo_is_known(settings):
+    import re
+
+    board = schema(settings.benchmarks)
+    first = api.benchmark_names()[0]
+    on_hub = dataset_card.card_text(board, [first], space_id="org/leaderboard", repo="org/results")
+    meta = front_matter(on_hub)
+    assert meta["license"] == "other" and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", meta["license_name"])
+    assert meta["license_link"] == "https://huggingface.co/datasets/org/results#licence"
+    assert "\n## Licence\n" in on_hub and f"`{meta['license_name']}`" in on_hub  # the section the link opens
+    assert list(meta)[list(meta).index("license"):][:3] == ["license", "license_name", "license_link"]
+    local = front_matter(dataset_card.card_text(board, [first]))  # no repo: no link to make
+    assert local["license"] == "other" and local["license_name"] == meta["license_name"]
+    assert "license_link" not in local
+
+
 def test_a_card_that_states_its_terms_is_quoted(settings):
     from dataclasses import replace
 

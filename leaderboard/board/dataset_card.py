@@ -46,6 +46,9 @@ LEADERBOARD_FILE = "leaderboard.parquet"
 HUB_URL = "https://huggingface.co"
 TITLE = "Open VLM Reasoning Leaderboard"
 SPLIT = "train"
+# the details quote each benchmark's data under its source's terms: no one licence of the Hub's list covers them
+LICENSE = "other"
+LICENSE_NAME = "per-benchmark-source-terms"
 
 # the columns the publisher puts in front of every details file (name, what it holds)
 RUN_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -131,6 +134,17 @@ def has_run_columns(data: bytes) -> bool:
 
 
 # ------------------------------------------------------------------------------------------- the card's text
+
+def licence_meta(repo: str = "") -> dict[str, str]:
+    """The card's licence fields: `license`; when it is `other`, the Hub's `license_name` for it and, when the
+    dataset repo is known, `license_link`, the card's own Licence section on the Hub, which says whose terms apply."""
+    meta = {"license": LICENSE}
+    if LICENSE == "other":
+        meta["license_name"] = LICENSE_NAME
+        if repo:
+            meta["license_link"] = f"{HUB_URL}/datasets/{repo}#licence"
+    return meta
+
 
 def space_url(space_id: str) -> str:
     """The Space's page on the Hub ("" when the Space is not known)."""
@@ -224,7 +238,7 @@ def card_text(schema: Schema, benchmarks: Sequence[str], space_id: str = "", rep
     import yaml
 
     cards = [schema.card(name) for name in benchmarks if schema.card(name) is not None]
-    meta = {"pretty_name": f"{TITLE} results", "license": "other",
+    meta = {"pretty_name": f"{TITLE} results", **licence_meta(repo),
             "tags": ["leaderboard", "evaluation", "vision-language-models"], "configs": configs(benchmarks)}
     space = space_url(space_id)
     address = space or (f"{HUB_URL}/datasets/{repo}" if repo else "")
@@ -261,7 +275,8 @@ def card_text(schema: Schema, benchmarks: Sequence[str], space_id: str = "", rep
         lines += [f"| `{col.name}` | {_cell(_dtype(col.type))} | {_cell(col.description)} |" for col in card.details]
         lines += ["", f"Data terms: {licence_text(card)}"]
     lines += ["", "## Licence", "",
-              "The dataset's licence is `other`: the scores and the models' outputs are published by the "
+              f"The dataset's licence is `{LICENSE}` (`{LICENSE_NAME}`): the scores and the models' outputs are "
+              "published by the "
               "leaderboard, and the details quote each benchmark's data, under the terms of its source (each "
               "benchmark's section says where they are stated). The models evaluated keep their own licences.", "",
               "## Citation", "",

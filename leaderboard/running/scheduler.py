@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from leaderboard.board.publish import rebuild_board
+from leaderboard.running import model_cache
 from leaderboard.running.attempt import TickReport, close_run, run_request
 from leaderboard.settings import Settings
 from leaderboard.store import Store, StoreBusy
@@ -54,7 +55,8 @@ def prepare_store(settings: Settings, store: Store, stop: threading.Event | None
 
 def tick(settings: Settings, store: Store, stop: threading.Event | None = None, owner: str | None = None) -> TickReport:
     """Refresh the store's picture, recover expired leases, bring the board up to date, claim the oldest PENDING
-    request and run it to the end. Those first steps can wait: when the commit budget has no room for them they are
+    request and run it to the end, then delete from this machine's Hub cache the models the queue no longer needs
+    (leaderboard.running.model_cache). Those first steps can wait: when the commit budget has no room for them they are
     deferred to a later tick (StoreBusy), keeping the room for closing runs. A store that cannot be read or written
     right now ends the tick with the reason (the next tick tries again)."""
     try:
@@ -79,6 +81,7 @@ def tick(settings: Settings, store: Store, stop: threading.Event | None = None, 
         error = settings.scrub(f"the scheduler failed to run the worker: {type(exc).__name__}: {exc}")
         closed = close_run(settings, store, request.path, owner, queue.FAILED, error=error)
         report = TickReport(request=request.path, status=closed.status if closed else None, error=error)
+    model_cache.free_after_run(settings, store, request)  # this machine's disk (a Job's is thrown away with it)
     report.recovered = recovered
     return report
 

@@ -1,9 +1,9 @@
 """The Queue tab: pending, running (with progress), finished, failed (reason + log tail) and cancelled requests,
 a box to cancel one of your PENDING requests (admins: any), and for admins the admin actions (re-queue a failed
-request, hide a run from the board or show it again) and the damaged files of the store. Refreshed on load, every
-REFRESH_SECONDS and on the Refresh button (that event is the `/queue` API endpoint: five tables, in the order of
-SECTIONS). Who may do what is decided from the session (leaderboard.submissions.identity), never from what the client
-sends."""
+request, hide a run from the board or show it again, the free disk of the store's folder and of the Hub cache) and
+the damaged files of the store. Refreshed on load, every REFRESH_SECONDS and on the Refresh button (that event is
+the `/queue` API endpoint: five tables, in the order of SECTIONS). Who may do what is decided from the session
+(leaderboard.submissions.identity), never from what the client sends."""
 from __future__ import annotations
 
 import logging
@@ -14,6 +14,7 @@ import pandas as pd
 from leaderboard.board.file import published_results
 from leaderboard.board.publish import rebuild_board
 from leaderboard.formatting import escape_markdown
+from leaderboard.running.model_cache import free_disk
 from leaderboard.settings import Settings
 from leaderboard.store import Store, StoreConflict
 from leaderboard.submissions import identity
@@ -53,6 +54,16 @@ ADMIN_HELP = ("**Admin actions**, recorded in the request (who, when, why): re-q
 DAMAGED_HELP = ("Files of the store that could not be read (not JSON, not UTF-8, a field missing or of the wrong kind). "
                 "Everything else keeps working: these are left out of the queue and the board until someone with "
                 "write access to the store repairs or removes them. Their content is never shown here.")
+
+
+def disk_text(settings: Settings, by: identity.Visitor) -> str:
+    """Admins: the free space of the disk holding LEADERBOARD_HOME and of the one holding the Hub cache, as
+    Markdown; "" for everyone else (nothing of it reaches their page)."""
+    if not by.admin:
+        return ""
+    parts = [f"{what} ({escape_markdown(folder)}): {free / 1e9:.1f} GB free of {total / 1e9:.1f} GB"
+             for what, folder, free, total in free_disk(settings)]
+    return "**Free disk**: " + ("; ".join(parts) if parts else "could not be read") + "."
 
 
 def damaged_frame(damaged: list) -> pd.DataFrame:
@@ -166,7 +177,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None) -> None:
         damaged = (summary.get("damaged") or []) if by.admin else []
         return (*labels, gr.Dropdown(choices=mine), gr.Dropdown(choices=admin), gr.Accordion(visible=by.admin),
                 gr.Accordion(label=f"Damaged files ({len(damaged)})", open=bool(damaged), visible=by.admin),
-                damaged_frame(damaged), summary.get("problem") or "")
+                damaged_frame(damaged), summary.get("problem") or "", disk_text(settings, by))
 
     def show_log(summary: dict | None, evt: gr.SelectData) -> str:
         row = evt.row_value or []
@@ -224,6 +235,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None) -> None:
             hide = gr.Button("Hide run from the board", size="sm", variant="stop", elem_id="queue-admin-hide")
             show = gr.Button("Show run again", size="sm", elem_id="queue-admin-show")
         admin_message = gr.Markdown(elem_id="queue-admin-message")
+        admin_disk = gr.Markdown(elem_id="queue-admin-disk")
     with gr.Accordion(label="Damaged files (0)", open=False, visible=False,
                       elem_id="queue-section-damaged") as damaged_section:
         gr.Markdown(DAMAGED_HELP)
@@ -231,7 +243,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None) -> None:
                                      interactive=False, wrap=True, max_height=300, show_label=False,
                                      label="Damaged files", elem_id="queue-damaged")
     problem = gr.Markdown(elem_id="queue-problem")
-    decorated = [*accordions, pick, admin_pick, admin_section, damaged_section, damaged_table, problem]
+    decorated = [*accordions, pick, admin_pick, admin_section, damaged_section, damaged_table, problem, admin_disk]
 
     summary = gr.State(None)
     timer = gr.Timer(REFRESH_SECONDS)
