@@ -1,10 +1,14 @@
 """Hugging Face Jobs dispatch: N requests as Jobs on the loopback Hub (tests/hub_server.py: the real huggingface_hub
 client, each Job a real `python -m leaderboard.running.job_run` subprocess evaluating the tiny LLaVA on one CURE item
-and publishing to the Hub store over HTTP). Prints the wall time, the most Jobs at once, the commits per repository (and
-per evaluation), what a heartbeat commit a minute would have cost instead, and the harm: requests not FINISHED, requests
-with more than one Job, Jobs that did not complete.
+and publishing to the Hub store over HTTP). The stand-in is as strict as the Jobs API where it matters: it refuses
+label values outside `^[A-Za-z0-9_-]{1,63}$`, keeps each Job in SCHEDULING for --scheduling seconds before it runs,
+and knows only huggingface_hub's own flavors. The models are named with dots and capitals
+(`Bench-Org/Tiny-LLaVA-1.5-7b-hf-<i>`), as most VLMs are. Prints the wall time, the most Jobs at once, the time the
+Jobs waited in SCHEDULING, the commits per repository (and per evaluation), what a heartbeat commit a minute would
+have cost instead, and the harm: requests not FINISHED, requests with more than one Job, Jobs that did not complete.
 
-Run: `.venv/bin/python bench/jobs_dispatch.py [--requests 8] [--max-jobs 4]` (about a minute on 2 cores).
+Run: `.venv/bin/python bench/jobs_dispatch.py [--requests 8] [--max-jobs 4] [--scheduling 5]` (about a minute on
+2 cores).
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=8)
     parser.add_argument("--max-jobs", type=int, default=4)
+    parser.add_argument("--scheduling", type=float, default=5.0, help="seconds each Job waits in SCHEDULING")
     args = parser.parse_args()
 
     from huggingface_hub import HfApi
@@ -46,7 +51,7 @@ def main() -> int:
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
     jobs_dir = WORK / "jobs"
     jobs_dir.mkdir()
-    with HubServer(job_cwd=jobs_dir, job_env=env) as hub, hub_client_online():
+    with HubServer(job_cwd=jobs_dir, job_env=env, job_scheduling=args.scheduling) as hub, hub_client_online():
         token = hub.issue_token("ada", orgs=["bench-org"])
         os.environ["HF_ENDPOINT"] = hub.url
         settings = Settings.from_env({
@@ -55,12 +60,13 @@ def main() -> int:
             "LEADERBOARD_JOBS_IMAGE": "hf.co/spaces/bench-org/leaderboard", "LEADERBOARD_JOBS_NAMESPACE": "bench-org",
             "LEADERBOARD_JOBS_MAX": str(args.max_jobs), "LEADERBOARD_BENCHMARKS": "cure", "LEADERBOARD_LIMIT": "1",
             "LEADERBOARD_BATCH_SIZE": "2", "LEADERBOARD_HOME": str(WORK / "space"), "LEADERBOARD_HEARTBEAT_SECONDS": "1",
-            "LEADERBOARD_LEASE_SECONDS": "60"})
+            "LEADERBOARD_LEASE_SECONDS": "60",
+            "LEADERBOARD_JOBS_FLAVORS": "1=cpu-upgrade,70=l40sx4"})  # the Jobs run on this machine's CPU
         api = HfApi(endpoint=hub.url, token=token)
         store = HubStore(api, settings.results_repo, settings.requests_repo)
         requests = []
         for i in range(args.requests):
-            request = q.Request(model=f"bench/tiny-llava-{i}", revision=f"{uuid.uuid4().hex}{i:08x}",
+            request = q.Request(model=f"Bench-Org/Tiny-LLaVA-1.5-7b-hf-{i}", revision=f"{uuid.uuid4().hex}{i:08x}",
                                 source="local", local_path=str(folder), params_billions=0.01)
             q.save(store, request)
             requests.append(request)
@@ -80,11 +86,14 @@ def main() -> int:
         for job in hub.jobs:
             per_request[job.labels.get(hf_jobs.LABEL_REQUEST)] = per_request.get(job.labels.get(
                 hf_jobs.LABEL_REQUEST), 0) + 1
+        waited = [hf_jobs.scheduling_seconds(api.inspect_job(job_id=j.id, namespace="bench-org")) or 0.0
+                  for j in hub.jobs]
         spent = {repo: hub.commits[repo] - n for repo, n in before.items()}
         running_seconds = sum((q.parse_time(r.finished_time) - q.parse_time(r.started_time)).total_seconds()
                               for r in final if r.finished_time and r.started_time)
         print(f"requests {args.requests}, at most {args.max_jobs} Jobs at once, {ticks} dispatcher ticks")
-        print(f"wall time {wall:.1f} s; most Jobs at once {most}")
+        print(f"wall time {wall:.1f} s; most Jobs at once {most}; each Job waited {min(waited, default=0):.0f}-"
+              f"{max(waited, default=0):.0f} s in SCHEDULING")
         print(f"commits: requests repo {spent[settings.requests_repo]} "
               f"({spent[settings.requests_repo] / args.requests:.2f} per evaluation), results repo "
               f"{spent[settings.results_repo]} ({spent[settings.results_repo] / args.requests:.2f} per evaluation)")

@@ -96,8 +96,9 @@ class Settings:
     scheduler_interval: float = setting("LEADERBOARD_SCHEDULER_INTERVAL", "60", "seconds between scheduler ticks",
                                         float)
     lease_seconds: float = setting("LEADERBOARD_LEASE_SECONDS", "600",
-                                   "lease length; the worker renews it while it runs (a Hugging Face Job's lease lasts its whole "
-                                   "time, LEADERBOARD_MAX_RUN_SECONDS, and is never renewed)", float)
+                                   "lease length; the worker renews it while it runs (a Hugging Face Job's lease lasts its "
+                                   "timeout plus 10 minutes, and the Space extends it while the Jobs API says the Job "
+                                   "is live)", float)
     heartbeat_seconds: float | None = setting(
         "LEADERBOARD_HEARTBEAT_SECONDS", "", "seconds between the worker's checks on its run (default: 5 with the "
         "local store, 60 with the Hub store); the lease and progress are written at each one on the local store, "
@@ -105,7 +106,8 @@ class Settings:
     max_attempts: int = setting("LEADERBOARD_MAX_ATTEMPTS", "3",
                                 "lease expiries or worker kills before a request is FAILED", int)
     max_run_seconds: float = setting("LEADERBOARD_MAX_RUN_SECONDS", "21600",
-                                     "a worker running longer is stopped and the request FAILED", float)
+                                     "a worker running longer is stopped and the request FAILED (timed out; "
+                                     "not retried)", float)
     suite: str = setting("LEADERBOARD_SUITE", "sample", "`sample` (shipped with the project) or `full` (downloaded)",
                          _lower)
     benchmarks: tuple[str, ...] = setting("LEADERBOARD_BENCHMARKS", ",".join(api.DEFAULT_BENCHMARKS),
@@ -139,6 +141,8 @@ class Settings:
                                        "(default: `<home>/cache/images`)", _optional_path)
     batch_size: str = setting("LEADERBOARD_BATCH_SIZE", "auto", "generation batch size, or `auto` (64 on a GPU, "
                               "backing off by halves on out-of-memory; 4 on the CPU)", _lower)
+    device: str = setting("LEADERBOARD_DEVICE", "auto", "where models run: `auto` (a CUDA GPU when usable, else the "
+                          "CPU with a warning), `cuda` (a GPU, or the run fails at once saying why) or `cpu`", _lower)
     min_coverage: float = setting("LEADERBOARD_MIN_COVERAGE", "95", "board: a run that scored fewer than this "
                                   "percentage of a benchmark's items (or used a limit) is flagged and not ranked with "
                                   "complete runs", float)
@@ -165,6 +169,10 @@ class Settings:
     jobs_setup: str = setting("LEADERBOARD_JOBS_SETUP", "", "hf-jobs: a shell command run in the Job before the "
                               "evaluation (for an image without this project: fetch it and install its "
                               "requirements; default: none)")
+    jobs_timeout_margin: float = setting("LEADERBOARD_JOBS_TIMEOUT_MARGIN", "900", "hf-jobs: seconds a Job may run "
+                                         "beyond LEADERBOARD_MAX_RUN_SECONDS (starting, loading, publishing) before "
+                                         "the platform stops it: its timeout is the sum; a Job stopped by it is "
+                                         "FAILED, not retried", float)
     commit_budget: int = setting("LEADERBOARD_COMMIT_BUDGET", "100", "Hub store: commits per repository in any hour, "
                                  "counted from the repository's own history whoever made them (the Hub allows about "
                                  "128); beyond it background writes wait and a submission is refused with the minutes "
@@ -178,6 +186,8 @@ class Settings:
                                         "repository's history is longer than this, the scheduler squashes it into "
                                         "one commit (files unchanged; 0: never)", int)
     python: str = setting("LEADERBOARD_PYTHON", "", "Python used for the worker subprocess (default: this interpreter)")
+    keep_models_gb: float = setting("LEADERBOARD_KEEP_MODELS_GB", "0", "local executor: after a run, the Hub cache "
+                                    "keeps the models the queue needs and the last run ones up to this many GB", float)
     playground_per_minute: int = setting("LEADERBOARD_PLAYGROUND_PER_MINUTE", "6", "judge playground: gradings one "
                                          "signed-in user, and one client address, may ask for per minute", int)
     playground_budget_per_minute: int = setting("LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE", "30", "judge playground: "
@@ -254,20 +264,21 @@ class Settings:
 
     def check(self) -> None:
         """Refuse settings that cannot work, with a message naming the variable."""
-        if self.store_backend not in {"local", "hub"}:
-            raise ValueError(f"LEADERBOARD_STORE must be 'local' or 'hub', not {self.store_backend!r}")
+        for name, value, allowed in (("LEADERBOARD_STORE", self.store_backend, ("local", "hub")),
+                                     ("LEADERBOARD_SUITE", self.suite, ("sample", "full")),
+                                     ("LEADERBOARD_EXECUTOR", self.executor, ("local", "hf-jobs")),
+                                     ("LEADERBOARD_DEVICE", self.device, ("auto", "cuda", "cpu"))):
+            if value not in allowed:
+                raise ValueError(f"{name} must be {', '.join(map(repr, allowed[:-1]))} or {allowed[-1]!r}, not "
+                                 f"{value!r}")
         if self.store_backend == "hub" and not self.results_repo:
             raise ValueError("LEADERBOARD_STORE=hub needs LEADERBOARD_RESULTS_REPO")
-        if self.suite not in {"sample", "full"}:
-            raise ValueError(f"LEADERBOARD_SUITE must be 'sample' or 'full', not {self.suite!r}")
         unknown = [b for b in self.benchmarks if b not in api.benchmark_names()]
         if unknown:
             raise ValueError(f"LEADERBOARD_BENCHMARKS names unknown benchmarks {', '.join(unknown)}; known: "
                              f"{', '.join(api.benchmark_names())}")
         if self.lease_seconds <= self.heartbeat_seconds:
             raise ValueError("LEADERBOARD_LEASE_SECONDS must be longer than LEADERBOARD_HEARTBEAT_SECONDS")
-        if self.max_attempts < 1:
-            raise ValueError("LEADERBOARD_MAX_ATTEMPTS must be at least 1")
         for option in self.options:
             if "=" not in option or not option.split("=", 1)[0].strip():
                 raise ValueError(f"LEADERBOARD_OPTIONS takes comma-separated key=value pairs, not {option!r}")
@@ -280,11 +291,13 @@ class Settings:
                              "local models must be under")
         for name, value in (("LEADERBOARD_MAX_PENDING_PER_USER", self.max_pending_per_user),
                             ("LEADERBOARD_MAX_SUBMISSIONS_PER_WEEK", self.max_submissions_per_week),
-                            ("LEADERBOARD_MAX_PENDING_PER_ORG", self.max_pending_per_org)):
+                            ("LEADERBOARD_MAX_PENDING_PER_ORG", self.max_pending_per_org),
+                            ("LEADERBOARD_SQUASH_AFTER_COMMITS", self.squash_after_commits),
+                            ("LEADERBOARD_PROXY_HOPS", self.proxy_hops or 0),
+                            ("LEADERBOARD_HUB_CACHE_MB", self.hub_cache_mb),
+                            ("LEADERBOARD_KEEP_MODELS_GB", self.keep_models_gb)):
             if value < 0:
-                raise ValueError(f"{name} must be 0 or more, not {value}")
-        if self.executor not in {"local", "hf-jobs"}:
-            raise ValueError(f"LEADERBOARD_EXECUTOR must be 'local' or 'hf-jobs', not {self.executor!r}")
+                raise ValueError(f"{name} must be 0 or more, not {value:g}")
         if self.executor == "hf-jobs" and self.store_backend != "hub":
             raise ValueError("LEADERBOARD_EXECUTOR=hf-jobs needs the Hub store (LEADERBOARD_STORE=hub): a Job "
                              "publishes to it")
@@ -295,29 +308,22 @@ class Settings:
             from leaderboard.running.job_flavors import parse_flavors
 
             parse_flavors(self.jobs_flavors)  # a bad table says so at start, naming LEADERBOARD_JOBS_FLAVORS
-        if self.jobs_max < 1:
-            raise ValueError("LEADERBOARD_JOBS_MAX must be at least 1")
-        if self.commit_budget < 1:
-            raise ValueError("LEADERBOARD_COMMIT_BUDGET must be at least 1")
+        for name, value, least in (("LEADERBOARD_MAX_ATTEMPTS", self.max_attempts, 1),
+                                   ("LEADERBOARD_JOBS_MAX", self.jobs_max, 1),
+                                   ("LEADERBOARD_JOBS_TIMEOUT_MARGIN", self.jobs_timeout_margin, 60),
+                                   ("LEADERBOARD_COMMIT_BUDGET", self.commit_budget, 1),
+                                   ("LEADERBOARD_PLAYGROUND_PER_MINUTE", self.playground_per_minute, 1),
+                                   ("LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE", self.playground_budget_per_minute, 1),
+                                   ("LEADERBOARD_PLAYGROUND_MAX_CHARS", self.playground_max_chars, 1)):
+            if value < least:
+                raise ValueError(f"{name} must be at least {least}")
         if self.hub_refresh_seconds <= 0:
             raise ValueError("LEADERBOARD_HUB_REFRESH_SECONDS must be more than 0")
-        if self.hub_cache_mb < 0:
-            raise ValueError("LEADERBOARD_HUB_CACHE_MB must be 0 or more")
-        if self.squash_after_commits < 0:
-            raise ValueError("LEADERBOARD_SQUASH_AFTER_COMMITS must be 0 (never) or more")
-        if self.playground_per_minute < 1:
-            raise ValueError("LEADERBOARD_PLAYGROUND_PER_MINUTE must be at least 1")
-        if self.playground_max_chars < 1:
-            raise ValueError("LEADERBOARD_PLAYGROUND_MAX_CHARS must be at least 1")
         if self.judge:
             try:
                 api.parse_judge_spec(self.judge, self.judge_bearer)
             except ValueError as exc:  # its message never holds the URL's user, password or query, nor a token
                 raise ValueError(f"LEADERBOARD_JUDGE: {exc}") from None
-        if self.playground_budget_per_minute < 1:
-            raise ValueError("LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE must be at least 1")
-        if self.proxy_hops is not None and self.proxy_hops < 0:
-            raise ValueError("LEADERBOARD_PROXY_HOPS must be 0 or more")
         if self.mock_sign_in and self.on_space:
             raise ValueError("LEADERBOARD_MOCK_SIGN_IN is for local development only; on a Hugging Face Space "
                              "visitors sign in for real (hf_oauth: true)")
@@ -391,7 +397,3 @@ def declared() -> list[tuple[str, str, str]]:
     rows = [(f.metadata["env"], f.metadata["default"], f.metadata["doc"]) for f in fields(Settings)
             if "env" in f.metadata]
     return rows + [(s.setting, s.default, s.accepts) for s in api.sources()]
-
-
-def field_names() -> list[str]:
-    return [f.name for f in fields(Settings)]

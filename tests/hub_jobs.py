@@ -2,10 +2,15 @@
 
 The `image` is ignored; the command runs in its own process group with this process's environment (or the
 server's `job_env`), then the Job's `environment`, then its `secrets` on top; stdout and stderr are captured
-line by line as the Job's logs. Stages are the client's `JobStage` values: RUNNING from the start (the Job
-needs no scheduling here), then COMPLETED (exit code 0), ERROR (another exit code, a timeout, `kill`), or
-CANCELED (`cancel`). When the command exits, what is left of its process group is killed, as when a container
-stops, so the log pipe closes; the stage turns terminal only once every log line has been read.
+line by line as the Job's logs. Stages are the client's `JobStage` values: SCHEDULING for the runner's
+`scheduling_seconds` (0 by default; a real GPU Job can wait minutes for a machine), then RUNNING, then COMPLETED
+(exit code 0), ERROR (another exit code, `kill`, or `timeoutSeconds` of running: the process is killed), or
+CANCELED (`cancel`, in either live stage). When the command exits, what is left of its process group is killed, as
+when a container stops, so the log pipe closes; the stage turns terminal only once every log line has been read.
+
+What the real API refuses is refused here: a flavor that is not one of huggingface_hub's own `JobHardware` names
+(the hardware list is built from that enum), a label key or value outside `^[A-Za-z0-9_-]{1,63}$` (400), a timeout
+that is not a positive integer.
 
 A `JobRecord` is what a test may look at and never holds a secret value: only the secret NAMES.
 """
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -20,6 +26,8 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from typing import Iterator
+
+from huggingface_hub import JobHardware
 
 from tests.hub_repos import HubError, iso_time
 
@@ -39,16 +47,27 @@ def _hardware(name: str, pretty: str, cpu: int, ram_gb: int, usd_per_hour: float
             "unitCostUSD": micro_per_minute / 1_000_000, "unitLabel": "minute"}
 
 
-# GET /api/jobs/hardware, in the shape the client parses into JobHardwareInfo (prices are illustrative).
-HARDWARE = [
-    _hardware("cpu-basic", "CPU Basic", 2, 16, 0.01, None),
-    _hardware("t4-small", "Nvidia T4 - small", 4, 15, 0.40, _gpu("T4", 1, 16)),
-    _hardware("l4x1", "1x Nvidia L4", 8, 30, 0.80, _gpu("L4", 1, 24)),
-    _hardware("a10g-large", "Nvidia A10G - large", 12, 46, 1.50, _gpu("A10G", 1, 24)),
-    _hardware("l40sx1", "1x Nvidia L40S", 8, 62, 1.80, _gpu("L40S", 1, 48)),
-    _hardware("a100-large", "Nvidia A100 - large", 12, 142, 2.50, _gpu("A100", 1, 80)),
-    _hardware("h100x8", "8x Nvidia H100", 184, 1440, 36.00, _gpu("H100", 8, 640)),
-]
+# GPU families by flavor name prefix: (model, GB of memory per GPU, illustrative US$ per GPU-hour).
+_GPU_FAMILIES = {"t4": ("T4", 16, 0.40), "l4": ("L4", 24, 0.80), "l40s": ("L40S", 48, 1.80),
+                 "a10g": ("A10G", 24, 1.00), "a100": ("A100", 80, 2.50), "h200": ("H200", 141, 5.00),
+                 "rtx-pro-6000": ("RTX PRO 6000", 96, 3.00)}
+_CPU_PRICES = {"cpu-basic": 0.01, "cpu-upgrade": 0.03, "cpu-performance": 0.10, "cpu-xl": 0.40}
+
+
+def _row(name: str) -> dict:
+    """One hardware entry for a flavor name of the client's JobHardware enum."""
+    if name.startswith("cpu-"):
+        return _hardware(name, name.replace("-", " ").title(), 2, 16, _CPU_PRICES.get(name, 0.05), None)
+    family = max((f for f in _GPU_FAMILIES if name == f or name.startswith((f + "-", f + "x"))), key=len)
+    model, vram, price = _GPU_FAMILIES[family]
+    count = int(re.search(r"x(\d+)$", name).group(1)) if re.search(r"x(\d+)$", name) else 1
+    return _hardware(name, f"{count}x Nvidia {model}", 8 * count, 30 * count, price * count,
+                     _gpu(model, count, vram * count))
+
+
+# GET /api/jobs/hardware, in the shape the client parses into JobHardwareInfo: exactly the flavors of the installed
+# huggingface_hub's JobHardware enum (kept in sync with the Hub's API by its maintainers), prices illustrative.
+HARDWARE = [_row(item.value) for item in JobHardware]
 FLAVORS = {row["name"] for row in HARDWARE}
 
 
@@ -113,12 +132,17 @@ class Job:
             self.changed.notify_all()
 
     def stop(self, stage: str, message: str | None, sig: int) -> bool:
-        """Signal the process group; the stage becomes `stage` when it is gone. False if it had already ended."""
+        """Signal the process group; the stage becomes `stage` when it is gone (at once for a Job still
+        SCHEDULING, which has no process yet). False if it had already ended."""
         with self.changed:
-            if self.terminal or self.proc is None or self._end is not None:
+            if self.terminal or self._end is not None:
                 return False
             self._end = (stage, message)
-        _signal_group(self.proc, sig)
+            proc = self.proc
+        if proc is None:  # never started: it ends here, and the scheduler leaves it alone
+            self.set_stage(stage, message)
+            return True
+        _signal_group(proc, sig)
         return True
 
     def end_reason(self, returncode: int) -> tuple[str, str | None]:
@@ -143,7 +167,7 @@ class Job:
             "owner": {"id": _id_of(rec.namespace), "name": rec.namespace,
                       "type": "user" if rec.namespace == rec.user else "org"},
             "initiator": {"type": "user", "id": _id_of(rec.user), "name": rec.user},
-            "durations": {"schedulingSecs": round((started or now) - rec.created_at),
+            "durations": {"schedulingSecs": round(started - rec.created_at) if started else None,
                           "runningSecs": round(now - started) if started else None,
                           "totalSecs": round(now - rec.created_at)},
         }
@@ -177,7 +201,14 @@ def _string_map(spec: dict, key: str) -> dict[str, str]:
     return dict(value)
 
 
+LABEL_RE = re.compile(r"^[A-Za-z0-9_-]{1,63}$")  # what the Jobs API takes as a label key or value
+
+
 def _validate(spec: dict) -> None:
+    for key, value in _string_map(spec, "labels").items():
+        if not LABEL_RE.match(key) or not LABEL_RE.match(value):
+            raise HubError(400, f"Invalid label {key}={value!r}: keys and values are 1 to 63 letters, digits, "
+                                "'-' or '_'")
     command = spec.get("command")
     if not isinstance(command, list) or not command or not all(isinstance(part, str) for part in command):
         raise HubError(400, "command must be a non-empty list of strings")
@@ -193,10 +224,11 @@ class JobRunner:
     every Job; `kill_grace` is how long a canceled Job has between SIGTERM and SIGKILL."""
 
     def __init__(self, cwd: str | os.PathLike | None = None, base_env: dict[str, str] | None = None,
-                 kill_grace: float = 2.0):
+                 kill_grace: float = 2.0, scheduling_seconds: float = 0.0):
         self.cwd = cwd
         self.base_env = base_env
         self.kill_grace = kill_grace
+        self.scheduling_seconds = scheduling_seconds  # how long a new Job waits in SCHEDULING (tests may set it)
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
 
@@ -215,25 +247,40 @@ class JobRunner:
         with self._lock:
             self._jobs[record.id] = job
         process_env = {**(os.environ if self.base_env is None else self.base_env), **env, **hidden}
-        try:
-            job.proc = subprocess.Popen(record.command, cwd=self.cwd, env=process_env, stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-        except OSError as exc:
-            job.append_log(f"could not start the command: {exc}")
-            job.set_stage("ERROR", f"could not start the command: {type(exc).__name__}")
-            return job
-        job.set_stage("RUNNING")
-        threading.Thread(target=self._watch, args=(job,), name=f"job-{record.id}", daemon=True).start()
+        if self.scheduling_seconds <= 0:
+            self._start(job, process_env)
+        else:
+            timer = threading.Timer(self.scheduling_seconds, self._start, args=(job, process_env))
+            timer.daemon = True
+            timer.start()
         return job
+
+    def _start(self, job: Job, process_env: dict[str, str]) -> None:
+        """SCHEDULING is over: the command starts (unless the Job was cancelled meanwhile)."""
+        with job.changed:
+            if job.terminal:
+                return
+            try:
+                job.proc = subprocess.Popen(job.record.command, cwd=self.cwd, env=process_env,
+                                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                            stderr=subprocess.STDOUT, start_new_session=True)
+            except OSError as exc:
+                job.logs.append((time.time(), f"could not start the command: {exc}"))
+                job.proc = None
+        if job.proc is None:
+            job.set_stage("ERROR", "could not start the command")
+            return
+        job.set_stage("RUNNING")
+        threading.Thread(target=self._watch, args=(job,), name=f"job-{job.record.id}", daemon=True).start()
 
     def _watch(self, job: Job) -> None:
         proc = job.proc
         reader = threading.Thread(target=_read_logs, args=(job,), daemon=True)
         reader.start()
         try:
-            proc.wait(timeout=job.record.timeout)
+            proc.wait(timeout=job.record.timeout)  # the timeout counts from RUNNING, not from SCHEDULING
         except subprocess.TimeoutExpired:
-            job.stop("ERROR", f"Job timeout: exceeded {job.record.timeout} seconds", signal.SIGKILL)
+            job.stop("ERROR", f"Job timeout: the Job ran longer than its {job.record.timeout} s", signal.SIGKILL)
             proc.wait()
         _signal_group(proc, signal.SIGKILL)  # the container stops: nothing of the Job outlives its command
         reader.join()
@@ -243,7 +290,7 @@ class JobRunner:
 
     def cancel(self, namespace: str, job_id: str) -> None:
         job = self.get(namespace, job_id)
-        if job.stop("CANCELED", None, signal.SIGTERM):
+        if job.stop("CANCELED", None, signal.SIGTERM) and job.proc is not None:
             timer = threading.Timer(self.kill_grace, _kill_if_running, args=(job.proc,))
             timer.daemon = True
             timer.start()

@@ -126,9 +126,11 @@ def hub_client_online() -> Iterator[None]:
 class HubServer:
     """The loopback Hub, started and stopped as a context. `job_cwd` and `job_env` (default: this process's
     environment when the Job starts; CLIENT_ENV is added to a given one) apply to every Job's subprocess;
-    `kill_grace`: SIGTERM to SIGKILL on cancel. A second port (`storage_url`) is the LFS storage."""
+    `kill_grace`: SIGTERM to SIGKILL on cancel; `job_scheduling`: seconds a new Job waits in SCHEDULING (also
+    `hub.runner.scheduling_seconds`). A second port (`storage_url`) is the LFS storage."""
 
-    def __init__(self, job_cwd=None, job_env: dict[str, str] | None = None, kill_grace: float = 2.0) -> None:
+    def __init__(self, job_cwd=None, job_env: dict[str, str] | None = None, kill_grace: float = 2.0,
+                 job_scheduling: float = 0.0) -> None:
         self.key = RSAKey.generate_key(2048, parameters={"kid": "hub-test-key", "use": "sig"})
         self.logins: list[tuple[str, str]] = []
         self.tokens_used: set[str] = set()
@@ -143,7 +145,8 @@ class HubServer:
         self.url, self.storage_url = (f"http://127.0.0.1:{server.server_address[1]}" for server in self._servers)
         self.repos = RepoStore(self.url)
         job_env = None if job_env is None else {**CLIENT_ENV, **job_env}
-        self.runner = JobRunner(cwd=job_cwd, base_env=job_env, kill_grace=kill_grace)
+        self.runner = JobRunner(cwd=job_cwd, base_env=job_env, kill_grace=kill_grace,
+                                scheduling_seconds=job_scheduling)
         lfs = LfsEndpoints(self)
         self.router = Router(OpenIdEndpoints(self).routes() + RepoEndpoints(self).routes() + lfs.routes()
                              + JobEndpoints(self).routes())

@@ -8,6 +8,7 @@ import os
 import sys
 import time
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -55,17 +56,19 @@ def world(hub, token, tmp_path, monkeypatch, tiny_llava):
         "LEADERBOARD_EXECUTOR": "hf-jobs", "LEADERBOARD_JOBS_IMAGE": "hf.co/spaces/test-org/leaderboard",
         "LEADERBOARD_JOBS_NAMESPACE": ORG, "LEADERBOARD_BENCHMARKS": "cure", "LEADERBOARD_LIMIT": "1",
         "LEADERBOARD_BATCH_SIZE": "2", "LEADERBOARD_HOME": str(tmp_path / "space"), "LEADERBOARD_MAX_ATTEMPTS": "2",
-        "LEADERBOARD_MAX_RUN_SECONDS": "600", "LEADERBOARD_HEARTBEAT_SECONDS": "1", "LEADERBOARD_LEASE_SECONDS": "60"})
+        "LEADERBOARD_MAX_RUN_SECONDS": "600", "LEADERBOARD_HEARTBEAT_SECONDS": "1", "LEADERBOARD_LEASE_SECONDS": "60",
+        "LEADERBOARD_JOBS_FLAVORS": "1=cpu-upgrade,70=l40sx4"})  # the tests' Jobs run on this machine's CPU
     api = HfApi(endpoint=hub.url, token=token)
     store = HubStore(api, settings.results_repo, settings.requests_repo)
     return settings, store, Dispatcher(settings, store, api), tiny_llava.folder
 
 
 def submit(store, folder: Path, n: int) -> list[q.Request]:
+    """n requests of the tiny LLaVA under names with dots and capitals, as most VLM names are."""
     requests = []
     for i in range(n):
-        request = q.Request(model=f"tiny-org/tiny-llava-{i}", revision=f"{uuid.uuid4().hex}{i:08x}", source="local",
-                            local_path=str(folder), params_billions=0.01, submitter=USER)
+        request = q.Request(model=f"Tiny-Org/Tiny-LLaVA-1.5-7b-hf-{i}", revision=f"{uuid.uuid4().hex}{i:08x}",
+                            source="local", local_path=str(folder), params_billions=0.01, submitter=USER)
         q.save(store, request)
         requests.append(request)
     return requests
@@ -106,13 +109,17 @@ def test_eight_requests_run_as_four_jobs_at_a_time_each_published_once(hub, worl
     assert not any(r.error for r in reports), [r.error for r in reports]
     final = [q.load(store, r.path) for r in requests]
     assert [r.status for r in final] == [q.FINISHED] * 8, [(r.status, r.error, r.log_tail) for r in final]
-    assert all(r.attempts == 0 and r.job["id"] and r.job["flavor"] == "t4-small" for r in final)
+    assert all(r.attempts == 0 and r.job["id"] and r.job["flavor"] == "cpu-upgrade" for r in final)
     # 4 at once at most, and 4 at once indeed; one Job per request, each published once
     assert most == 4
-    ours = [j for j in hub.jobs if j.labels.get(hf_jobs.LABEL_STORE) == hf_jobs.label(settings.results_repo)]
-    assert sorted(j.labels[hf_jobs.LABEL_REQUEST] for j in ours) == sorted(hf_jobs.label(r.key) for r in requests)
+    ours = [j for j in hub.jobs if j.labels.get(hf_jobs.LABEL_STORE) == hf_jobs.store_label(settings)]
+    assert sorted(j.labels[hf_jobs.LABEL_REQUEST] for j in ours) == sorted(hf_jobs.request_label(r.key)
+                                                                           for r in requests)
+    assert all(hf_jobs.LABEL_RE.match(value) for j in ours for value in j.labels.values())  # the API's rule
+    assert {j.labels["name"] for j in ours} == {hf_jobs.label(r.key) for r in requests}  # readable on the Jobs page
     wait_until(lambda: all(job_of(hub, j.id).stage in TERMINAL for j in ours), timeout=30)
-    assert all(job_of(hub, j.id).stage == "COMPLETED" and j.flavor == "t4-small" for j in ours)
+    assert all(job_of(hub, j.id).stage == "COMPLETED" and j.flavor == "cpu-upgrade" for j in ours)
+    assert all(j.env["LEADERBOARD_DEVICE"] == "cpu" for j in ours)
     files = hub.files(settings.results_repo)
     assert all(f"results/{r.key}.json" in files and f"details/{r.key}/cure.parquet" in files for r in requests)
     # commits: the claims, the Job records and each Job's close; no heartbeat commits; the 429 was waited out
@@ -125,6 +132,8 @@ def test_eight_requests_run_as_four_jobs_at_a_time_each_published_once(hub, worl
         assert job.secret_names == ["HF_TOKEN"]
         said = " ".join([*job.command, *job.env.values(), *job.labels.values(), *hub.job_logs(job.id)])
         assert token not in said and "LEADERBOARD_PROGRESS" in said
+        assert not any("\r" in line for line in hub.job_logs(job.id))  # lines, not carriage-return bars
+        assert job.timeout == 600 + 900  # LEADERBOARD_MAX_RUN_SECONDS + LEADERBOARD_JOBS_TIMEOUT_MARGIN
         assert job.command[:3] == ["python", "-m", "leaderboard.running.job_run"] and job.env["LEADERBOARD_EXECUTOR"] == "local"
 
 
@@ -153,9 +162,10 @@ def test_a_killed_job_is_retried_then_failed_with_its_log_tail(hub, world):
     dispatcher.tick()
     failed = q.load(store, request.path)
     assert failed.status == q.FAILED and failed.attempts == 2
-    assert f"the Job {second} ended ERROR" in failed.error and "gave up after 2 attempt(s)" in failed.error
+    assert f"the Job {second} ended ERROR: Job was killed" in failed.error  # the platform's stage message, kept
+    assert "gave up after 2 attempt(s)" in failed.error
     assert "[job] evaluating" in failed.log_tail and "LEADERBOARD_PROGRESS" not in failed.log_tail
-    assert len([j for j in hub.jobs if j.labels.get(hf_jobs.LABEL_REQUEST) == hf_jobs.label(request.key)]) == 2
+    assert len([j for j in hub.jobs if j.labels.get(hf_jobs.LABEL_REQUEST) == hf_jobs.request_label(request.key)]) == 2
 
 
 def test_cancel_from_the_queue_tab_cancels_the_job(hub, world):
@@ -211,3 +221,92 @@ def test_the_local_worker_on_the_hub_store_renews_its_lease_a_few_times_an_hour(
     hub_store = Settings.from_env({"LEADERBOARD_STORE": "hub", "LEADERBOARD_RESULTS_REPO": "o/r"})
     assert renewal_interval(hub_store) == 200  # a third of the 600 s lease: 18 commits an hour, not 60
     assert renewal_interval(Settings.from_env({})) == 5  # the local store: a file write, every heartbeat
+
+
+def test_a_job_stopped_by_its_timeout_fails_its_request_and_is_not_retried(hub, world, monkeypatch):
+    from leaderboard.running import job_dispatch
+
+    settings, store, dispatcher, folder = world
+    monkeypatch.setattr(job_dispatch, "job_timeout", lambda _settings: 2)  # the platform stops it after 2 s running
+    dispatcher.settings = settings.with_(jobs_setup="sleep 30")
+    (request,) = submit(store, folder, 1)
+    dispatcher.tick()
+    job_id = q.load(store, request.path).job["id"]
+    assert job_of(hub, job_id).timeout == 2
+    wait_until(lambda: job_of(hub, job_id).stage == "ERROR", timeout=20)
+    report = dispatcher.tick()
+    failed = q.load(store, request.path)
+    assert report.failed == [request.key] and report.started == []
+    assert failed.status == q.FAILED and failed.attempts == 0 and failed.error.startswith("timed out after 2 s")
+    assert len([j for j in hub.jobs if j.labels.get(hf_jobs.LABEL_REQUEST) == hf_jobs.request_label(request.key)]) == 1
+
+
+def test_the_in_job_limit_fails_the_request_as_timed_out(hub, world):
+    settings, store, dispatcher, folder = world
+    dispatcher.settings = settings.with_(max_run_seconds=1.0, jobs_setup="true")
+    (request,) = submit(store, folder, 1)
+    dispatcher.tick()
+    job_id = q.load(store, request.path).job["id"]
+    wait_until(lambda: job_of(hub, job_id).stage in TERMINAL, timeout=60)
+    store.refresh()
+    failed = q.load(store, request.path)
+    assert failed.status == q.FAILED and failed.attempts == 0, (failed.status, failed.error)
+    assert failed.error.startswith("timed out after 1 s (LEADERBOARD_MAX_RUN_SECONDS)")
+    assert dispatcher.tick().started == []  # nothing to retry
+
+
+def test_a_job_waiting_for_a_machine_keeps_its_request(hub, world):
+    """A Job held in SCHEDULING past its request's lease: the dispatcher extends the lease while the Jobs API says
+    the Job is live, so recovery never takes the request back and the Job is never cancelled as an orphan; the
+    Queue tab shows the wait. The dispatcher asks only for live Jobs and reads logs by their tail."""
+    from leaderboard.submissions.views import job_text
+
+    settings, store, dispatcher, folder = world
+    asked = []
+    for name in ("list_jobs", "fetch_job_logs"):
+        real = getattr(dispatcher.api, name)
+        setattr(dispatcher.api, name, lambda *a, _real=real, _name=name, **kw: asked.append((_name, kw)) or _real(
+            *a, **kw))
+    hub.runner.scheduling_seconds = 6.0
+    try:
+        (request,) = submit(store, folder, 1)
+        dispatcher.tick()
+        job_id = q.load(store, request.path).job["id"]
+        assert job_of(hub, job_id).stage == "SCHEDULING"
+        held = q.load(store, request.path)  # the lease almost spent while the Job queues
+        held.lease_expires = q.iso(q.now() + timedelta(seconds=2))
+        q.save(store, held)
+        report = dispatcher.tick()
+        assert report.renewed == [request.key] and report.cancelled_jobs == [] and report.returned == []
+        renewed = q.load(store, request.path)
+        assert renewed.status == q.RUNNING and (q.parse_time(renewed.lease_expires) - q.now()).total_seconds() > 1000
+        state = dispatcher.live[request.key]
+        assert state.stage == "SCHEDULING" and "waiting for a machine" in job_text(renewed, state)
+        time.sleep(2.5)
+        assert dispatcher.tick().cancelled_jobs == []  # the old lease is over: nothing recovered, nothing cancelled
+        wait_until(lambda: job_of(hub, job_id).stage in TERMINAL, timeout=120, every=1.0, tick=dispatcher.tick)
+        store.refresh()
+        assert q.load(store, request.path).status == q.FINISHED and job_of(hub, job_id).stage == "COMPLETED"
+        assert "waited" in job_text(renewed, hf_jobs.JobState(id=job_id, stage="RUNNING", scheduling_s=6.0))
+    finally:
+        hub.runner.scheduling_seconds = 0.0
+    listings = [kw for name, kw in asked if name == "list_jobs"]
+    assert listings and all(sorted(kw["status"]) == ["RUNNING", "SCHEDULING"] for kw in listings)
+    assert all(kw.get("tail") for name, kw in asked if name == "fetch_job_logs")
+
+
+def test_labels_are_what_the_jobs_api_accepts():
+    key = "Qwen/Qwen2.5-VL-7B-Instruct/0123456789ab_auto"
+    assert hf_jobs.LABEL_RE.match(hf_jobs.request_label(key)) and len(hf_jobs.request_label(key)) == 16
+    assert hf_jobs.request_label(key) != hf_jobs.request_label(key.replace(".", "-"))  # alike once sanitised
+    for text in (key, "a" * 200, "hf-job:0123456789ab", "org/results.v2", "é/ü"):
+        assert hf_jobs.LABEL_RE.match(hf_jobs.label(text)), text
+    assert hf_jobs.label("llava-hf/llava-1.5-7b-hf") == "llava-hf--llava-1-5-7b-hf"
+
+
+def test_a_job_on_a_gpu_flavor_runs_with_cuda():
+    settings = Settings.from_env({})
+    assert hf_jobs.job_env(settings, "t4-small")["LEADERBOARD_DEVICE"] == "cuda"
+    assert hf_jobs.job_env(settings, "l40sx4")["LEADERBOARD_DEVICE"] == "cuda"
+    assert hf_jobs.job_env(settings, "cpu-basic")["LEADERBOARD_DEVICE"] == "cpu"
+    assert hf_jobs.job_env(settings)["TQDM_DISABLE"] == "1"  # no progress bars in a Job's log

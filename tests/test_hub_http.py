@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import time
 import uuid
 
 import pytest
@@ -333,7 +334,7 @@ def test_a_job_past_its_timeout_ends_in_error(api, hub):
                       namespace=USER)
     done = wait_stage(api, job.id, timeout=5)
     assert done.status.stage == "ERROR" and "timeout" in done.status.message.lower()
-    assert (done.finished_at - done.started_at).total_seconds() < 3
+    assert 1 <= (done.finished_at - done.started_at).total_seconds() < 3 and done.durations.running_secs >= 1
 
 
 def test_list_jobs_filters_on_labels_and_stage(api):
@@ -363,12 +364,50 @@ def test_jobs_refuse_a_bad_flavor_and_another_namespace(api, hub):
 
 
 def test_list_jobs_hardware_parses(api):
+    """The hardware list is exactly huggingface_hub's own JobHardware names, read from the installed client."""
+    from huggingface_hub import JobHardware
+
     hardware = {row.name: row for row in api.list_jobs_hardware()}
-    assert set(hardware) == {"cpu-basic", "t4-small", "l4x1", "a10g-large", "l40sx1", "a100-large", "h100x8"}
+    assert set(hardware) == {item.value for item in JobHardware} and "l40sx4" in hardware and "h100x8" not in hardware
     assert hardware["cpu-basic"].accelerator is None and hardware["cpu-basic"].unit_label == "minute"
-    assert hardware["h100x8"].accelerator.model == "H100" and hardware["h100x8"].accelerator.quantity == "8"
-    costs = [hardware[name].unit_cost_usd for name in ("cpu-basic", "t4-small", "a100-large", "h100x8")]
+    assert hardware["a100x8"].accelerator.model == "A100" and hardware["a100x8"].accelerator.quantity == "8"
+    assert hardware["t4-small"].accelerator.model == "T4" and hardware["l40sx4"].accelerator.quantity == "4"
+    costs = [hardware[name].unit_cost_usd for name in ("cpu-basic", "t4-small", "a100-large", "a100x8")]
     assert costs == sorted(costs) and costs[0] > 0
+
+
+@pytest.mark.parametrize("labels", [{"request": "Qwen--Qwen2.5-VL-7B"}, {"model": "org/name"}, {"k": ""},
+                                    {"k": "x" * 64}, {"bad key": "v"}, {"k": "é"}])
+def test_jobs_refuse_label_values_the_api_refuses(api, labels):
+    with pytest.raises(BadRequestError, match="label"):
+        api.run_job(image="python:3.12", command=python("print(1)"), namespace=USER, labels=labels)
+    ok = api.run_job(image="python:3.12", command=python("print(1)"), namespace=USER,
+                     labels={"leaderboard-request": "Qwen--Qwen2_5-VL-7B_" + "a" * 20, "k": "x" * 63})
+    assert wait_stage(api, ok.id).status.stage == "COMPLETED"
+
+
+def test_a_job_waits_in_scheduling_then_runs_and_can_be_cancelled_there(api, hub):
+    hub.runner.scheduling_seconds = 1.0
+    try:
+        job = api.run_job(image="python:3.12", command=python("print('ran')"), namespace=USER, timeout=30)
+        waiting = api.run_job(image="python:3.12", command=python("print('never')"), namespace=USER)
+        assert stage_of(api, job.id) == "SCHEDULING" and hub.job_logs(job.id) == []
+        assert [j.id for j in api.list_jobs(namespace=USER, status="SCHEDULING")][:2] == [waiting.id, job.id]
+        api.cancel_job(job_id=waiting.id, namespace=USER)
+        assert stage_of(api, waiting.id) == "CANCELED"
+        done = wait_stage(api, job.id, timeout=10)
+        assert done.status.stage == "COMPLETED" and hub.job_logs(job.id) == ["ran"]
+        assert done.durations.scheduling_secs >= 1 and (done.started_at - done.created_at).total_seconds() >= 0.9
+        time.sleep(1.2)
+        assert hub.job_logs(waiting.id) == [] and stage_of(api, waiting.id) == "CANCELED"  # it never started
+    finally:
+        hub.runner.scheduling_seconds = 0.0
+
+
+def test_logs_answer_tail(api, hub):
+    job = api.run_job(image="python:3.12", command=python("for i in range(30): print('line', i)"), namespace=USER)
+    wait_stage(api, job.id)
+    assert list(api.fetch_job_logs(job_id=job.id, namespace=USER, tail=3)) == ["line 27", "line 28", "line 29"]
 
 
 def test_a_job_uses_the_hub_over_http(api, hub, token, repo):

@@ -105,6 +105,16 @@ def test_bad_tables_are_refused_naming_the_setting(entries, words):
         assert word in str(caught.value), str(caught.value)
 
 
+def test_the_default_table_uses_only_flavors_the_jobs_api_has():
+    """Every flavor of the default table is a name of huggingface_hub's own JobHardware, and the loopback Hub's
+    hardware list (what the tests' Jobs may ask for) is exactly that list."""
+    from tests.hub_jobs import HARDWARE
+
+    names = {item.value for item in JobHardware}
+    assert {rule.flavor for rule in parse_flavors(Settings.from_env({}).jobs_flavors)} <= names
+    assert [row["name"] for row in HARDWARE] == [item.value for item in JobHardware]
+
+
 def test_every_flavor_huggingface_hub_knows_is_accepted():
     names = [item.value for item in JobHardware]
     rules = parse_flavors(tuple(f"{i + 1}={name}" for i, name in enumerate(names)))

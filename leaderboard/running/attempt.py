@@ -34,6 +34,7 @@ from leaderboard.submissions import records as queue
 from leaderboard.submissions.records import Request
 
 log = logging.getLogger(__name__)
+JOB_PROGRESS_SECONDS = 5.0  # inside a Job: a progress line in its log at most this often (when it changed)
 
 
 @dataclass
@@ -48,8 +49,12 @@ class TickReport:
 
 
 def _still_ours(store: Store, path: str, owner: str) -> bool | None:
-    """Whether the request is still RUNNING under our lease, read without writing (None: the store could not say)."""
+    """Whether the request is still RUNNING under our lease, read without writing (None: the store could not say).
+    A store that reads from a picture of the Hub (inside a Job nothing else refreshes it) is refreshed first."""
     try:
+        refresh = getattr(store, "refresh", None)
+        if refresh is not None:
+            refresh()
         request = queue.load(store, path)
     except Exception as exc:  # noqa: BLE001 - an outage or a damaged file: ask again at the next heartbeat
         log.warning("could not read %s to check the lease: %s", path, type(exc).__name__)
@@ -90,9 +95,10 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
             copier.start()
         (run_dir / "worker.pid").write_text(str(proc.pid))
         outcome = None
+        poll = min(settings.heartbeat_seconds, JOB_PROGRESS_SECONDS) if in_job else settings.heartbeat_seconds
         while True:
             try:
-                proc.wait(timeout=settings.heartbeat_seconds)
+                proc.wait(timeout=poll)
                 break
             except subprocess.TimeoutExpired:
                 pass
@@ -103,10 +109,13 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
             if stop.is_set():
                 outcome = ("RELEASE", "the evaluator was shut down; the request went back to the queue")
             elif time.monotonic() - started > settings.max_run_seconds:
-                outcome = (queue.FAILED, f"the run took longer than {settings.max_run_seconds:.0f} s and was stopped")
+                outcome = (queue.FAILED, f"timed out after {settings.max_run_seconds:.0f} s "
+                                         "(LEADERBOARD_MAX_RUN_SECONDS): the run was stopped")
             elif in_job:
-                if _still_ours(store, request.path, owner) is False:
-                    outcome = ("LOST", "the lease was lost (cancelled or recovered elsewhere)")
+                if time.monotonic() - last_renewal >= settings.heartbeat_seconds:  # a read, not a commit
+                    last_renewal = time.monotonic()
+                    if _still_ours(store, request.path, owner) is False:
+                        outcome = ("LOST", "the lease was lost (cancelled or recovered elsewhere)")
             elif time.monotonic() - last_renewal >= renewal_interval(settings):
                 last_renewal = time.monotonic()
                 if _renew(settings, store, request.path, owner, progress) is False:

@@ -1,23 +1,31 @@
 """The dispatcher (LEADERBOARD_EXECUTOR=hf-jobs): each claimed request runs as one Hugging Face Job.
 
-One tick, with at most three commits to the requests repo (each a single step of the store):
-1. look at the Jobs of the requests RUNNING under a Job lease (`hf-job:...`), through the Jobs API: a live Job is
-   left alone and its progress read from its log (no commit); a Job that ended with an error, was cancelled or
-   deleted returns its request to the queue (attempts + 1, FAILED after LEADERBOARD_MAX_ATTEMPTS) with its log tail;
-   a Job that completed without publishing fails its request with its log tail. A request whose Job was started
-   but not yet recorded (a restart between the two) gets the Job found by its labels; one with no Job at all goes
-   back to the queue. These closes are one commit.
-2. claim up to LEADERBOARD_JOBS_MAX minus the live Jobs (one commit), each under a new lease owner whose lease lasts
-   the Job's whole time (LEADERBOARD_MAX_RUN_SECONDS plus a margin): the Job never renews it, so a run costs no
-   heartbeat commits; liveness comes from the Jobs API.
-3. start one Job per claimed request, on the flavor of its size, and record the Jobs (one commit).
+One tick asks the Jobs API for the live Jobs of this store only (`status=SCHEDULING,RUNNING` and the store's label),
+and makes at most four commits to the requests repo (each a single step of the store), most ticks none:
+1. keep the leases of requests whose Job is live: a lease about to run out (less than LEASE_MARGIN_S left) is
+   extended, so a Job that waited long in SCHEDULING never loses its request to recovery (and is never cancelled as
+   an orphan); a request whose Job was started but not yet recorded (a restart between the two) gets the Job found
+   by its labels. Then expired leases are recovered.
+2. look at the Jobs of the requests RUNNING under a Job lease (`hf-job:...`): a live Job is left alone and, when
+   RUNNING, its progress read from the last lines of its log (`tail`, no commit); a Job no longer live is inspected
+   once: one stopped by its timeout FAILS its request ("timed out after ..."; never retried, so a run never costs
+   more than its timeout), one that ended in ERROR for another reason (the platform's, a killed container), was
+   cancelled or deleted returns its request to the queue with its stage message and log tail (attempts + 1, FAILED
+   after LEADERBOARD_MAX_ATTEMPTS); one that completed without publishing fails its request. A request with no Job
+   at all goes back to the queue. These closes are one commit.
+3. claim up to LEADERBOARD_JOBS_MAX minus the live Jobs (one commit), each under a new lease owner whose lease lasts
+   the Job's timeout (LEADERBOARD_MAX_RUN_SECONDS + LEADERBOARD_JOBS_TIMEOUT_MARGIN) plus LEASE_MARGIN_S: the Job
+   never renews it, so a run costs no heartbeat commits; liveness comes from the Jobs API.
+4. start one Job per claimed request, on the flavor of its size, with that timeout, and record the Jobs (one commit).
 A live Job whose request is no longer RUNNING under its lease (cancelled from the Queue tab) is cancelled. The Jobs
-are found by label, so a restarted Space adopts its running Jobs instead of starting a second one.
+are found by label (a hash of the request key, see hf_jobs), so a restarted Space adopts its running Jobs instead of
+starting a second one.
 """
 from __future__ import annotations
 
 import logging
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -30,12 +38,28 @@ from leaderboard.submissions.records import Request
 
 log = logging.getLogger(__name__)
 LEASE_PREFIX = "hf-job:"
-LEASE_MARGIN_S = 600.0  # a Job's lease outlasts its timeout by this much
+LEASE_MARGIN_S = 600.0  # a Job's lease outlasts its timeout by this much, and is extended when less is left
 UNRECORDED_GRACE_S = 300.0  # a claimed request without a Job for this long goes back to the queue
+LOG_READERS = 8  # live Jobs whose logs are read at once (each read waits for the Hub's replay of the tail)
 
 
 def is_job_lease(owner: str | None) -> bool:
     return bool(owner) and owner.startswith(LEASE_PREFIX)
+
+
+def job_timeout(settings: Settings) -> int:
+    """A Job's timeout: the evaluator's own limit plus the margin for starting, loading and publishing."""
+    return int(settings.max_run_seconds + settings.jobs_timeout_margin)
+
+
+def lease_seconds(settings: Settings) -> float:
+    return job_timeout(settings) + LEASE_MARGIN_S
+
+
+def lease_left(request: Request) -> float:
+    """Seconds until the request's lease runs out (0 when it has none or it is over)."""
+    expires = queue.parse_time(request.lease_expires)
+    return 0.0 if expires is None else max(0.0, (expires - queue.now()).total_seconds())
 
 
 @dataclass
@@ -44,6 +68,7 @@ class DispatchReport:
 
     started: list[str] = field(default_factory=list)
     adopted: list[str] = field(default_factory=list)
+    renewed: list[str] = field(default_factory=list)  # leases extended while their Job is live
     returned: list[str] = field(default_factory=list)  # back to the queue, or FAILED after the attempts
     failed: list[str] = field(default_factory=list)
     cancelled_jobs: list[str] = field(default_factory=list)
@@ -73,14 +98,15 @@ class Dispatcher:
             self._prices = hardware_prices(self.api)
         return self._prices
 
-    def _our_jobs(self) -> list:
-        labels = {hf_jobs.LABEL_STORE: hf_jobs.label(self.settings.results_repo)}
-        return list(self.api.list_jobs(labels=labels, namespace=self.namespace))
+    def _live_jobs(self) -> list:
+        """The live Jobs (SCHEDULING or RUNNING) of this store: one listing, never the Jobs of the past."""
+        labels = {hf_jobs.LABEL_STORE: hf_jobs.store_label(self.settings)}
+        return list(self.api.list_jobs(status=list(hf_jobs.LIVE_STAGES), labels=labels, namespace=self.namespace))
 
-    def log_lines(self, job_id: str) -> list[str]:
-        """A Job's log so far ([] when it cannot be read), secrets scrubbed."""
+    def log_lines(self, job_id: str, tail: int = hf_jobs.LOG_LINES) -> list[str]:
+        """The last `tail` lines of a Job's log ([] when it cannot be read), secrets scrubbed."""
         try:
-            lines = list(self.api.fetch_job_logs(job_id=job_id, namespace=self.namespace))
+            lines = list(self.api.fetch_job_logs(job_id=job_id, namespace=self.namespace, tail=tail))
         except Exception as exc:  # noqa: BLE001 - a log that cannot be read is shown as none
             log.warning("the log of Job %s could not be read: %s", job_id, type(exc).__name__)
             return []
@@ -112,49 +138,69 @@ class Dispatcher:
 
     def _tick(self, report: DispatchReport) -> None:
         settings = self.settings
-        queue.recover(self.store, settings.max_attempts)  # leases that outlived their Job's time
+        live_jobs = self._live_jobs()
+        live_by_id = {job.id: job for job in live_jobs}
+        live_by_label: dict[str, list] = {}
+        for job in live_jobs:
+            live_by_label.setdefault((job.labels or {}).get(hf_jobs.LABEL_REQUEST), []).append(job)
+        self._keep_leases(queue.all_requests(self.store), live_by_id, live_by_label, report)
+        queue.recover(self.store, settings.max_attempts)  # leases whose Job is gone and whose time is over
         requests = queue.all_requests(self.store)
-        jobs = self._our_jobs()
-        by_id = {job.id: job for job in jobs}
-        live_by_label = {}
-        for job in jobs:
-            if hf_jobs.stage_of(job) in hf_jobs.LIVE_STAGES:
-                live_by_label.setdefault((job.labels or {}).get(hf_jobs.LABEL_REQUEST), []).append(job)
-        running = [r for r in requests if r.status == queue.RUNNING and is_job_lease(r.lease_owner)]
-        closes, adopt, live = [], {}, {}
-        for request in running:
-            job = by_id.get(request.job.get("id")) if request.job.get("id") else None
-            if job is None and request.job.get("id"):
-                job = self._inspect(request.job["id"])
+        closes, live = [], {}
+        for request in requests:
+            if request.status != queue.RUNNING or not is_job_lease(request.lease_owner):
+                continue
+            job_id = request.job.get("id")
+            job = live_by_id.get(job_id) if job_id else self._find(live_by_label, request)
+            if job is None and job_id:
+                job = self._inspect(job_id)  # no longer live: its end, asked once
             if job is None:
-                job = self._find(live_by_label, request)
-                if job is not None:
-                    adopt[request.path] = (request.lease_owner, self._record(job, request.job.get("flavor", "")))
-                    live[request.key] = self._state(job, request)
-                    report.adopted.append(request.key)
-                elif self._claimed_long_ago(request):
+                if self._claimed_long_ago(request):
                     closes.append((request.path, request.lease_owner, "RELEASE",
                                    {"error": "no Job was started for this request; it went back to the queue"}))
                     report.returned.append(request.key)
                 continue
             stage = hf_jobs.stage_of(job)
             if stage in hf_jobs.LIVE_STAGES:
-                live[request.key] = self._state(job, request)
+                live[request.key] = (job, request)
                 continue
             closes.append(self._ended(request, job, stage, report))
-        by_label = {hf_jobs.label(r.key): r for r in requests}
-        for job in jobs:  # a live Job whose request was cancelled, taken back or deleted is stopped
-            if hf_jobs.stage_of(job) in hf_jobs.LIVE_STAGES and self._orphan(job, by_label):
-                if self.cancel(job.id):
-                    report.cancelled_jobs.append(job.id)
+        by_label = {hf_jobs.request_label(r.key): r for r in requests}
+        for job in live_jobs:  # a live Job whose request was cancelled, taken back or deleted is stopped
+            if self._orphan(job, by_label) and self.cancel(job.id):
+                report.cancelled_jobs.append(job.id)
         queue.finish_many(self.store, closes)
-        queue.record_jobs(self.store, adopt)
         # a Job whose request is already closed is still live while it winds down: it holds its place too
-        busy = max(len(live), sum(len(found) for found in live_by_label.values()))
-        free = settings.jobs_max - busy
-        started = self._start(free, live_by_label, report)
-        live.update(started)
-        self.live = live
+        busy = max(len(live), len(live_jobs))
+        states = self._states(live)
+        states.update(self._start(settings.jobs_max - busy, live_by_label, report))
+        self.live = states
+
+    def _keep_leases(self, requests: list[Request], live_by_id: dict, live_by_label: dict,
+                     report: DispatchReport) -> None:
+        """One commit, only when needed: extend the leases of requests whose Job is live and whose lease has less
+        than LEASE_MARGIN_S left (a Job may wait long in SCHEDULING), and record the Jobs found by label for
+        requests whose Job was started but not recorded."""
+        changes = {}
+        for request in requests:
+            if request.status != queue.RUNNING or not is_job_lease(request.lease_owner):
+                continue
+            job_id = request.job.get("id")
+            job = live_by_id.get(job_id) if job_id else self._find(live_by_label, request)
+            if job is None:
+                continue
+            record = None if job_id else self._record(job, request.job.get("flavor", ""))
+            if record is not None or lease_left(request) < LEASE_MARGIN_S:
+                changes[request.path] = (request.lease_owner, record)
+                (report.adopted if record is not None else report.renewed).append(request.key)
+        queue.record_jobs(self.store, changes, lease_seconds=lease_seconds(self.settings))
+
+    def _states(self, live: dict[str, tuple]) -> dict[str, hf_jobs.JobState]:
+        """What the Queue tab shows of each live Job; the logs of the RUNNING ones are read at once, in threads."""
+        if not live:
+            return {}
+        with ThreadPoolExecutor(max_workers=min(LOG_READERS, len(live))) as pool:
+            return dict(zip(live, pool.map(lambda pair: self._state(*pair), live.values())))
 
     @staticmethod
     def _orphan(job, by_label: dict[str, Request]) -> bool:
@@ -166,7 +212,8 @@ class Dispatcher:
             return True
         if request.status in (queue.FINISHED, queue.FAILED):
             return False
-        return request.status == queue.PENDING or hf_jobs.label(request.lease_owner) != labels.get(hf_jobs.LABEL_OWNER)
+        return (request.status == queue.PENDING
+                or hf_jobs.label(request.lease_owner or "") != labels.get(hf_jobs.LABEL_OWNER))
 
     def _inspect(self, job_id: str):
         try:
@@ -178,8 +225,8 @@ class Dispatcher:
     @staticmethod
     def _find(live_by_label: dict, request: Request):
         """The live Job started for this request under its current lease (found by its labels), if any."""
-        for job in live_by_label.get(hf_jobs.label(request.key), []):
-            if (job.labels or {}).get(hf_jobs.LABEL_OWNER) == hf_jobs.label(request.lease_owner):
+        for job in live_by_label.get(hf_jobs.request_label(request.key), []):
+            if (job.labels or {}).get(hf_jobs.LABEL_OWNER) == hf_jobs.label(request.lease_owner or ""):
                 return job
         return None
 
@@ -189,15 +236,17 @@ class Dispatcher:
         return started is None or queue.now() - started > timedelta(seconds=UNRECORDED_GRACE_S)
 
     def _record(self, job, flavor: str) -> dict:
+        timeout = getattr(job, "timeout", None) or job_timeout(self.settings)
         return {"id": job.id, "namespace": self.namespace, "flavor": flavor or str(getattr(job, "flavor", "") or ""),
-                "url": getattr(job, "url", "") or "", "started": queue.iso(queue.now())}
+                "url": getattr(job, "url", "") or "", "started": queue.iso(queue.now()), "timeout": int(timeout)}
 
     def _state(self, job, request: Request) -> hf_jobs.JobState:
-        lines = self.log_lines(job.id)
+        stage = hf_jobs.stage_of(job)
+        lines = self.log_lines(job.id, tail=hf_jobs.PROGRESS_TAIL) if stage == "RUNNING" else []
         flavor = request.job.get("flavor") or str(getattr(job, "flavor", "") or "")
-        return hf_jobs.JobState(id=job.id, stage=hf_jobs.stage_of(job), flavor=flavor,
+        return hf_jobs.JobState(id=job.id, stage=stage, flavor=flavor,
                                 message=(job.status.message or "") if job.status else "",
-                                progress=hf_jobs.last_progress(lines))
+                                progress=hf_jobs.last_progress(lines), scheduling_s=hf_jobs.scheduling_seconds(job))
 
     def _ended(self, request: Request, job, stage: str, report: DispatchReport) -> tuple[str, str, str, dict]:
         """How to close a request whose Job is over but which is still RUNNING (the Job did not close it)."""
@@ -207,6 +256,13 @@ class Dispatcher:
             report.failed.append(request.key)
             return (request.path, request.lease_owner, queue.FAILED,
                     {"error": "the Job finished but did not publish its results", "log_tail": tail})
+        timeout = float(request.job.get("timeout") or job_timeout(self.settings))
+        if stage == "ERROR" and hf_jobs.timed_out(job, timeout):
+            report.failed.append(request.key)
+            why = (f"timed out after {timeout:.0f} s ({timeout / 3600:.1f} h: LEADERBOARD_MAX_RUN_SECONDS plus "
+                   f"LEADERBOARD_JOBS_TIMEOUT_MARGIN); the Job {job.id} was stopped and is not retried")
+            return (request.path, request.lease_owner, queue.FAILED,
+                    {"error": why + (f" ({message})" if message else ""), "log_tail": tail})
         report.returned.append(request.key)
         why = f"the Job {job.id} ended {stage}" + (f": {message}" if message else "")
         return (request.path, request.lease_owner, queue.PENDING,
@@ -215,8 +271,8 @@ class Dispatcher:
     def _start(self, free: int, live_by_label: dict, report: DispatchReport) -> dict[str, hf_jobs.JobState]:
         """Claim up to `free` requests (one commit), start their Jobs, record them (one commit)."""
         settings = self.settings
-        lease = settings.max_run_seconds + LEASE_MARGIN_S
-        claimed = queue.claim_many(self.store, lambda _r: f"{LEASE_PREFIX}{uuid.uuid4().hex[:12]}", lease, free)
+        claimed = queue.claim_many(self.store, lambda _r: f"{LEASE_PREFIX}{uuid.uuid4().hex[:12]}",
+                                   lease_seconds(settings), free)
         records, closes, started = {}, [], {}
         for request in claimed:
             try:
@@ -225,15 +281,16 @@ class Dispatcher:
                 closes.append((request.path, request.lease_owner, queue.FAILED, {"error": str(exc)}))
                 report.failed.append(request.key)
                 continue
-            if live_by_label.get(hf_jobs.label(request.key)):  # never two Jobs for one request
+            if live_by_label.get(hf_jobs.request_label(request.key)):  # never two Jobs for one request
                 closes.append((request.path, request.lease_owner, "RELEASE",
                                {"error": "an earlier Job of this request is still running; waiting for it"}))
                 continue
             try:
                 job = self.api.run_job(image=settings.jobs_image, command=hf_jobs.job_command(settings, request,
                                                                                                request.lease_owner),
-                                       env=hf_jobs.job_env(settings), secrets=hf_jobs.job_secrets(settings),
-                                       flavor=flavor, timeout=int(settings.max_run_seconds),
+                                       env=hf_jobs.job_env(settings, flavor), secrets=hf_jobs.job_secrets(settings),
+                                       flavor=flavor, timeout=job_timeout(settings),
+                                       name=hf_jobs.job_name(request),
                                        labels=hf_jobs.job_labels(settings, request, request.lease_owner),
                                        namespace=self.namespace)
             except Exception as exc:  # noqa: BLE001 - the request goes back to the queue with the reason
@@ -244,7 +301,7 @@ class Dispatcher:
                 continue
             records[request.path] = (request.lease_owner, self._record(job, flavor))
             started[request.key] = hf_jobs.JobState(id=job.id, stage=hf_jobs.stage_of(job) or "SCHEDULING",
-                                                    flavor=flavor)
+                                                    flavor=flavor, scheduling_s=hf_jobs.scheduling_seconds(job))
             report.started.append(request.key)
         queue.record_jobs(self.store, records)
         queue.finish_many(self.store, closes)

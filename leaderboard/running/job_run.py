@@ -4,9 +4,10 @@
 
 It claims nothing: the request must be RUNNING under `owner`, else it stops with a message. It runs the evaluator and
 publishes results and details exactly as the local worker does (leaderboard.running.attempt.run_request), but never
-renews the lease (the dispatcher set it for the Job's whole time and watches the Job through the Jobs API), so the
-run costs no heartbeat commits; progress goes to stdout as LEADERBOARD_PROGRESS lines, which the Space reads from
-the Job's log. SIGTERM (a cancelled Job) stops the evaluation; the request is closed by whoever cancelled it.
+renews the lease (the dispatcher set it for the Job's whole time, extends it while the Jobs API says the Job is live,
+and watches the Job through that API), so the run costs no heartbeat commits; progress goes to stdout as
+LEADERBOARD_PROGRESS lines (one every few seconds, when it changed), which the Space reads from the Job's log.
+SIGTERM (a cancelled Job) stops the evaluation; the request is closed by whoever cancelled it.
 """
 from __future__ import annotations
 

@@ -335,9 +335,11 @@ def finish_many(store: Store, closes: list[tuple[str, str, str, dict]]) -> list[
                                             fields.get("max_attempts")) for path, owner, status, fields in closes])
 
 
-def record_jobs(store: Store, jobs: dict[str, tuple[str, dict]]) -> list[str]:
-    """Write each running request's Job (path -> (lease owner, job record)) in one step of the store; returns the
-    paths written (a request no longer RUNNING under that owner is left alone)."""
+def record_jobs(store: Store, jobs: dict[str, tuple[str, dict | None]],
+                lease_seconds: float | None = None) -> list[str]:
+    """In one step of the store, for each running request (path -> (lease owner, job record or None)): write its Job
+    record (None: keep it) and, with `lease_seconds`, extend its lease to now + lease_seconds. Returns the paths
+    written (a request no longer RUNNING under that owner is left alone)."""
     if not jobs:
         return []
 
@@ -347,7 +349,10 @@ def record_jobs(store: Store, jobs: dict[str, tuple[str, dict]]) -> list[str]:
             request = _load_or_none(store, path)
             if request is None or request.status != RUNNING or request.lease_owner != owner:
                 continue
-            request.job = job
+            if job is not None:
+                request.job = job
+            if lease_seconds is not None:
+                request.lease_expires = iso(now() + timedelta(seconds=lease_seconds))
             save(store, request)
             written.append(path)
         return written

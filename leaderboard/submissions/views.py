@@ -126,15 +126,21 @@ _QUEUE_CELLS = {
 
 def job_text(request: q.Request, live=None, prices: dict[str, str] | None = None,
              now: datetime | None = None) -> str:
-    """A request's Hugging Face Job: "<id> · <flavor> ($x/h) · RUNNING · 12:05" (id, flavor and its cost rate,
-    stage as last seen, time since the Job started); "" for a run that is not a Job."""
+    """A request's Hugging Face Job: "<id> · <flavor> ($x/h) · RUNNING · waited 3:10 for a machine · 12:05" (id,
+    flavor and its cost rate, stage as last seen, time spent in SCHEDULING, time since the Job was started); "" for
+    a run that is not a Job."""
     job = request.job if isinstance(request.job, dict) else {}
     job_id = str(job.get("id") or getattr(live, "id", "") or "")
     if not job_id:
         return ""
     flavor = str(job.get("flavor") or getattr(live, "flavor", "") or "")
     price = (prices or {}).get(flavor, "")
-    parts = [job_id[:12], f"{flavor} ({price})" if flavor and price else flavor, getattr(live, "stage", "") or ""]
+    stage = getattr(live, "stage", "") or ""
+    parts = [job_id[:12], f"{flavor} ({price})" if flavor and price else flavor, stage]
+    waited = getattr(live, "scheduling_s", None)
+    if isinstance(waited, (int, float)) and (stage == "SCHEDULING" or waited >= 1):
+        parts.append(f"waiting for a machine for {duration_text(waited)}" if stage == "SCHEDULING"
+                     else f"waited {duration_text(waited)} for a machine")
     try:
         started = parse_time(job.get("started")) if isinstance(job.get("started"), str) else None
     except ValueError:
