@@ -79,9 +79,27 @@ def test_card_states_its_likelihood_rule_and_its_differences():
                                                                         "likelihood_mean", "recompute"))
     assert len(CARD.differences) >= 5 and all(d.strip().endswith(".") for d in CARD.differences)
     said = " ".join(CARD.differences)
-    for topic in ("prompts are our own", "seeds", "gold answers of earlier rounds", "own answer", "any one of them",
-                  "16 new tokens", "7 of the 61 datasets"):
+    for topic in ("prompts are our own", "K-ViQuAE, A-OKVQRA and A-OKVQAR", "seeds", "gold answers of earlier rounds",
+                  "whitespace dropped", "16 new tokens", "4 of the reference README's 61 datasets"):
         assert topic in said, topic
+    # issue 29: the OCR list rule and the bare option text now follow the reference, so neither is a difference
+    assert "any one of them" not in said and "never equal to an option's text" not in said
+
+
+def test_each_dimension_column_says_over_how_many_datasets():
+    """Issue 29: a dimension's column description (the board and the About tab read it) gives the number of datasets
+    its mean is over in the full suite, out of the reference's, and names those not run."""
+    expected = {"coarse_perception": (8, 9), "fine_perception": (10, 10), "scene_text": (12, 15),
+                "visual_reasoning": (12, 12), "spatial": (3, 3), "cross_modal_inference": (6, 6), "description": (4, 4),
+                "multi_turn_dialogue": (2, 2)}
+    assert {dim: datasets.dimension_counts(dim) for dim in DIMENSIONS} == expected
+    for mode in ("gen", "lik"):
+        for dim, (run, listed) in expected.items():
+            text = CARD.metric(f"{mode}_{dim}").description
+            assert f"over {run} of the reference's {listed} datasets" in text, (mode, dim)
+    assert "(not run: VizWiz-yesno)" in CARD.metric("gen_coarse_perception").description
+    assert "(not run: Grounded IC15, Grounded COCO-Text, Grounded TextOCR)" in CARD.metric("lik_scene_text").description
+    assert "not run" not in CARD.metric("gen_visual_reasoning").description
 
 
 # ------------------------------------------------------------------------------------------------ prompt builder

@@ -174,3 +174,108 @@ def test_full_suite_reads_a_layout_entry_through_the_hub(tmp_path, monkeypatch):
     [item] = suite.load_full_suite(["FUNSD"])
     assert calls == [ds.DATASETS_BY_NAME["FUNSD"].hub_path]
     assert item["answer"] == ["12/01/98"] and item["dataset"] == "FUNSD" and item["form"] == ds.KIE
+
+
+# ------------------------------------------------------------------ visually grounded reasoning (K-ViQuAE, A-OKVQA*)
+def _noisy_b64(seed: int, corner=(9, 9, 9)) -> str:
+    """A base64 image long enough (> 256 characters) to be read as the image under image_id, as the Hub files
+    give it."""
+    rng = random.Random(seed)
+    img = Image.frombytes("RGB", (16, 16), bytes(rng.randrange(256) for _ in range(768)))
+    img.putpixel((0, 0), corner)
+    return encode_image_base64(img)
+
+
+def _kviquae_doc() -> dict:
+    """build/VQA/kvqa_dataset.py's hf layout (config KVQA_viquae_val.yaml: version '2.0', split 'test')."""
+    return {"version": "2.0", "split": "test", "data": [
+        {"question_id": "kv-1", "image_id": _noisy_b64(1, (1, 2, 3)), "question": "Where was this man born?",
+         "answer": "Vienna", "answer_options": ["Paris", "Vienna", "Rome", "Oslo"],
+         "context": " He was an Austrian composer, born in Vienna in 1797. "}]}
+
+
+def _aokvqa_doc(kind: str) -> dict:
+    """build/AOKVQA/qra_dataset.py ("aokvqra") or qar_dataset.py ("aokvqar") hf layout (version '1.0', split
+    'val'): the rationale is one string; A-OKVQAR's options are rationales."""
+    row = {"question_id": "ok-7", "image_id": _noisy_b64(2, (4, 5, 6)), "question": "Why is the man holding this?",
+           "answer": "rain", "rationale": "Water is falling from the sky and he keeps dry under it."}
+    if kind == "aokvqra":
+        row["answer_options"] = ["sun", "rain", "snow", "wind"]
+    else:
+        row["rationale_options"] = ["It is sunny.", "Water is falling from the sky and he keeps dry under it.",
+                                    "He is selling it.", "It is a gift."]
+    return {"version": "1.0", "split": "val", "data": [row]}
+
+
+def test_kviquae_layout_adds_the_context_to_the_question(tmp_path):
+    path = _write(tmp_path / "kviquae_test_10p.json", _kviquae_doc())
+    [item] = load_items(path, ds.MC, layout="kviquae", dataset="K-ViQuAE", dimension="visual_reasoning")
+    template = rl.templates.question_template("kviquae")
+    assert "{question}" in template and "{context}" in template
+    assert item["question"] == template.format(question="Where was this man born?",
+                                               context="He was an Austrian composer, born in Vienna in 1797.")
+    assert item["question_id"] == "kv-1" and item["answer"] == "Vienna"
+    assert item["options"] == ["Paris", "Vienna", "Rome", "Oslo"]
+    assert item["image"].getpixel((0, 0)) == (1, 2, 3) and item["dimension"] == "visual_reasoning"
+
+
+def test_aokvqra_layout_chooses_the_answer_given_the_rationale(tmp_path):
+    path = _write(tmp_path / "aokvqra_val_10p.json", _aokvqa_doc("aokvqra"))
+    [item] = load_items(path, ds.MC, layout="aokvqra", dataset="A-OKVQRA", dimension="visual_reasoning")
+    assert item["question"] == rl.templates.question_template("aokvqra").format(
+        question="Why is the man holding this?", rationale="Water is falling from the sky and he keeps dry under it.")
+    assert item["options"] == ["sun", "rain", "snow", "wind"] and item["answer"] == "rain"
+    assert item["image"].getpixel((0, 0)) == (4, 5, 6)
+
+
+def test_aokvqar_layout_chooses_the_rationale_given_the_answer(tmp_path):
+    path = _write(tmp_path / "aokvqar_val_10p.json", _aokvqa_doc("aokvqar"))
+    [item] = load_items(path, ds.MC, layout="aokvqar", dataset="A-OKVQAR", dimension="visual_reasoning")
+    assert item["question"] == rl.templates.question_template("aokvqar").format(
+        question="Why is the man holding this?", answer="rain")
+    assert "rain" in item["question"] and "keeps dry" not in item["question"]  # the gold rationale is not shown
+    assert item["options"][1] == item["answer"] == "Water is falling from the sky and he keeps dry under it."
+    assert len(item["options"]) == 4
+
+
+@pytest.mark.parametrize("layout, doc, message", [
+    ("aokvqar", _aokvqa_doc("aokvqra"), "'rationale_options'"),  # A-OKVQRA's file read as A-OKVQAR
+    ("aokvqra", _aokvqa_doc("aokvqar"), "'answer_options'"),
+    ("kviquae", _aokvqa_doc("aokvqra"), "'context'"),
+    ("kviquae", {"data": _kviquae_doc()["data"]}, "'version'"),
+])
+def test_reasoning_layouts_name_what_a_file_lacks(tmp_path, layout, doc, message):
+    path = _write(tmp_path / "wrong.json", doc)
+    with pytest.raises(ValueError, match=rf"not in the '{layout}' layout") as err:
+        load_items(path, ds.MC, layout=layout)
+    assert message in str(err.value)
+
+
+def test_reasoning_layout_refuses_an_empty_context_or_a_gold_outside_the_options(tmp_path):
+    doc = _kviquae_doc()
+    doc["data"][0]["context"] = "  "
+    with pytest.raises(ValueError, match="context must be a non-empty string"):
+        load_items(_write(tmp_path / "a.json", doc), ds.MC, layout="kviquae")
+    doc = _aokvqa_doc("aokvqar")
+    doc["data"][0]["rationale"] = "Not among the options."
+    with pytest.raises(ValueError, match="is not among the answer_options"):
+        load_items(_write(tmp_path / "b.json", doc), ds.MC, layout="aokvqar")
+
+
+def test_full_suite_reads_the_three_reasoning_sets_at_their_config_paths(tmp_path, monkeypatch):
+    """K-ViQuAE, A-OKVQRA and A-OKVQAR: the Hub paths of KVQA_viquae_val.yaml, VQRA_aokvqa_val.yaml and
+    VQAR_aokvqa_val.yaml (huggingface_data), read in their builders' layouts, as multiple choice in visually
+    grounded reasoning."""
+    hub = {"huggingface_data/K-ViQuAE/kviquae_test_10p.json": _kviquae_doc(),
+           "huggingface_data/A-OKVQRA/aokvqra_val_10p.json": _aokvqa_doc("aokvqra"),
+           "huggingface_data/A-OKVQAR/aokvqar_val_10p.json": _aokvqa_doc("aokvqar")}
+    files = {name: _write(tmp_path / f"{k}.json", doc) for k, (name, doc) in enumerate(hub.items())}
+    calls = []
+    monkeypatch.setattr(reform_files, "hub_file",
+                        lambda repo_id, filename, revision: calls.append((repo_id, filename)) or str(files[filename]))
+    items = suite.load_full_suite(["K-ViQuAE", "A-OKVQRA", "A-OKVQAR"])
+    assert calls == [(ds.HUB_REPO, name) for name in hub]
+    assert [i["dataset"] for i in items] == ["K-ViQuAE", "A-OKVQRA", "A-OKVQAR"]
+    assert all(i["dimension"] == "visual_reasoning" and i["form"] == ds.MC and i["answer"] in i["options"]
+               for i in items)
+    assert [ds.DATASETS_BY_NAME[i["dataset"]].layout for i in items] == ["kviquae", "aokvqra", "aokvqar"]

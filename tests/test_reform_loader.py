@@ -306,6 +306,64 @@ def test_dataset_table():
     assert len(tdiuc) == 7 and len({d.question_type for d in tdiuc}) == 7
     assert all(d.hub_path == "huggingface_data/TDIUC/TDIUC_val_ques.json"
                and d.choices_path == "huggingface_data/TDIUC/choice_list/" for d in tdiuc)
+    # the huggingface_data paths of KVQA_viquae_val.yaml, VQRA_aokvqa_val.yaml and VQAR_aokvqa_val.yaml
+    assert {n: (by[n].hub_path, by[n].dimension, by[n].form, by[n].layout)
+            for n in ("K-ViQuAE", "A-OKVQRA", "A-OKVQAR")} == {
+        "K-ViQuAE": ("huggingface_data/K-ViQuAE/kviquae_test_10p.json", "visual_reasoning", ds.MC, "kviquae"),
+        "A-OKVQRA": ("huggingface_data/A-OKVQRA/aokvqra_val_10p.json", "visual_reasoning", ds.MC, "aokvqra"),
+        "A-OKVQAR": ("huggingface_data/A-OKVQAR/aokvqar_val_10p.json", "visual_reasoning", ds.MC, "aokvqar")}
+
+
+# The 61 datasets of the reference README (FudanDISC/ReForm-Eval, "Data Usage"), by dimension, as it names them.
+REFERENCE_61 = {
+    "coarse_perception": ("Flowers102", "CIFAR10", "ImageNet-1K", "Pets37", "VizWiz-yesno", "VizWiz-singleChoice",
+                          "TDIUC-Sport", "TDIUC-Scene", "MEDIC"),
+    "fine_perception": ("MSCOCO-MCI", "MSCOCO-GOI", "MSCOCO-MOS", "TDIUC-Color", "TDIUC-Utility", "TDIUC-Position",
+                        "TDIUC-Detection", "TDIUC-Counting", "RefCOCO", "MSCOCO-OC"),
+    "visual_reasoning": ("VQA v2", "GQA", "Whoops", "OK-VQA", "ScienceQA", "VizWiz", "ViQuAE", "K-ViQuAE", "A-OKVQA",
+                         "A-OKVQRA", "A-OKVQAR", "ImageNetVC"),
+    "spatial": ("CLEVR", "VSR", "MP3D"),
+    "multi_turn_dialogue": ("VQA-MT", "VisDial"),
+    "cross_modal_inference": ("MSCOCO-ITM", "MSCOCO-ITS", "WikiHow", "Winoground", "SNLI-VE", "MOCHEG"),
+    "scene_text": ("Grounded IC15", "IC15", "Grounded COCO-Text", "COCO-Text", "Grounded TextOCR", "TextOCR", "CUTE80",
+                   "IIIT5K", "WordArt", "FUNSD", "POIE", "SROIE", "TextVQA", "DocVQA", "OCR-VQA"),
+    "description": ("MSCOCO", "TextCaps", "NoCaps", "Flickr30K"),
+}
+
+
+def test_table_and_not_run_list_are_exactly_the_reference_61():
+    """Every dataset of the reference README's 61 either runs (in the table, in its dimension) or is on the not-run
+    list with a reason; nothing else is on either."""
+    assert sum(map(len, REFERENCE_61.values())) == 61
+    reference = {(name, dim) for dim, names in REFERENCE_61.items() for name in names}
+    ours = [(d.listed_as, d.dimension) for d in ds.DATASETS]
+    not_run = [(n.name, n.dimension) for n in ds.NOT_RUN]
+    assert len(set(ours + not_run)) == len(ours) + len(not_run)  # no dataset twice
+    assert set(ours) | set(not_run) == reference
+    assert len(ds.DATASETS) == 57 and {n for n, _ in not_run} == {
+        "VizWiz-yesno", "Grounded IC15", "Grounded COCO-Text", "Grounded TextOCR"}
+    assert all(n.why.strip() for n in ds.NOT_RUN)
+    assert {dim: ds.dimension_counts(dim)[1] for dim in ds.DIMENSIONS} == {d: len(n) for d, n in REFERENCE_61.items()}
+
+
+def test_readme_and_about_list_exactly_the_datasets_that_do_not_run():
+    """The README's not-run table and the card's difference (the About tab) name each not-run dataset, and no
+    dataset that is not among the reference's 61 (text legibility, text type classification, NLVR are not)."""
+    from evaluator.benchmarks.reform.card import CARD
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### ReForm-Eval"):]
+    section = section[:section.index("\n## ")]
+    table = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    named = {name.strip() for line in table for name in line.split("|")[1].split(",")}
+    assert named == {n.name for n in ds.NOT_RUN}
+    said = next(d for d in CARD.differences if "61 datasets are not run" in d)
+    assert said.startswith(f"{len(ds.NOT_RUN)} of the reference README's 61") and all(n.name in said
+                                                                                       for n in ds.NOT_RUN)
+    assert all(n.why in said for n in ds.NOT_RUN)
+    for wrong in ("legibility", "text type", "NLVR"):
+        assert wrong not in said and wrong not in section
+    assert f"{len(ds.DATASETS)} of the 61 datasets" in section
 
 
 # --------------------------------------------------------------------------------------------- sample suite

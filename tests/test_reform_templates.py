@@ -34,7 +34,9 @@ def _load(tmp_path: Path, doc, layout: str, dataset: str, dimension: str, **kw) 
 def test_questions_file_has_a_template_per_layout():
     questions = rt.load_questions()
     assert set(rt.LAYOUTS) <= set(questions)
-    fields = {"itm": {"caption"}, "snli_ve": {"hypothesis"}, "wikihow": {"method"}}
+    fields = {"itm": {"caption"}, "snli_ve": {"hypothesis"}, "wikihow": {"method"},
+              "kviquae": {"question", "context"}, "aokvqra": {"question", "rationale"},
+              "aokvqar": {"question", "answer"}}  # the last three: layouts.py, files that carry a question
     for layout, template in questions.items():
         names = {f for _, f, _, _ in string.Formatter().parse(template) if f}
         assert names <= fields.get(layout, set()) | ({"title"} if layout == "wikihow" else set()), layout

@@ -10,7 +10,8 @@ run_eval.py ``metric_eval``, utils/run_utils.py ``entropy_calculation``):
 * the format hit rate is the share of outputs that contain a mark at all (likelihood predictions always hit);
 * instability is the mean over samples of the natural-log entropy of the repeats' predicted option *texts*
   (options are shuffled between repeats, so indices are not comparable); an output without a usable mark enters
-  with its raw text, i.e. as its own answer;
+  with its raw text, so a reply that is the bare text of an option counts as that option;
+* OCR word accuracy joins a list of gold answers into one phrase (``OCROpenEndedMetric``);
 * BLEU-4 / CIDEr live in ``evaluator.metrics.captions``.
 
 The reference run in shared/data/reform_eval (TDIUC, likelihood, 11 samples x 5 repeats) gives accuracy
@@ -98,11 +99,8 @@ def score_choice(output: str | int, answer: int, n_options: int,
 
 
 def choice_text(index: int | None, options: Sequence[str], raw_output: str | int) -> str:
-    """The answer text entered into ``instability``: the chosen option's text, else the raw output.
-
-    This is the official mapping. A caller that wants an unparsable output never to coincide with an option text
-    can pass a marked string (e.g. ``"<unparsable> " + raw``) as ``raw_output``.
-    """
+    """The answer text entered into ``instability``: the chosen option's text, else the raw output (the official
+    mapping: an unmarked reply equal to an option's text counts as that option)."""
     if index is not None and 0 <= index < len(options):
         return options[index]
     return str(raw_output)
@@ -134,8 +132,8 @@ def answer_entropy(answers: Sequence[str]) -> float:
 def instability(per_sample_answers: list[list[str]]) -> float:
     """Mean over samples of the entropy (natural log) of the repeats' predicted option texts.
 
-    Each inner list holds one sample's N answers (option texts; an unparsable output as its own distinct string,
-    see ``choice_text``). All equal -> 0; N different answers -> ln N. Samples with no answers are skipped;
+    Each inner list holds one sample's N answers (option texts; an unparsable output as its raw text, see
+    ``choice_text``). All equal -> 0; N different answers -> ln N. Samples with no answers are skipped;
     NaN when no sample remains.
     """
     ents = [answer_entropy(list(a)) for a in per_sample_answers if len(a) > 0]
@@ -156,15 +154,15 @@ def _as_list(answer: str | Sequence[str]) -> list[str]:
 
 
 def ocr_word_accuracy(prediction: str, answer: str | list[str]) -> float:
-    """1.0 if a ground truth, lower-cased and stripped of non-alphanumerics (whitespace kept), appears as a whole
+    """1.0 if the ground truth, lower-cased and stripped of non-alphanumerics (whitespace kept), appears as a whole
     word/phrase (``\\b...\\b``) in the equally cleaned prediction, else 0.0.
 
-    With several answers any one of them suffices. (The official ``OCROpenEndedMetric`` joins a list of answers
-    with spaces into one phrase; the datasets it runs on have a single answer per question, where both agree.)
-    As in the official code an answer that cleans to the empty string matches any prediction that has a word.
+    A list of answers is joined with spaces into one phrase first, as the official ``OCROpenEndedMetric`` does
+    (["stop", "exit"] needs "stop exit"). As in the official code an answer that cleans to the empty string matches
+    any prediction that has a word.
     """
     pred = _clean_ocr(str(prediction))
-    return 1.0 if any(_has_word(pred, _clean_ocr(a)) for a in _as_list(answer)) else 0.0
+    return 1.0 if _has_word(pred, _clean_ocr(" ".join(_as_list(answer)))) else 0.0
 
 
 def kie_accuracy(prediction: str, answers: str | list[str]) -> float:

@@ -6,7 +6,7 @@ styles, by generation and by option likelihood (reform.mode); OCR, KIE and capti
 generation.
 
     card.py        what it measures, its columns, source and options
-    datasets.py    the task forms, the 8 dimensions, the 54-dataset table of the full suite
+    datasets.py    the task forms, the 8 dimensions, the 57-dataset table of the full suite, the not-run list
     files.py       reading data files (local, http(s), hf://) and choice lists
     image_refs.py  an item's image: base64 text or a path, opened
     layouts.py     the official builders' file layouts, adapted into item records

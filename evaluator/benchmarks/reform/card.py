@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from evaluator.benchmarks.reform import explore
-from evaluator.benchmarks.reform.datasets import ACCURACY_DIMENSIONS, DESCRIPTION
+from evaluator.benchmarks.reform.datasets import (ACCURACY_DIMENSIONS, DATASETS, DESCRIPTION, NOT_RUN,
+                                                  dimension_counts)
 from evaluator.benchmarks.reform.options import DEFAULT_REPEATS, FREE_MAX_NEW_TOKENS, MC_MAX_NEW_TOKENS
 from evaluator.benchmarks.spec import (BOOL, FLOAT, INT, JSON, NUMBER, STRING, Card, DetailColumn, ItemView, Metric,
                                        Option, Source)
@@ -16,18 +17,36 @@ BOARD_DIMENSIONS = {
 MODE_NAMES = {"gen": "generation", "lik": "likelihood"}
 
 
+def over_datasets(dim: str) -> str:
+    """Over how many datasets a dimension's mean is computed in the full suite ("k of the reference's n"), naming
+    those not run."""
+    run, listed = dimension_counts(dim)
+    missing = [n.name for n in NOT_RUN if n.dimension == dim]
+    left = f" (not run: {', '.join(missing)})" if missing else ""
+    return f"in the full suite over {run} of the reference's {listed} datasets{left}; the sample suite has its own few"
+
+
+def _not_run() -> str:
+    """The datasets of the reference's 61 that do not run, grouped by why."""
+    reasons: dict[str, list[str]] = {}
+    for entry in NOT_RUN:
+        reasons.setdefault(entry.why, []).append(entry.name)
+    groups = "; ".join(f"{', '.join(names)}: {why}" for why, names in reasons.items())
+    return f"{len(NOT_RUN)} of the reference README's 61 datasets are not run. {groups}."
+
+
 def _dimension_metric(mode: str, dim: str, label: str) -> Metric:
     """One dimension's score in one mode: an accuracy, or for visual description a CIDEr (not a percentage)."""
     if dim == DESCRIPTION:
         return Metric(f"{mode}_{dim}", f"{mode} {label} CIDEr",
                       f"ReForm-Eval {label} ({MODE_NAMES[mode]} mode; captions are generated in both modes): the mean "
-                      "CIDEr of its caption datasets. Not a percentage, and not part of the overall score.",
-                      kind=NUMBER, shown=False)
+                      f"CIDEr of its caption datasets, {over_datasets(dim)}. Not a percentage, and not part of the "
+                      "overall score.", kind=NUMBER, shown=False)
     how = (" Scene text is answered by generation in both modes, each dataset scored by the reference's rule for it "
            "(OCR word match; FUNSD: key-information match)." if dim == "scene_text" else "")
     return Metric(f"{mode}_{dim}", f"{mode} {label}",
                   f"ReForm-Eval {label} ({MODE_NAMES[mode]} mode): the mean of the dimension's dataset accuracies "
-                  f"(over every repeat).{how}", shown=False)
+                  f"(each over every repeat), {over_datasets(dim)}.{how}", shown=False)
 
 
 # every column of a details row (planning._row, filled by the executor and scoring), in order. The suite reads its
@@ -96,7 +115,8 @@ CARD = Card(
         Metric("instability", "instability",
                "Generation mode: mean over multiple-choice items of the entropy (natural log) of the 5 repeats' "
                "chosen option texts; 0 = always the same answer, ln 5 = 1.609 = a different answer every time. An "
-               "output without a mark counts as its own answer. Not a percentage.",
+               "output without a mark enters as its own text (so a reply that is an option's bare text counts as "
+               "that option, as in the reference). Not a percentage.",
                kind=NUMBER, higher_is_better=False),
         Metric("format_hit_rate", "format hit rate",
                "Generation mode: share of multiple-choice outputs that contain an option mark such as (A), (a) or "
@@ -116,7 +136,8 @@ CARD = Card(
     needs_images=True,
     needs_judge=False,
     sources=(Source("reform", "LEADERBOARD_REFORM_DATASETS", "",
-                    "the full suite's datasets: comma-separated names from the dataset table (empty: all 54)"),),
+                    "the full suite's datasets: comma-separated names from the dataset table (empty: all "
+                    f"{len(DATASETS)})"),),
     options=(
         Option("reform.mode", "both", "`both`, `generation` (options listed with marks; the first (X) mark in the "
                "reply) or `likelihood` (each option scored as the reply)"),
@@ -138,7 +159,9 @@ CARD = Card(
     differences=(
         "The prompts are our own: instruction templates, the one-shot example (a text-only question answered "
         "\"(B)\", given in both modes as the reference gives its in-context sample), the question wording of "
-        "datasets whose files carry none, and the OCR, key-information and caption instructions; each model's own "
+        "datasets whose files carry none, how K-ViQuAE, A-OKVQRA and A-OKVQAR add their context, rationale or "
+        "answer to the question (the reference appends it after a label and asks with per-dataset instructions), "
+        "and the OCR, key-information and caption instructions; each model's own "
         "chat template replaces the reference's per-model conversation formats, so that any chat model runs "
         "unchanged.",
         "Each repeat's template, option order and mark style, and the TDIUC and COCO counting distractors, are "
@@ -147,18 +170,17 @@ CARD = Card(
         "Multi-turn dialogue items carry the gold answers of earlier rounds as history; the reference's online mode "
         "puts the model's own earlier answers there. The gold history lets every round be asked, batched and "
         "resumed on its own.",
-        "In the instability, an output without a usable mark enters as its own answer, never equal to an option's "
-        "text; the reference enters the raw output, which can equal an option's text without choosing it.",
-        "An OCR item with several gold answers is right when any one of them is found; the reference joins them "
-        "into one phrase, which only differs when a file lists alternatives (joined, they could not all appear).",
+        "In the instability, an output without a usable mark enters as its own text, as in the reference (a bare "
+        "option text counts as that option), but with surrounding whitespace dropped, where the reference enters "
+        "the reply as its model interface returned it: our replies are raw decoded text, so \" yes\" and \"yes\" "
+        "are one answer.",
         "Multiple-choice replies may run to 16 new tokens and free-form ones to 32 (reform.max_new_tokens, "
         "reform.free_max_new_tokens); the reference's model interfaces allow 30. The mark comes first, and shorter "
         "replies keep runs short.",
         "The reference scores each dataset on its own; the dimension means and the overall means over the "
         f"{len(ACCURACY_DIMENSIONS)} accuracy dimensions are ours, after the paper's per-dimension tables. Scene "
         "text, answered by generation, enters the likelihood mean as well, so both modes cover the same dimensions.",
-        "7 of the 61 datasets are not run: grounded OCR on IC15, COCO-Text and TextOCR, text legibility, text type "
-        "classification, NLVR and VizWiz yes/no (the README's Full suites section says why for each).",
+        _not_run(),
     ),
     item_view=ItemView(question="question", grade="correct", group_by=explore.GROUP_BY, key=explore.key,
                        items=explore.items, parts=explore.parts),

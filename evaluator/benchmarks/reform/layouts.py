@@ -24,6 +24,13 @@ The layouts here were read off the official builders' huggingface branch (FudanD
   "mocheg"  build/MOCHEG/mcv_dataset.py: {"version","split","data":[{instance_id, image_id (base64), claim,
             text_evidence, answer (option text), answer_options}]}; the question is composed from claim and
             evidence with our template prompts/reform_mocheg.txt ({claim}, {evidence})
+  "kviquae" build/VQA/kvqa_dataset.py: {"version","split","data":[{question_id, image_id (base64), question,
+            answer (option text), answer_options, context}]}
+  "aokvqra" build/AOKVQA/qra_dataset.py: as "kviquae" with rationale (a string) in place of context
+  "aokvqar" build/AOKVQA/qar_dataset.py: {question_id, image_id, question, answer (a string, shown), rationale
+            (the gold option text), rationale_options}: the rationale is chosen given the answer
+            The builders append the context, rationale or answer to the question; we compose the three with our
+            templates in prompts/reform_dataset_questions.json ({question} and {context} / {rationale} / {answer})
 """
 from __future__ import annotations
 
@@ -147,6 +154,35 @@ def adapt_mocheg(data) -> list[dict]:
     return out
 
 
+def _field_text(row: dict, key: str, k: int) -> str:
+    value = row[key]
+    if not isinstance(value, str) or not value.strip():
+        raise TypeError(f"item {k}: {key} must be a non-empty string")
+    return value.strip()
+
+
+def _reasoning(layout: str, shown: str, options_key: str, gold_key: str) -> Adapter:
+    """K-ViQuAE / A-OKVQRA / A-OKVQAR: the question and the record's `shown` text in our template for `layout`,
+    the options under `options_key`, the gold option text under `gold_key`."""
+    def adapter(data) -> list[dict]:
+        template = templates.question_template(layout)
+        out = []
+        for k, row in enumerate(_rows(data, ("version", "split", "data"))):
+            row = _item(row, k)
+            _need(row, k, "question_id", "image_id", "question", shown, options_key, gold_key)
+            texts = {key: _field_text(row, key, k) for key in ("question", shown)}
+            out.append({"question_id": row["question_id"], "question": template.format(**texts),
+                        "answer": row[gold_key], "answer_options": row[options_key], "image": row["image_id"]})
+        return out
+    adapter.__name__ = f"adapt_{layout}"
+    return adapter
+
+
+adapt_kviquae = _reasoning("kviquae", "context", "answer_options", "answer")
+adapt_aokvqra = _reasoning("aokvqra", "rationale", "answer_options", "answer")
+adapt_aokvqar = _reasoning("aokvqar", "answer", "rationale_options", "rationale")
+
+
 LAYOUTS: dict[str, Adapter] = {
     **templates.LAYOUTS,
     **dialogue.LAYOUTS,
@@ -154,6 +190,9 @@ LAYOUTS: dict[str, Adapter] = {
     "ocr": adapt_ocr,
     "caption": adapt_caption,
     "mocheg": adapt_mocheg,
+    "kviquae": adapt_kviquae,
+    "aokvqra": adapt_aokvqra,
+    "aokvqar": adapt_aokvqar,
 }
 
 

@@ -12,7 +12,8 @@ scores, the format hit rate and the instability (evaluator.metrics.reform, evalu
 A dataset's score is its accuracy over every repeat (captions: CIDEr); a dimension's the mean of its datasets';
 gen_overall / lik_overall the mean of the accuracy dimensions (every dimension but visual description, whose CIDEr
 is reported on its own). The scene-text dimension is answered by generation and enters both modes. Instability is
-the mean per-item entropy of the repeats' answer texts (an unparsable output enters as its own answer).
+the mean per-item entropy of the repeats' answer texts (a reply without a usable mark enters as its own text, so a
+bare option text counts as that option, as the reference maps it).
 """
 from __future__ import annotations
 
@@ -89,10 +90,11 @@ def read_answer(row: dict) -> None:
 
 
 def answer_text(row: dict) -> str:
-    """What a multiple-choice row answered, for instability: the chosen option's text, else its own
-    "<unparsable> ..." string (the raw output in generation)."""
+    """What a multiple-choice row answered, for instability: the chosen option's text, else (generation) the reply
+    itself, surrounding whitespace dropped, so a reply that is the bare text of an option counts as that option
+    (the reference enters the raw reply); a likelihood row without a choice is "<unparsable> "."""
     parsed = int(row["parsed_answer"])
-    raw = UNPARSABLE + row["prediction"] if row["mode"] == "generation" else UNPARSABLE
+    raw = row["prediction"].strip() if row["mode"] == "generation" else UNPARSABLE
     return choice_text(parsed if parsed >= 0 else None, json.loads(row["options"]), raw)
 
 
