@@ -322,8 +322,13 @@ def test_prompt_hash():
     ("`C`", "C"), ("Final grade: NOT ATTEMPTED", "C"),
     ("", None), ("   \n \n", None), (None, None), ("I am not sure.", None), ("A or B", None),
     ("A) INCORRECT", None), ("B: correct", None), ("CORRECT INCORRECT", None), ("D", None),
-    ("A\nThe grade is obviously debatable", None), ("ABC", None), ("CORRECTLY", None), ("INCORRECT.", "B"),
+    ("ABC", None), ("CORRECTLY", None), ("INCORRECT.", "B"),
     ("The answer is correct because", None),
+    # issue 29: the grade first, explained below it, is that grade; two different grades, or one only in the middle,
+    # are none
+    ("A\nThe grade is obviously debatable", "A"), ("A\n\nThe answer names both moons.", "A"),
+    ("**B**\n\nReason: it adds a wrong moon.\n", "B"), ("A\nThe answer names both.\nB", None),
+    ("The answer names both.\nA\nor maybe not", None), ("A\nReason: it names both.\nCorrect.", "A"),
 ])
 def test_parse_simpleqa_grade(reply, grade):
     assert parse_simpleqa_grade(reply) == grade

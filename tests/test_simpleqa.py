@@ -92,6 +92,11 @@ def _sample():
     return data.load_questions(data.SAMPLE_PATH)
 
 
+def _limited(n: int) -> list[dict]:
+    """The sample suite's questions that a run with limit n runs: a seeded draw (planning.limited), not the first n."""
+    return planning.limited(_sample(), n)
+
+
 def _options(**options) -> dict[str, str]:
     opts = {"simpleqa.confidence": "off", "simpleqa.frequency": "off"}
     opts.update({f"simpleqa.{k}": str(v) for k, v in options.items()})
@@ -212,7 +217,7 @@ def test_grader_prompt_is_filled_once():
 # --------------------------------------------------------------------------------------------- planning
 
 def test_plan_has_one_ask_per_request_in_the_old_order():
-    qs = _sample()[:2]
+    qs = _limited(2)
     got = plan(PlanContext(suite="sample", limit=2, options={"simpleqa.samples": "3", "simpleqa.seed": "7"}))
     assert got.items == [q["question_id"] for q in qs]
     assert [a.item for a in got.asks] == [qs[0]["question_id"]] * 5 + [qs[1]["question_id"]] * 5
@@ -255,7 +260,7 @@ def test_bad_options_fail_when_planning_before_any_model_call():
 def test_no_judge_is_a_clear_error():
     # Changed on purpose: the judge is needed by score(), not by plan(), so in-process the model answers first and
     # scoring refuses; a real run refuses before the model loads (the runner's make_run_judge).
-    model = ScriptedModel({q["problem"]: "x" for q in _sample()[:2]})
+    model = ScriptedModel({q["problem"]: "x" for q in _limited(2)})
     with pytest.raises(ValueError, match="SimpleQA needs a judge: set LEADERBOARD_JUDGE / --judge"):
         _run(model, None, 2)
     with pytest.raises(ValueError, match="SimpleQA needs a judge: set LEADERBOARD_JUDGE / --judge"):
@@ -267,7 +272,7 @@ def test_no_judge_is_a_clear_error():
 
 
 def _five():
-    qs = _sample()[:5]
+    qs = _limited(5)
     preds = ["right answer", "wrong answer", "I don't know", "judge breaks", "judge mumbles"]
     model = ScriptedModel({q["problem"]: p for q, p in zip(qs, preds)})
     judge = ScriptedJudge({"right answer": "A", "wrong answer": "B", "I don't know": "C",
@@ -304,7 +309,7 @@ def test_run_scores_and_ungraded():
     assert rows[0]["judge_raw"] == "Reason: scripted verdict for right answer.\nA"
     assert rows[0]["prompt"] == qs[0]["problem"] and rows[0]["gold"] == qs[0]["answer"]
     assert rows[0]["question"] == qs[0]["problem"]
-    assert rows[0]["question_id"] == "simpleqa-0000" and rows[0]["topic"] == qs[0]["topic"]
+    assert rows[0]["question_id"] == qs[0]["question_id"] and rows[0]["topic"] == qs[0]["topic"]
     # The model got the bare question, greedy, with the default token budget, in chunks of batch_size.
     requests = [r for call in model.calls for r in call]
     assert [len(call) for call in model.calls] == [2, 2, 1]
@@ -372,7 +377,7 @@ def test_grader_style_reason_or_letter_alone():
 
 
 def test_confidence_calibration():
-    qs = _sample()[:4]
+    qs = _limited(4)
     conf = {
         qs[0]["problem"]: '{"answer": "good one", "confidence": 90}',
         qs[1]["problem"]: 'Here you go: {"answer": "bad one", "confidence": 90}',
@@ -401,7 +406,7 @@ def test_confidence_calibration():
 
 
 def test_frequency_calibration():
-    qs = _sample()[:2]
+    qs = _limited(2)
     model = ScriptedModel(
         {q["problem"]: "x" for q in qs},
         samples={qs[0]["problem"]: ["Röntgen.", "Wilhelm Röntgen", "the röntgen", "Einstein", "röntgen"],
@@ -409,7 +414,7 @@ def test_frequency_calibration():
     judge = ScriptedJudge({"Röntgen.": "A", "206": "A", "x": "C"})
     res = _run(model, judge, 2, frequency="on", samples=5)
     assert res.extra["calibration"] == {"confidence": False, "frequency": True}
-    parts = [r["part"] for r in res.rows if r["question_id"] == "simpleqa-0000"]
+    parts = [r["part"] for r in res.rows if r["question_id"] == qs[0]["question_id"]]
     assert parts == ["answer", "sample1", "sample2", "sample3", "sample4", "sample5", "frequency"]
     freq = [r for r in res.rows if r["part"] == "frequency"]
     assert [r["parsed_answer"] for r in freq] == ["röntgen", "206"]
@@ -431,7 +436,7 @@ def test_frequency_calibration():
 
 
 def test_details_columns_are_uniform_and_sample_suite_defaults():
-    qs = _sample()[:3]
+    qs = _limited(3)
     model = ScriptedModel({q["problem"]: "x" for q in qs},
                           confidence={q["problem"]: '{"answer": "x", "confidence": 50}' for q in qs},
                           samples={q["problem"]: ["x"] for q in qs})
@@ -480,7 +485,7 @@ def test_full_suite_calibration_follows_the_cost_limit():
 # --------------------------------------------------------------------------------------------- scoring again
 
 def _calibrated_run(tmp_path, judge):
-    qs = _sample()[:3]
+    qs = _limited(3)
     model = ScriptedModel({q["problem"]: "x" for q in qs},
                           confidence={q["problem"]: '{"answer": "y", "confidence": 70}' for q in qs},
                           samples={q["problem"]: ["x", "y", "x"] for q in qs})
@@ -644,7 +649,7 @@ def llama(tiny_llama):
 def test_samples_are_k_distinct_draws_whatever_the_batch_size(llama, one_torch_thread):
     """The tiny random model samples near-uniformly from its vocabulary: k samples with their own seeds are k
     different replies, and the batch size (smaller or larger than k) changes no reply."""
-    qs = _sample()[:2]
+    qs = _limited(2)
     judge = ScriptedJudge({})
     runs = []
     for batch in (1, 4, 7):

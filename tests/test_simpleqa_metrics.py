@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
@@ -12,6 +13,7 @@ from evaluator.metrics import (
     simpleqa_breakdown,
     simpleqa_scores,
 )
+from evaluator.metrics.simpleqa import QUANTILE_BINS
 
 
 def test_scores_hand_computed():
@@ -114,3 +116,52 @@ def test_bin_edges():
     # Edges belong to the bin above (floating-point 0.1 * 3 included); 1.0 belongs to the last bin.
     pts = reliability_points([0.1 * 3, 0.7, 1.0, 0.0], [True, True, True, False])
     assert [(p["bin_low"], p["n"]) for p in pts] == [(0.0, 1), (0.3, 1), (0.7, 1), (0.9, 1)]
+
+
+# --- issue 29: the SimpleQA write-up's binning, 30 equal-count (quantile) bins
+
+def test_quantile_ece_hand_computed_30_bins():
+    # 60 distinct confidences 0.400, 0.405, ..., 0.695; pairs (2b, 2b+1) form bin b (30 bins of 2). Bin b is all
+    # right when b is even, all wrong when odd; its mean confidence is m_b = 0.40 + (4b + 1) / 400.
+    # gaps: even b: 1 - m_b = (239 - 4b) / 400, sum over b = 0, 2, ..., 28: 15 * 239 - 4 * 210 = 2745
+    #       odd b: m_b = (161 + 4b) / 400, sum over b = 1, 3, ..., 29: 15 * 161 + 4 * 225 = 3315
+    # ECE = (2745 + 3315) / 400 / 30 = 0.505 (every bin weighs 2 of 60)
+    conf = [0.40 + i / 200 for i in range(60)]
+    corr = [(i // 2) % 2 == 0 for i in range(60)]
+    assert QUANTILE_BINS == 30
+    assert expected_calibration_error(conf, corr, QUANTILE_BINS, quantile=True) == pytest.approx(0.505)
+    pts = reliability_points(conf, corr, QUANTILE_BINS, quantile=True)
+    assert len(pts) == 30 and all(p["n"] == 2 for p in pts)
+    assert pts[0] == {"bin_low": 0.40, "bin_high": pytest.approx(0.405), "confidence": pytest.approx(0.4025),
+                      "accuracy": 1.0, "n": 2}
+    assert pts[29]["bin_low"] == pytest.approx(0.69) and pts[29]["accuracy"] == 0.0
+    # the same answers over 10 equal-width bins: 3 bins of 20, each half right, gaps 0.0525, 0.0475, 0.1475
+    assert expected_calibration_error(conf, corr) == pytest.approx((0.0525 + 0.0475 + 0.1475) / 3)
+
+
+def test_quantile_bins_keep_equal_confidences_together_in_any_order():
+    # 10 answers, 30 bins: the i-th sorted answer would go to bin 3i; the run of 0.7s starts at 0 and the run of
+    # 0.9s at 5, so two bins of 5. 0.7: 3 of 5 right, gap 0.1; 0.9: 4 of 5 right, gap 0.1. ECE 0.1.
+    conf = [0.7] * 5 + [0.9] * 5
+    corr = [True, True, True, False, False] + [True, True, True, True, False]
+    expected = [(0.7, 0.7, 0.6, 5), (0.9, 0.9, 0.8, 5)]
+    order = list(range(10))
+    for seed in range(5):
+        random.Random(seed).shuffle(order)
+        pts = reliability_points([conf[i] for i in order], [corr[i] for i in order], 30, quantile=True)
+        assert [(p["bin_low"], p["bin_high"], p["accuracy"], p["n"]) for p in pts] == \
+            [(lo, hi, pytest.approx(acc), n) for lo, hi, acc, n in expected]
+        assert expected_calibration_error([conf[i] for i in order], [corr[i] for i in order], 30, quantile=True) \
+            == pytest.approx(0.1)
+
+
+def test_quantile_bins_with_fewer_answers_than_bins_and_skips():
+    # 4 answers, 30 bins: each its own bin, so the ECE is the mean of |correct - confidence|: 0.1, 0.8, 0.3, 0.4
+    conf, corr = [0.9, 0.8, 0.3, 0.6], [True, False, False, True]
+    assert expected_calibration_error(conf, corr, 30, quantile=True) == pytest.approx(0.4)
+    assert [p["n"] for p in reliability_points(conf, corr, 30, quantile=True)] == [1, 1, 1, 1]
+    assert expected_calibration_error([0.5, None, math.nan], [True, True, None], 30, quantile=True) == \
+        pytest.approx(0.5)
+    assert math.isnan(expected_calibration_error([], [], 30, quantile=True))
+    pts = frequency_points([0.2, 0.2, 0.6, 1.0], [True, False, True, True], 30, quantile=True)
+    assert [(p["frequency"], p["accuracy"], p["n"]) for p in pts] == [(0.2, 0.5, 2), (0.6, 1.0, 1), (1.0, 1.0, 1)]

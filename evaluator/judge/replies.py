@@ -13,18 +13,9 @@ _LINE = re.compile(r"^(?:(?P<letter>[ABC])(?:\s+(?P<word1>CORRECT|INCORRECT|NOT 
                    r"|(?P<word2>CORRECT|INCORRECT|NOT ATTEMPTED))$")
 
 
-def parse_simpleqa_grade(text: str | None) -> str | None:
-    """"A" (correct), "B" (incorrect), "C" (not attempted) from the LAST non-empty line of a judge reply; else None.
-
-    The line may hold the letter, the grade word, or both ("A) CORRECT"), in any case, with markdown or a label
-    ("**A**", "Grade: B", "Final answer: C."). A line with two different grades, or anything else, is ungraded.
-    """
-    if not isinstance(text, str):
-        return None
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    if not lines:
-        return None
-    line = lines[-1].upper()
+def _line_grade(line: str) -> str | None:
+    """The grade one line holds alone (letter, grade word or both, decorated or labelled), else None."""
+    line = line.strip().upper()
     # Decoration: markdown, quotes, brackets, punctuation -> spaces ("NOT_ATTEMPTED" -> "NOT ATTEMPTED").
     line = re.sub(r"[*_`#>\"'\u2018\u2019\u201c\u201d()\[\]{}]", " ", line)
     line = re.sub(r"\s+", " ", line).strip()
@@ -40,6 +31,32 @@ def parse_simpleqa_grade(text: str | None) -> str | None:
     if letter and word:
         return letter if _WORD_TO_GRADE[word] == letter else None
     return letter or _WORD_TO_GRADE[word]
+
+
+def split_simpleqa_reply(text: str | None) -> tuple[str | None, str]:
+    """(grade, the reply without its grade line) of a SimpleQA judge reply; (None, the whole reply) when ungraded.
+
+    The grade line is the LAST non-empty line ("Reason: ...\nA"), else the FIRST one when the judge put its grade
+    first and explained below it ("A\n\nThe answer names ..."). A line alone holds the grade: the letter, the grade
+    word, or both ("A) CORRECT"), in any case, with markdown or a label ("**A**", "Grade: B", "Final answer: C.").
+    Two lines holding different grades ("A\n...\nB"), or a grade nowhere at either end, is ungraded.
+    """
+    if not isinstance(text, str):
+        return None, ""
+    lines = text.strip().splitlines()  # stripped: the first and the last line hold text
+    if not lines:
+        return None, ""
+    grades = [_line_grade(line) for line in lines]
+    at = len(lines) - 1 if grades[-1] else 0 if grades[0] else None
+    if at is None or len({g for g in grades if g}) > 1:
+        return None, text.strip()
+    return grades[at], "\n".join(lines[:at] + lines[at + 1:]).strip()
+
+
+def parse_simpleqa_grade(text: str | None) -> str | None:
+    """"A" (correct), "B" (incorrect), "C" (not attempted) from a judge reply's grade line (split_simpleqa_reply:
+    its last line, else its first); None when it has none."""
+    return split_simpleqa_reply(text)[0]
 
 
 # LAVE rating parsing

@@ -9,6 +9,8 @@ import re
 import string
 from collections import Counter
 
+from evaluator.judge.replies import split_simpleqa_reply
+
 _JSON_OBJ = re.compile(r"\{[^{}]*\}", re.S)
 _CONF_PHRASE = re.compile(r"confidence\W{0,3}\s*(?:is|of|level)?\s*[:=]?\s*\"?(\d{1,3}(?:\.\d+)?)\s*(%)?", re.I)
 _ANSWER_PHRASE = re.compile(r"(?:best\s+guess|answer)\s*\"?\s*[:=]\s*\"?([^\"\n]+?)\"?\s*(?:,|\n|$)", re.I)
@@ -141,11 +143,7 @@ def most_frequent(answers: list[str]) -> tuple[str, str, float]:
 
 
 def split_judge_reply(text: str | None, grade: str | None) -> str:
-    """The judge's rationale: its reply without the final grade line (when a grade was read) and "Reason:"."""
-    lines = (text or "").strip().splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if grade is not None and lines:
-        lines = lines[:-1]
-    rationale = "\n".join(lines).strip()
+    """The judge's rationale: its reply without the grade line (the last line, or the first when the grade came
+    first: evaluator.judge.replies.split_simpleqa_reply) when a grade was read, and without "Reason:"."""
+    rationale = split_simpleqa_reply(text)[1] if grade is not None else (text or "").strip()
     return re.sub(r"^\s*reason\s*:\s*", "", rationale, flags=re.I)

@@ -7,13 +7,15 @@ from evaluator.benchmarks.simpleqa import explore
 from evaluator.benchmarks.simpleqa.data import OFFICIAL_URL
 from evaluator.benchmarks.simpleqa.grader import GRADER
 from evaluator.benchmarks.simpleqa.options import DEFAULT_MAX_NEW_TOKENS
+from evaluator.benchmarks.simpleqa.planning import LIMIT_SEED
 from evaluator.benchmarks.simpleqa.views import calibration_figure
 from evaluator.benchmarks.spec import (BOOL, COUNT, FLOAT, INT, STRING, Card, DetailColumn, ItemView, Metric, Option,
                                        Section, Source)
 
 CALIBRATION = ("Accuracy against the model's stated confidence (it is asked for an answer and a 0-100 confidence) "
                "and against how often its most frequent answer came up among samples at temperature 1. Points on "
-               "the diagonal are perfectly calibrated; the ECE is the weighted mean gap.")
+               "the diagonal are perfectly calibrated; the ECE is the weighted mean gap. Binned as in the SimpleQA "
+               "write-up: 30 equal-count (quantile) bins; a second panel shows 10 equal-width bins.")
 CALIBRATION_DEFAULT = "unset: on for the sample suite, and on the full suite when within simpleqa.max_cost"
 
 # every column of a details row (planning.DETAIL_COLUMNS, filled by the executor and scoring), in order
@@ -81,8 +83,9 @@ CARD = Card(
                "(hit_token_limit). Many cut-off answers mean the budget is too small for this model.",
                kind=COUNT, higher_is_better=False, path=("counts", "hit_token_limit"), shown=False),
         Metric("ece", "ECE", "Expected calibration error of the stated confidence: the item-weighted mean gap "
-               "between accuracy and mean stated confidence over 10 equal-width confidence bins (judge: correct). "
-               "Undefined when stated-confidence calibration did not run.",
+               "between accuracy and mean stated confidence over 30 equal-count (quantile) confidence bins, as the "
+               "SimpleQA write-up bins it (judge: correct; over 10 equal-width bins in the results as "
+               "`ece_equal_width`). Undefined when stated-confidence calibration did not run.",
                higher_is_better=False, shown=False, judged=True),
     ),
     default_metric="f_score",
@@ -120,14 +123,38 @@ CARD = Card(
     grader=GRADER,
     details=DETAILS,
     differences=(
-        "The grader prompt is written for this leaderboard (the reference's three grades, correct / incorrect / not "
-        "attempted, with the same meaning) and by default the judge gives a one-sentence reason before its letter; "
-        "`simpleqa.grader=letter` asks for the letter alone, as the reference does. Reason: a reader can see why "
-        "an answer was graded so.",
-        "A judge reply without a grade is counted as ungraded and left out of the fractions; the reference reads "
-        "it as not attempted. Reason: a failed or garbled judgement says nothing about the model.",
+        "The grader prompt is our own wording with our own examples (the reference's text is not copied), and it "
+        "states and illustrates every decision the reference's grader prompt states, decided the same way: any "
+        "wording, order or case, with extra true details, is correct; hedging is fine when the answer is complete "
+        "and right; an answer giving only part of a several-part gold (one of two names) as if it were the whole "
+        "is incorrect, while one that says it does not know the rest is not attempted; a list holding any wrong "
+        "item, several candidates, a hedged contradiction or any false statement is incorrect; declining, asking "
+        "for context or giving only true background is not attempted; numbers count to the gold's last "
+        "significant figure (a vague range is not attempted); when the gold holds more than the question asks, the "
+        "part asked for is enough; what the question makes obvious may be left out; small name typos are fine. "
+        "Reason: the numbers depend on these decisions, not on the wording.",
+        "By default the judge gives a one-sentence reason before its letter; `simpleqa.grader=letter` asks for "
+        "the letter alone, as the reference does. Reason: a reader can see why an answer was graded so.",
+        "The grade is read from a line that holds it alone: the reply's last line, or its first when the judge "
+        "puts the grade first and explains below it. The reference takes the first capital A, B or C anywhere in "
+        "the reply and reads a reply without one as not attempted. A reply with no grade line, two different "
+        "grades, or an error, fault or refusal where its grade or explanation should be is asked again and then "
+        "counted as ungraded, left out of the fractions. Reason: the reference's rule reads \"CORRECT\" as C and "
+        "can read a grade out of an error message; a failed or garbled judgement says nothing about the model.",
         "The judge is the deployer's choice (named, with the grader prompt's hash, in every results file), not the "
-        "reference's GPT-4 grader. Scores from different judges are not comparable: the board flags them.",
+        "reference's grader (GPT-4.1 after the system message \"You are a helpful assistant.\", at temperature "
+        "0.5, up to 2,048 tokens). Ours gets the grader prompt alone, at temperature 0, with the judge's token "
+        "limit (512 unless `simpleqa.judge_max_tokens` says otherwise). Reason: a repeatable grade from whichever "
+        "judge is set. Scores from different judges are not comparable: the board flags them.",
+        f"`--limit N` runs N questions drawn at random with the reference's seed (`LIMIT_SEED` = {LIMIT_SEED}: "
+        "the questions `random.Random(0).sample` draws, as the reference's num_examples = N does on the official "
+        "file), the same N in every run; they run in file order, where the reference keeps the drawn order. "
+        "Reason: the order changes no score and keeps the details in file order.",
+        "Calibration (the write-up gives no code) is binned as the write-up draws it: 30 equal-count (quantile) "
+        "bins, for the stated confidence (plot and ECE) and the answer frequency; equal values are never split "
+        "between two bins, so a bin can hold more and fewer bins can be drawn when many answers share a value. "
+        "A second panel keeps 10 equal-width bins (`ece_equal_width` in the results). Reason: a split of equal "
+        "values would make the bins depend on the answers' order.",
         f"The model may generate {DEFAULT_MAX_NEW_TOKENS} tokens per answer; the reference leaves the length to "
         "its sampler, which allows far longer replies. Reason: a bounded run time on small GPUs. Answers that hit "
         "the budget are marked and counted (the `cut off` column), so a cut can be seen, not guessed.",

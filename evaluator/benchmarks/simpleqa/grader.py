@@ -29,7 +29,8 @@ def messages(question: str, gold: str, candidate: str) -> list[dict]:
 
 
 def verdict(raw: str | None) -> Verdict:
-    """The grade read from the judge's reply (its last line); ungraded (score None) when there is none."""
+    """The grade read from the judge's reply (its last line, or its first with the explanation below it);
+    ungraded (score None) when there is none or the reply is no judgement."""
     problem = reply_problem(raw)
     if problem:
         return Verdict(label=f"ungraded: {problem}", score=None, rationale="")

@@ -1,10 +1,11 @@
 """Asking the judge for SimpleQA grades: A = correct, B = incorrect, C = not attempted.
 
 The judge gets one grader prompt per answer and ends its reply with the grade (read with
-evaluator.judge.parse_simpleqa_grade from the last line). A reply that is not a judgement at all (empty, a web page,
-an error or a refusal: evaluator.judgement) is asked again. A call that fails, a reply that never judged, or a reply
-without a grade line leaves the answer *ungraded*: shown and counted, left out of the scores, never scored as
-wrong.
+evaluator.judge.parse_simpleqa_grade from the last line, or from the first when the judge puts the grade first and
+explains below it). A reply that is not a judgement at all (empty, a web page, an error or a refusal:
+evaluator.judgement; for a grade-first reply, also the text below the grade) is asked again. A call that fails, a
+reply that never judged, or a reply without a grade line leaves the answer *ungraded*: shown and counted, left out
+of the scores, never scored as wrong.
 """
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ from evaluator.benchmarks.simpleqa.answers import split_judge_reply
 from evaluator.benchmarks.simpleqa.prompts import grader_messages
 from evaluator.benchmarks.spec import ScoreContext
 from evaluator.judge import parse_simpleqa_grade
+from evaluator.judge.replies import split_simpleqa_reply
 from evaluator.judgement import not_a_judgement
 
 GRADES = ("A", "B", "C")
 NO_JUDGE_MESSAGE = "SimpleQA needs a judge: set LEADERBOARD_JUDGE / --judge"
-GRADE_RULE = ("final line of the judge reply (letter or grade word) via evaluator.judge.parse_simpleqa_grade;"
-              " anything else ungraded, left out of the scores")
+GRADE_RULE = ("final line of the judge reply (letter or grade word), else its first line when the explanation"
+              " follows the grade, via evaluator.judge.parse_simpleqa_grade; anything else ungraded, left out of"
+              " the scores")
 
 
 def the_judge(ctx: ScoreContext):
@@ -34,8 +37,14 @@ def clear_grade(row: dict) -> None:
 
 
 def reply_problem(text: str | None) -> str | None:
-    """Why a judge reply is not a SimpleQA judgement (evaluator.judgement's one rule), or None when it is one."""
-    return not_a_judgement(text, has_verdict=parse_simpleqa_grade(text) is not None)
+    """Why a judge reply is not a SimpleQA judgement (evaluator.judgement's one rule), or None when it is one.
+
+    A grade on the first line with text below it counts only when that text is no error message, fault or refusal
+    ("A\nRate limit exceeded" is no grade A)."""
+    grade, rest = split_simpleqa_reply(text)
+    problem = not_a_judgement(text, has_verdict=grade is not None)
+    grade_first = grade is not None and rest and parse_simpleqa_grade(text.strip().splitlines()[-1]) is None
+    return not_a_judgement(rest, has_verdict=False) if problem is None and grade_first else problem
 
 
 def apply_grade(row: dict, result) -> None:

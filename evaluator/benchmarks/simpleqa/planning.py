@@ -9,11 +9,15 @@ samples are k independent draws and a rerun or a resumed run draws them again. T
 share a seed in one batch, so each sample runs alone, as a batch of one, and no batch size or neighbour changes it.
 Every row records whether its reply used up its max_new_tokens budget ("hit_token_limit": True or False, filled by
 the executor from the adapter's generation result; None when the model does not report it).
+
+A limit (--limit N) draws N questions at random with the fixed seed LIMIT_SEED, as the reference does
+(random.Random(0).sample over the file's questions): the same N questions in every run, kept in suite order.
 """
 from __future__ import annotations
 
 import hashlib
 import math
+import random
 
 from evaluator.benchmarks.simpleqa.data import load_questions, suite_location
 from evaluator.benchmarks.simpleqa.prompts import fill, load_prompts
@@ -29,6 +33,7 @@ DETAIL_COLUMNS = (
     "answer_type", "confidence", "hit_token_limit",
 )
 SAMPLE_EXTRACTION = "normalised (not graded)"
+LIMIT_SEED = 0  # the reference's seed: --limit N runs the N questions random.Random(0).sample draws from the suite
 
 
 def new_row(q: dict, part: str, repeat: int, prompt: str) -> dict:
@@ -81,13 +86,21 @@ def _asks(q: dict, settings: RunSettings, confidence_template: str) -> list[Ask]
     return asks
 
 
+def limited(questions: list[dict], limit: int) -> list[dict]:
+    """All the questions (limit 0, or at least their number), else `limit` of them drawn at random with LIMIT_SEED
+    (the positions random.Random(LIMIT_SEED).sample draws, as the reference's num_examples), in suite order."""
+    if not limit or limit <= 0 or limit >= len(questions):
+        return questions
+    chosen = random.Random(LIMIT_SEED).sample(range(len(questions)), limit)
+    return [questions[i] for i in sorted(chosen)]
+
+
 def plan(ctx: PlanContext) -> Plan:
-    """Every question (all, or the first ctx.limit), with the calibration requests the options call for."""
+    """Every question (all, or ctx.limit of them: limited), with the calibration requests the options call for."""
     settings = read_settings(ctx.suite, ctx.options)
     questions = load_questions(suite_location(ctx.suite, ctx.sources))
     suite_items = len(questions)
-    if ctx.limit and ctx.limit > 0:
-        questions = questions[: ctx.limit]
+    questions = limited(questions, ctx.limit)
     prompts = load_prompts(settings.grader_style)
     asks = [ask for q in questions for ask in _asks(q, settings, prompts["simpleqa_confidence"])]
     used = {"simpleqa_confidence": prompts["simpleqa_confidence"]} if settings.confidence else {}

@@ -3,7 +3,8 @@ the answers, and aggregate (evaluator.metrics.simpleqa; BENCHMARKS.md).
 
 - "answer" rows: the reply as it is, graded; the scores and breakdowns come from these alone.
 - "confidence" rows: the best guess and the 0-100 confidence read from the reply (parse_confidence); the guess is
-  graded; ECE over 10 equal-width bins and the reliability points go into the result.
+  graded; the ECE and the reliability points over 30 equal-count (quantile) bins, as the SimpleQA write-up bins
+  its calibration, go into the result, and beside them the same over 10 equal-width bins ("_equal_width").
 - "sample1".."sampleK" rows: normalised (normalize_answer), not graded.
 - "frequency" rows (derived here, placed right after the question's samples): the most frequent normalised
   sample, graded, with its share of the k samples in the confidence column (and the hit_token_limit of the
@@ -25,6 +26,8 @@ from evaluator.benchmarks.simpleqa.prompts import load_prompts
 from evaluator.benchmarks.simpleqa.options import SAMPLE_TEMPERATURE, RunSettings, read_settings
 from evaluator.benchmarks.spec import ScoreContext, Scored
 from evaluator.metrics.simpleqa import (
+    EQUAL_WIDTH_BINS,
+    QUANTILE_BINS,
     expected_calibration_error,
     frequency_points,
     reliability_points,
@@ -32,7 +35,6 @@ from evaluator.metrics.simpleqa import (
     simpleqa_scores,
 )
 
-N_BINS = 10
 MAIN_SCORES = ("correct", "incorrect", "not_attempted", "correct_given_attempted", "f_score")
 GRADED_PARTS = ("answer", "confidence", "frequency")
 
@@ -102,8 +104,10 @@ def _confidence_block(conf_rows: list[dict], settings: RunSettings, scores: dict
     usable = [r for r in conf_rows if r["grade"] and not math.isnan(r["confidence"])]
     confidences = [r["confidence"] for r in usable]
     correct = [r["grade"] == "A" for r in usable]
-    scores["ece"] = expected_calibration_error(confidences, correct, N_BINS)
-    extra["reliability"] = reliability_points(confidences, correct, N_BINS)
+    scores["ece"] = expected_calibration_error(confidences, correct, QUANTILE_BINS, quantile=True)
+    extra["reliability"] = reliability_points(confidences, correct, QUANTILE_BINS, quantile=True)
+    extra["ece_equal_width"] = expected_calibration_error(confidences, correct, EQUAL_WIDTH_BINS)
+    extra["reliability_equal_width"] = reliability_points(confidences, correct, EQUAL_WIDTH_BINS)
     extra["confidence_scores"] = simpleqa_scores(_grades(conf_rows))
     extra["settings"]["confidence_max_new_tokens"] = settings.confidence_max_new_tokens
     counts["confidence_ungraded"] = sum(1 for r in conf_rows if not r["grade"])
@@ -112,8 +116,9 @@ def _confidence_block(conf_rows: list[dict], settings: RunSettings, scores: dict
 
 def _frequency_block(freq_rows: list[dict], settings: RunSettings, extra: dict, counts: dict) -> None:
     usable = [r for r in freq_rows if r["grade"]]
-    extra["frequency"] = frequency_points([r["confidence"] for r in usable], [r["grade"] == "A" for r in usable],
-                                          N_BINS)
+    shares, correct = [r["confidence"] for r in usable], [r["grade"] == "A" for r in usable]
+    extra["frequency"] = frequency_points(shares, correct, QUANTILE_BINS, quantile=True)
+    extra["frequency_equal_width"] = frequency_points(shares, correct, EQUAL_WIDTH_BINS)
     extra["frequency_scores"] = simpleqa_scores(_grades(freq_rows))
     extra["settings"].update(samples=settings.samples, sample_temperature=SAMPLE_TEMPERATURE, seed=settings.seed)
     counts["frequency_ungraded"] = sum(1 for r in freq_rows if not r["grade"])
@@ -139,6 +144,8 @@ def aggregate(rows: list[dict], settings: RunSettings, ctx: ScoreContext,
     # scored: the answers the judge graded, the only ones the headline fractions count (ungraded ones are left out)
     counts = {"items": len(answers), "scored": summary["n"], "graded": summary["n"], "ungraded": summary["ungraded"],
               "unparsable_confidence": unparsable, "hit_token_limit": hit_limit_count(answers)}
+    if settings.confidence or settings.frequency:
+        extra["calibration_bins"] = {"quantile": QUANTILE_BINS, "equal_width": EQUAL_WIDTH_BINS}
     if settings.confidence:
         _confidence_block([r for r in rows if r["part"] == "confidence"], settings, scores, extra, counts)
     if settings.frequency:
