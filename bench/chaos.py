@@ -19,7 +19,7 @@ Scenarios (one line each, with its counts):
 3. claimers: 4 and 8 concurrent workers over M requests, on the local store (processes) and the loopback Hub store
    (threads): requests claimed more than once, requests never run, worker crashes.
 4. judge: SimpleQA (tiny Llama) and LAVE (tiny LLaVA) sample suites graded by a judge on loopback that fails 30 % of
-   the calls (500, 429, timeouts, 200 with an HTML page, an empty body, an error text, a refusal, a bare digit):
+   the calls (500, 429, timeouts, 200 with an HTML page, an empty body, an error text, a refusal, an error ending in a digit):
    items misgraded (a grade or rating other than the healthy judge's), items ungraded or unrated (counted, never
    scored).
 5. damaged files: each kind of damage (request: garbage JSON, not UTF-8, a JSON list, fields missing, a lease that

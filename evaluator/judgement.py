@@ -8,7 +8,7 @@ and, if it still does not judge, count the item ungraded (SimpleQA) or unrated (
 
 A refusal or fault phrase only disqualifies a reply that has no verdict where the benchmark's format puts one (a
 rationale may well say "the answer is an error"); markup and replies that start like an error message never count.
-A benchmark whose format asks for a rationale before the verdict (LAVE) also refuses a bare verdict.
+A bare verdict ("B", or LAVE's "3") is a judgement: the reference graders read it so (LAVE flags it: no rationale).
 """
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ EMPTY = "an empty reply"
 MARKUP = "markup (a web page or an XML document), not a judgement"
 ERROR = "an error message, not a judgement"
 REFUSAL = "a refusal, not a judgement"
-NO_RATIONALE = "no rationale before the verdict"
 
 _MARKUP = re.compile(r"^\s*(?:<!doctype\b|<\?xml\b|<(?:html|head|body|title|center|h1|div|pre)\b)|</(?:html|body)>",
                      re.IGNORECASE)
@@ -33,16 +32,12 @@ _REFUSAL = re.compile(
     r"i (?:can ?not|can't|cannot|am unable to|'m unable to|won't|will not|am not able to) "
     r"(?:help|assist|comply|provide|do that|fulfil|fulfill|complete|answer that|evaluate|rate|grade|judge))",
     re.IGNORECASE)
-_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
-def not_a_judgement(text: str | None, has_verdict: bool, needs_rationale: bool = False,
-                    without_verdict: str = "") -> str | None:
+def not_a_judgement(text: str | None, has_verdict: bool) -> str | None:
     """Why `text` is not a judgement (one of the constants above), or None when it is one.
 
-    has_verdict: the benchmark's parser found its verdict where its format puts it. needs_rationale: the format asks
-    for a rationale before the verdict; `without_verdict` is then the reply with the verdict cut out, and it must
-    hold a word.
+    has_verdict: the benchmark's parser found its verdict where its format puts it.
     """
     if not isinstance(text, str) or not text.strip():
         return EMPTY
@@ -56,6 +51,4 @@ def not_a_judgement(text: str | None, has_verdict: bool, needs_rationale: bool =
             return REFUSAL
         if _FAULT.search(text):
             return ERROR
-    if needs_rationale and not _WORD.search(without_verdict):
-        return NO_RATIONALE
     return None

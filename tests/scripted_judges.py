@@ -56,7 +56,7 @@ FAULTS = (
     Reply(content="Rate limit: 3 requests per second exceeded"),
     Reply(content='{"error": "The model is overloaded, rating 2 requests later"}'),
     Reply(content="I'm sorry, but I can't help with rating this answer."),
-    Reply(content="3"),  # a bare digit: no rationale, not a LAVE judgement
+    Reply(content="Error: model overloaded, retry in 3"),  # an error ending in a digit: never read as a rating
     Reply(delay=2.0),  # longer than the client's timeout in the fault tests
 )
 

@@ -102,10 +102,12 @@ class ReportingModel(SimpleQAModel):
 
 def test_simpleqa_runs_with_and_without_calibration_and_token_limits_load_as_one(tmp_path):
     from evaluator.benchmarks.simpleqa.data import SAMPLE_PATH, load_questions
+    from evaluator.benchmarks.simpleqa.planning import limited
 
-    qs = load_questions(SAMPLE_PATH)[:2]
+    qs = limited(load_questions(SAMPLE_PATH), 2)  # the questions a limit of 2 runs (a seeded draw)
     off = {"simpleqa.confidence": "off", "simpleqa.frequency": "off"}
-    a = run_benchmark("simpleqa", SimpleQAModel({qs[0]["problem"]: "x"}), limit=1, options=off,
+    one = limited(load_questions(SAMPLE_PATH), 1)[0]
+    a = run_benchmark("simpleqa", SimpleQAModel({one["problem"]: "x"}), limit=1, options=off,
                       judge=SimpleQAJudge({"x": "A"}), folder=tmp_path / "a")
     assert [r["hit_token_limit"] for r in a.rows] == [None]  # the model does not say: a column of nulls
     model = ReportingModel({q["problem"]: "x" for q in qs},
@@ -161,9 +163,10 @@ def test_rescore_writes_the_same_schema_also_from_an_older_file(tmp_path):
     from evaluator.rescore import rescore
 
     from evaluator.benchmarks.simpleqa.data import SAMPLE_PATH, load_questions
+    from evaluator.benchmarks.simpleqa.planning import limited
 
     options = {"simpleqa.confidence": "off", "simpleqa.frequency": "off"}
-    model = SimpleQAModel({q["problem"]: "x" for q in load_questions(SAMPLE_PATH)[:2]})
+    model = SimpleQAModel({q["problem"]: "x" for q in limited(load_questions(SAMPLE_PATH), 2)})
     first = run_benchmark("simpleqa", model, limit=2, options=options,
                           judge=SimpleQAJudge({}, default="B"), folder=tmp_path / "a")
     results = {"benchmarks": {"simpleqa": {"scores": first.scores, "counts": first.counts, "extra": {}}},

@@ -191,7 +191,7 @@ def test_opened_questions_show_what_each_benchmark_promises(store, published):
 
     lave = open_item(cache, eq.Query(run=published["vision-a"], benchmark="lave", item="lave-01"), images)
     strict = next(p for p in lave.parts_a if p.title.startswith("Strict"))
-    assert [r["metric"] for r in strict.table][:3] == ["VQA accuracy", "ANLS", "exact match"]
+    assert [r["metric"] for r in strict.table][:3] == ["VQA accuracy", "ANLS", "exact match (VQA-normalised)"]
     assert all(r["agrees with the judge"] in ("yes", "no") for r in strict.table)
     assert lave.picture is not None
 

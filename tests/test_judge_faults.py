@@ -1,6 +1,7 @@
 """Judge faults never become scores: a reply that is not a judgement (empty, an HTML page, an error or rate-limit
-message, a refusal, a bare rating with no rationale) is asked again and then counted ungraded or unrated; a LAVE
-rating is read only where the rater's format puts it; the paper's fallback of 2 is for real judgements only. The
+message, a refusal, a LAVE reply with neither a rating nor a word) is asked again and then counted ungraded or
+unrated; a bare LAVE rating is a judgement (flagged no_rationale); a LAVE rating is read only where the rater's format
+puts it; the paper's fallback of 2 is for real judgements only. The
 judge is a real HTTP server on loopback that fails 30 % of the calls (500, 429, timeouts, 200 with garbage)."""
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import pytest
 
 from evaluator.benchmarks.judging import until_judged
 from evaluator.benchmarks.lave import grader as lave_grader
+from evaluator.benchmarks.lave.rater import NOTHING
 from evaluator.benchmarks.lave.rater import reply_problem as lave_problem
 from evaluator.benchmarks.simpleqa.grading import reply_problem as simpleqa_problem
 from evaluator.judge import EndpointJudge, JudgeResult, parse_lave_rating
-from evaluator.judgement import EMPTY, ERROR, MARKUP, NO_RATIONALE, REFUSAL
+from evaluator.judgement import EMPTY, ERROR, MARKUP, REFUSAL
 from tests import scripted_judges
 from tests.judge_servers import Reply, ScriptedServer
 from tests.test_lave import ANSWERS as LAVE_ANSWERS, ScriptedModel, run_benchmark
@@ -41,7 +43,9 @@ def test_a_rating_is_read_only_where_the_format_puts_it(text, expected):
     ("The service is overloaded, please try again later", ERROR),
     ("I'm sorry, but I can't help with that.", REFUSAL),
     ("As an AI, I cannot evaluate this.", REFUSAL),
-    ("3", NO_RATIONALE), ("So rating=1", NO_RATIONALE),
+    ("3", None), ("So rating=1", None),  # a bare rating is a judgement, as the reference reads it
+    ("...", NOTHING), ("5", NOTHING),  # neither a rating nor a word
+    ("Error: model overloaded, retry in 3", ERROR),  # an error ending in a digit: never a rating
     ("The answer is vague.", None),  # a real judgement without a rating: the paper's fallback applies
     ("I cannot tell from the references.", None),
     ("The candidate's count is an error, not 5. So rating=1", None),
@@ -58,9 +62,11 @@ def test_simpleqa_keeps_the_same_rule_without_asking_for_a_rationale():
 
 
 def test_the_playground_never_shows_a_score_for_a_non_judgement():
-    for raw in ("", "<html><body>502</body></html>", "Rate limit: 3 requests per second exceeded", "3"):
+    for raw in ("", "<html><body>502</body></html>", "Rate limit: 3 requests per second exceeded", "..."):
         shown = lave_grader.verdict(raw)
         assert shown.score is None and shown.label.startswith("unrated: "), raw
+    bare = lave_grader.verdict("3")  # a bare rating counts as it reads, marked
+    assert bare.score == 1.0 and bare.label == "3 correct (score 1) (no rationale)" and bare.rationale == ""
     fallback = lave_grader.verdict("The answer is vague.")
     assert fallback.score == 0.5 and "fallback" in fallback.label
 

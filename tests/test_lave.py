@@ -228,7 +228,8 @@ def test_run_scores_every_answer_five_ways_and_flags_what_it_could_not_rate(tmp_
     rows = {r["question"]: r for r in res.rows}
     assert len(res.rows) == 7 and [len(c) for c in model.calls] == [2, 2, 2, 1]  # batch size 2
     assert res.counts == {"items": 7, "scored": 6, "answered": 7, "rated": 6, "unrated": 1, "rating_fallback": 1,
-                          "image_unavailable": 0}  # scored: the rated answers, those LAVE is the mean of
+                          "no_rationale": 0, "vqa_accuracy_items": 7, "image_unavailable": 0}
+    # scored: the rated answers, those LAVE is the mean of; vqa_accuracy_items: those with 10 answers
     # LAVE: ratings 3, 1, 3, 3, 2 (fallback), 3 -> scores 1, 0, 1, 1, 0.5, 1; the failed call is left out
     assert res.scores["lave"] == pytest.approx(4.5 / 6)
     assert res.extra["ratings"] == {"1": 1, "2": 1, "3": 4}

@@ -25,9 +25,9 @@ def test_metric_keys_board_names_and_labels():
         "lave_lave", "lave_vqa_accuracy", "lave_anls", "lave_exact_match", "lave_bleu4", "lave_cider", "lave_unrated",
         "lave_agree_vqa_accuracy", "lave_agree_anls", "lave_agree_exact_match", "lave_agree_bleu4", "lave_agree_cider"]
     assert [f"{CARD.short_title} {m.label}" for m in CARD.metrics] == [
-        "LAVE score", "LAVE VQA accuracy", "LAVE ANLS", "LAVE exact match", "LAVE BLEU-4", "LAVE CIDEr",
-        "LAVE unrated", "LAVE agrees with VQA accuracy", "LAVE agrees with ANLS", "LAVE agrees with exact match",
-        "LAVE agrees with BLEU-4", "LAVE agrees with CIDEr"]
+        "LAVE score", "LAVE VQA accuracy", "LAVE ANLS", "LAVE exact match (VQA-normalised)", "LAVE BLEU-4",
+        "LAVE CIDEr", "LAVE unrated", "LAVE agrees with VQA accuracy", "LAVE agrees with ANLS",
+        "LAVE agrees with exact match (VQA-normalised)", "LAVE agrees with BLEU-4", "LAVE agrees with CIDEr"]
 
 
 def test_metric_kinds_paths_and_visibility():
@@ -45,8 +45,8 @@ def test_metric_kinds_paths_and_visibility():
         assert agree.where == ("extra", "agreement", metric, "agreement") and not agree.shown
         assert agree.kind == FRACTION and agree.description.startswith("Share of answered items where LAVE and ")
     assert by_key["agree_exact_match"].description.startswith(
-        "Share of answered items where LAVE and exact match agree on correct vs not (LAVE correct = rating 3; exact "
-        "match correct at or above its threshold in the results file).")
+        "Share of answered items where LAVE and exact match (VQA-normalised) agree on correct vs not (LAVE correct "
+        "= rating 3; exact match (VQA-normalised) correct at or above its threshold in the results file).")
 
 
 def test_sources_options_and_item_view():

@@ -55,6 +55,8 @@ def test_messages_for_a_yes_no_question():
      "The candidate says two, matching the experts."),
     ("I am not sure what to say.", "2 (no rating in the judge's reply: the paper's fallback) (score 0.5)", 0.5,
      "I am not sure what to say."),
+    ("3", "3 correct (score 1) (no rationale)", 1.0, ""),  # a bare rating counts, as the reference reads it
+    ("So rating=1", "1 incorrect (score 0) (no rationale)", 0.0, ""),
 ])
 def test_verdicts(reply, label, score, rationale):
     assert grader.verdict(reply) == Verdict(label=label, score=score, rationale=rationale)

@@ -207,6 +207,7 @@ def _write_prompts(directory: Path, demos: list, binary: list) -> None:
     ({"references": []}, "references"),
     ({"references": ["a", 2]}, "references"),
     ({"references": "a"}, "references"),
+    ({"caption": 3}, "caption"),
 ])
 def test_load_lave_prompts_validation(tmp_path, change, message):
     good = dict(SMALL.demos[0])

@@ -25,11 +25,11 @@ def test_one_row_for_lave_then_one_per_strict_metric():
     frame = lave_agreement_frame(_result())
     assert list(frame.columns) == ["Metric", "Score", "Agrees with LAVE", "Spearman", "Items"] == HEADERS
     by_metric = {row[0]: row for row in frame.values.tolist()}
-    assert list(by_metric) == ["LAVE", "VQA accuracy", "ANLS", "exact match", "BLEU-4", "CIDEr"]
+    assert list(by_metric) == ["LAVE", "VQA accuracy", "ANLS", "exact match (VQA-normalised)", "BLEU-4", "CIDEr"]
     assert by_metric["LAVE"] == ["LAVE", "75.0", "-", "-",
                                  "4 rated (3 rated 3, 0 rated 2, 1 rated 1; 1 without a rating counted as 2; "
                                  "0 unrated)"]
-    assert by_metric["exact match"] == ["exact match", "25.0", "50.0", "0.250", "4"]
+    assert by_metric["exact match (VQA-normalised)"] == ["exact match (VQA-normalised)", "25.0", "50.0", "0.250", "4"]
     assert by_metric["BLEU-4"][1] == "1.0"
     assert by_metric["CIDEr"] == ["CIDEr", "1.234", "50.0", "0.250", "4"]  # a plain number, not a percentage
     assert all(isinstance(value, str) for row in frame.values.tolist() for value in row)
@@ -43,7 +43,7 @@ def test_undefined_and_missing_values_read_n_a():
     assert by_metric["LAVE"][1] == "n/a"
     assert by_metric["LAVE"][4] == ("0 rated (0 rated 3, 0 rated 2, 0 rated 1; 0 without a rating counted as 2; "
                                     "0 unrated)")
-    assert by_metric["exact match"] == ["exact match", "n/a", "n/a", "n/a", "3"]
+    assert by_metric["exact match (VQA-normalised)"] == ["exact match (VQA-normalised)", "n/a", "n/a", "n/a", "3"]
     assert by_metric["ANLS"] == ["ANLS", "50.0", "n/a", "n/a", "0"]  # no agreement recorded: 0 items compared
     assert by_metric["CIDEr"][1] == "n/a"  # a bool is not a score
 

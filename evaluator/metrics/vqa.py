@@ -17,6 +17,8 @@ disagree; we keep the rule of BENCHMARKS.md (the widely used one). On VQA v2 dat
 Fewer references (Docmatix style, 1-3): the same leave-one-out formula applies (2 references, one matching ->
 1/6; 2 identical references, matching -> 1/3). A *single* reference leaves zero others, which the official code
 would always score 0: here it is defined as exact match after the full normalisation of both sides (1.0 / 0.0).
+Neither is the official accuracy: ``official_vqa_accuracy`` gives it only where a question has the official 10
+answers (NaN otherwise), and LAVE reports that; ``exact_match`` is the strict metric for the other questions.
 
 ANLS (Average Normalized Levenshtein Similarity, ST-VQA / DocVQA): both sides lower-cased, stripped and with
 internal whitespace runs collapsed to one space; NL = Levenshtein distance / max(len(a), len(b));
@@ -25,9 +27,13 @@ not used.
 """
 from __future__ import annotations
 
+import math
+
 from rapidfuzz.distance import Levenshtein
 
 from evaluator.metrics.vqa_normalize import clean_whitespace, normalize_answer, normalize_punctuation
+
+VQA_ANSWERS = 10  # human answers per question in the official VQA evaluation (its 10 leave-one-out subsets)
 
 
 def _text(value: object) -> str:
@@ -57,6 +63,13 @@ def vqa_accuracy(prediction: str, answers: list[str]) -> float:
         matches = matches_total - (1 if left_out == pred else 0)
         total += min(1.0, matches / 3)
     return total / len(gts)
+
+
+def official_vqa_accuracy(prediction: str, answers: list[str]) -> float:
+    """``vqa_accuracy`` where the question has at least VQA_ANSWERS (10) answers, as the official evaluation has;
+    NaN with fewer (the formula is not the official one there: ``exact_match`` names what strict scoring does)."""
+    refs = _check_answers(answers)
+    return vqa_accuracy(prediction, refs) if len(refs) >= VQA_ANSWERS else math.nan
 
 
 def _anls_text(text: str) -> str:

@@ -46,6 +46,8 @@ def parts(rows: list[dict]) -> list[ItemPart]:
              ("rating", rating_name(row.get("rating"))), ("judge's rationale", text(row.get("judge_rationale")))]
     if row.get("rating_fallback"):
         facts.append(("rating fallback", "the reply had no rating: counted as 2 (the paper's rule)"))
+    if row.get("no_rationale"):
+        facts.append(("no rationale", "the reply was a bare rating: counted as it reads (the reference's rule)"))
     if text(row.get("judge_error")):
         facts.append(("judge error", text(row.get("judge_error"))))
     if row.get("status") != "ok":

@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 
 from evaluator.benchmarks.lave.data import SAMPLE_PATH, load_vqa_file
-from evaluator.benchmarks.lave.rater import (build_lave_prompt, lave_messages, load_lave_prompts, reply_problem,
-                                             split_lave_reply)
+from evaluator.benchmarks.lave.rater import (build_lave_prompt, has_rationale, lave_messages, load_lave_prompts,
+                                             reply_problem, split_lave_reply)
 from evaluator.benchmarks.spec import Grader, Verdict
 from evaluator.judge import parse_lave_rating
 from evaluator.metrics.lave import lave_score
@@ -18,12 +18,13 @@ SHOTS = 8
 LAVE_WORDS = {1: "incorrect", 2: "ambiguous or incomplete", 3: "correct"}
 LAVE_FALLBACK = "no rating in the judge's reply: the paper's fallback"
 LAVE_UNRATED = "unrated: the judge's reply broke off"
+NO_RATIONALE = "no rationale"
 HELP = ("**LAVE rating** (LLM-assisted VQA evaluation): a question about an image and its reference answers, "
         "**one per line**. The judge rates the candidate answer **1** (incorrect or irrelevant), **2** (ambiguous "
         "or incomplete) or **3** (correct) after its rationale, as the leaderboard's LAVE benchmark "
-        "does; the score is 0, 0.5 or 1. A reply without a rating counts as 2 (the paper's fallback); a reply that "
-        "is not a judgement (empty, an error page, a refusal, no rationale) is unrated. The judge sees text only: the "
-        "image is not shown to it.")
+        "does; the score is 0, 0.5 or 1. A reply without a rating counts as 2 (the paper's fallback); a bare rating "
+        "counts, marked \"no rationale\"; a reply that is not a judgement (empty, an error page, a refusal) is "
+        "unrated. The judge sees text only: the image is not shown to it.")
 SAMPLE_NOTE = ("The LAVE sample suite ({n} questions): the playground always uses the sample file shipped with the "
                "project, whatever suite the leaderboard runs.")
 NO_SAMPLE_NOTE = "The LAVE sample suite could not be loaded; type a question and its reference answers."
@@ -49,13 +50,14 @@ def messages(question: str, gold: str, candidate: str) -> list[dict]:
 
 
 def verdict(raw: str | None) -> Verdict:
-    """The rating in the judge's reply (none: 2, the paper's fallback), its score and the rationale; a reply that is
-    not a judgement (rater.reply_problem) is unrated, with no score."""
+    """The rating in the judge's reply (none: 2, the paper's fallback; a bare rating is marked "no rationale"), its
+    score and the rationale; a reply that is not a judgement (rater.reply_problem) is unrated, with no score."""
     problem = reply_problem(raw)
     if problem:
         return Verdict(label=f"unrated: {problem}", score=None, rationale="")
     rating = parse_lave_rating(raw)
-    return Verdict(label=lave_verdict(rating), score=lave_score(rating or 2), rationale=split_lave_reply(raw))
+    label = lave_verdict(rating) + ("" if has_rationale(raw) else f" ({NO_RATIONALE})")
+    return Verdict(label=label, score=lave_score(rating or 2), rationale=split_lave_reply(raw))
 
 
 def questions(suite: str, sources: dict) -> tuple[list[dict], str]:

@@ -19,9 +19,9 @@ DEFAULT_MAX_NEW_TOKENS = 32
 # every column of a details row, in order
 DETAIL_COLUMNS = (
     "benchmark", "question_id", "source", "kind", "style", "status", "error", "question", "prompt", "prediction",
-    "parsed_answer", "gold", "rating", "lave", "rating_fallback", "correct", "score", "vqa_accuracy", "anls",
-    "exact_match", "bleu4", "cider", "judge_prompt", "judge_rationale", "judge_raw", "judge_error", "extraction",
-    "image_ref",
+    "parsed_answer", "gold", "rating", "lave", "rating_fallback", "no_rationale", "correct", "score", "vqa_accuracy",
+    "anls", "exact_match", "bleu4", "cider", "judge_prompt", "judge_rationale", "judge_raw", "judge_error",
+    "extraction", "image_ref",
 )
 
 
@@ -37,10 +37,10 @@ def answer_template() -> str:
 def unscored() -> dict:
     """The columns score() fills, as they are before any answer is read or rated."""
     return {
-        "parsed_answer": "", "rating": math.nan, "lave": math.nan, "rating_fallback": False, "correct": False,
-        "score": math.nan, "vqa_accuracy": math.nan, "anls": math.nan, "exact_match": math.nan, "bleu4": math.nan,
-        "cider": math.nan, "judge_prompt": "", "judge_rationale": "", "judge_raw": "", "judge_error": "",
-        "extraction": "judge",
+        "parsed_answer": "", "rating": math.nan, "lave": math.nan, "rating_fallback": False, "no_rationale": False,
+        "correct": False, "score": math.nan, "vqa_accuracy": math.nan, "anls": math.nan, "exact_match": math.nan,
+        "bleu4": math.nan, "cider": math.nan, "judge_prompt": "", "judge_rationale": "", "judge_raw": "",
+        "judge_error": "", "extraction": "judge",
     }
 
 

@@ -18,9 +18,11 @@ The prompt is one user message of plain text:
 
 The whole prompt is stripped, so it ends with "Output:". Our texts live in prompts/: lave_task.txt (the task
 description: rate 1 = incorrect or irrelevant, 2 = ambiguous or incomplete, 3 = correct; rationale before rating;
-a yes/no question answered with neither yes nor no is incorrect), lave_demos.json (general demonstrations) and
-lave_demos_binary.json (yes/no demonstrations); each demonstration is {"question", "references", "candidate",
-"rationale", "rating"}.
+a yes/no question answered with neither yes nor no is incorrect), lave_demos.json (16 general demonstrations) and
+lave_demos_binary.json (8 yes/no demonstrations); each demonstration is {"question", "references", "candidate",
+"rationale", "rating"} and an optional "caption". The demonstrations are the reference's (mair-lab/lave
+data/lave_demos*.json: its questions, references, candidates, captions and ratings, in its order), each with a
+rationale in our own words; the caption is kept but not shown (the reference's default, use_caption=False).
 
 Rules:
 - References are written as the Python-sorted list (duplicates kept), each in single quotes, joined by ", ".
@@ -35,8 +37,8 @@ Rules:
   as '... the 'A' key ...', as the reference implementation does.
 - A None candidate is shown as an empty answer (''); an empty reference list is a ValueError.
 
-The judge's rating is read with evaluator.judge.parse_lave_rating; split_lave_reply keeps the rationale;
-reply_problem says when a reply is not a judgement at all.
+The judge's rating is read with evaluator.judge.parse_lave_rating; split_lave_reply keeps the rationale (empty for a
+bare rating, which counts: has_rationale is False for it); reply_problem says when a reply is not a judgement at all.
 """
 from __future__ import annotations
 
@@ -51,7 +53,8 @@ from evaluator.judgement import not_a_judgement
 from evaluator.prompt_files import prompts_dir, read_json_prompt, read_prompt
 
 __all__ = ["PROMPTS_DIR", "LavePrompts", "load_lave_prompts", "filter_references", "is_binary_question",
-           "format_references", "build_lave_prompt", "lave_messages", "split_lave_reply", "prompt_texts"]
+           "format_references", "build_lave_prompt", "lave_messages", "split_lave_reply", "has_rationale",
+           "prompt_texts"]
 
 PROMPTS_DIR = prompts_dir(__file__)
 TASK_FILE = "lave_task.txt"
@@ -60,6 +63,7 @@ BINARY_DEMO_FILE = "lave_demos_binary.json"
 DEMO_FIELDS = ("question", "references", "candidate", "rationale", "rating")
 DEFAULT_SHOTS = 8
 DEFAULT_SHARE = 0.25
+NOTHING = "neither a rating nor a rationale, not a judgement"
 
 
 @dataclass(frozen=True)
@@ -84,8 +88,8 @@ def _check_demos(data: object, path: Path) -> tuple[dict, ...]:
         missing = [field for field in DEMO_FIELDS if field not in demo]
         if missing:
             raise ValueError(f"{where}: missing field(s) {', '.join(missing)}")
-        for field in ("question", "candidate", "rationale"):
-            if not isinstance(demo[field], str):
+        for field in ("question", "candidate", "rationale", "caption"):
+            if field in demo and not isinstance(demo[field], str):
                 raise ValueError(f"{where}: {field} must be a string")
         refs = demo["references"]
         if not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
@@ -176,6 +180,7 @@ def lave_messages(prompt: str) -> list[dict]:
 
 # --------------------------------------------------------------------------------------------- the reply
 
+_WORD = re.compile(r"[^\W\d_]{2,}")  # a word of two letters or more
 # A trailing rating: optional "So"/"so," then an optional "rating" label ("rating=", "rating:", "rating is", "the
 # rating is") then a lone 1, 2 or 3, then closing punctuation / markdown. A final bare 1-3 alone matches too.
 _TRAILING_RATING = re.compile(
@@ -192,8 +197,15 @@ def split_lave_reply(text: str | None) -> str:
     return _TRAILING_RATING.sub("", text, count=1).strip()
 
 
+def has_rationale(text: str | None) -> bool:
+    """Whether the reply says anything (a word) beside its rating: "3" or "So rating=3" alone has no rationale."""
+    return bool(_WORD.search(split_lave_reply(text)))
+
+
 def reply_problem(text: str | None) -> str | None:
-    """Why a judge reply is not a LAVE judgement (evaluator.judgement's one rule; LAVE's format puts a rationale
-    before the rating), or None when it is one."""
-    return not_a_judgement(text, has_verdict=parse_lave_rating(text) is not None, needs_rationale=True,
-                           without_verdict=split_lave_reply(text))
+    """Why a judge reply is not a LAVE judgement (evaluator.judgement's one rule; a reply with neither a rating nor
+    a word, "..." or "5", neither), or None when it is one. A bare rating ("3") is one, as the reference reads the
+    last token; the scorer flags it (no_rationale)."""
+    rated = parse_lave_rating(text) is not None
+    problem = not_a_judgement(text, has_verdict=rated)
+    return problem or (None if rated or has_rationale(text) else NOTHING)

@@ -5,11 +5,13 @@ with the judge.
 - LAVE: the judge (required) rates it 1-3 from the prompt built by rater.build_lave_prompt (our task text and
   demonstrations; the yes/no switch; the 25% reference filter; sorted, quoted references). The rating is read only
   where the format puts it: a labelled rating, else the reply's final character (evaluator.judge.parse_lave_rating).
-  A reply that is not a judgement (empty, markup, an error or refusal, no rationale: evaluator.judgement) is asked
+  A bare rating ("3") counts, as the reference reads the last token, and the row is flagged (no_rationale).
+  A reply that is not a judgement (empty, markup, an error or refusal: evaluator.judgement) is asked
   again and, if it never judges, leaves the item unrated (NaN, counted), like a judge call that fails: never scored.
   A real judgement without a rating gets 2, the paper's rule, and the row is flagged (rating_fallback).
   Item score = (r - 1) / 2; LAVE = the mean over rated items.
-- VQA accuracy, ANLS, exact match (evaluator.metrics.vqa), per item and averaged;
+- VQA accuracy (the official one: only for questions with 10 answers, NaN otherwise), ANLS and exact match after
+  the VQA normalisation (evaluator.metrics.vqa), per item and averaged over the items each one scores;
 - BLEU-4 and CIDEr with pycocoevalcap on the raw strings (evaluator.metrics.captions): corpus values over all
   answered items, and each item's sentence BLEU-4 and CIDEr in its row.
 For each string metric, the agreement with LAVE (evaluator.metrics.lave_agreement: the share of items where both
@@ -24,29 +26,30 @@ from collections import Counter
 
 from evaluator.benchmarks.judging import ask_judge, require_judge
 from evaluator.benchmarks.lave.planning import max_new_tokens_option, unscored
-from evaluator.benchmarks.lave.rater import (LavePrompts, build_lave_prompt, lave_messages, load_lave_prompts,
-                                             prompt_texts, reply_problem, split_lave_reply)
+from evaluator.benchmarks.lave.rater import (LavePrompts, build_lave_prompt, has_rationale, lave_messages,
+                                             load_lave_prompts, prompt_texts, reply_problem, split_lave_reply)
 from evaluator.benchmarks.run_options import int_option
 from evaluator.benchmarks.spec import ScoreContext, Scored
 from evaluator.judge import parse_lave_rating
 from evaluator.metrics.basic import nan_mean
 from evaluator.metrics.captions import caption_item_scores, caption_scores
 from evaluator.metrics.lave import lave_agreement, lave_score
-from evaluator.metrics.vqa import anls, exact_match, vqa_accuracy
+from evaluator.metrics.vqa import anls, exact_match, official_vqa_accuracy
 
 NO_JUDGE_MESSAGE = "LAVE needs a judge: set LEADERBOARD_JUDGE / --judge"
 DEFAULT_SHOTS = 8
 REFERENCE_FILTER = 0.25  # rater.filter_references' share
 # the strict string metrics LAVE is compared with, and their names for people
-STRING_METRICS = {"vqa_accuracy": "VQA accuracy", "anls": "ANLS", "exact_match": "exact match", "bleu4": "BLEU-4",
-                  "cider": "CIDEr"}
+STRING_METRICS = {"vqa_accuracy": "VQA accuracy", "anls": "ANLS", "exact_match": "exact match (VQA-normalised)",
+                  "bleu4": "BLEU-4", "cider": "CIDEr"}
 ITEM_METRICS = ("vqa_accuracy", "anls", "exact_match")  # the per-item means reported as scores and breakdowns
 # An item counts as correct for a string metric at or above this score (CIDEr is not bounded by 1).
 AGREEMENT_THRESHOLDS = {"vqa_accuracy": 0.5, "anls": 0.5, "exact_match": 0.5, "bleu4": 0.5, "cider": 1.0}
 RATING_RULE = ("a labelled rating, else the reply's final character, 1/2/3 (evaluator.judge.parse_lave_rating); a "
-               "reply that is not a judgement (empty, markup, an error or refusal, no rationale: evaluator.judgement) "
-               "is asked again, then unrated; a real judgement without a rating -> 2 and the row flagged "
-               "rating_fallback (the paper's rule); a failed judge call -> unrated, left out of LAVE")
+               "bare rating counts, the row flagged no_rationale (the reference reads the last token); a reply that "
+               "is not a judgement (empty, markup, an error or refusal: evaluator.judgement) is asked again, then "
+               "unrated; a real judgement without a rating -> 2 and the row flagged rating_fallback (the paper's "
+               "rule); a failed judge call -> unrated, left out of LAVE")
 
 
 def parse_answer(text: str | None) -> str:
@@ -93,6 +96,7 @@ def _rate(ctx: ScoreContext, prompts: LavePrompts, rows: list[dict], shots: int,
         row["lave"] = row["score"] = lave_score(rating)
         row["correct"] = rating == 3
         row["judge_rationale"] = split_lave_reply(reply)
+        row["no_rationale"] = not has_rationale(reply)
 
 
 def _string_metrics(rows: list[dict]) -> dict[str, float]:
@@ -101,7 +105,7 @@ def _string_metrics(rows: list[dict]) -> dict[str, float]:
         return {"bleu4": math.nan, "cider": math.nan}
     for row in rows:
         answers = json.loads(row["gold"])
-        row["vqa_accuracy"] = vqa_accuracy(row["parsed_answer"], answers)
+        row["vqa_accuracy"] = official_vqa_accuracy(row["parsed_answer"], answers)
         row["anls"] = anls(row["parsed_answer"], answers)
         row["exact_match"] = exact_match(row["parsed_answer"], answers)
     predictions = {row["question_id"]: row["parsed_answer"] for row in rows}
@@ -131,6 +135,8 @@ def _counts(rows: list[dict], answered: list[dict], rated: list[dict]) -> dict[s
         "rated": len(rated),
         "unrated": len(answered) - len(rated),
         "rating_fallback": sum(1 for r in rated if r["rating_fallback"]),
+        "no_rationale": sum(1 for r in rated if r["no_rationale"]),
+        "vqa_accuracy_items": sum(1 for r in answered if not math.isnan(r["vqa_accuracy"])),  # with 10 answers
         "image_unavailable": sum(1 for r in rows if r["status"] == "image_unavailable"),
     }
 

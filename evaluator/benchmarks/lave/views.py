@@ -27,9 +27,10 @@ def lave_agreement_frame(result: dict | None) -> pd.DataFrame:
     counts = lave.get("counts") or {}
     ratings = (lave.get("extra") or {}).get("ratings") or {}
     spread = ", ".join(f"{ratings.get(k, 0)} rated {k}" for k in ("3", "2", "1"))
+    bare = f"; {counts['no_rationale']} with no rationale" if "no_rationale" in counts else ""  # newer results
     rows = [["LAVE", _number(lave["scores"].get("lave"), True), "-", "-",
              f"{counts.get('rated', 0)} rated ({spread}; {counts.get('rating_fallback', 0)} without a rating "
-             f"counted as 2; {counts.get('unrated', 0)} unrated)"]]
+             f"counted as 2{bare}; {counts.get('unrated', 0)} unrated)"]]
     agreement = (lave.get("extra") or {}).get("agreement") or {}
     for metric, label in STRING_METRICS.items():
         agree = agreement.get(metric) or {}
