@@ -1,7 +1,9 @@
 """Command line: `python -m evaluator run ...`, `python -m evaluator rescore ...` and `python -m evaluator list-benchmarks`.
 
-On failure the last line printed (to stderr) is `error: <one-line reason>` and the exit code is 1;
-the scheduler shows that line as the request's reason.
+On failure the one line printed (to stderr) is `error: <one-line reason>` (with --debug, after the traceback) and the
+exit code is 1; the scheduler shows that line as the request's reason. A run in which no benchmark ran (each was
+skipped) fails too, after writing its results.json. A --model that is no local folder must be a Hub id of the form
+org/name (the Submit tab's rule, evaluator.model_ids).
 """
 from __future__ import annotations
 
@@ -12,14 +14,22 @@ import traceback
 from pathlib import Path
 
 from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY
+from evaluator.model_ids import model_id_problem
 from evaluator.models.base import DeviceUnavailable
 from evaluator.parent_watch import die_with_parent
 
 
+class UsageError(ValueError):
+    """A mistake in what was asked (a malformed model id, a run where nothing ran): its one line, no type name."""
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m evaluator", description=__doc__)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="print the traceback of an error before its one line")
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="evaluate one model and write results.json + details/*.parquet")
+    run = commands.add_parser("run", parents=[common],
+                              help="evaluate one model and write results.json + details/*.parquet")
     run.add_argument("--model", help="Hub id (org/name) or a local model folder")
     run.add_argument("--revision", help="commit sha (a branch or tag also works on the CLI)")
     run.add_argument("--precision", default=None, choices=["auto", "float32", "bfloat16", "float16"],
@@ -45,8 +55,8 @@ def _parser() -> argparse.ArgumentParser:
                      "cure=https://... (repeatable)")
     run.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                      help="benchmark option, e.g. cure.mode=generation (repeatable)")
-    rescore = commands.add_parser("rescore", help="grade a finished run again with another judge, from its stored "
-                                  "details (the model is not loaded)")
+    rescore = commands.add_parser("rescore", parents=[common], help="grade a finished run again with another judge, "
+                                  "from its stored details (the model is not loaded)")
     rescore.add_argument("--run", required=True, help="a finished run's folder (results.json + details/)")
     rescore.add_argument("--judge", required=True, help="judge spec: local:<id or dir> | endpoint:<base url>|<model>")
     rescore.add_argument("--out", required=True, help="output folder (may be the run's folder itself)")
@@ -75,7 +85,7 @@ def _config(args: argparse.Namespace):
         revision = None if request.get("source") == "local" else request["revision"]
         precision = precision or request.get("precision", "auto")
     if not model:
-        raise ValueError("give --model or --request")
+        raise UsageError("give --model or --request")
     out = Path(args.out)
     images_dir = Path(args.images_dir) if args.images_dir else out.resolve().parent / "cache" / "images"
     return RunConfig(model=model, revision=revision, precision=precision or "auto",
@@ -85,6 +95,13 @@ def _config(args: argparse.Namespace):
                      images_dir=images_dir, sources=_pairs(args.source, "--source"),
                      options=_pairs(args.option, "--option"), request=request,
                      responses=Path(args.responses) if args.responses else None)
+
+
+def _check_model(model: str) -> None:
+    """UsageError unless `model` is a local folder or a well-formed Hub id (org/name)."""
+    problem = None if Path(model).expanduser().is_dir() else model_id_problem(model)
+    if problem:
+        raise UsageError(f"{problem.rstrip('.')}; no local model folder has that name either.")
 
 
 def _rescore(args: argparse.Namespace) -> int:
@@ -109,19 +126,23 @@ def main(argv: list[str] | None = None) -> int:
             return _rescore(args)
         from evaluator.runner import run
 
-        results = run(_config(args), Path(args.out))
+        config = _config(args)
+        _check_model(config.model)
+        results = run(config, Path(args.out))
+        if not results["benchmarks"]:  # results.json says what was skipped; nothing in it can be published
+            skipped = "; ".join(f"{name}: {why}" for name, why in results.get("skipped", {}).items())
+            raise UsageError(f"no benchmark ran ({skipped or 'none was asked for'})")
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr, flush=True)
         return 130
-    except DeviceUnavailable as exc:  # nothing to debug in our code: the one line says what the machine lacks
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr, flush=True)
-        return 1
-    except Exception as exc:  # the one-line reason is the contract; the traceback helps the log reader
-        traceback.print_exc()
-        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
+    except Exception as exc:  # the one-line reason is the contract; --debug adds the traceback for the log reader
+        if args.debug:
+            traceback.print_exc()
+        plain = isinstance(exc, (DeviceUnavailable, UsageError))  # their message says it all: no type name
+        reason = " ".join((str(exc) if plain else f"{type(exc).__name__}: {exc}").split())[:500]
         print(f"error: {reason}", file=sys.stderr, flush=True)
         return 1
-    print(f"wrote {Path(args.out) / 'results.json'} ({', '.join(results['benchmarks']) or 'no benchmark run'})")
+    print(f"wrote {Path(args.out) / 'results.json'} ({', '.join(results['benchmarks'])})")
     return 0
 
 

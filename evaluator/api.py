@@ -7,7 +7,8 @@
 - the explorer's view of a run's questions (each card's ItemView: its item table, an opened question's parts,
   the image as the model saw it);
 - the judge for the playground and its grading (each benchmark's Grader returns a typed Verdict);
-- what submission needs to know about a model folder (its architecture, or why it cannot be evaluated);
+- what submission needs to know about a model folder (its architecture, or why it cannot be evaluated) and the
+  one rule for a Hub model id (model_id_problem, which the CLI applies too);
 - grading a finished run again with another judge (rescore_run);
 - the one secret redactor;
 - how a worker ties the evaluator's life to its own (PARENT_PID_ENV).
@@ -20,10 +21,11 @@ from pathlib import Path
 from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, cards
 from evaluator.benchmarks.spec import (CORRECT, COUNT, DETAIL_TYPES, FRACTION, IMAGE_UNAVAILABLE, ITEM_COLUMNS, NUMBER,
                                        OUTCOMES, PERCENT_KINDS, RATIO, Card, DetailColumn, Grader, ItemPart, ItemView,
-                                       Metric, Option, Section, Source, Verdict)
+                                       Measure, Metric, Option, Section, Source, Verdict)
 from evaluator.details import DETAIL_DTYPES
 from evaluator.images import ImageUnavailable
 from evaluator.judge import JudgeError, judge_id, judge_name, make_judge, parse_judge_spec
+from evaluator.model_ids import model_id_problem
 from evaluator.models.base import UnsupportedModelError
 from evaluator.parent_watch import PARENT_PID_ENV
 from evaluator.redaction import redact
@@ -31,9 +33,9 @@ from evaluator.redaction import redact
 __all__ = ["DEFAULT_BENCHMARKS", "CORRECT", "COUNT", "DETAIL_DTYPES", "DETAIL_TYPES", "FRACTION", "IMAGE_UNAVAILABLE",
            "ITEM_COLUMNS", "NUMBER", "OUTCOMES", "PARENT_PID_ENV", "PERCENT_KINDS", "RATIO", "Card", "DetailColumn",
            "Grader", "ImageUnavailable", "ItemPart", "ItemView",
-           "JudgeError", "Metric", "Option", "Section", "Source", "UnsupportedModelError", "Verdict",
+           "JudgeError", "Measure", "Metric", "Option", "Section", "Source", "UnsupportedModelError", "Verdict",
            "benchmark_names", "card", "cards", "describe_model_folder", "details_schema", "graders", "judge_id",
-           "judge_name", "judged_benchmarks", "make_judge", "parse_judge_spec",
+           "judge_name", "judged_benchmarks", "make_judge", "model_id_problem", "parse_judge_spec",
            "redact", "rescore_run", "sources"]
 
 

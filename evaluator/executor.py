@@ -5,7 +5,9 @@ option-scoring Asks go to the model in one score_options_many() call where the a
 prefills and scores them in batches of its own; else they are scored one by one), and every generation Ask of the chunk
 goes to the model in one generate() call, which the adapter splits into batches of requests that share temperature and
 seed (and backs off by halving the batch on out-of-memory). The same batch size therefore gives the same batches, and a
-greedy answer never depends on its batch. Progress is reported after each chunk, in items.
+greedy answer never depends on its batch. Progress is reported in items and model requests as the model answers:
+after each of the adapter's batches where its generate_results/score_options_many take an `on_answered` callback
+(the batches stay the same: the callback only listens), else after each call.
 
 A generated answer that ran out of its max_new_tokens budget is marked in a row that has a "hit_token_limit" column
 (a benchmark opts in by giving its rows that column): True or False when the adapter says how the completion
@@ -20,9 +22,10 @@ kill makes only the model requests the stopped one had not finished.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from evaluator.benchmarks.spec import Ask, Plan
@@ -80,16 +83,67 @@ def _fill(ask: Ask, answer: str, prompt: str, hit_limit: bool | None = None) -> 
             row[LIMIT_COLUMN] = hit_limit
 
 
-def _score(model, asks: list[Ask]) -> list[tuple[str, str]]:
+def _with_callback(method, tell: Callable[[list[int]], None]) -> dict:
+    """The keyword arguments that hand `tell` to an adapter method as its on_answered callback, where it takes one."""
+    try:
+        takes = "on_answered" in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        takes = False
+    return {"on_answered": tell} if takes else {}
+
+
+@dataclass
+class _Tally:
+    """A benchmark's count as the model answers: items done (an item is done once all its Asks are) and model
+    requests answered of those planned, told to `report` as (done, total, requests=(answered, planned))."""
+
+    report: Callable[..., None]
+    total: int
+    done: int
+    planned: int
+    answered: int = 0
+    left: dict[str, int] = field(default_factory=dict)  # an item being answered -> its Asks not answered yet
+
+    def tell(self) -> None:
+        self.report(self.done, self.total, requests=(self.answered, self.planned))
+
+    def begin(self, asks: list[Ask]) -> None:
+        """A chunk's Asks are about to be sent."""
+        for ask in asks:
+            self.left[ask.item] = self.left.get(ask.item, 0) + 1
+
+    def finished(self, asks: list[Ask]) -> None:
+        """The model answered these Asks."""
+        for ask in asks:
+            self.left[ask.item] -= 1
+            if self.left[ask.item] == 0:
+                del self.left[ask.item]
+                self.done += 1
+        self.answered += len(asks)
+        self.tell()
+
+    def callback(self, asks: list[Ask]) -> Callable[[list[int]], None]:
+        """An adapter's on_answered for a call over `asks`: it is told the indices of each batch it answered."""
+        return lambda indices: self.finished([asks[i] for i in indices])
+
+
+def _score(model, asks: list[Ask], tally: _Tally) -> list[tuple[str, str]]:
     """The option-scoring Asks of a chunk, handed to the model at once where it scores many questions together
     (score_options_many), else one by one: (the option_scores text, the prompt as sent) of each. No scoring Ask
     depends on another's answer (a plan asks everything up front), so none waits for another."""
     if not asks:
         return []
-    if callable(getattr(model, "score_options_many", None)):
-        all_scores = list(model.score_options_many([(ask.request, ask.options) for ask in asks]))
+    many = getattr(model, "score_options_many", None)
+    if callable(many):
+        hook = _with_callback(many, tally.callback(asks))
+        all_scores = list(many([(ask.request, ask.options) for ask in asks], **hook))
+        if not hook:
+            tally.finished(asks)
     else:
-        all_scores = [model.score_options(ask.request, ask.options) for ask in asks]
+        all_scores = []
+        for ask in asks:
+            all_scores.append(model.score_options(ask.request, ask.options))
+            tally.finished([ask])
     if len(all_scores) != len(asks):
         raise RuntimeError(f"the model scored {len(all_scores)} questions of {len(asks)}")
     answers = []
@@ -100,19 +154,27 @@ def _score(model, asks: list[Ask]) -> list[tuple[str, str]]:
     return answers
 
 
-def _results(model, requests: list) -> list[GenerationResult]:
-    """The model's completions with how each ended (generate_results), or its bare texts (generate)."""
-    if callable(getattr(model, "generate_results", None)):
-        return list(model.generate_results(requests))
-    return [GenerationResult(text) for text in model.generate(requests)]
+def _results(model, asks: list[Ask], tally: _Tally) -> list[GenerationResult]:
+    """The model's completions with how each ended (generate_results), or its bare texts (generate); the tally
+    hears of each batch where the adapter takes on_answered, else of the whole call."""
+    requests = [ask.request for ask in asks]
+    rich = getattr(model, "generate_results", None)
+    method = rich if callable(rich) else model.generate
+    hook = _with_callback(method, tally.callback(asks))
+    outputs = list(method(requests, **hook))
+    if not callable(rich):
+        outputs = [GenerationResult(text) for text in outputs]
+    if not hook:
+        tally.finished(asks)
+    return outputs
 
 
-def _generate(model, asks: list[Ask]) -> list[tuple[str, str, bool | None]]:
+def _generate(model, asks: list[Ask], tally: _Tally) -> list[tuple[str, str, bool | None]]:
     """One generation call for the Asks: (the completion, the prompt as sent, whether it hit max_new_tokens) of
     each."""
     if not asks:
         return []
-    outputs = _results(model, [ask.request for ask in asks])
+    outputs = _results(model, asks, tally)
     if len(outputs) != len(asks):
         raise RuntimeError(f"the model returned {len(outputs)} completions for {len(asks)} prompts")
     return [(out.text if isinstance(out.text, str) else "", prompt_as_sent(model, ask.request), out.hit_limit)
@@ -169,21 +231,26 @@ def replay(model, plan: Plan, journal: Journal) -> Replay:
     return Replay(journal, keys, items)
 
 
-def execute(model, plan: Plan, batch_size: int, progress: Callable[[int, int], None] = lambda d, t: None,
+def _silent(done: int, total: int, requests: tuple[int, int] | None = None) -> None:
+    """No progress reported."""
+
+
+def execute(model, plan: Plan, batch_size: int, progress: Callable[..., None] = _silent,
             replayed: Replay | None = None) -> Answered:
     """Run every Ask of `plan` on `model`, filling the plan's rows in place. With `replayed`, the items it filled
     from the journal are skipped (they count as done from the first progress report; the chunks stay those of
     the whole plan, so the rest is batched as in a run that never stopped) and every fresh answer is appended to
-    the journal after its chunk."""
+    the journal after its chunk. `progress(done, total, requests=(answered, planned))` hears of each answered batch."""
     grouped = _by_item(plan.asks)
     skip = replayed.items if replayed is not None else set()
     total = len(plan.items)
     done = sum(1 for item in plan.items if item in skip)
-    reused = done
+    tally = _Tally(progress, total, done,
+                   planned=sum(len(grouped.get(item, [])) for item in plan.items if item not in skip))
     size = max(1, int(batch_size or 1))
     requests = 0
     generate_s = score_s = 0.0
-    progress(done, total)
+    tally.tell()
     for start in range(0, total, size):
         items = [item for item in plan.items[start:start + size] if item not in skip]
         if not items:
@@ -195,14 +262,18 @@ def execute(model, plan: Plan, batch_size: int, progress: Callable[[int, int], N
                 _fetch_images(asks)
             except ImageUnavailable as exc:
                 _mark_unavailable(plan, item, exc.reason)
-                continue
+                tally.planned -= len(asks)
+                asks = []
+            if not asks:  # nothing to ask: done at once
+                tally.done += 1
             chunk.extend(asks)
         scored = [ask for ask in chunk if ask.options is not None]
         generated = [ask for ask in chunk if ask.options is None]
+        tally.begin(chunk)
         began = time.perf_counter()
-        answered = [(ask, *reply, None) for ask, reply in zip(scored, _score(model, scored))]
+        answered = [(ask, *reply, None) for ask, reply in zip(scored, _score(model, scored, tally))]
         middle = time.perf_counter()
-        answered += [(ask, *reply) for ask, reply in zip(generated, _generate(model, generated))]
+        answered += [(ask, *reply) for ask, reply in zip(generated, _generate(model, generated, tally))]
         score_s += middle - began
         generate_s += time.perf_counter() - middle
         requests += len(answered)
@@ -214,7 +285,7 @@ def execute(model, plan: Plan, batch_size: int, progress: Callable[[int, int], N
         for ask in chunk:
             if ask.images is not None:
                 ask.request.images = []  # the chunk is done: let its images go
-        done += len(items)
-        progress(done, total)
-    return Answered(items=total, reused=reused, model_requests=requests, generate_s=generate_s,
+        if not chunk:  # every item of the chunk was done without the model: say so
+            tally.tell()
+    return Answered(items=total, reused=done, model_requests=requests, generate_s=generate_s,
                     score_s=score_s)

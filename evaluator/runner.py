@@ -3,7 +3,7 @@
 For each benchmark: plan its rows and model requests, run them (evaluator.executor), write the raw answers to
 its details file, then score from that file (judging, where the benchmark needs a judge) and write the scored
 details. results.json is written last and atomically: a run that dies part-way leaves no results.json, so nothing
-partial can be published. DIR/progress.json is rewritten as items finish (the scheduler reads it).
+partial can be published. DIR/progress.json is rewritten as model requests are answered (the scheduler reads it).
 
 With a responses folder (RunConfig.responses), every model response is journaled as it comes (evaluator.journal)
 and a run of the same request that starts again reuses them; results["run"]["resumed"] says, per benchmark, how
@@ -111,7 +111,7 @@ def evaluate(benchmark: Benchmark, model, plan_ctx: PlanContext, score_ctx: Scor
         progress.planned(len(replayed.items) if replayed is not None else 0, len(plan.items))
         progress.start(name, ANSWERING)
     answered = execute(model, plan, batch_size,
-                       progress.update if progress is not None else (lambda done, total: None), replayed)
+                       progress.update if progress is not None else (lambda *counts, **more: None), replayed)
     write_details(path, plan.rows, benchmark.CARD)
     if progress is not None and benchmark.CARD.needs_judge:
         progress.start(name, GRADING)

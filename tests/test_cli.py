@@ -41,6 +41,9 @@ def test_run_by_generation_on_a_pinned_hub_model(tiny_llava, tmp_path):
     assert {json.loads(line)["item"] for line in journal} == set(details["question_id"])
     assert results["run"]["resumed"] == {"cure": {"reused": 0, "items": 2, "model_requests": len(details)}}
     assert "cure: " in done.stdout  # the scores line printed for the log
+    states = re.findall(r"cure answering:.*?(\d+/\d+) \[[^\]]*?(\d+/\d+ requests)\]", done.stdout)
+    assert states and len(states) == len(set(states)), done.stdout  # each state printed once, no line twice
+    assert states[-1] == ("2/2", f"{len(details)}/{len(details)} requests")
     timing = next(line for line in done.stdout.splitlines() if "items/s" in line)  # where the time went
     assert re.fullmatch(r"cure: 2 item\(s\) in [\d.]+ s, [\d.]+ items/s; generation [\d.]+ s \(\d+ %\), "
                         r"option scoring 0\.0 s \(0 %\)", timing), timing
@@ -51,12 +54,27 @@ def test_failures_exit_non_zero_with_a_one_line_reason(tiny_llava, tmp_path):
         (["--model", tiny_llava.repo_id, "--benchmarks", "nope"], "unknown benchmark 'nope'"),
         (["--model", "tiny-org/not-there"], "error: "),
         (["--model", tiny_llava.repo_id, "--option", "cure.mode=guess", "--limit", "1"], "mode"),
+        (["--model", "tiny-org/a b"], "error: The model id 'tiny-org/a b' contains spaces"),  # the Submit tab's rule
+        (["--model", "no-org"], "error: The model id 'no-org' is not of the form org/name; no local model folder"),
+        (["--model", "org/bad--name"], "is not a valid Hub model id"),
     ]
     for args, expected in cases:
         done = evaluator("run", *args, "--out", str(tmp_path / "out"))
-        last = done.stderr.strip().splitlines()[-1]
-        assert done.returncode == 1 and last.startswith("error: ") and expected in last, (args, last)
+        errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+        assert done.returncode == 1 and errors == [done.stderr.strip().splitlines()[-1]], (args, done.stderr)
+        assert expected in errors[0] and "Traceback" not in done.stderr, (args, done.stderr)
     assert not (tmp_path / "out" / "results.json").exists()
+    debug = evaluator("run", "--model", "tiny-org/not-there", "--out", str(tmp_path / "out"), "--debug")
+    assert debug.returncode == 1 and "Traceback (most recent call last)" in debug.stderr
+    assert debug.stderr.strip().splitlines()[-1].startswith("error: ")
+
+
+def test_a_run_where_no_benchmark_ran_fails(tiny_llama, tmp_path):
+    done = evaluator("run", "--model", tiny_llama.repo_id, "--revision", tiny_llama.sha, "--benchmarks", "cure",
+                     "--out", str(tmp_path / "out"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == ("error: no benchmark ran (cure: needs image input; the model is "
+                                                   "text-only)")
 
 
 def test_standalone_worker_runs_the_queue_and_stops_cleanly(settings, store, tiny_llava):

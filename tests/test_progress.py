@@ -12,7 +12,8 @@ from evaluator import progress as progress_module
 from evaluator.progress import ANSWERING, GRADING, LOADING, Progress, window_rate
 from leaderboard.submissions.views import duration_text, progress_text, resume_note
 
-KEYS = {"benchmark", "stage", "done", "total", "benchmark_index", "benchmarks", "rate", "eta_s", "at", "resumed"}
+KEYS = {"benchmark", "stage", "done", "total", "benchmark_index", "benchmarks", "requests", "rate", "eta_s", "at",
+        "resumed"}
 
 
 class Clock:
@@ -128,6 +129,63 @@ def test_a_real_run_writes_each_benchmark_with_its_total_and_place(tiny_llava, t
         "scored": 2, "items": 2, "suite_items": len(load_instances(SAMPLE_PATH)), "share": 2 / 20}
 
 
+def test_requests_give_the_rate_and_eta_inside_an_item(tmp_path, writes):
+    """A 7-request item: the count of requests moves, the rate (in items/s) and the ETA come from it."""
+    clock = Clock()
+    progress = Progress(tmp_path, ("simpleqa",), clock=clock)
+    progress.planned(0, 2)
+    progress.start("simpleqa", ANSWERING)
+    progress.update(0, 2, requests=(0, 14))
+    assert writes[-1]["requests"] == {"done": 0, "total": 14} and writes[-1]["rate"] is None
+    clock.t += 10
+    progress.update(0, 2, requests=(2, 14))
+    clock.t += 10
+    progress.update(0, 2, requests=(4, 14))  # 0.2 requests/s, 14 requests for 2 items: 1/35 items/s
+    assert writes[-1]["done"] == 0 and writes[-1]["requests"] == {"done": 4, "total": 14}
+    assert writes[-1]["rate"] == pytest.approx(0.2 / 7, abs=1e-3) and writes[-1]["eta_s"] == pytest.approx(50.0)
+    progress.start("simpleqa", GRADING)
+    progress.update(0, 2)
+    assert writes[-1]["requests"] is None
+
+
+def test_the_log_prints_each_state_once(tmp_path, capsys):
+    """One tqdm line per state: the first, at most one a second, and the last once (when the bar closes)."""
+    clock = Clock()
+    progress = Progress(tmp_path, ("cure",), clock=clock)
+    progress.start("cure", ANSWERING)
+    for seconds, done in ((0, 0), (0.2, 1), (0.4, 2), (1.5, 3), (1.6, 4)):
+        clock.t = 1000.0 + seconds
+        progress.update(done, 4, requests=(done, 4))
+    progress.close()
+    lines = [line.strip() for line in capsys.readouterr().out.replace("\r", "\n").splitlines() if line.strip()]
+    counts = [line.split("|")[2].split()[0] for line in lines]
+    assert counts == ["0/4", "3/4", "4/4"], lines  # no line twice; 1 and 2 fell within a second of the first
+    assert lines[-1].endswith("4/4 requests]")
+
+
+def test_a_tiny_model_moves_the_count_inside_one_chunk(tiny_llava, tmp_path, one_torch_thread):
+    """One chunk of 2 items (batch size 2): the executor hears of every batch the adapter answers, so the count of
+    requests, and of items, moves before the chunk ends; the answers are those of the run without a callback."""
+    from evaluator.benchmarks.cure import planning
+    from evaluator.benchmarks.spec import PlanContext
+    from evaluator.executor import execute
+    from evaluator.models import load_model
+
+    model = load_model(tiny_llava.repo_id, revision=tiny_llava.sha, batch_size=2)
+    context = PlanContext(suite="sample", limit=2, images_dir=tmp_path / "images", options={"cure.mode": "generation"})
+    plan = planning.plan(context)
+    heard: list[tuple[int, int, tuple[int, int]]] = []
+    execute(model, plan, 2, lambda done, total, requests=None: heard.append((done, total, requests)))
+    planned = len(plan.asks)
+    assert len(plan.items) == 2 and planned > 2 and heard[0] == (0, 2, (0, planned))
+    inside = [h for h in heard if 0 < h[2][0] < planned]
+    assert len(inside) >= 2 and [h[2][0] for h in heard] == sorted(h[2][0] for h in heard)  # several, in order
+    assert any(0 < done < 2 for done, _, _ in heard) and heard[-1] == (2, 2, (planned, planned))
+    again = planning.plan(context)
+    execute(model, again, 2)
+    assert [row.get("prediction") for row in again.rows] == [row.get("prediction") for row in plan.rows]
+
+
 NOW = datetime(2026, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
 
 
@@ -137,6 +195,11 @@ def test_progress_text_renders_every_part():
             "resumed": {"reused": 412, "items": 980}, "updated": "2026-05-01T11:59:57.000000+00:00"}
     assert progress_text(full, now=NOW) == ("benchmark 2 of 4 · simpleqa answering 4/31 · 0.8 it/s · ETA 0:33 · "
                                             "resumed: 412 of 980 items reused · heartbeat 3 s ago")
+    counted = {**full, "requests": {"done": 30, "total": 217}}  # the README's example: requests move inside an item
+    assert progress_text(counted, now=NOW) == ("benchmark 2 of 4 · simpleqa answering 4/31 · 30/217 requests · "
+                                               "0.8 it/s · ETA 0:33 · resumed: 412 of 980 items reused · "
+                                               "heartbeat 3 s ago")
+    assert "requests" not in progress_text({**full, "requests": {"done": 5, "total": 0}}, now=NOW)
     loading = {"benchmark": "cure", "stage": "loading", "done": 0, "total": None, "benchmark_index": 1,
                "benchmarks": 2, "rate": None, "eta_s": None, "resumed": {"reused": 0, "items": 0}}
     assert progress_text(loading, now=NOW) == "benchmark 1 of 2 · cure loading"
@@ -156,6 +219,7 @@ def test_progress_text_renders_every_part():
     {"benchmark_index": True, "benchmarks": "many", "done": float("nan"), "total": float("inf")},
     {"rate": 1e-300, "eta_s": 1e30, "benchmark": "x", "done": 1, "total": 5, "updated": 12},
     {"resumed": {"reused": "lots", "items": -3}, "updated": "2026-05-01T11:59:00"},
+    {"requests": {"done": "x", "total": None}, "benchmark": "x"}, {"requests": [3, 4], "done": 1, "total": 2},
     {"benchmark_index": 5, "benchmarks": 2, "done": -1, "total": -4, "message": "warming up"},
 ])
 def test_progress_text_survives_junk(junk):

@@ -53,13 +53,14 @@ def test_tick_runs_the_worker_and_publishes(settings, store, tiny_llava):
     assert scheduler.tick(settings, store).request is None
 
 
-def test_text_only_model_finishes_with_cure_skipped(settings, store, tiny_llama):
+def test_a_text_only_model_on_image_benchmarks_alone_fails_saying_why(settings, store, tiny_llama):
+    """Every benchmark skipped: the evaluator exits non-zero, so nothing is published and the reason is shown."""
     request = _request(tiny_llama)
     queue.save(store, request)
     report = scheduler.tick(settings, store)
-    assert report.status == queue.FINISHED, report.error
-    results = store.read_json(f"results/{request.key}.json")
-    assert results["benchmarks"] == {} and "text-only" in results["skipped"]["cure"]
+    assert report.status == queue.FAILED
+    assert report.error == "no benchmark ran (cure: needs image input; the model is text-only)"
+    assert store.list("results") == []
 
 
 def test_failed_run_records_the_reason_and_log_tail(settings, store, tiny_llava):
@@ -133,9 +134,10 @@ def test_scheduler_object_runs_ticks_and_shuts_down_cleanly(settings, store):
     assert not sched._scheduler.running
 
 
-def test_worker_loop_processes_the_queue(settings, store, tiny_llama):
-    queue.save(store, _request(tiny_llama, precision="float32"))
-    runs = scheduler.run_worker_loop(settings.with_(scheduler_interval=0.01), store, threading.Event(), max_ticks=2)
+def test_worker_loop_processes_the_queue(settings, store, tiny_llava):
+    queue.save(store, _request(tiny_llava, precision="float32"))
+    runs = scheduler.run_worker_loop(settings.with_(scheduler_interval=0.01, limit=2), store, threading.Event(),
+                                     max_ticks=2)
     assert runs == 1 and queue.all_requests(store)[0].status == queue.FINISHED
 
 

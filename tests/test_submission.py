@@ -117,8 +117,8 @@ def test_second_model_gets_next_position(settings, store, hub_cache, tiny_llava)
 
 # ---------------------------------------------------------------- step 1: malformed input
 @pytest.mark.parametrize("model_id", ["", "   ", "noslash", "a/b/c", "org/na me", "org/na$me", "org/--x", "org/x..y",
-                                      "org/", "https://huggingface.co/org/name", "org/name.git", "-org/name",
-                                      ])
+                                      "org/", "org/name.git", "-org/name", "https://huggingface.co/datasets/org/name",
+                                      "https://huggingface.co/org/name/blob/main/config.json", "https://hf.co/"])
 def test_malformed_model_ids_are_refused(settings, store, model_id):
     outcome = submit(settings, store, model_id)
     refused(outcome, store, "model id")
@@ -135,6 +135,22 @@ def test_bad_precision_model_type_and_revision(settings, store, tiny_llava):
     refused(submit(settings, store, "tiny-org/tiny-llava", model_type="magic"), store, "model type", "magic")
     for revision in ["../../etc", "a b", "-x", "main/", "refs..x"]:
         refused(submit(settings, store, "tiny-org/tiny-llava", revision=revision), store, "revision")
+
+
+def test_a_pasted_hub_url_is_read_as_the_model_id_and_its_revision(settings, store, hub_cache):
+    main_sha = make_repo(hub_cache, "pasted", refs=("main",), sha=fake_sha("pasted", "main"))
+    dev_sha = make_repo(hub_cache, "pasted", refs=("dev",), sha=fake_sha("pasted", "dev"))
+    plain = submit(settings, store, " https://huggingface.co/test-org/pasted/ ")
+    assert plain.ok and plain.request.model == "test-org/pasted" and plain.request.revision == main_sha, plain.message
+    assert "Queued test-org/pasted @" in plain.message and "https" not in plain.message
+    dev = submit(settings, store, "https://huggingface.co/test-org/pasted/tree/dev", precision="float32")
+    assert dev.ok and dev.request.revision == dev_sha, dev.message
+    same = submit(settings, store, "hf.co/test-org/pasted/tree/dev/", revision="dev", precision="float32")
+    assert same.duplicate and same.request.revision == dev_sha
+    before = store.list("requests")
+    clash = submit(settings, store, "https://huggingface.co/test-org/pasted/tree/dev", revision="main")
+    assert not clash.ok and "revision dev" in clash.message and "says main" in clash.message
+    assert store.list("requests") == before
 
 
 # ---------------------------------------------------------------- step 3: the Hub (offline cache)

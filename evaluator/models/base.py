@@ -58,7 +58,8 @@ class ModelAdapter(Protocol):
         """Greedy (or sampled, per request) completions, in the order of `requests`.
 
         An adapter may also offer generate_results(requests) -> list[GenerationResult], the same completions with
-        how each ended; the executor uses it when it is there.
+        how each ended; the executor uses it when it is there. Either may take `on_answered`, a callback told the
+        indices of each batch as it is answered (the executor's progress then moves inside a call).
         """
         ...
 

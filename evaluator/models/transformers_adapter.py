@@ -198,16 +198,18 @@ class TransformersAdapter:
 
     # ---- generation ----------------------------------------------------------------------------------------
 
-    def generate(self, requests: list[GenerationRequest]) -> list[str]:
+    def generate(self, requests: list[GenerationRequest],
+                 on_answered: Callable[[list[int]], None] | None = None) -> list[str]:
         """Completions in the order of `requests` (the texts of generate_results)."""
-        return [result.text for result in self.generate_results(requests)]
+        return [result.text for result in self.generate_results(requests, on_answered)]
 
-    def generate_results(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
+    def generate_results(self, requests: list[GenerationRequest],
+                         on_answered: Callable[[list[int]], None] | None = None) -> list[GenerationResult]:
         """Completions in the order of `requests`, each with its token count and whether it hit max_new_tokens.
 
         A batch shares temperature and seed (and, for families that cannot mix them, having images or not). A batch
         that runs out of GPU memory is retried at half the size (and later batches use the smaller size); at
-        batch size 1 the error is raised.
+        batch size 1 the error is raised. on_answered, if given, is told the indices of each batch once answered.
         """
         outputs: list[GenerationResult | None] = [None] * len(requests)
         groups: dict[tuple, list[int]] = {}
@@ -219,13 +221,13 @@ class TransformersAdapter:
         for key, indices in groups.items():
             temperature, seed = key[0], key[1]
             self._in_batches(indices, lambda chunk: self._generate_batch(
-                [requests[i] for i in chunk], temperature, seed), outputs)
+                [requests[i] for i in chunk], temperature, seed), outputs, on_answered=on_answered)
         return [o or GenerationResult("") for o in outputs]
 
     def _in_batches(self, indices: list[int], run: Callable[[list[int]], list], outputs: list,
-                    size: str = "batch_size") -> None:
+                    size: str = "batch_size", on_answered: Callable[[list[int]], None] | None = None) -> None:
         """run() over `indices` in chunks of the adapter's `size` attribute (self.batch_size, or for option scoring
-        self.scoring_batch_size), halving it on CUDA out-of-memory."""
+        self.scoring_batch_size), halving it on CUDA out-of-memory; on_answered hears of each chunk answered."""
         start = 0
         while start < len(indices):
             chunk = indices[start:start + getattr(self, size)]
@@ -244,6 +246,8 @@ class TransformersAdapter:
             for i, result in zip(chunk, results):
                 outputs[i] = result
             start += len(chunk)
+            if on_answered is not None:
+                on_answered(chunk)
 
     def _eos_ids(self, runner: Any) -> set[int]:
         """The token ids that end a completion: the runner's generation config's end-of-sequence ids, else the
@@ -357,10 +361,12 @@ class TransformersAdapter:
             return [self._option_ids(prompt, images, option, prompt_ids) for option in options]
         return [torch.tensor(ids, dtype=prompt_ids.dtype, device=prompt_ids.device) for ids in found]
 
-    def score_options_many(self, asks: list[tuple[GenerationRequest, list[str]]]) -> list[list[OptionScore]]:
+    def score_options_many(self, asks: list[tuple[GenerationRequest, list[str]]],
+                           on_answered: Callable[[list[int]], None] | None = None) -> list[list[OptionScore]]:
         """score_options for many questions, in the order given: batches of self.scoring_batch_size questions are
         processed and prefilled together and their options scored together (batched_scoring), halving the batch on
-        out-of-memory. Architectures not cleared for it score one question at a time."""
+        out-of-memory. Architectures not cleared for it score one question at a time. on_answered, if given, is told
+        the indices of each batch (or question) once scored."""
         outputs: list[list[OptionScore] | None] = [None] * len(asks)
         groups: dict[bool, list[int]] = {}
         for i, (request, _) in enumerate(asks):
@@ -370,9 +376,11 @@ class TransformersAdapter:
             if self.scoring_path != "shared_prefix" or not batched_scoring.supports_batched(runner):
                 for i in indices:
                     outputs[i] = self.score_options(*asks[i])
+                    if on_answered is not None:
+                        on_answered([i])
                 continue
             self._in_batches(indices, lambda chunk: self._score_batch([asks[i] for i in chunk], runner), outputs,
-                             size="scoring_batch_size")
+                             size="scoring_batch_size", on_answered=on_answered)
         return outputs  # type: ignore[return-value]
 
     @torch.inference_mode()

@@ -11,6 +11,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 from evaluator import api as evaluator_api
 from leaderboard.formatting import escape_markdown as md
@@ -85,12 +86,10 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
 
 
 def _submit(settings: Settings, store: Store, model_id, revision, precision, model_type, by: Visitor, api) -> Outcome:
-    model_id = model_id.strip() if isinstance(model_id, str) else ""
-    revision = revision.strip() if isinstance(revision, str) else ""
-
     # 0 + 1 + 2: who submitted what
     if not isinstance(by, Visitor) or not by.signed_in:
         raise Refusal(SIGN_IN_NEEDED)
+    model_id, revision = read_model_input(model_id, revision)
     local = _is_path(model_id)
     if not local:
         check_model_id(model_id)
@@ -189,24 +188,34 @@ def _is_path(model_id: str) -> bool:
     return model_id.startswith(("/", "./", "../", "~")) or os.path.isabs(model_id)
 
 
-def check_model_id(model_id: str) -> None:
-    from huggingface_hub.errors import HFValidationError
-    from huggingface_hub.utils import validate_repo_id
+_HUB = r"^(?:https?://)?(?:www\.)?(?:huggingface|hf)\.co"
+_HUB_MODEL_URL = re.compile(_HUB + r"/([^/?#]+/[^/?#]+)(?:/tree/([^?#]+?))?/*(?:[?#].*)?$", re.IGNORECASE)
 
-    if not model_id:
-        raise Refusal("Please enter a model id in the form org/name (for example `HuggingFaceTB/SmolVLM-256M-Instruct`).")
-    shown = md(model_id, limit=80)
-    if any(ch.isspace() for ch in model_id):
-        raise Refusal(f"The model id {shown} contains spaces; a Hub model id looks like org/name.")
-    if model_id.count("/") != 1 or model_id.startswith("/") or model_id.endswith("/"):
-        raise Refusal(f"The model id {shown} is not of the form org/name.")
-    try:
-        validate_repo_id(model_id)
-    except HFValidationError:
-        raise Refusal(f"The model id {shown} is not a valid Hub model id: use org/name with letters, digits, "
-                      "'-', '_' and '.' only (no '--' or '..').") from None
-    if model_id.endswith(".git"):
-        raise Refusal(f"The model id {shown} is not a valid Hub model id.")
+
+def read_model_input(model_id, revision) -> tuple[str, str]:
+    """(model id, revision) as typed, stripped; a pasted Hub model page URL (https://huggingface.co/org/name, with
+    /tree/<rev> or a trailing slash) is read as org/name and its revision. Refusal when the URL is no model page or
+    names another revision than the revision field."""
+    model_id = model_id.strip() if isinstance(model_id, str) else ""
+    revision = revision.strip() if isinstance(revision, str) else ""
+    if not re.match(_HUB + r"(?:/|$)", model_id, re.IGNORECASE):
+        return model_id, revision
+    found = _HUB_MODEL_URL.match(model_id)
+    if not found or found.group(1).split("/")[0].lower() in ("datasets", "spaces", "models", "api"):
+        raise Refusal(f"The URL {md(model_id, limit=120)} is not a Hub model page; paste one like "
+                      "`https://huggingface.co/org/name`, or type the model id as org/name.")
+    url_revision = unquote(found.group(2) or "").strip("/")
+    if url_revision and revision and url_revision != revision:
+        raise Refusal(f"The URL names the revision {md(url_revision, 60)} but the revision field says "
+                      f"{md(revision, 60)}; please give one.")
+    return found.group(1), revision or url_revision
+
+
+def check_model_id(model_id: str) -> None:
+    """Refusal unless `model_id` is a Hub id of the form org/name (the evaluator's rule, which its CLI applies too)."""
+    problem = evaluator_api.model_id_problem(model_id, lambda text: md(text, limit=80))
+    if problem:
+        raise Refusal(problem)
 
 
 def check_choices(precision: str, model_type: str, revision: str) -> None:
