@@ -34,10 +34,12 @@ def test_item_table_has_the_declared_shape_for_every_benchmark(benchmark, store,
     items = entry.items
     assert list(items.columns) == [*api.ITEM_COLUMNS, *card.item_view.group_by]
     assert items["item"].is_unique and len(items) > 0
-    assert set(items["outcome"]) <= set(api.OUTCOMES) | {"scored per dataset"}
-    if benchmark == "reform":  # a caption's score is its dataset's CIDEr: none of its own, and not "ungraded"
+    assert set(items["outcome"]) <= set(api.OUTCOMES) | {""}
+    assert "" not in eq.outcome_choices(items)  # never offered as an outcome
+    if benchmark == "reform":  # a caption's score is its dataset's CIDEr: no outcome of its own, and not "ungraded"
         captions = items[items["form"] == "caption"]
-        assert len(captions) and set(captions["outcome"]) == {"scored per dataset"}
+        assert len(captions) and set(captions["outcome"]) == {""}
+        assert set(captions["grade"]) == {"scored with its dataset (CIDEr)"}
     scored = items["score"].dropna()
     assert ((scored >= 0) & (scored <= 1)).all()
     # every question's rows are found, and its parts open
@@ -306,3 +308,51 @@ def test_the_summary_says_the_runs_coverage_when_the_board_knows_it():
     summary = {"shown": 3, "total": 10, "accuracy": 0.5, "scored": 4}
     assert "coverage **56.0%** of the suite's items" in summary_text({**summary, "coverage": 0.56})
     assert "coverage" not in summary_text({**summary, "coverage": None})
+
+
+def test_a_board_score_lists_the_questions_behind_it_and_repeats_its_value(store, published):
+    """ReForm-Eval's board metrics: each one's questions (mode, dimension), and the board's number on them."""
+    from leaderboard.explorer.views import metric_choices, summary_text
+
+    key = published["vision-a"]
+    scores = store.read_json(f"results/{key}.json")["benchmarks"]["reform"]["scores"]
+    keys = [k for _, k in metric_choices(api.card("reform"))]
+    assert {"gen_overall", "lik_overall", "gen_spatial", "instability", "format_hit_rate"} <= set(keys)
+    cache = DetailsCache(store)
+    every = list_items(cache, eq.Query(run=key, benchmark="reform")).summary["total"]
+    for metric in keys:
+        listing = list_items(cache, eq.Query(run=key, benchmark="reform", metric=metric), page_size=10_000)
+        value, board = listing.summary["metric_value"], scores.get(metric, math.nan)
+        assert (math.isnan(value) and math.isnan(board)) or value == pytest.approx(board, abs=1e-12), metric
+        rows = listing.filtered
+        assert 0 < len(rows) < every
+        if metric.startswith("gen_") or metric in ("instability", "format_hit_rate"):
+            assert set(rows["mode"]) == {"generation"}
+        else:  # likelihood questions, and the free-form ones (answered by generation) that enter both modes
+            assert ((rows["mode"] == "likelihood") | (rows["form"] != "multiple_choice")).all()
+    gen = list_items(cache, eq.Query(run=key, benchmark="reform", metric="gen_overall"))
+    assert gen.query.metric == "gen_overall" and "metric=gen_overall" in eq.query_string(gen.query)
+    assert "ReForm gen overall" in summary_text(gen.summary)
+    assert list_items(cache, eq.Query(run=key, benchmark="reform", metric="nope")).query.metric == ""
+
+
+def test_reform_details_keep_an_image_reference_and_the_item_view_shows_it(store, published, tmp_path):
+    key = published["vision-a"]
+    cache = DetailsCache(store)
+    details = cache.get(key, "reform").details
+    assert details["image_ref"].str.fullmatch(r"reform_sample\.json#\d+").all()
+    item = cache.get(key, "reform").items["item"].iloc[0]
+    opened = open_item(cache, eq.Query(run=key, benchmark="reform", item=item), tmp_path)
+    assert opened.picture is not None and opened.picture_note == "" and opened.image_ref.startswith("reform_sample")
+
+
+def test_a_board_cell_carries_its_metric():
+    from leaderboard.ui.explorer import board_cell_query
+
+    headers = ["Model", "Revision", "Precision", "ReForm gen overall", "ReForm coverage"]
+    row = ["org/m", "0123456789abcdef", "auto", "0.0", "100.0"]
+    labels = {"ReForm gen overall": "reform", "ReForm coverage": "reform"}
+    metrics = {"ReForm gen overall": "gen_overall", "ReForm coverage": "coverage"}
+    query = board_cell_query(row, 3, headers, labels, metrics)
+    assert (query.run, query.benchmark, query.metric) == ("org/m/0123456789ab_auto", "reform", "gen_overall")
+    assert "metric=gen_overall" in eq.query_string(query)

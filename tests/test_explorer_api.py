@@ -29,7 +29,11 @@ def test_explorer_items_lists_filters_and_pages(store, settings, finished_runs, 
     assert "outcome=correct" in correct["query"] and "desc=1" in correct["query"]
 
     missing = client.predict("nobody/nothing/0123456789ab_auto", "simpleqa", api_name="/explorer_items")
-    assert "no run nobody/nothing/0123456789ab_auto on the board" in missing["error"]
+    assert "no run with key 'nobody/nothing/0123456789ab_auto' on the board" in missing["error"]
+    assert "no run given" in client.predict("", "simpleqa", api_name="/explorer_items")["error"]
+    unknown = client.predict(key, "simpleqa", "", "bogus", api_name="/explorer_items")["error"]
+    assert "unknown outcome 'bogus'" in unknown and "correct" in unknown and "scored per dataset" not in unknown
+    assert client.predict(key, "simpleqa", "", "image unavailable", api_name="/explorer_items")["items"] == []
     assert "has no CURE details" in client.predict(key, "cure", api_name="/explorer_items")["error"]
     assert "unknown benchmark" in client.predict(key, "nope", api_name="/explorer_items")["error"]
 
@@ -41,7 +45,11 @@ def test_explorer_item_reads_one_question_and_compares(store, settings, finished
     assert one["item"] == "cure-0003" and one["row"]["chain_length"] == "3"
     titles = [p["title"] for p in one["parts"]]
     assert titles == ["This instance", "Step 1", "Step 2", "Step 3", "High-level inference"]
-    assert one["parts_b"] is None and one["image"].endswith(".png")
+    assert one["parts_b"] is None and one["image"].endswith(".png") and one["has_picture"] is True
+    import httpx  # the image URL is absolute and the client can fetch it
+    assert one["image_url"].startswith("http://127.0.0.1:")
+    fetched = httpx.get(one["image_url"], timeout=30)
+    assert fetched.status_code == 200 and fetched.content[:4] == b"\x89PNG"
 
     both = client.predict(key_a, "lave", "lave-05", key_b, api_name="/explorer_item")
     rating_a = dict(both["parts"][0]["facts"])["rating"]
@@ -49,3 +57,15 @@ def test_explorer_item_reads_one_question_and_compares(store, settings, finished
     assert rating_b == "3 (correct)" and rating_a.split()[0] in ("1", "2", "3")
 
     assert "no question" in client.predict(key_a, "cure", "cure-9999", api_name="/explorer_item")["error"]
+
+
+def test_explorer_items_takes_a_board_metric(store, settings, finished_runs, client):
+    key = publish_run(store, settings, finished_runs["vision-a"])
+    scores = store.read_json(f"results/{key}.json")["benchmarks"]["reform"]["scores"]
+    page = client.predict(key, "reform", "", "", [], "", "", False, 1, "gen_overall", api_name="/explorer_items")
+    assert page["summary"]["metric_value"] == scores["gen_overall"] and "metric=gen_overall" in page["query"]
+    assert {i["mode"] for i in page["items"]} == {"generation"}
+    bad = client.predict(key, "reform", "", "", [], "", "", False, 1, "nope", api_name="/explorer_items")["error"]
+    assert "unknown metric 'nope'" in bad and "gen_overall" in bad
+    one = client.predict(key, "reform", page["items"][0]["item"], api_name="/explorer_item")
+    assert one["has_picture"] is True and one["image_url"].startswith("http")

@@ -54,7 +54,8 @@ def test_board_to_explorer_filter_open_walk_compare_and_share(store, settings, f
     column = headers.index("LAVE score")
     table = page.locator("#leaderboard-table")
     table.get_by_text("tiny-org/tiny-llava", exact=True).filter(visible=True).first.wait_for(state="visible")
-    rows = page.locator("#leaderboard-table [role=gridcell][data-col='2']:visible").all_inner_texts()
+    precision = headers.index("Precision")
+    rows = page.locator(f"#leaderboard-table [role=gridcell][data-col='{precision}']:visible").all_inner_texts()
     row = rows.index("auto")
     page.locator(f"#leaderboard-table [role=gridcell][data-col='{column}']:visible").nth(row).click()
     page.get_by_role("tab", name="Explorer", selected=True).wait_for(state="visible")
@@ -87,6 +88,8 @@ def test_board_to_explorer_filter_open_walk_compare_and_share(store, settings, f
     pick(page, "explorer-compare", "tiny-org/tiny-llava @ " + key_b.split("/")[-1][:12] + " (float32)")
     page.locator("#explorer-opened h3").filter(has_text="B: tiny-org/tiny-llava").first.wait_for(state="visible")
     page.wait_for_function("() => document.querySelector('#explorer-summary').innerText.includes('run B')")
+    headers = page.locator("#explorer-table th, #explorer-table [role=columnheader]").all_inner_texts()
+    assert any("answer (B)" in h for h in headers) and not any("_" in h for h in headers)
 
     # the link holds the whole state: a new page opens the same question, compared, filtered
     link = page.locator("#explorer-link textarea, #explorer-link input").first
@@ -100,7 +103,12 @@ def test_board_to_explorer_filter_open_walk_compare_and_share(store, settings, f
     wait_heading(again, f"{second} · wrong")
     again.locator("#explorer-opened h3").filter(has_text="B: tiny-org/tiny-llava").first.wait_for(state="visible")
     wait_summary(again, "7 of 30 questions")
-    assert key_a  # published under its own key
+
+    # a board score's link: the questions behind ReForm gen overall, the board's number, a question's image
+    scored = open_page(f"{app_url}?tab=explorer&bench=reform&run={key_a}&metric=gen_overall&item=coarse-01/gen")
+    assert wait_summary(scored, "ReForm gen overall 0.0% on these questions")
+    assert scored.locator("#explorer-metric input").first.input_value() == "ReForm gen overall"
+    scored.locator("#explorer-image img").filter(visible=True).first.wait_for(state="visible")
 
 
 PAYLOADS = {

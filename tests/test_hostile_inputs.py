@@ -110,7 +110,7 @@ def raw_call(app_url: str, api_name: str, body: str):
 
 @pytest.mark.parametrize("page", ["Infinity", "-Infinity", "NaN", "1e999"])
 def test_a_page_of_infinity_is_answered_with_an_error(app_url, page):
-    body = '{"data": ["org/m/0123456789ab_auto", "cure", "", "", [], "", "", false, %s]}' % page
+    body = '{"data": ["org/m/0123456789ab_auto", "cure", "", "", [], "", "", false, %s, ""]}' % page
     assert "page must be a whole number" in raw_call(app_url, "explorer_items", body)["error"]
 
 
@@ -226,7 +226,7 @@ def test_uploads_over_the_limit_are_refused(store, settings):
 def test_details_are_linked_by_run_key_and_served_from_the_store_only(store, settings, finished_runs, client,
                                                                       app_url):
     key = publish_run(store, settings, finished_runs["vision-a"])
-    board = client.predict("", [], [], api_name="/leaderboard")
+    board = client.predict("", [], [], "runs", False, api_name="/leaderboard")  # Run details: the Details links
     shown = json.dumps(board)
     assert f"details/{key}/cure.parquet" in shown
     assert str(store.root) not in shown and "file=" not in shown  # no server path in any link

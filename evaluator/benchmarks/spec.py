@@ -101,6 +101,15 @@ class ItemPart:
 
 
 @dataclass(frozen=True)
+class Measure:
+    """One board metric in the explorer: rows(item table) -> a boolean mask of the questions behind it, and
+    value(details rows of some of them) -> the metric, by the function that scored the run (NaN: undefined)."""
+
+    rows: Callable[[Any], Any]
+    value: Callable[[Any], float]
+
+
+@dataclass(frozen=True)
 class ItemView:
     """How one question is shown: the details columns that hold each part (None: the benchmark has none), the
     columns that group questions, and which rows are the question's scored answer (column, value), when a
@@ -111,7 +120,8 @@ class ItemView:
     - items(details with that "item" column) -> the table of questions (ITEM_COLUMNS, then group_by);
     - parts(rows of one question, as dicts) -> the opened question, as ItemParts;
     - picture(first row of a question, images folder) -> the image as the model saw it (None: it had none;
-      evaluator.images.ImageUnavailable when it cannot be read).
+      evaluator.images.ImageUnavailable when it cannot be read);
+    - measure(metric key) -> the Measure of a board metric (None: the explorer shows plain accuracy for it).
     """
 
     question: str | None = None
@@ -128,6 +138,7 @@ class ItemView:
     items: Callable[[Any], Any] | None = None
     parts: Callable[[list[dict]], list[ItemPart]] | None = None
     picture: Callable[[dict, Path], Image.Image | None] | None = None
+    measure: Callable[[str], Measure | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -159,8 +170,9 @@ class Grader:
 
     messages(question, gold, candidate) -> the judge's chat messages; verdict(reply) -> Verdict;
     questions(suite, sources) -> ([{question_id, question, gold}], a note saying where they come from), gold being
-    the text of the gold box (several references one per line). The stored answer of a run is read from the
-    details through the card's ItemView.
+    the text of the gold box (several references one per line); an entry may also hold the card's ItemView.image
+    column, whose picture the playground shows. The stored answer of a run is read from the details through the
+    card's ItemView.
     """
 
     mode: str

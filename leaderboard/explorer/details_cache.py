@@ -85,7 +85,7 @@ class DetailsCache:
     def get(self, key: str, benchmark: str) -> RunDetails:
         """The details of run `key` for `benchmark`; DetailsError saying why they cannot be shown."""
         if not key:
-            raise DetailsError("pick a run")
+            raise DetailsError("no run given: name a run by its key, <org>/<model>/<sha12>_<precision>")
         if not is_request_key(key):
             raise DetailsError(f"{str(key)[:120]!r} is not a run's key (<org>/<model>/<sha12>_<precision>)")
         if benchmark not in api.benchmark_names():
@@ -96,7 +96,7 @@ class DetailsCache:
                 self._entries.move_to_end((key, benchmark))
                 return found
         if self.board is not None and not self.board.has(key):
-            raise DetailsError(f"there is no run {key} on the board")
+            raise DetailsError(f"no run with key {key!r} on the board")
         generation = self.board.generation if self.board is not None else None
         with self._lock:
             failed = self._failed.get((key, benchmark))

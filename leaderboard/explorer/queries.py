@@ -24,8 +24,8 @@ SEARCHED = ("item", "question", "answer", "gold", "answer_b")
 GROUP_SEP = " = "
 # the URL's query names for each field of a Query; none is a name a route of Gradio claims (its page route reads
 # `page` and `deep_link`: a link holding `page=2` would be answered "Internal Server Error" for the whole Space)
-URL_NAMES = {"run": "run", "compare": "vs", "benchmark": "bench", "outcome": "outcome", "groups": "group",
-             "search": "q", "sort": "sort", "descending": "desc", "page": "at", "item": "item"}
+URL_NAMES = {"run": "run", "compare": "vs", "benchmark": "bench", "metric": "metric", "outcome": "outcome",
+             "groups": "group", "search": "q", "sort": "sort", "descending": "desc", "page": "at", "item": "item"}
 MAX_PAGE = 1_000_000  # beyond any real run's pages; keeps a page number a plain int
 
 
@@ -44,6 +44,7 @@ class Query:
     descending: bool = False
     page: int = 1
     item: str = ""
+    metric: str = ""  # a board metric's key ("gen_overall"): only the questions behind it, and its value
 
 
 def query_string(query: Query) -> str:
@@ -82,7 +83,8 @@ def from_params(params: Mapping[str, object]) -> Query:
     groups = tuple(g[:300] for g in values("groups") if GROUP_SEP in g)[:20]
     return Query(run=first("run"), benchmark=first("benchmark"), compare=first("compare"), outcome=first("outcome"),
                  groups=groups, search=first("search"), sort=first("sort"),
-                 descending=first("descending") in ("1", "true"), page=page, item=first("item"))
+                 descending=first("descending") in ("1", "true"), page=page, item=first("item"),
+                 metric=first("metric"))
 
 
 def as_page(value: object) -> int:
@@ -234,12 +236,18 @@ def group_choices(table: pd.DataFrame, group_by: tuple[str, ...]) -> list[str]:
 def outcome_choices(table: pd.DataFrame) -> list[str]:
     """The outcome filters that match something here (compare ones when there is a second run)."""
     found = [o for o in api.OUTCOMES if (table["outcome"] == o).any()]
-    found += [o for o in table["outcome"].unique().tolist() if o not in found]
+    found += [o for o in table["outcome"].unique().tolist() if o and o not in found]  # "": no outcome of its own
     if table["no_mark"].any():
         found.append(NO_MARK)
     if "score_b" in table:
         found += list(COMPARE_OUTCOMES)
     return found
+
+
+def known_outcomes(table: pd.DataFrame) -> list[str]:
+    """Every outcome a filter may name on this table (matching or not): the benchmarks' outcomes, the table's own,
+    the no-mark filter and, with a second run, the compare ones."""
+    return list(dict.fromkeys([*api.OUTCOMES, NO_MARK, *outcome_choices(table)]))
 
 
 def with_page(query: Query, table: pd.DataFrame) -> Query:

@@ -16,7 +16,7 @@ from evaluator import api
 from leaderboard.board.frames import HUB_URL, run_choices
 from leaderboard.explorer import queries as eq
 from leaderboard.explorer.details_cache import DetailsCache, DetailsError, RunDetails, details_link, details_path
-from leaderboard.formatting import format_score
+from leaderboard.formatting import escape_markdown, format_number, format_percent, format_score
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 from leaderboard.submissions.records import is_request_key
@@ -57,18 +57,48 @@ def _compare_details(cache: DetailsCache, query: eq.Query) -> RunDetails | None:
     return cache.get(query.compare, query.benchmark)
 
 
+def measure_of(card: api.Card, metric: str) -> api.Measure | None:
+    """The card's Measure of one of its metrics (None: no such metric, or the card measures it by plain accuracy)."""
+    if not metric or card.item_view.measure is None or metric not in {m.key for m in card.metrics}:
+        return None
+    return card.item_view.measure(metric)
+
+
+def metric_choices(card: api.Card) -> list[tuple[str, str]]:
+    """(label, key) of the card's board metrics whose questions the explorer can list (its Measures)."""
+    return [(f"{card.short_title} {m.label}", m.key) for m in card.metrics if measure_of(card, m.key) is not None]
+
+
+def metric_summary(card: api.Card, metric: str, measure: api.Measure, details: pd.DataFrame,
+                   shown: pd.DataFrame) -> dict:
+    """{"metric", "metric_label", "metric_kind", "metric_value"}: the board metric on the shown questions' rows."""
+    found = card.metric(metric)
+    rows = details[details["item"].isin(shown["item"])]
+    return {"metric": metric, "metric_label": f"{card.short_title} {found.label}", "metric_kind": found.kind,
+            "metric_value": measure.value(rows)}
+
+
 def list_items(cache: DetailsCache, query: eq.Query, page_size: int = eq.PAGE_SIZE) -> Listing:
-    """The questions of `query.run` on `query.benchmark` that pass its filters, one page of them; DetailsError
-    when the run's details cannot be read."""
+    """The questions of `query.run` on `query.benchmark` that pass its filters, one page of them (with a board
+    metric, only the questions behind it, and its value in the summary); DetailsError when the run's details cannot
+    be read."""
     card = api.card(query.benchmark)
     a = cache.get(query.run, query.benchmark)
     b = _compare_details(cache, query)
     table = eq.joined(a.items, b.items if b is not None else None)
+    measure = measure_of(card, query.metric)
+    if measure is None:
+        query = replace(query, metric="")
+    else:
+        table = table[measure.rows(table).to_numpy()]
     shown = eq.filtered(table, query)
     query = eq.with_page(query, shown) if query.item else query
     rows, page, pages = eq.page_of(shown, query.page, page_size)
     group_by = tuple(card.item_view.group_by)
-    return Listing(query=replace(query, page=page), rows=rows, pages=pages, summary=eq.summary(shown, len(table)),
+    summary = eq.summary(shown, len(table))
+    if measure is not None:
+        summary.update(metric_summary(card, query.metric, measure, a.details, shown))
+    return Listing(query=replace(query, page=page), rows=rows, pages=pages, summary=summary,
                    groups=eq.group_table(shown, group_by), outcome_choices=eq.outcome_choices(table),
                    group_choices=eq.group_choices(table, group_by), columns=list(table.columns), filtered=shown)
 
@@ -87,12 +117,17 @@ def run_coverage(raw: pd.DataFrame | None, run: str, benchmark: str) -> float | 
 def summary_text(summary: dict) -> str:
     """"12 of 31 questions · accuracy 41.7% over 12 scored · coverage 100.0% of the suite" (and B's accuracy when
     comparing; the coverage when the summary has one)."""
-    text = (f"**{summary['shown']}** of {summary['total']} questions · accuracy **{format_score(summary['accuracy'])}%** "
+    text = (f"**{summary['shown']}** of {summary['total']} questions · accuracy **{format_percent(summary['accuracy'])}** "
             f"over {summary['scored']} scored")
+    if summary.get("metric"):
+        value = summary["metric_value"]
+        shown = format_percent(value) if summary["metric_kind"] in api.PERCENT_KINDS else format_number(value)
+        text = (f"{escape_markdown(summary['metric_label'])} **{shown}** on these questions, as the board computes "
+                f"it · {text}")
     if summary.get("coverage") is not None:
-        text += f" · coverage **{format_score(summary['coverage'])}%** of the suite's items"
+        text += f" · coverage **{format_percent(summary['coverage'])}** of the suite's items"
     if "accuracy_b" in summary:
-        text += f" · run B: **{format_score(summary['accuracy_b'])}%** over {summary['scored_b']} scored"
+        text += f" · run B: **{format_percent(summary['accuracy_b'])}** over {summary['scored_b']} scored"
     return text
 
 
@@ -101,8 +136,17 @@ def _short(value: object, width: int = SHORT) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+HEADERS = {"answer_b": "answer (B)", "score_b": "score (B)", "outcome_b": "outcome (B)", "no_mark": "no mark"}
+
+
+def header(column: str) -> str:
+    """A column of the item table as the tab heads it ("answer_b" -> "answer (B)", "chain_length" -> "chain
+    length")."""
+    return HEADERS.get(column, column.replace("_", " "))
+
+
 def page_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """A page as the tab's table shows it: long texts shortened, scores as percentages."""
+    """A page as the tab's table shows it: long texts shortened, scores as percentages, headers in words."""
     out = rows.copy()
     for column in ("question", "answer", "gold", "answer_b"):
         if column in out:
@@ -112,7 +156,7 @@ def page_frame(rows: pd.DataFrame) -> pd.DataFrame:
             out[column] = out[column].map(lambda v: format_score(v))
     if "no_mark" in out:
         out["no_mark"] = out["no_mark"].map(lambda v: "no mark" if v else "")
-    return out.astype(str).reset_index(drop=True)
+    return out.astype(str).reset_index(drop=True).rename(columns=header)
 
 
 def plain(value):

@@ -1,18 +1,18 @@
 """The Explorer tab: every number on the board opens into the questions behind it.
 
-Pick a run and a benchmark (or select a board cell: its run, and the benchmark of its column), filter the run's
-questions by outcome, group and text, sort them, page through them, open one (image as the model saw it, prompt
+Pick a run and a benchmark (or select a board cell: its run, the benchmark of its column and the questions behind
+its score, whose value the summary repeats), filter the run's questions by outcome, group and text, sort them, page through them, open one (image as the model saw it, prompt
 as sent, raw output, parsed answer, gold, grade and the benchmark's own parts), walk to the previous or next one,
 and compare with a second run. Every state is in the page URL (`?tab=explorer&run=...`), so a copied link opens
 the same view. The tables hold untrusted text as plain text; the opened question is HTML escaped in
 leaderboard.explorer.item_html.
 
-API endpoints: /explorer_items (a page of questions with filters) and /explorer_item (one question).
+API endpoints (leaderboard.ui.explorer_api): /explorer_items (a page of questions with filters) and /explorer_item
+(one question).
 """
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass, replace
 
 import gradio as gr
@@ -23,12 +23,14 @@ from leaderboard.board.columns import schema
 from leaderboard.board.space_copy import BoardCopy
 from leaderboard.explorer import queries as eq
 from leaderboard.explorer.details_cache import DetailsCache, DetailsError
-from leaderboard.explorer.views import (details_file, explorer_cards, item_json, list_items, listing_json,
-                                        load_snippet, open_item, page_frame, run_coverage, runs_for, summary_text)
+from leaderboard.explorer.views import (details_file, explorer_cards, header, list_items, load_snippet,
+                                        metric_choices, open_item, page_frame, run_coverage, runs_for, summary_text)
 from leaderboard.explorer.item_html import item_html
 from leaderboard.formatting import escape_markdown, format_score
 from leaderboard.settings import Settings
 from leaderboard.store import Store
+from leaderboard.ui import explorer_api
+from leaderboard.ui.explorer_api import to_query
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +38,8 @@ HELP = ("Every question of a run, as the model answered it. Pick a run and a ben
         "Leaderboard), filter and sort, select a row to open the question, and pick a second run to compare. "
         "The address bar always holds the current view: copy it (or the link below) to share it.")
 ALL = ("every outcome", "")
-INTERNAL = "the explorer failed because of an internal error (it was logged); nothing was changed"
 NO_RUN = ("none", "")
+EVERY_QUESTION = ("every question", "")
 SET_URL = """(query) => {
   if (!query || !query.startsWith("tab=")) { return query; }
   const url = new URL(window.location.href);
@@ -70,53 +72,21 @@ class Controls:
     descending: gr.Checkbox
     page: gr.Number
     item: gr.Textbox
+    metric: gr.Dropdown
 
     def all(self) -> list:
         return [self.benchmark, self.run, self.compare, self.outcome, self.groups, self.search, self.sort,
-                self.descending, self.page, self.item]
-
-
-def _text(value: object, limit: int = 300) -> str:
-    return value[:limit] if isinstance(value, str) else ""
-
-
-def to_query(benchmark, run, compare, outcome, groups, search, sort, descending, page, item) -> eq.Query:
-    """A state from the controls' values (or an API call's): a value of the wrong type counts as empty."""
-    groups = tuple(_text(g) for g in groups if isinstance(g, str))[:20] if isinstance(groups, (list, tuple)) else ()
-    return eq.Query(run=_text(run), benchmark=_text(benchmark), compare=_text(compare), outcome=_text(outcome),
-                    groups=groups, search=_text(search), sort=_text(sort), descending=descending is True,
-                    page=eq.as_page(page), item=_text(item).strip())
-
-
-API_KINDS = {"groups": "a list of texts", "descending": "true or false", "page": "a whole number from 1"}
-
-
-def api_problem(**values) -> str | None:
-    """Why an API call's arguments are not what the endpoint takes (None when they are): texts, a list of texts for
-    groups, true/false for descending, a finite whole number for page; null means "not given"."""
-    for name, value in values.items():
-        if value is None:
-            continue
-        if name == "groups":
-            fits = isinstance(value, list) and all(isinstance(g, str) for g in value)
-        elif name == "descending":
-            fits = isinstance(value, bool)
-        elif name == "page":
-            fits = (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-                    and value == int(value) and value >= 1)
-        else:
-            fits = isinstance(value, str)
-        if not fits:
-            return f"{name} must be {API_KINDS.get(name, 'a text')}, not {type(value).__name__} {str(value)[:40]!r}"
-    return None
+                self.descending, self.page, self.item, self.metric]
 
 
 LINK_HEADERS = ("Model", "Details")  # their cells hold links: selecting one does not open the Explorer
 
 
-def board_cell_query(row: list, column: int, headers: list[str], labels: dict[str, str]) -> eq.Query | None:
-    """The explorer state a board cell opens: its row's run, and the benchmark of its column (else the run's first
-    benchmark; labels: column label -> benchmark name). None for a link cell or a row that names no run."""
+def board_cell_query(row: list, column: int, headers: list[str], labels: dict[str, str],
+                     metrics: dict[str, str] | None = None) -> eq.Query | None:
+    """The explorer state a board cell opens: its row's run, the benchmark of its column (else the run's first
+    benchmark; labels: column label -> benchmark name) and the metric it shows (metrics: column label -> metric
+    key), so the Explorer lists the questions behind that number. None for a link cell or a row that names no run."""
     if isinstance(column, int) and 0 <= column < len(headers) and headers[column] in LINK_HEADERS:
         return None
     try:
@@ -125,7 +95,7 @@ def board_cell_query(row: list, column: int, headers: list[str], labels: dict[st
     except (KeyError, TypeError):
         return None
     header = headers[column] if isinstance(column, int) and 0 <= column < len(headers) else ""
-    return eq.Query(run=key, benchmark=labels.get(header, ""))
+    return eq.Query(run=key, benchmark=labels.get(header, ""), metric=(metrics or {}).get(header, ""))
 
 
 def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
@@ -138,6 +108,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
     board = board or BoardCopy(store, board_schema)
     cache = DetailsCache(store, settings.explorer_cache_runs, board=board)
     labels = {c.label: c.group for c in board_schema.columns if c.group in names}
+    metric_keys = {c.label: c.name[len(c.group) + 1:] for c in board_schema.columns if c.group in names}
     board_copy = board.frame
 
     def runs(benchmark: str) -> list[tuple[str, str]]:
@@ -163,8 +134,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
             return view(*values, message=message)
         except Exception:  # noqa: BLE001
             log.exception("explorer: the view %s could not be drawn", eq.query_string(to_query(*values))[:300])
-            return view(*values[:9], "", message="This view could not be drawn because of an internal error; "
-                        "it was logged. Pick another run or question.")
+            return view(*values[:9], "", *values[10:], message="This view could not be drawn because of an "
+                        "internal error; it was logged. Pick another run or question.")
 
     def view(*values, message: str = ""):
         """Every output of the tab for one state."""
@@ -172,14 +143,17 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         compare_choices = [NO_RUN, *[(label, key) for label, key in choices if key != query.run]]
         base = [gr.Dropdown(value=query.benchmark), gr.Dropdown(choices=choices, value=query.run or None),
                 gr.Dropdown(choices=compare_choices, value=query.compare)]
+        metrics = [EVERY_QUESTION, *metric_choices(api.card(query.benchmark))] if query.benchmark else [EVERY_QUESTION]
 
         def nothing(note: str):
             """The outputs when there is no table to show, and why."""
             empty = pd.DataFrame()
             return (*base, gr.Dropdown(choices=[ALL], value=""), gr.Dropdown(choices=[], value=[]),
-                    gr.Dropdown(choices=[], value=""), gr.Checkbox(value=query.descending), gr.Number(value=1), "",
+                    gr.Dropdown(choices=[("the benchmark's order", "")], value=""),  # "" must be a choice
+                    gr.Checkbox(value=query.descending), gr.Number(value=1), "",
                     escape_markdown(note, limit=None), empty, empty, gr.Textbox(value=""), gr.Image(visible=False),
-                    "", eq.query_string(query), gr.DownloadButton(visible=False), "")
+                    "", eq.query_string(query), gr.DownloadButton(visible=False), "",
+                    gr.Dropdown(choices=metrics, value=""))
 
         if not query.run:
             return nothing(message or (f"No run on the board has {api.card(query.benchmark).title} results yet."
@@ -207,7 +181,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         outcome_choices = [ALL, *[(o, o) for o in listing.outcome_choices]]
         outcome = query.outcome if query.outcome in listing.outcome_choices else ""
         groups = [g for g in query.groups if g in listing.group_choices]
-        sort_choices = [("the benchmark's order", ""), *[(c, c) for c in listing.columns]]
+        sort_choices = [("the benchmark's order", ""), *[(header(c), c) for c in listing.columns]]
         summary = summary_text({**listing.summary,
                                 "coverage": run_coverage(board_copy(), query.run, query.benchmark)})
         if message:
@@ -219,7 +193,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
                 summary, page_frame(listing.rows), listing.groups, gr.Textbox(value=item_value), picture,
                 opened_html, eq.query_string(replace(query, outcome=outcome, groups=tuple(groups))),
                 gr.DownloadButton(value=details_file(store, settings, query.run, query.benchmark), visible=True),
-                load_snippet(store, settings, query.run, query.benchmark))
+                load_snippet(store, settings, query.run, query.benchmark),
+                gr.Dropdown(choices=metrics, value=query.metric))
 
     # -- layout ---------------------------------------------------------------------------------------------------
     gr.Markdown(HELP)
@@ -239,6 +214,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         sort = gr.Dropdown(choices=[("the benchmark's order", "")], value="", label="Sort by", scale=2,
                            elem_id="explorer-sort")
         descending = gr.Checkbox(value=False, label="descending", scale=1, elem_id="explorer-descending")
+        metric = gr.Dropdown(choices=[EVERY_QUESTION], value="", label="Board score (its questions)", scale=2,
+                             elem_id="explorer-metric")
         page = gr.Number(value=1, minimum=1, precision=0, label="Page", scale=1, elem_id="explorer-page")
         pages = gr.Markdown("", elem_id="explorer-pages")
     summary = gr.Markdown("", elem_id="explorer-summary")
@@ -261,9 +238,9 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         code = gr.Code(value="", language="python", label="Load them with datasets", interactive=False,
                        elem_id="explorer-snippet")
 
-    controls = Controls(benchmark, run, compare, outcome, groups, search, sort, descending, page, item)
+    controls = Controls(benchmark, run, compare, outcome, groups, search, sort, descending, page, item, metric)
     outputs = [benchmark, run, compare, outcome, groups, sort, descending, page, pages, summary, table, group_table,
-               item, picture, opened, link, download, code]
+               item, picture, opened, link, download, code, metric]
 
     def then_url(event, js: str = SET_URL):
         event.then(None, inputs=link, outputs=link, js=js, api_visibility="private", show_progress="hidden")
@@ -273,14 +250,15 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
                          show_progress="hidden", trigger_mode="always_last"))
 
     def changed(*values):  # a filter changed: back to page 1
-        return show(*values[:8], 1, values[9])
+        return show(*values[:8], 1, *values[9:])
 
     def switched(*values):  # a new benchmark or run: nothing open
-        return show(*values[:8], 1, "")
+        return show(*values[:8], 1, "", *values[10:])
 
     on(benchmark.input, switched)
     on(run.input, switched)
-    for trigger in (compare.input, outcome.input, groups.input, search.submit, sort.input, descending.input):
+    for trigger in (compare.input, outcome.input, groups.input, search.submit, sort.input, descending.input,
+                    metric.input):
         on(trigger, changed)
     on(page.submit, show)
     on(item.submit, show)
@@ -294,25 +272,25 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
                 return show(*values, message=str(exc))
             target = eq.neighbour(listing.filtered, query.item, direction)
             message = "" if target else "No question further in this direction."
-            return show(*values[:9], target or query.item, message=message)
+            return show(*values[:9], target or query.item, *values[10:], message=message)
         return walk
 
     on(previous.click, step(-1))
     on(following.click, step(1))
 
     # Gradio finds the event data by a parameter's annotation, so these spell out the controls' values
-    def open_row(benchmark, run, compare, outcome, groups, search, sort, descending, page, item,
+    def open_row(benchmark, run, compare, outcome, groups, search, sort, descending, page, item, metric,
                  evt: gr.SelectData):
         row = evt.row_value or []
         return show(benchmark, run, compare, outcome, groups, search, sort, descending, page,
-                    str(row[0]) if row else item)
+                    str(row[0]) if row else item, metric)
 
-    def pick_group(benchmark, run, compare, outcome, groups, search, sort, descending, page, item,
+    def pick_group(benchmark, run, compare, outcome, groups, search, sort, descending, page, item, metric,
                    evt: gr.SelectData):
         row = evt.row_value or []
         if len(row) >= 2:
             groups = [f"{row[0]}{eq.GROUP_SEP}{row[1]}"]
-        return show(benchmark, run, compare, outcome, groups, search, sort, descending, 1, item)
+        return show(benchmark, run, compare, outcome, groups, search, sort, descending, 1, item, metric)
 
     on(table.select, open_row)
     on(group_table.select, pick_group)
@@ -323,7 +301,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         query = eq.from_params(found)
         selected = gr.Tabs() if found.get("tab") != ["explorer"] else gr.Tabs(selected="explorer")
         return (selected, *show(query.benchmark, query.run, query.compare, query.outcome, list(query.groups),
-                                query.search, query.sort, query.descending, query.page, query.item))
+                                query.search, query.sort, query.descending, query.page, query.item, query.metric))
 
     then_url(demo.load(from_url, inputs=None, outputs=[tabs, *outputs], api_visibility="private",
                        show_progress="hidden"), js=SET_URL_IF_OPENED)
@@ -332,53 +310,17 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         def from_board(board_value: pd.DataFrame, evt: gr.SelectData):
             headers = list(board_value.columns) if isinstance(board_value, pd.DataFrame) else []
             column = evt.index[1] if isinstance(evt.index, (list, tuple)) and len(evt.index) > 1 else -1
-            query = board_cell_query(evt.row_value or [], column, headers, labels)
+            query = board_cell_query(evt.row_value or [], column, headers, labels, metric_keys)
             if query is None:
                 return tuple(gr.skip() for _ in range(1 + len(outputs)))
-            return (gr.Tabs(selected="explorer"), *show(query.benchmark, query.run, "", "", [], "", "", False, 1, ""))
+            return (gr.Tabs(selected="explorer"),
+                    *show(query.benchmark, query.run, "", "", [], "", "", False, 1, "", query.metric))
 
         then_url(board_table.select(from_board, inputs=[board_table], outputs=[tabs, *outputs],
                                     api_visibility="private", show_progress="hidden"))
 
     # -- API ------------------------------------------------------------------------------------------------------
-    def explorer_items(run: str, benchmark: str, compare: str = "", outcome: str = "", groups: list[str] | None = None,
-                       search: str = "", sort: str = "", descending: bool = False, page: int = 1) -> dict:
-        """One page of a run's questions on a benchmark, filtered and sorted as in the Explorer tab: {query, page,
-        pages, summary, items, groups, outcomes, group_filters}; {"error": ...} when the run cannot be read."""
-        problem = api_problem(run=run, benchmark=benchmark, compare=compare, outcome=outcome, groups=groups,
-                              search=search, sort=sort, descending=descending, page=page)
-        if problem:
-            return {"error": problem}
-        query = to_query(benchmark, run, compare, outcome, groups, search, sort, descending, page, "")
-        if query.benchmark not in names:
-            return {"error": f"unknown benchmark {str(benchmark)[:60]!r}; known: {', '.join(names)}"}
-        try:
-            return listing_json(list_items(cache, query), run_coverage(board_copy(), query.run, query.benchmark))
-        except DetailsError as exc:
-            return {"error": str(exc)}
-        except Exception:  # noqa: BLE001 - an API answer, never a traceback
-            log.exception("explorer_items failed for %s", eq.query_string(query)[:300])
-            return {"error": INTERNAL}
-
-    def explorer_item(run: str, benchmark: str, item: str, compare: str = "") -> dict:
-        """One question of a run (and of a second run): {item, row, parts, parts_b, missing_b, has_picture,
-        picture_note}; {"error": ...} when there is no such question."""
-        problem = api_problem(run=run, benchmark=benchmark, item=item, compare=compare)
-        if problem:
-            return {"error": problem}
-        query = to_query(benchmark, run, compare, "", [], "", "", False, 1, item)
-        if query.benchmark not in names:
-            return {"error": f"unknown benchmark {str(benchmark)[:60]!r}; known: {', '.join(names)}"}
-        try:
-            return item_json(open_item(cache, query, settings.images_dir, with_picture=False))
-        except DetailsError as exc:
-            return {"error": str(exc)}
-        except Exception:  # noqa: BLE001 - an API answer, never a traceback
-            log.exception("explorer_item failed for %s", eq.query_string(query)[:300])
-            return {"error": INTERNAL}
-
-    gr.api(explorer_items, api_name="explorer_items")
-    gr.api(explorer_item, api_name="explorer_item")
+    explorer_api.register(cache, settings, names, board_copy, picture, lambda: demo.root_path)
 
 
 def _label(choices: list[tuple[str, str]], key: str) -> str:

@@ -18,6 +18,8 @@ generation.
     options.py     the run options
     planning.py    the rows and model requests of every item
     scoring.py     reading the answers; dataset, dimension and overall scores, format hit rate, instability
+    explore.py     the explorer's item table and opened question; measures.py: the questions behind each board
+                   metric and its value; picture.py: a question's image, read again from its data file
 """
 from evaluator.benchmarks.reform.card import CARD
 from evaluator.benchmarks.reform.planning import plan

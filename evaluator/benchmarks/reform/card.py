@@ -1,7 +1,7 @@
 """ReForm-Eval's card: what it measures, its board columns, its data source and options, how a question is shown."""
 from __future__ import annotations
 
-from evaluator.benchmarks.reform import explore
+from evaluator.benchmarks.reform import explore, measures, picture
 from evaluator.benchmarks.reform.datasets import (ACCURACY_DIMENSIONS, DATASETS, DESCRIPTION, NOT_RUN,
                                                   dimension_counts)
 from evaluator.benchmarks.reform.options import DEFAULT_REPEATS, FREE_MAX_NEW_TOKENS, MC_MAX_NEW_TOKENS
@@ -85,6 +85,9 @@ DETAILS = (
     DetailColumn("option_scores", JSON, "Likelihood: each shown option's log-likelihood, [{\"sum\", \"mean\", "
                  "\"n_tokens\"}] in the order shown (the likelihood and likelihood_mean rows of a repeat share one "
                  "scoring); else empty."),
+    DetailColumn("image_ref", STRING, "Where the image is read again: \"<data file>#<n>\", the n-th item of the "
+                 "data file as the suite reads it (the sample suite's file by its name; a full-suite file by its "
+                 "hf:// reference at the revision used); the image itself, often base64 in the file, is not copied."),
 )
 
 CARD = Card(
@@ -182,8 +185,9 @@ CARD = Card(
         "text, answered by generation, enters the likelihood mean as well, so both modes cover the same dimensions.",
         _not_run(),
     ),
-    item_view=ItemView(question="question", grade="correct", group_by=explore.GROUP_BY, key=explore.key,
-                       items=explore.items, parts=explore.parts),
+    item_view=ItemView(question="question", grade="correct", image="image_ref", group_by=explore.GROUP_BY,
+                       key=explore.key, items=explore.items, parts=explore.parts, picture=picture.picture,
+                       measure=measures.measure),
     details=DETAILS,
     licence=(
         "ReForm-Eval's code is Apache-2.0 (FudanDISC/ReForm-Eval); its data repackages public datasets (VQA, OCR, "

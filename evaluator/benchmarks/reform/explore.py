@@ -14,7 +14,7 @@ GROUP_BY = ("dimension", "dataset", "form", "mode")
 MODE_KEYS = {"generation": "gen", "likelihood": "lik"}
 MAIN_EXTRACTIONS = ("mark", "likelihood", "ocr", "kie", "caption")  # likelihood_mean rows are the per-token variant
 MULTIPLE_CHOICE = "multiple_choice"
-PER_DATASET = "scored per dataset"  # a caption: its score is the dataset's CIDEr
+PER_DATASET = "scored with its dataset (CIDEr)"  # a caption's grade: no score or outcome of its own
 HOW_READ = {
     "mark": "generation: the first option mark, such as (A), (a) or (1), in the output; none is wrong",
     "likelihood": "likelihood: the option with the highest summed log-likelihood as the reply",
@@ -64,14 +64,14 @@ def items(details: pd.DataFrame) -> pd.DataFrame:
     right = main["correct"].astype(bool).groupby(main["item"], sort=False)
     index = first.index
     outcome = outcomes(score).reindex(index)
-    outcome[first["form"] == "caption"] = PER_DATASET
+    outcome[first["form"] == "caption"] = ""  # not an outcome a filter offers: its grade says why
     return item_table({
         "item": index, "question": first["question"],
         "answer": grouped["chosen"].agg(lambda s: s.value_counts().index[0]).reindex(index),
         "gold": [_gold(r) for r in first[["form", "options", "gold"]].to_dict("records")],
         "score": score.reindex(index), "outcome": outcome,
-        "grade": [f"{int(n)}/{int(t)} repeats right" if f == MULTIPLE_CHOICE else "" for n, t, f in
-                  zip(right.sum().reindex(index), right.size().reindex(index), first["form"])],
+        "grade": [f"{int(n)}/{int(t)} repeats right" if f == MULTIPLE_CHOICE else PER_DATASET if f == "caption"
+                  else "" for n, t, f in zip(right.sum().reindex(index), right.size().reindex(index), first["form"])],
         "no_mark": no_mark.reindex(index),
         "dimension": first["dimension"], "dataset": first["dataset"], "form": first["form"], "mode": first["mode"],
     }, GROUP_BY)

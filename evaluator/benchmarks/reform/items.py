@@ -151,7 +151,8 @@ def normalise_item(record, index: int, form: str | None = None, dataset: str = "
 
 
 def load_items(source: str | Path, form: str | None = None, *, dataset: str = "", dimension: str = "",
-               load_images: bool = True, cache_dir: str | Path | None = None, layout: str = "items") -> list[dict]:
+               load_images: bool = True, cache_dir: str | Path | None = None, layout: str = "items",
+               source_name: str | None = None) -> list[dict]:
     """Read a ReForm-Eval file from a local path, an http(s) URL or hf://datasets/<org>/<name>[@rev]/<file>.
 
     `layout` "items" reads the records as they are; another name is a key of layouts.LAYOUTS, whose adapter
@@ -160,6 +161,8 @@ def load_items(source: str | Path, form: str | None = None, *, dataset: str = ""
     `form` is one of FORMS; None means each item carries its own "form" (as the sample suite does). `dataset`
     and `dimension` label every item unless the item has its own. With load_images=False the images are not
     decoded (item["image"] is None), for reading prediction dumps whose image paths are not available.
+    Each item's `image_source` is "<source_name or source>#<n>": the n-th record of the file as read here, where
+    the explorer finds its image again (reform.picture).
     Raises ValueError naming the index of a malformed item.
     """
     source = str(source)
@@ -168,5 +171,11 @@ def load_items(source: str | Path, form: str | None = None, *, dataset: str = ""
     text, resolve = read_data(source)
     cache = Path(cache_dir) if cache_dir else None
     records = item_records(text, source) if layout == "items" else adapt(layout, text, source)
-    return [normalise_item(rec, i, form, dataset, dimension, resolve, load_images, cache)
-            for i, rec in enumerate(records)]
+    return [with_source(normalise_item(rec, i, form, dataset, dimension, resolve, load_images, cache),
+                        source_name or source, i) for i, rec in enumerate(records)]
+
+
+def with_source(item: dict, file: str, index: int) -> dict:
+    """The item with its image_source, "<file>#<index>"."""
+    item["image_source"] = f"{file}#{index}"
+    return item

@@ -98,6 +98,7 @@ def _row(item: dict, key: str, mode: str, repeat: int, extraction: str) -> dict:
         "mark_style": "",
         "template_id": -1,
         "option_scores": "",
+        "image_ref": item.get("image_source", ""),
     }
 
 

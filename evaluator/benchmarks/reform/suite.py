@@ -12,7 +12,7 @@ from pathlib import Path
 
 from evaluator.benchmarks.reform.datasets import DATASETS, DATASETS_BY_NAME, MC, ReformDataset, hub_source
 from evaluator.benchmarks.reform.files import choice_list, read_data
-from evaluator.benchmarks.reform.items import load_items, normalise_item
+from evaluator.benchmarks.reform.items import load_items, normalise_item, with_source
 from evaluator.sources import json_records
 
 SAMPLE_PATH = Path(__file__).resolve().parent / "sample" / "reform_sample.json"
@@ -74,7 +74,8 @@ def load_tdiuc(questions: str, annotations: str, choices_dir: str, question_type
             options = _draw_options(answer, pool, qid)
         record = {"question_id": qid, "question": q.get("question"), "answer": answer, "answer_options": options,
                   "image": q.get("image") or q.get("image_id")}
-        items.append(normalise_item(record, k, MC, dataset, dimension, resolve, load_images, cache))
+        items.append(with_source(normalise_item(record, k, MC, dataset, dimension, resolve, load_images, cache),
+                                 questions, k))
     return items
 
 
@@ -95,7 +96,8 @@ def load_object_counting(annotations: str, choices: str, *, dataset: str = "", d
         record = {"question_id": qid, "question": ann.get("Question"), "answer": answer,
                   "answer_options": _draw_options(answer, pool, qid),
                   "image": ann.get("image") or ann.get("Image_ID")}
-        items.append(normalise_item(record, k, MC, dataset, dimension, resolve, load_images, cache))
+        items.append(with_source(normalise_item(record, k, MC, dataset, dimension, resolve, load_images, cache),
+                                 annotations, k))
     return items
 
 
@@ -129,4 +131,4 @@ def load_full_suite(names: list[str] | None = None, revision: str | None = None,
 
 def load_sample_suite(load_images: bool = True) -> list[dict]:
     """Our own small suite (SAMPLE_PATH, drawn by tools/draw_reform_sample.py): >= 5 items per dimension."""
-    return load_items(SAMPLE_PATH, None, load_images=load_images)
+    return load_items(SAMPLE_PATH, None, load_images=load_images, source_name=SAMPLE_PATH.name)
