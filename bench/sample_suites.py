@@ -1,44 +1,31 @@
 """How long the sample suites take on a CPU, and what a quick trial with LEADERBOARD_LIMIT costs.
 
-What it measures. Two random-weight models with the architecture sizes of two small real models (their weights
-cannot be downloaded here, so the sizes are typed in from the models' public config.json, below):
+What it measures: two random-weight models with the sizes of two small real models, typed in from their public
+config.json below (the weights cannot be downloaded here): text, HuggingFaceTB/SmolLM2-135M-Instruct (Llama, 30
+layers of 576, vocab 49,152); vision, HuggingFaceTB/SmolVLM-256M-Instruct (Idefics3: a 12-layer SigLIP-style tower
+at 512 px, pixel shuffle by 4, a SmolLM2-135M-shaped text model). Each is evaluated by the real evaluator in a
+subprocess as the Space's worker runs it (`python -m evaluator run --suite sample ... --batch-size auto`):
 
-- text:   HuggingFaceTB/SmolLM2-135M-Instruct (LlamaForCausalLM, 30 layers, hidden 576, 9/3 heads, vocab 49,152);
-- vision: HuggingFaceTB/SmolVLM-256M-Instruct (Idefics3ForConditionalGeneration: a SigLIP-style tower at 512 px,
-          patch 16, 12 layers of 768, pixel shuffle by 4, and a SmolLM2-135M-shaped text model, vocab 49,280).
+1. one run of all four benchmarks with `--limit 2` (what `LEADERBOARD_LIMIT=2` does): the "quick trial" figure
+   (run.wall_time_s) and each benchmark's wall_time_s in it (reform: 2 items per dimension, 16 items);
+2. one run per benchmark on the full sample suite: its `wall_time_s`. A benchmark estimated over
+   --max-full-seconds runs on fewer items (`--limit N`), its time extrapolated per item ("~" in the table).
 
-Each is saved to a temporary folder and evaluated by the real evaluator in a subprocess, exactly as the Space's
-worker runs it (`python -m evaluator run --model <folder> --suite sample --benchmarks <...> --out <dir>
---batch-size auto`, leaderboard/running/scheduler.py::worker_command), with default torch threads:
+The text model skips cure, reform and lave (they need images). A scripted judge on 127.0.0.1 (tests.judge_servers)
+answers at once: the figures are the model's time.
 
-1. one run of all four benchmarks with `--limit 2` (what `LEADERBOARD_LIMIT=2` does with all four chosen): the
-   "quick trial" figure (its run.wall_time_s), and each benchmark's wall_time_s in it. The limit counts items, except
-   for reform, where it counts items per dimension (8 dimensions: 16 items);
-2. one run per benchmark on the full sample suite (no limit): the benchmark's `wall_time_s` in results.json is the
-   figure; the run's `run.wall_time_s` adds loading the model. If a benchmark's estimate (from step 1) is over
-   --max-full-seconds, it runs with a `--limit N` that should take about half of that instead, and its time is
-   extrapolated linearly per item (marked "~" in the table).
-
-The text model is a text-only model, so the evaluator skips cure, reform and lave for it (they need images): only
-simpleqa runs. SimpleQA and LAVE need a judge: a scripted OpenAI-compatible judge on 127.0.0.1 (tests.judge_servers
-with tests.scripted_judges, as the end-to-end tests use) answers at once, so the figures are the model's own time.
-
-Why the figures are an upper bound. Random weights almost never emit end-of-sequence, so every answer runs to its
-benchmark's max_new_tokens (simpleqa 48, or 96 for the stated-confidence prompt; lave 32; reform and cure
-per their options); a real model that stops after a short answer is faster. The tokenizer is the tests' tiny
-byte-level BPE (tests/tiny_models.py, padded with added tokens to the real vocabulary size so the LM head costs what
-it does in the real model): it splits benchmark text into more tokens than the real tokenizer, so prompts are longer.
-Images: the image processor keeps the real 512 px size with do_image_splitting=False, so an image is 64 tokens; the
-real SmolVLM processor splits large images into up to 4x4 tiles of 512 px plus a global view (up to 17 x 64 tokens),
-which would cost more per image.
-
-The machine may be shared (other processes running tests): the figures are wall times, and the table's "cores"
-column (CPU seconds / wall seconds of each run, about 2 with both cores free) shows which runs shared the CPU;
-rerun those with --models/--benchmarks when the machine is quiet.
+What the figures are not: a real model's time. Random weights almost never emit end-of-sequence, so every answer
+runs to its max_new_tokens (the card defaults, printed with the figures: simpleqa 256, 96 for stated confidence, 7
+generations per item); a real model's answers differ, and a loaded machine is slower: a real SmolLM2-135M-Instruct
+took 11.5 minutes at LEADERBOARD_LIMIT=2 on a loaded machine (3:45 CPU-minutes). The tokenizer is the tests' tiny
+byte-level BPE padded to the real vocabulary size (so the LM head costs what it does): it makes prompts longer than
+the real tokenizer. Images stay unsplit at 512 px (64 tokens); the real SmolVLM processor splits large images into
+up to 17 x 64 tokens. The "cores" column (CPU s / wall s, about 2 with both cores free) shows which runs shared the
+CPU with other processes; rerun those with --models/--benchmarks when the machine is quiet.
 
 Run: `HF_HUB_OFFLINE=1 .venv/bin/python bench/sample_suites.py [--models text,vision] [--benchmarks cure,...]
-[--max-full-seconds 900] [--keep]` (about 35 minutes with both cores free: 6 text, 29 vision).
-Not part of the test suite.
+[--max-full-seconds 900] [--trial-only] [--keep]` (about 35 minutes with both cores free: 6 text, 29 vision;
+--trial-only: the LEADERBOARD_LIMIT=2 figures alone), always with --device cpu. Not part of the test suite.
 """
 from __future__ import annotations
 
@@ -81,9 +68,9 @@ class Shape:
 
     key: str
     label: str  # in the table
-    prose: str  # in the README summary
     build: object  # (folder: Path) -> Path
     benchmarks: tuple[str, ...]
+    params: int = 0  # counted once the model is built
 
 
 @dataclass
@@ -149,9 +136,8 @@ def build_smolvlm_256m(folder: Path) -> Path:
 
 
 SHAPES = {
-    "text": Shape("text", "SmolLM2-135M shape (text)", "a 135M text model (only simpleqa runs)", build_smollm2_135m,
-                  ("simpleqa",)),
-    "vision": Shape("vision", "SmolVLM-256M shape (vision)", "a 256M vision model", build_smolvlm_256m, BENCHMARKS),
+    "text": Shape("text", "SmolLM2-135M shape (text)", build_smollm2_135m, ("simpleqa",)),
+    "vision": Shape("vision", "SmolVLM-256M shape (vision)", build_smolvlm_256m, BENCHMARKS),
 }
 
 
@@ -204,14 +190,12 @@ def judge_reply(index: int, body: dict):
 @dataclass
 class Process:
     """What one evaluator subprocess cost: wall and CPU seconds, and the 1-minute load average at its end."""
-
     wall_s: float
     cpu_s: float
     load: float
 
     @property
-    def cores_used(self) -> float:
-        """CPU seconds per wall second: about the torch threads (2) when the process had the cores to itself."""
+    def cores_used(self) -> float:  # about the torch threads (2) when the process had the cores to itself
         return self.cpu_s / self.wall_s if self.wall_s else math.nan
 
 
@@ -219,7 +203,8 @@ def evaluate(model: Path, benchmarks: tuple[str, ...], limit: int, out: Path, ju
     """Run the evaluator as the worker does; its results.json and what the subprocess cost."""
     command = [sys.executable, "-m", "evaluator", "run", "--model", str(model), "--suite", "sample",
                "--benchmarks", ",".join(benchmarks), "--out", str(out), "--batch-size", "auto",
-               "--limit", str(limit), "--images-dir", str(out.parent / "cache" / "images"), "--judge", judge]
+               "--limit", str(limit), "--images-dir", str(out.parent / "cache" / "images"), "--judge", judge,
+               "--device", "cpu"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     out.mkdir(parents=True, exist_ok=True)
     started, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -243,16 +228,17 @@ def measure_shape(shape: Shape, work: Path, judge: str, max_full_s: float,
     """The figures of the shape's benchmarks (those in `only`), and the quick trial's results (all four benchmarks,
     --limit 2)."""
     folder = shape.build(work / f"model-{shape.key}")
-    say(f"{shape.label}: {parameter_count(folder) / 1e6:.0f}M parameters"
+    shape.params = parameter_count(folder)
+    say(f"{shape.label}: {shape.params / 1e6:.0f}M parameters"
         + (f", {image_tokens(folder)} image tokens per picture" if shape.key == "vision" else ""))
     figures = [Figure(shape.label, b, *suite_size(b, work / "cache" / "images")) for b in shape.benchmarks
                if b in only]
 
     trial, cost = evaluate(folder, BENCHMARKS, TRIAL_LIMIT, work / f"{shape.key}-trial", judge)
+    trial["cores_used"] = cost.cores_used  # kept beside the results, for the report
     say(f"{shape.label}: quick trial (--limit {TRIAL_LIMIT}, {','.join(BENCHMARKS)}): "
         f"run {trial['run']['wall_time_s']:.0f} s (process {cost.wall_s:.0f} s, {cost.cores_used:.2f} cores used, "
-        f"load {cost.load:.1f}); skipped: "
-        f"{', '.join(trial['skipped']) or 'none'}")
+        f"load {cost.load:.1f}); skipped: {', '.join(trial['skipped']) or 'none'}")
     for fig in figures:
         fig.trial_s = trial["benchmarks"][fig.benchmark]["wall_time_s"]
         fig.trial_items = trial["run"]["item_counts"][fig.benchmark]
@@ -313,26 +299,49 @@ def table(figures: list[Figure], trials: dict[str, dict]) -> str:
 
 
 def load_seconds(trial: dict) -> float:
-    """Time of a run outside its benchmarks (loading the model, writing results) in the quick trial."""
+    """Time of the quick trial outside its benchmarks (loading the model, writing results)."""
     return trial["run"]["wall_time_s"] - sum(b["wall_time_s"] for b in trial["benchmarks"].values())
 
 
+def machine() -> str:
+    """The machine the figures were measured on: CPU model, cores, torch threads (no GPU is used: --device cpu)."""
+    import torch
+
+    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
+    names = [line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")]
+    cpu = names[0] if names else platform.processor() or platform.machine()
+    return f"{cpu}, {os.cpu_count()} cores, torch {torch.__version__} with {torch.get_num_threads()} threads, no GPU"
+
+
+def budgets() -> str:
+    """Each benchmark's answer budgets (the card defaults the runs used), which random weights use up in full."""
+    from evaluator import api
+    return "; ".join(f"{c.name} " + ", ".join(f"{o.key.split('.', 1)[1]} {o.default}" for o in c.options
+                                               if o.key.endswith("max_new_tokens"))
+                     for c in (api.card(b) for b in BENCHMARKS))
+
+
 def summary(figures: list[Figure], trials: dict[str, dict]) -> str:
-    """The README's sentences, from the measured figures (a draft: round and reword as needed)."""
-    full, trial = [], []
+    """The README's figures and what exactly they measured (round and reword as needed)."""
+    full, trial, models = [], [], []
     for shape in SHAPES.values():
         if shape.label not in trials:
             continue
         shape_figs = [f for f in figures if f.shape == shape.label]
         total = sum(f.wall_s for f in shape_figs) + load_seconds(trials[shape.label])
         each = ", ".join(f"{f.benchmark} {minutes(f.wall_s)}" for f in shape_figs)
-        full.append(f"{minutes(total)} for {shape.prose}" + (f" ({each})" if len(shape_figs) > 1 else ""))
-        trial.append(f"{minutes(trials[shape.label]['run']['wall_time_s'])} for {shape.prose.split(' (')[0]}")
-    return (f"On a {os.cpu_count()}-core CPU, the sample suites of all four benchmarks take about "
-            + " and about ".join(full) + ", model loading included. These are upper bounds, measured with random "
-            "weights of those sizes that answer up to each benchmark's max_new_tokens; a trained model that stops "
-            "early is faster. `LEADERBOARD_LIMIT=2` (2 items per benchmark; 2 per dimension, 16 items, for reform) "
-            "makes a trial run of about " + " and about ".join(trial) + ".")
+        if shape_figs:
+            full.append(f"{minutes(total)} for the {shape.key} model" + (f" ({each})" if len(shape_figs) > 1 else ""))
+        trial.append(f"{minutes(trials[shape.label]['run']['wall_time_s'])} for the {shape.key} model "
+                     f"({trials[shape.label]['cores_used']:.1f} cores used)")
+        models.append(f"{shape.key}: {shape.params / 1e6:.0f}M parameters, {shape.label.split(' (')[0]}")
+    measured = (f"Measured on {machine()}, with random-weight models ({'; '.join(models)}) and the tests' tiny "
+                f"tokenizer; random weights use up every answer budget ({budgets()}).")
+    sample = (" The full sample suites take about " + " and about ".join(full) + ", model loading included."
+              if full else "")
+    return (measured + sample + f" LEADERBOARD_LIMIT={TRIAL_LIMIT} (all four benchmarks chosen; reform: "
+            f"{TRIAL_LIMIT} per dimension) takes about " + " and about ".join(trial) + ". A real model's answers "
+            "are not random weights' and a loaded machine is slower: not a real model's time.")
 
 
 def main() -> None:
@@ -342,18 +351,17 @@ def main() -> None:
                         help="a benchmark estimated longer than this runs on fewer items, extrapolated")
     parser.add_argument("--benchmarks", default=",".join(BENCHMARKS),
                         help="benchmarks to time on the full sample suite (the quick trial always runs all four)")
+    parser.add_argument("--trial-only", action="store_true",
+                        help=f"only the --limit {TRIAL_LIMIT} quick trial of each model (minutes, not half an hour)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (models, runs, logs)")
     args = parser.parse_args()
-    only = tuple(b.strip() for b in args.benchmarks.split(",") if b.strip())
-
-    import torch
+    only = () if args.trial_only else tuple(b.strip() for b in args.benchmarks.split(",") if b.strip())
 
     from tests.judge_servers import ScriptedServer
 
     started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="bench-sample-suites-"))
-    say(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__} with "
-        f"{torch.get_num_threads()} threads; work folder {work}")
+    say(f"{machine()}; work folder {work}")
     figures, trials = [], {}
     try:
         with ScriptedServer(judge_reply) as server:
@@ -371,19 +379,19 @@ def main() -> None:
     print()
     print(table(figures, trials))
     print()
-    print("wall time: the benchmark's wall_time_s on the full sample suite (~: measured on fewer items, "
-          "extrapolated linearly per item); run incl. load: the same plus loading the model;\n"
-          "cores: CPU seconds / wall seconds of that run (about 2 when it had both cores, lower when it shared them);\n"
-          f"--limit {TRIAL_LIMIT}: the benchmark's time in one run of all four benchmarks with --limit {TRIAL_LIMIT} "
-          "(the 'total' row: that run's wall_time_s; a text model skips cure, reform and lave).")
-    shared = [f"{f.shape} {f.benchmark}" for f in figures if f.cores_used < 1.7]
-    print("Caveats: random weights almost never stop early, so every answer runs to its max_new_tokens: the figures "
-          "are an upper bound for answer length; the tests' tiny tokenizer makes prompts longer than the real one; "
+    print("wall time: the benchmark's wall_time_s on the full sample suite (~: fewer items, extrapolated per item); "
+          "run incl. load: plus loading the model;\ncores: CPU s / wall s of that run (about 2 with both cores); "
+          f"--limit {TRIAL_LIMIT}: the benchmark's time in one run of all four with --limit {TRIAL_LIMIT} (the "
+          "'total' row: that run's wall_time_s; a text model skips cure, reform and lave).")
+    shared = [f"{f.shape} {f.benchmark}" for f in figures if f.cores_used < 1.7] + [
+        f"{label} quick trial" for label, trial in trials.items() if trial["cores_used"] < 1.7]
+    print("Caveats: random weights almost never stop early, so every answer runs to its max_new_tokens, which is "
+          "not a real model's answer length; the tests' tiny tokenizer makes prompts longer than the real one; "
           "images are not split into tiles (64 tokens each); these are wall times under whatever load there was ("
           + (f"runs that shared the CPU: {', '.join(shared)}" if shared else "every run had about both cores")
           + f"). The scripted judge answered {judge_calls} calls at once.")
     print()
-    print("README summary:", summary(figures, trials))
+    print("README figures:", summary(figures, trials))
     print()
     print(f"bench/sample_suites.py ran for {minutes(time.monotonic() - started)}.")
 

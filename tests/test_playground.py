@@ -444,6 +444,8 @@ def test_lave_mode_in_the_browser(store, serve, open_page):
             "(refs) => document.querySelector('#judge-gold textarea, #judge-gold input').value === refs",
             arg="\n".join(first["answers"]))
         assert _value(page, "judge-question") == first["question"]
+        page.locator("#judge-image img").wait_for(state="visible")  # the question's image, as the model saw it
+        assert page.locator("#judge-image img").evaluate("(img) => img.complete && img.naturalWidth > 0")
 
         runs = page.locator("#judge-run-pick input").first
         runs.click()
@@ -464,6 +466,10 @@ def test_lave_mode_in_the_browser(store, serve, open_page):
 
         page.locator("#judge-mode").get_by_text("SimpleQA grade").click()
         page.locator("#judge-gold").get_by_text("Gold answer").wait_for(state="visible")
+        page.wait_for_function(  # the last verdict does not stay beside a question of another mode
+            "() => (document.querySelector('#judge-verdict textarea, #judge-verdict input') || {}).value === ''")
+        assert _value(page, "judge-rationale") == "" and _value(page, "judge-raw") == ""
+        page.locator("#judge-image").wait_for(state="hidden")
         page.locator("#judge-random").click()  # a question of the SimpleQA suite again
         page.wait_for_function(
             "() => (document.querySelector('#judge-question textarea, #judge-question input') || {}).value "

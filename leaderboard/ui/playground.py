@@ -3,7 +3,8 @@
 Its modes are the graders that the judged benchmarks declare on their cards (evaluator.api.graders()): each says
 how to build the judge's messages from (question, gold, candidate), how to read the judge's reply into a Verdict,
 which questions it offers, and what its gold box holds. A visitor picks the mode, then a question of the mode's
-suite (a searchable dropdown, or "Random question") or types a question and its gold answer, writes a candidate
+suite (a searchable dropdown, or "Random question"; its image shown, through the card's item view, when it has
+one) or types a question and its gold answer, writes a candidate
 answer (or loads the stored answer of a finished run from its details, through the card's item view), and
 presses Grade. The judge (settings.judge, built once and lazily, with a short timeout and few retries) streams its
 reply into the raw output; then the verdict, the rationale and the judge's name show.
@@ -155,15 +156,29 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         return gr.Dropdown(choices=choices(mode)), escape_markdown(suite(mode)["note"], limit=None)
 
     def on_mode(mode: str | None):
-        """The mode changed: the mode's suite in the dropdown (nothing picked), its note, the gold box's label."""
+        """The mode changed: the mode's suite in the dropdown (nothing picked), its note, the gold box's label; the
+        last grading's message, verdict, rationale, judge and raw output cleared."""
         return (gr.Dropdown(choices=choices(mode), value=None), escape_markdown(suite(mode)["note"], limit=None),
-                gr.Textbox(label=grader_of(mode)[1].gold_label))
+                gr.Textbox(label=grader_of(mode)[1].gold_label), "", "", "", "", "")
+
+    def picture_of(entry: dict, mode: str | None):
+        """The question's image through the card's item view (None without one, or when it cannot be read)."""
+        view = grader_of(mode)[0].item_view
+        if view.picture is None or not view.image or not entry.get(view.image):
+            return None
+        try:
+            return view.picture(entry, settings.images_dir)
+        except Exception:  # noqa: BLE001 - the question can be graded without its image
+            log.warning("playground: the image of %s could not be read", entry.get("question_id"), exc_info=True)
+            return None
 
     def on_pick(question_id: str | None, mode: str | None):
+        """A question of the suite picked: its text, its gold and its image (hidden when it has none)."""
         entry = by_id(question_id, mode)
         if entry is None:
-            return gr.Textbox(), gr.Textbox()
-        return entry["question"], entry["gold"]
+            return gr.Textbox(), gr.Textbox(), gr.Image(value=None, visible=False)
+        picture = picture_of(entry, mode)
+        return entry["question"], entry["gold"], gr.Image(value=picture, visible=picture is not None)
 
     def on_random(current: str | None, mode: str | None):
         """Another question of the mode's suite, picked at random (never the one shown, so the pick changes)."""
@@ -298,6 +313,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         random_button = gr.Button("Random question", scale=1, elem_id="judge-random")
     suite_note = gr.Markdown(escape_markdown(note, limit=None), elem_id="judge-suite-note")
     question_box = gr.Textbox(label="Question", lines=2, max_lines=8, elem_id="judge-question")
+    image_box = gr.Image(value=None, type="pil", interactive=False, visible=False, height=240,
+                         label="The question's image (the judge sees text only)", elem_id="judge-image")
     gold_box = gr.Textbox(label=grader_of(modes[0])[1].gold_label, lines=1, max_lines=10, elem_id="judge-gold")
     with gr.Row(equal_height=True):
         run_pick = gr.Dropdown(choices=[], value=None, label="Load the stored answer of an evaluated model",
@@ -317,11 +334,11 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
     if lazy:
         demo.load(suite_choices, inputs=mode, outputs=[pick, suite_note], api_visibility="private",
                   show_progress="hidden")
-    mode.change(on_mode, inputs=mode, outputs=[pick, suite_note, gold_box], api_visibility="private",
-                show_progress="hidden")
+    mode.change(on_mode, inputs=mode, outputs=[pick, suite_note, gold_box, message, verdict_box, rationale_box,
+                                               identity_box, raw_box], api_visibility="private", show_progress="hidden")
     gr.on(triggers=[demo.load, runs_refresh.click, mode.change], fn=run_choices, inputs=mode, outputs=run_pick,
           api_visibility="private", show_progress="hidden")
-    pick.change(on_pick, inputs=[pick, mode], outputs=[question_box, gold_box], api_visibility="private",
+    pick.change(on_pick, inputs=[pick, mode], outputs=[question_box, gold_box, image_box], api_visibility="private",
                 show_progress="hidden")
     random_button.click(on_random, inputs=[pick, mode], outputs=pick, api_visibility="private",
                         show_progress="hidden")

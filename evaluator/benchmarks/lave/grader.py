@@ -61,13 +61,14 @@ def verdict(raw: str | None) -> Verdict:
 
 
 def questions(suite: str, sources: dict) -> tuple[list[dict], str]:
-    """The LAVE sample suite's questions, whatever the suite (the gold: its answers one per line), and a note."""
+    """The LAVE sample suite's questions, whatever the suite (the gold: its answers one per line; image_ref: the
+    image, shown to the visitor beside the question), and a note."""
     try:
         items = load_vqa_file(SAMPLE_PATH, "sample")
     except Exception as exc:  # noqa: BLE001 - the playground works without the suite (typed questions)
         log.warning("playground: the LAVE sample suite could not be loaded: %s", exc)
         return [], NO_SAMPLE_NOTE
-    entries = [{"question_id": item["question_id"], "question": item["question"],
+    entries = [{"question_id": item["question_id"], "question": item["question"], "image_ref": item["image_ref"],
                 "gold": "\n".join(a.strip() for a in item["answers"] if a.strip())} for item in items]
     return entries, SAMPLE_NOTE.format(n=len(entries))
 
