@@ -1,4 +1,5 @@
-"""How values and untrusted text are shown: the one Markdown escaper, times, percentages and plain numbers."""
+"""How values and untrusted text are shown: the one Markdown escaper and the one number formatter (percentages,
+plain numbers, times) that every tab uses."""
 from __future__ import annotations
 
 import math
@@ -36,18 +37,30 @@ def as_float(value: Any) -> float:
     return number if math.isfinite(number) else math.nan
 
 
+def _unsigned_zero(text: str) -> str:
+    """"-0.0" -> "0.0": a value that rounds to zero is shown without a sign."""
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+
+
 def format_score(value: Any) -> str:
-    """A fraction as a percentage with one decimal; null / NaN as "n/a"."""
+    """A fraction as a percentage with one decimal ("54.6", never "-0.0"); null / NaN as "n/a"."""
     number = as_float(value)
-    return NA if math.isnan(number) else f"{number * 100:.1f}"
+    return NA if math.isnan(number) else _unsigned_zero(f"{number * 100:.1f}")
+
+
+def format_percent(value: Any) -> str:
+    """A fraction as a percentage with its sign ("54.6%"); null / NaN as "n/a" (never "n/a%")."""
+    text = format_score(value)
+    return text if text == NA else f"{text}%"
 
 
 def format_number(value: Any) -> str:
-    """A plain number with three significant digits (parameters in billions, CIDEr, an entropy, a count)."""
+    """A plain number with three significant digits (parameters in billions, CIDEr, an entropy, a count, a
+    setting such as 95 or 0.5); null / NaN as "n/a"."""
     number = as_float(value)
     if math.isnan(number):
         return NA
-    return np.format_float_positional(number, precision=3, unique=False, fractional=False, trim="-")
+    return _unsigned_zero(np.format_float_positional(number, precision=3, unique=False, fractional=False, trim="-"))
 
 
 def format_time(text: str | None) -> str:

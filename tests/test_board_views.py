@@ -51,13 +51,18 @@ def test_overview_ranks_within_comparable_runs_and_hides_flagged_ones():
     assert list(board["Model"]) == ["org/vlm-a", "org/vlm-b", "org/smol-chat"]  # 4-benchmark cohort first
     rows = by_model(board)
     assert [rows[m]["#"] for m in board["Model"]] == ["1", "2", "1"]  # the text-only model ranks among its own
-    assert rows["org/vlm-a"]["Overall"] == "45.0" and rows["org/vlm-a"]["Scored on"] == "CURE, SimpleQA, ReForm, LAVE"
+    assert rows["org/vlm-a"]["Overall"] == "45.0"
     text = rows["org/smol-chat"]
-    assert text["Overall"] == "55.0" and text["Scored on"] == "SimpleQA" and text["CURE Ro"] == "n/a"
+    assert text["Overall"] == "55.0" and text["CURE Ro"] == "n/a" and text["Flag"] == ""
     assert text["Notes"] == f"skipped CURE, ReForm, LAVE: {TEXT_ONLY}; SimpleQA: 2 ungraded"
-    assert text["SimpleQA coverage"] == "100.0" and text["Flag"] == ""
-    assert text["Judge"] == "judge-x (endpoint http://judge.example/v1)" and len(text["Judge id"]) == 8
     assert "SimpleQA ungraded (count)" not in board.columns  # counts are not percentage columns of the overview
+    facts = view_text(raw, S, "runs")  # the same rows and ranks, with every run fact
+    assert list(facts["Model"]) == list(board["Model"]) and list(facts["#"]) == list(board["#"])
+    rows = by_model(facts)
+    assert rows["org/vlm-a"]["Scored on"] == "CURE, SimpleQA, ReForm, LAVE" and rows["org/smol-chat"]["Scored on"] == "SimpleQA"
+    text = rows["org/smol-chat"]
+    assert text["SimpleQA coverage"] == "100.0" and text["Type"] == "instruction-tuned" and text["Limit"] == "none"
+    assert text["Judge"] == "judge-x (endpoint http://judge.example/v1)" and len(text["Judge id"]) == 8
 
     shown, _ = view_board(raw, S, threshold=0.95)
     assert shown.hidden_flagged == 2 and "2 flagged run(s) (limited, partial or hidden by the admins) left out" in status_text(shown, S, S.view(None))
@@ -108,15 +113,19 @@ def test_empty_views_say_why():
     assert empty_text(shown, S.view("lave")).startswith("No finished run has LAVE yet (the runs on the board skipped")
     shown, _ = view_board(raw, S, search="nothing-like-this")
     assert empty_text(shown, S.view(None)) == "No run matches the search and filters."
-    flagged = raw[raw["model"] == "org/vlm-limited"]
+    flagged = raw[raw["model"] == "org/vlm-limited"]  # a quick trial alone: shown, flagged and unranked
     shown, _ = view_board(flagged, S)
-    assert "Show flagged runs" in empty_text(shown, S.view(None))
+    assert shown.only_flagged and list(shown.rows["model"]) == ["org/vlm-limited"] and math.isnan(shown.rows["rank"][0])
+    assert empty_text(shown, S.view(None)) is None and "no complete run yet" in status_text(shown, S, S.view(None))
+    hidden = flagged.assign(hidden="trained on the test set")  # but not a run the admins hid
+    shown, _ = view_board(hidden, S)
+    assert not shown.only_flagged and "Show flagged runs" in empty_text(shown, S.view(None))
 
 
 def test_links_model_pages_and_details_files_escaped():
     raw = board_runs()
     urls = lambda key, name: f"files/{key}/{name}.parquet"  # noqa: E731
-    _, frame = view_board(raw, S, details_url=urls)
+    _, frame = view_board(raw, S, "runs", details_url=urls)
     table = board_table(frame, S)
     headers = table["headers"]
     first = dict(zip(headers, table["metadata"]["display_value"][0]))
@@ -131,5 +140,5 @@ def test_links_model_pages_and_details_files_escaped():
     assert "http" not in hostile and "\\]" in hostile and "\\[" in hostile
     numbers = dict(zip(headers, table["data"][0]))
     assert numbers["Overall"] == 45.0 and numbers["#"] == 1.0  # numbers behind the text, for sorting
-    assert table["data"][2][headers.index("CURE Ro")] is None  # the text-only run: undefined, not 0
-    assert math.isnan(frame.loc[2, "CURE Ro"])
+    assert table["data"][2][headers.index("CURE coverage")] is None  # the text-only run: undefined, not 0
+    assert math.isnan(frame.loc[2, "CURE coverage"])

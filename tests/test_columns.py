@@ -30,11 +30,14 @@ def test_every_column_has_a_description_and_benchmark_columns_belong_to_a_benchm
 
 
 def test_views_overview_first_then_one_per_benchmark():
-    assert [v.label for v in S.views] == ["Overview", "CURE", "SimpleQA", "ReForm-Eval", "LAVE"]
-    assert [S.column(n).label for n in S.view("overview").columns] == [
-        "#", "Model", "Precision", "Type", "Params (B)", "Overall", "Scored on",
-        "CURE Ro", "CURE coverage", "SimpleQA F-score", "SimpleQA coverage", "ReForm gen overall", "ReForm coverage",
-        "LAVE score", "LAVE coverage", "Suite", "Judge", "Judge id", "Flag", "Notes", "Details", "Revision"]
+    assert [v.label for v in S.views] == ["Overview", "CURE", "SimpleQA", "ReForm-Eval", "LAVE", "Run details"]
+    assert [S.column(n).label for n in S.view("overview").columns] == [  # fits 1,400 px; model + overall first
+        "#", "Model", "Overall", "CURE Ro", "SimpleQA F-score", "ReForm gen overall", "LAVE score", "Flag", "Notes",
+        "Precision", "Revision"]
+    assert [S.column(n).label for n in S.view("runs").columns] == [  # the rest of the run facts
+        "#", "Model", "Overall", "Scored on", "Precision", "Type", "Params (B)", "Suite", "Limit", "CURE coverage",
+        "SimpleQA coverage", "ReForm coverage", "LAVE coverage", "Judge", "Judge id", "Flag", "Notes", "Details",
+        "Revision", "Submitted", "Finished"]
     assert S.default_sort == "overall" and S.view("lave").rank_by == "lave_lave"
     for card in S.cards:  # a benchmark's view holds every metric of its card, and no other benchmark's
         names = set(S.view(card.name).columns)
@@ -60,7 +63,8 @@ def test_about_tab_reads_the_schema_descriptions():
 
     text = columns_markdown(S)
     for col in (*S.columns, *S.board_only):
-        assert col.label in text and col.description in text, col.name
+        assert col.label in text and col.description.replace("<", "&lt;") in text, col.name
+    assert "- **Key**: &lt;org>/&lt;model>/&lt;sha12>_&lt;precision>: names" in text  # shown, not eaten as HTML
     for card in S.cards:
         assert card.summary in text and card.paper in text
         assert all(o.key in text for o in card.options) and all(s.setting in text for s in card.sources)

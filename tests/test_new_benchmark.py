@@ -127,14 +127,16 @@ def test_a_toy_benchmark_shows_up_end_to_end(toy, tmp_path, settings, store, tin
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     try:
-        board = Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False).predict(
-            "", [], [], api_name="/leaderboard")
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False)
+        board = client.predict("", [], [], api_name="/leaderboard")
+        facts = client.predict("", [], [], "runs", False, api_name="/leaderboard")  # the Run details view
     finally:
         demo.close()
     row = dict(zip(board["headers"], board["metadata"]["display_value"][0]))
     expected = 100 * results["benchmarks"]["toy"]["scores"]["accuracy"]
     assert row["Model"].startswith(f"[{tiny_llama.repo_id}]") and row["Toy accuracy"] == f"{expected:.1f}"
-    assert row["Overall"] == f"{expected:.1f}" and row["Scored on"] == "Toy"  # its headline score is the overall
+    assert row["Overall"] == f"{expected:.1f}"  # its headline score is the overall
+    assert dict(zip(facts["headers"], facts["metadata"]["display_value"][0]))["Scored on"] == "Toy"
     assert "Toy items (count)" not in board["headers"]  # the Overview shows headline scores; the Toy view all
 
     # and its text is on About: summary, paper, columns, the option and the source setting

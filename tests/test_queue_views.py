@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.submissions import records as q
-from leaderboard.submissions.views import QUEUE_COLUMNS, progress_text, queue_frame
+from leaderboard.formatting import format_number, format_percent, format_score
+from leaderboard.submissions.views import QUEUE_COLUMNS, my_requests_frame, progress_text, queue_frame
 from tests.results_files import SHA_A, SHA_B
 
 
@@ -32,7 +33,8 @@ def test_queue_frame_running_shows_progress_text():
     assert list(df["Progress"]) == ["cure 12/20 · 1.4 it/s", "starting"]
     assert list(df.columns[:2]) == ["Model", "Progress"]  # visible without scrolling sideways
     assert df.loc[0, "Started"] == "2026-11-22 02:01:00 UTC"
-    assert df.loc[0, "Attempts"] == "1"
+    assert list(df["Attempts"]) == ["2", "1"]  # one attempt lost: the second is running (never "0")
+    assert list(queue_frame(reqs, q.RUNNING, max_attempts=3)["Attempts"]) == ["2 of 3", "1 of 3"]
     assert progress_text({"benchmark": "cure", "done": 3, "total": 20}) == "cure 3/20"
     assert progress_text({"benchmark": "simpleqa", "stage": "grading", "done": 12, "total": 31, "rate": 2.0}) == \
         "simpleqa grading 12/31 · 2.0 it/s"
@@ -41,8 +43,8 @@ def test_queue_frame_running_shows_progress_text():
 def test_queue_frame_failed_has_reason_and_log_tail():
     reqs = [_request("org/bad", status=q.FAILED, error="CUDA out of memory", log_tail="line 1\nline 2",
                      finished_time="2026-11-22T03:00:00+00:00", attempts=3)]
-    df = queue_frame(reqs, q.FAILED)
-    assert df.loc[0, "Error"] == "CUDA out of memory"
+    df = queue_frame(reqs, q.FAILED, max_attempts=3)
+    assert df.loc[0, "Error"] == "CUDA out of memory" and df.loc[0, "Attempts"] == "3"  # gave up after the third
     assert df.loc[0, "Log tail"] == "line 1\nline 2"
     assert df.loc[0, "Finished"] == "2026-11-22 03:00:00 UTC"
     assert all(isinstance(v, str) for v in df.iloc[0])
@@ -59,6 +61,21 @@ def test_queue_frame_finished_and_cancelled_newest_first_and_empty_frames_have_h
         assert empty.empty and list(empty.columns) == list(QUEUE_COLUMNS[status])
     with pytest.raises(ValueError):
         queue_frame(reqs, "LOST")
+
+
+def test_a_quick_trials_finished_run_says_where_it_is_on_the_board():
+    mine = [_request("org/quick", status=q.FINISHED, submitter="ada", finished_time="2026-11-22T05:00:00+00:00")]
+    assert my_requests_frame(mine, "ada").loc[0, "Where it is"] == "on the board"
+    where = my_requests_frame(mine, "ada", limit=2).loc[0, "Where it is"]  # LEADERBOARD_LIMIT=2: flagged
+    assert where.startswith("on the board, flagged and unranked (a quick trial: 2 items per benchmark)")
+    assert "Show flagged runs" in where
+
+
+def test_one_number_formatter():
+    assert [format_score(v) for v in (0, -0.00001, 0.5461, None)] == ["0.0", "0.0", "54.6", "n/a"]
+    assert [format_percent(v) for v in (0.5461, -0.0, float("nan"))] == ["54.6%", "0.0%", "n/a"]  # never "n/a%"
+    assert [format_number(v) for v in (0, -0.0, -0.0000001, 95.0, 0.5, 270.6)] == ["0", "0", "-0.0000001", "95",
+                                                                                   "0.5", "271"]
 
 
 def test_a_running_job_shows_its_id_flavor_price_stage_and_time():

@@ -30,7 +30,7 @@ def test_malformed_id_is_refused_with_the_user_text_escaped(client, store):
 def test_leaderboard_endpoint_is_empty_then_shows_a_results_file(client, store):
     empty = client.predict("", [], [], api_name="/leaderboard")
     assert empty["data"] == []
-    assert empty["headers"][:3] == ["#", "Model", "Precision"]
+    assert empty["headers"][:3] == ["#", "Model", "Overall"]
 
     write_result(store, result("tiny-org/tiny-llava", Ro=0.1, Cf=None))
     write_result(store, result("tiny-org/tiny-llama", sha=SHA_B, Ro=0.5, model_type="instruction-tuned",

@@ -8,7 +8,8 @@ coverage column. The board-only columns (rank, flag, notes, details) depend on t
 they are computed when the board is drawn (leaderboard.board.views) and are not in the parquet file.
 
 A view is the set of columns the board shows at once: Overview (the overall score and each benchmark's headline
-score and coverage), then one view per benchmark (every metric of that benchmark). The Leaderboard tab, the parquet
+score), then one view per benchmark (every metric of that benchmark), then Run details (the Overview's rows with every
+run fact: coverage, suite, limit, judge, details). The Leaderboard tab, the parquet
 file and the About tab all read one `Schema`.
 """
 from __future__ import annotations
@@ -32,6 +33,7 @@ RANK = "rank"        # a place on the board (board only): 1, 2, ...; empty for r
 NUMERIC = (SCORE, NUMBER, COUNT, RANK)
 
 OVERVIEW = "overview"
+RUNS = "runs"  # the Overview's rows with every run fact
 
 
 @dataclass(frozen=True)
@@ -243,10 +245,21 @@ class Schema:
 
 
 def _overview(cards: Sequence[api.Card]) -> View:
-    per_benchmark = [name for card in cards for name in (f"{card.name}_{card.default_metric}", f"{card.name}_coverage")]
+    """The model, the overall and each benchmark's headline score, and why a row is flagged: it fits a laptop's
+    screen, and a phone's first screen shows the model and the overall score (the run facts are in RUNS)."""
+    headlines = [f"{card.name}_{card.default_metric}" for card in cards]
     return View(OVERVIEW, "Overview", None,
-                ("rank", "model", "precision", "model_type", "params_billions", "overall", "scored_on",
-                 *per_benchmark, "suite", "judge", "judge_id", "flag", "notes", "details", "revision"), "overall")
+                ("rank", "model", "overall", *headlines, "flag", "notes", "precision", "revision"), "overall")
+
+
+def _runs(cards: Sequence[api.Card]) -> View:
+    """The Overview's rows with every run fact: what the overall score is over, coverage, suite, limit, judge,
+    details, times."""
+    coverage = [f"{card.name}_coverage" for card in cards]
+    return View(RUNS, "Run details", None,
+                ("rank", "model", "overall", "scored_on", "precision", "model_type", "params_billions", "suite",
+                 "limit", *coverage, "judge", "judge_id", "flag", "notes", "details", "revision", "submitted_time",
+                 "finished_time"), "overall")
 
 
 def _benchmark_view(card: api.Card) -> View:
@@ -280,7 +293,7 @@ def build_schema(cards: Sequence[api.Card], order: Sequence[str] = ()) -> Schema
     benchmark = [col for card in ranked
                  for col in ([metric_column(card, m) for m in card.metrics] + [coverage_column(card)])]
     columns = (*MODEL_COLUMNS, overall, scored_on, *benchmark, *RUN_COLUMNS)
-    views = (_overview(ranked), *(_benchmark_view(card) for card in ranked))
+    views = (_overview(ranked), *(_benchmark_view(card) for card in ranked), _runs(ranked))
     return Schema(columns=columns, cards=tuple(ranked), views=views)
 
 

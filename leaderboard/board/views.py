@@ -2,7 +2,8 @@
 
 - A run is **flagged** when the admins hid it (their reason is the flag), when it used an item limit, or when it scored
   fewer than the coverage threshold of the items of a benchmark (every benchmark it ran in the Overview; the view's
-  benchmark in a benchmark's view). Flagged runs are not ranked and are hidden unless asked for.
+  benchmark in a benchmark's view). Flagged runs are not ranked and are hidden unless asked for (or unless
+  no complete run matches: a quick trial's runs are shown, unranked).
 - **Ranks** are given within cohorts of comparable runs: the same suite and, in the Overview, an overall score over
   the same benchmarks (so a text-only model that could run SimpleQA alone is ranked among runs scored on SimpleQA
   alone, and a vision model is never averaged with a zero for a benchmark it did not run). Cohorts with more
@@ -20,7 +21,7 @@ import pandas as pd
 from evaluator import api
 from leaderboard.board.columns import Schema, View, headline
 from leaderboard.board.frames import board_frame, board_text, filter_runs
-from leaderboard.formatting import as_float, format_number, format_score
+from leaderboard.formatting import as_float, format_number, format_percent
 from leaderboard.store import DamagedFile, parse_json
 
 DEFAULT_COVERAGE = 0.95
@@ -36,6 +37,7 @@ class Shown:
     matching: int  # runs that match the search and filters
     hidden_flagged: int  # of those, flagged runs left out
     without_benchmark: int  # of those, runs that did not run the view's benchmark
+    only_flagged: bool = False  # no complete run matched: its flagged runs (a quick trial's) are shown, unranked
 
 
 def ran(raw: pd.DataFrame, schema: Schema, benchmark: str) -> pd.Series:
@@ -66,10 +68,10 @@ def flag_text(row: dict, cards: list[api.Card], threshold: float) -> str:
     limit = _limit(row)
     if limit:
         parts.append(f"limit: {format_number(limit)} items per benchmark")
-    low = [f"{card.short_title} {format_score(row.get(f'{card.name}_coverage'))}%" for card in cards
+    low = [f"{card.short_title} {format_percent(row.get(f'{card.name}_coverage'))}" for card in cards
            if as_float(row.get(f"{card.name}_coverage")) < threshold]
     if low:
-        parts.append(f"coverage under {format_score(threshold)}%: " + ", ".join(low))
+        parts.append(f"coverage under {format_percent(threshold)}: " + ", ".join(low))
     return "; ".join(parts)
 
 
@@ -163,7 +165,8 @@ def shown_rows(raw: pd.DataFrame, schema: Schema, view: View, threshold: float =
                show_flagged: bool = False, search: str = "", model_types=(), sizes=(),
                details_url: Callable[[str, str], str | None] = lambda key, name: None) -> Shown:
     """The rows of `view`: filtered, scoped to runs of the view's benchmark, flagged runs hidden unless asked for,
-    with rank, flag, notes and details filled in, in board order."""
+    with rank, flag, notes and details filled in, in board order. When no complete run matches, its flagged runs
+    are shown anyway (unranked; not those the admins hid), so that a quick trial's runs are on the board."""
     matching = filter_runs(raw, search, model_types or (), sizes or ())
     has = {card.name: ran(matching, schema, card.name) for card in schema.cards}
     rows = matching
@@ -179,14 +182,18 @@ def shown_rows(raw: pd.DataFrame, schema: Schema, view: View, threshold: float =
     rows["flag"] = [flag_text(row, cards, threshold) for row, cards in zip(records, scopes)]
     rows["notes"] = [notes_text(row, schema, cards, view.benchmark is None) for row, cards in zip(records, scopes)]
     rows["details"] = [details_links(row, cards, details_url) for row, cards in zip(records, scopes)]
-    hidden = 0
+    hidden, only_flagged = 0, False
     if not show_flagged:
         keep = rows["flag"] == ""
+        if len(rows) and not keep.any():  # no complete run (a quick trial's): its flagged runs, not the admins' hidden
+            hidden_by_admins = [isinstance(v, str) and bool(v) for v in rows.get("hidden", [None] * len(rows))]
+            keep = pd.Series([not h for h in hidden_by_admins], index=rows.index, dtype=bool)
+            only_flagged = bool(keep.any())
         hidden = int((~keep).sum())
         rows = rows[keep]
     higher = schema.column(view.rank_by).higher_is_better
     return Shown(rows=ranked(rows, view, higher), runs=len(raw), matching=len(matching), hidden_flagged=hidden,
-                 without_benchmark=without)
+                 without_benchmark=without, only_flagged=only_flagged)
 
 
 def status_text(shown: Shown, schema: Schema, view: View) -> str:
@@ -198,6 +205,9 @@ def status_text(shown: Shown, schema: Schema, view: View) -> str:
     if shown.without_benchmark:
         parts.append(f"{shown.without_benchmark} without {view.label} (skipped or not run: see their notes in "
                      "the Overview)")
+    if shown.only_flagged:
+        parts.append(f"no complete run yet, so the {len(shown.rows)} flagged run(s) (limited or partial, such as a "
+                     "quick trial with LEADERBOARD_LIMIT) are shown, unranked: the **Flag** column says why")
     if shown.hidden_flagged:
         parts.append(f"{shown.hidden_flagged} flagged run(s) (limited, partial or hidden by the admins) left out: "
                      "tick **Show flagged runs** to see them, unranked")

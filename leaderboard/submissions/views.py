@@ -69,9 +69,10 @@ def _heartbeat(updated, now: datetime) -> str:
 
 def progress_text(progress: dict | None, now: datetime | None = None) -> str:
     """A running request's progress (evaluator.progress's progress.json, plus the scheduler's "updated"), e.g.
-    "benchmark 2 of 4 · simpleqa answering 4/31 · 0.8 it/s · ETA 0:33 · resumed: 412 of 980 items reused ·
-    heartbeat 3 s ago"; a part that is unknown is left out. Stored requests may hold older or broken dicts: any
-    value that does not read is skipped. `now` (default: the current time) dates the heartbeat."""
+    "benchmark 2 of 4 · simpleqa answering 4/31 · 30/217 requests · 0.8 it/s · ETA 0:33 · resumed: 412 of 980 items
+    reused · heartbeat 3 s ago" (the requests count moves inside an item); a part that is unknown is left out.
+    Stored requests may hold older or broken dicts: any value that does not read is skipped. `now` (default: the
+    current time) dates the heartbeat."""
     if not isinstance(progress, dict) or not progress:
         return "starting"
     index, count = _count(progress.get("benchmark_index")), _count(progress.get("benchmarks"))
@@ -89,6 +90,10 @@ def progress_text(progress: dict | None, now: datetime | None = None) -> str:
         main = " ".join(fallback.split())[:80] if isinstance(fallback, str) and fallback.strip() else "running"
     parts = [f"benchmark {index} of {count}"] if index and count and index <= count else []
     parts.append(main)
+    requests = progress.get("requests") if isinstance(progress.get("requests"), dict) else {}
+    asked, planned = _count(requests.get("done")), _count(requests.get("total"))
+    if counting and asked is not None and planned:
+        parts.append(f"{asked}/{planned} requests")
     rate, eta = as_float(progress.get("rate")), as_float(progress.get("eta_s"))
     if counting and rate >= MIN_RATE:
         parts.append(_rate_text(rate))
@@ -105,6 +110,17 @@ def request_note(request: q.Request) -> str:
     return " · ".join(part for part in parts if part)
 
 
+def attempt_text(request: q.Request, max_attempts: int | None = None) -> str:
+    """Which attempt a request is on ("1 of 3" while pending or running; a finished or failed one: how many it
+    took). `request.attempts` counts the attempts lost (a crashed worker), so the one running is attempts + 1."""
+    lost = max(0, request.attempts)
+    if request.status in (q.PENDING, q.RUNNING):
+        return f"{lost + 1} of {max_attempts}" if max_attempts else str(lost + 1)
+    if request.status == q.FAILED and max_attempts and lost >= max_attempts:
+        return str(lost)  # gave up after the last lost attempt
+    return str(lost + 1)
+
+
 # queue column label -> function of (request, position)
 _QUEUE_CELLS = {
     "#": lambda r, pos: str(pos) if pos else "",
@@ -116,7 +132,6 @@ _QUEUE_CELLS = {
     "Started": lambda r, pos: format_time(r.started_time),
     "Finished": lambda r, pos: format_time(r.finished_time),
     "Cancelled": lambda r, pos: format_time(r.finished_time),
-    "Attempts": lambda r, pos: str(r.attempts),
     "Progress": lambda r, pos: progress_text(r.progress),
     "Note": lambda r, pos: request_note(r),
     "Error": lambda r, pos: r.error or "",
@@ -163,11 +178,11 @@ QUEUE_COLUMNS: dict[str, tuple[str, ...]] = {
 
 
 def queue_frame(requests: Iterable[q.Request], status: str, now: datetime | None = None, jobs: dict | None = None,
-                prices: dict[str, str] | None = None) -> pd.DataFrame:
+                prices: dict[str, str] | None = None, max_attempts: int | None = None) -> pd.DataFrame:
     """Requests in one status, as text. PENDING: queue order (oldest first) with the position;
     RUNNING: oldest start first, with its Hugging Face Job (`jobs`: request key -> the dispatcher's last look at its
     Job, whose progress stands in for a request that commits none; `prices`: flavor -> cost rate); the others: most
-    recently finished first. `now` dates the progress heartbeat."""
+    recently finished first. `now` dates the progress heartbeat; `max_attempts` completes "attempt 1 of 3"."""
     if status not in QUEUE_COLUMNS:
         raise ValueError(f"unknown status {status!r}")
     chosen = [r for r in requests if r.status == status]
@@ -183,18 +198,23 @@ def queue_frame(requests: Iterable[q.Request], status: str, now: datetime | None
     cells = {**_QUEUE_CELLS,
              "Progress": lambda r, pos: progress_text(r.progress or getattr(jobs.get(r.key), "progress", None) or {},
                                                       moment),
-             "Job": lambda r, pos: job_text(r, jobs.get(r.key), prices, moment)}
+             "Job": lambda r, pos: job_text(r, jobs.get(r.key), prices, moment),
+             "Attempts": lambda r, pos: attempt_text(r, max_attempts)}
     rows = [[cells[label](r, i + 1 if status == q.PENDING else 0) for label in labels]
             for i, r in enumerate(chosen)]
     return pd.DataFrame(rows, columns=list(labels), dtype=object)
 
 
 MY_COLUMNS = ("Model", "Revision", "Precision", "Status", "Submitted", "Where it is", "Key")
+ON_BOARD_LIMITED = ("on the board, flagged and unranked (a quick trial: {limit} items per benchmark): shown while no "
+                    "complete run exists, else tick Show flagged runs")
 
 
-def my_requests_frame(requests: Iterable[q.Request], submitter: str, now: datetime | None = None) -> pd.DataFrame:
+def my_requests_frame(requests: Iterable[q.Request], submitter: str, now: datetime | None = None,
+                      limit: int = 0) -> pd.DataFrame:
     """One person's requests, newest submission first, with their status and where each one is: the place in the
-    queue, the progress, the error, what the admins did."""
+    queue, the progress, the error, what the admins did. `limit`: the Space's LEADERBOARD_LIMIT (a finished run is
+    then flagged, and the board says where it is)."""
     requests = list(requests)
     pending = [r.path for r in sorted((r for r in requests if r.status == q.PENDING),
                                       key=lambda r: (r.submitted_time or "", r.path))]
@@ -211,7 +231,8 @@ def my_requests_frame(requests: Iterable[q.Request], submitter: str, now: dateti
             return f"hidden from the ranking by the admins: {r.hidden}"
         last = r.actions[-1] if r.actions else None
         by = f" by {last['by']}" if isinstance(last, dict) and last.get("by") and r.status == q.CANCELLED else ""
-        return (request_note(r) or ("on the board" if r.status == q.FINISHED else "")) + by
+        return (request_note(r) or (ON_BOARD_LIMITED.format(limit=limit) if r.status == q.FINISHED and limit > 0
+                                    else "on the board" if r.status == q.FINISHED else "")) + by
 
     rows = [[r.model, (r.revision or "")[:12], r.precision, r.status, format_time(r.submitted_time), where(r), r.key]
             for r in mine]

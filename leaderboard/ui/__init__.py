@@ -26,13 +26,30 @@ INTRO = (f"# {TITLE}\n"
          "Submit any public Hugging Face Hub model; a background evaluator runs the benchmarks at a pinned commit "
          "and the board ranks the results. Scores are percentages.")
 
+# Passed to launch() (Gradio 6 takes CSS there). Headers and labels wrap between words, never letter by letter; the
+# board's columns are at most 180 px wide (long flags and notes wrap inside them), so that the Overview fits a
+# 1,400 px screen and a phone's first screen shows the model and the overall score; "Show flagged runs" keeps its
+# width and goes to a line of its own on a phone.
+CSS = """
+.gradio-container th .header, .gradio-container label span { word-break: normal !important;
+  overflow-wrap: normal !important; hyphens: manual; }
+#leaderboard-table .table-wrap { --df-max-col-width: 180px !important; }
+#board-show-all { min-width: 170px !important; flex: 1 1 170px !important; }
+#board-show-all label span { white-space: nowrap; }
+@media (max-width: 640px) {
+  #intro h1 { font-size: 1.5rem; margin-bottom: 0.25rem; }
+  #board-view .wrap { gap: 4px !important; }
+  #board-view label { padding: 2px 8px !important; }
+}
+"""
+
 
 def launch_options(settings: Settings, store: Store) -> dict:
-    """What `launch()` needs besides the address: the largest upload Gradio's upload route accepts
+    """What `launch()` needs besides the address: the CSS, the largest upload Gradio's upload route accepts
     (LEADERBOARD_MAX_FILE_SIZE; no component takes uploads); on the local store, the route that serves a run's
     details file by its key (leaderboard.ui.downloads: the board's Details links) and the details folder as a path
     Gradio may copy from (the Explorer's download button); nothing else on the machine is served."""
-    options: dict = {"max_file_size": settings.max_file_size}
+    options: dict = {"max_file_size": settings.max_file_size, "css": CSS}
     root = getattr(store, "root", None)
     if settings.store_backend != "local" or root is None:
         return options
@@ -57,10 +74,10 @@ def build_app(settings: Settings, store: Store, jobs=None) -> gr.Blocks:
     board_copy = BoardCopy(store, schema(settings.benchmarks))  # what visitors' lookups of runs are answered from
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         with gr.Row(equal_height=True):
-            gr.Markdown(INTRO)
+            gr.Markdown(INTRO, elem_id="intro")
             if settings.require_sign_in:  # Gradio's real OAuth routes on a Space; without sign-in, no button at all
                 gr.LoginButton(scale=0, min_width=240, elem_id="login-button")
-        with gr.Tabs() as tabs:
+        with gr.Tabs(overflow_behavior="wrap") as tabs:  # every tab reachable on a phone
             with gr.Tab("Leaderboard", id="leaderboard"):
                 board_table = board.build(demo, settings, store, board_copy)
             with gr.Tab("Explorer", id="explorer"):

@@ -6,6 +6,7 @@ import gradio as gr
 
 from evaluator import api
 from leaderboard.board.columns import Schema, headline, schema
+from leaderboard.formatting import format_number
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 
@@ -14,8 +15,8 @@ RUN_STEPS = """\
 1. **Submit.** {who} The Submit tab checks the model id on the Hub, pins it to a full commit sha, refuses models
    that need remote code, lack safetensors weights or are too large, and writes a **PENDING** request
    (`requests/<org>/<model>/<sha12>_<precision>.json`).
-2. **Claim.** A scheduler tick (every {interval:g} s) recovers stale work and claims the oldest pending request
-   atomically, with a **lease** of {lease:g} s that a heartbeat renews while the run is alive; the request is
+2. **Claim.** A scheduler tick (every {interval} s) recovers stale work and claims the oldest pending request
+   atomically, with a **lease** of {lease} s that a heartbeat renews while the run is alive; the request is
    **RUNNING**. A lease that expires (a crashed worker) sends the request back to the queue, at most
    {attempts} attempt(s) in all.
 3. **Evaluate.** A worker subprocess (`python -m evaluator run ...`) loads the model at the pinned commit and runs
@@ -61,7 +62,8 @@ coverage (items that count in the scores, items run, items in the suite, and the
 
 
 def _bullets(columns) -> str:
-    return "\n".join(f"- **{c.label}**: {c.description}" for c in columns)
+    """One bullet per column; a `<` in a description (`<org>/<model>`) is shown, not read as HTML."""
+    return "\n".join(f"- **{c.label}**: {c.description.replace('<', '&lt;')}" for c in columns)
 
 
 def benchmark_markdown(card: api.Card, board: Schema) -> str:
@@ -89,8 +91,11 @@ def benchmark_markdown(card: api.Card, board: Schema) -> str:
 
 BOARD = """\
 ## Reading the board
-The board has views: **Overview** (model, type, size, the overall score, each benchmark's headline score and
-coverage, and what decides whether two rows compare) and one view per benchmark with all of its metrics.
+The board has views: **Overview** (the model, the overall score, each benchmark's headline score, and the flag and
+notes that say whether two rows compare), one view per benchmark with all of its metrics, and **Run details** (the
+Overview's rows with every run fact: what the overall score is over, type, size, suite, limit, coverage, judge,
+details, times). When no complete run exists yet (a quick trial with `LEADERBOARD_LIMIT`), the board shows the flagged
+runs, unranked.
 
 - **Overall score.** {overall}
 - **Coverage.** For each benchmark: items that count in its scores / items in its suite. A run that used an item
@@ -105,7 +110,7 @@ coverage, and what decides whether two rows compare) and one view per benchmark 
 def columns_markdown(board: Schema, threshold: float = 95.0) -> str:
     """The glossary: how the board ranks, the model, run and board columns, then every benchmark from its card."""
     run = [c for c in board.columns if c.group == "run"]
-    parts = [BOARD.format(overall=board.column("overall").description, threshold=f"{threshold:g}"),
+    parts = [BOARD.format(overall=board.column("overall").description, threshold=format_number(threshold)),
              "## The columns",
              "Scores are shown as percentages (0-100); the data behind them are fractions in 0..1. **n/a** marks an "
              "undefined score (a ratio whose denominator is zero); it sorts last. Higher is better except where a "
@@ -139,8 +144,8 @@ def playground_limits(settings: Settings) -> str:
 
 
 def about_markdown(settings: Settings) -> str:
-    steps = RUN_STEPS.format(who=who_submits(settings), interval=settings.scheduler_interval,
-                             lease=settings.lease_seconds, attempts=settings.max_attempts, benchmarks=", ".join(settings.benchmarks) or "none",
+    steps = RUN_STEPS.format(who=who_submits(settings), interval=format_number(settings.scheduler_interval),
+                             lease=format_number(settings.lease_seconds), attempts=settings.max_attempts, benchmarks=", ".join(settings.benchmarks) or "none",
                              suite=settings.suite)
     return "\n\n".join([columns_markdown(schema(settings.benchmarks), settings.min_coverage), steps, RECORDED])
 

@@ -8,8 +8,8 @@ numeric, displayed as text ("54.3", "n/a"), the model linked to its Hub page and
 rows are shown, ranked and flagged is leaderboard.board.views. Through the API the same event gives `data` and
 `metadata.display_value`.
 
-The results are read from the store on page load, every REFRESH_SECONDS and on the Refresh button (that event is
-the `/leaderboard` API endpoint); changing the view, the search or a filter re-draws the copy this browser session
+The results are read from the store on page load, every REFRESH_SECONDS and on the Refresh button (the
+`/leaderboard` API endpoint reads them the same way); changing the view, the search or a filter re-draws the copy this browser session
 already holds (a gr.State), so it does not read the store again. Each section is an API endpoint named by its key
 (e.g. `/calibration`), taking a run's key: only a run on the Space's copy of the board (leaderboard.board.space_copy) is
 read from the store, so naming other runs costs no store read.
@@ -28,6 +28,7 @@ from leaderboard.board.frames import SIZE_BUCKETS, board_table, datatypes, leade
 from leaderboard.board.space_copy import BoardCopy
 from leaderboard.board.views import empty_text, status_text, view_board
 from leaderboard.explorer.views import details_url
+from leaderboard.formatting import format_number
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 from leaderboard.submissions.records import MODEL_TYPES, is_request_key
@@ -41,10 +42,11 @@ HELP = ("**How to read the board.** Scores are percentages (higher is better unl
         "suite scored on the same benchmarks, so a text-only model is ranked among text-only models and no model "
         "is averaged with a zero for a benchmark it did not run. A run that used an item limit or scored fewer than "
         "{threshold}% of a benchmark's items, or that the admins hid (the flag says why), is **flagged** and not "
-        "ranked. Pick a benchmark above the table to see "
-        "all its metrics. Select a score to open that run's questions on that benchmark in the **Explorer**; the "
-        "model name opens its Hub page and **Details** its per-question files. Every column is explained on the "
-        "About tab.")
+        "ranked; while no complete run exists (a quick trial), the flagged runs are shown, unranked. Pick a "
+        "benchmark above the table to see all its metrics, or **Run details** for every fact of each run (what "
+        "the overall score is over, type, size, suite, coverage, judge). Select a score to open that run's "
+        "questions on that benchmark in the **Explorer**; the model name opens its Hub page and **Details** (in "
+        "a benchmark's view and Run details) its per-question files. Every column is explained on the About tab.")
 
 EMPTY = ("### No results yet\n"
          "Nothing has been evaluated on this leaderboard so far. To add a model, open the **Submit** tab, enter its "
@@ -125,19 +127,26 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
         return gr.Dataframe(value=value, datatype=types)
 
     def reload(search: str, model_types: list[str], sizes: list[str], view: str = OVERVIEW, show_all: bool = False):
-        """The /leaderboard endpoint: the board read again, as the table's value (the view's datatypes are set when
-        the view is picked)."""
+        """The board read again, as the table's value with its view's datatypes in the same update (updates that
+        race a change of view each bring a value and the datatypes that go with it)."""
         raw = load_board(store, board)
-        value = draw(raw, view=view, search=search, model_types=model_types, sizes=sizes, show_all=show_all)[0]
-        return value, raw
+        value, types = draw(raw, view=view, search=search, model_types=model_types, sizes=sizes,
+                            show_all=show_all)[:2]
+        return gr.Dataframe(value=value, datatype=types), raw
+
+    def leaderboard(search: str = "", model_types: list[str] | None = None, sizes: list[str] | None = None,
+                    view: str = OVERVIEW, show_all: bool = False) -> dict:
+        """The /leaderboard endpoint: the board read again, as the table's value ({headers, data, metadata})."""
+        return draw(load_board(store, board), view=view, search=search, model_types=model_types or [],
+                    sizes=sizes or [], show_all=show_all)[0]
 
     def notes(raw, view, search, model_types, sizes, show_all):
-        """The status line, the empty state, and the table's visibility and datatypes (a reload that raced a change
-        of view gets its view's datatypes here)."""
-        _, types, status, empty = draw(raw, view=view, search=search, model_types=model_types, sizes=sizes,
-                                       show_all=show_all)
+        """The status line, the empty state, and the table's visibility (never its datatypes: those come with a
+        value, or a late one would render another view's links as raw Markdown)."""
+        _, _, status, empty = draw(raw, view=view, search=search, model_types=model_types, sizes=sizes,
+                                   show_all=show_all)
         no_runs = raw is None or len(raw) == 0
-        return status, gr.Markdown(empty, visible=bool(empty)), gr.Dataframe(visible=not no_runs, datatype=types)
+        return status, gr.Markdown(empty, visible=bool(empty)), gr.Dataframe(visible=not no_runs)
 
     with gr.Row(equal_height=True):
         view = gr.Radio(choices=[(v.label, v.key) for v in board.views], value=OVERVIEW, show_label=False,
@@ -152,10 +161,9 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
     first = view_board(leaderboard_frame([], board), board)[1]
     table = gr.Dataframe(
         value=board_table(first, board),  # headers only; events fill it with numbers + display text
-        headers=list(first.columns),
-        datatype=datatypes(first, board),
+        datatype=datatypes(first, board),  # no `headers=`: with it, Gradio keeps the first view's datatypes
         interactive=False,
-        wrap=False,
+        wrap=True,  # long flags and notes wrap inside their column (leaderboard.ui.CSS bounds it)
         pinned_columns=2,
         max_height=700,
         label="Leaderboard",
@@ -168,7 +176,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
                                            elem_id="board-types")
             sizes = gr.CheckboxGroup(choices=list(SIZE_BUCKETS), value=[], label="Size (parameters)", scale=2,
                                      elem_id="board-sizes")
-    gr.Markdown(HELP.format(threshold=f"{settings.min_coverage:g}"), elem_id="board-help")
+    gr.Markdown(HELP.format(threshold=format_number(settings.min_coverage)), elem_id="board-help")
     raw_state = gr.State(None)
     timer = gr.Timer(REFRESH_SECONDS)
 
@@ -179,14 +187,16 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
         fn=reload,
         inputs=inputs,
         outputs=[table, raw_state],
-        api_name="leaderboard",
-        api_description="The board as shown: one view (overview, or a benchmark's name), filtered like the tab; "
-                        "flagged (limited or partial) runs only when show_all is true.",
+        api_visibility="private",
         show_progress="hidden",
         trigger_mode="always_last",
         concurrency_limit=None,
     ).then(notes, inputs=state_inputs, outputs=[status, empty, table], api_visibility="private",
            show_progress="hidden")
+    gr.api(leaderboard, api_name="leaderboard", concurrency_limit=None,
+           api_description="The board as shown: one view (overview, runs or a benchmark's name), filtered like the "
+                           "tab; flagged (limited or partial) runs when show_all is true or when no complete run "
+                           "matches.")
     for card in board.cards:
         for section in card.sections:
             _section(card, section, store, raw_state, copy)

@@ -13,7 +13,7 @@ import pandas as pd
 
 from leaderboard.board.file import published_results
 from leaderboard.board.publish import rebuild_board
-from leaderboard.formatting import escape_markdown
+from leaderboard.formatting import escape_markdown, format_number
 from leaderboard.running.model_cache import free_disk
 from leaderboard.settings import Settings
 from leaderboard.store import Store, StoreConflict
@@ -35,9 +35,9 @@ SECTIONS: dict[str, str] = {
     q.CANCELLED: "Cancelled",
 }
 _OPEN = {q.PENDING: True, q.RUNNING: True, q.FINISHED: False, q.FAILED: True, q.CANCELLED: False}
-# fixed column widths (in QUEUE_COLUMNS order) where a long text must wrap inside the page, not widen the table:
-# the Running table's Progress stays in view at 1400 px
-_WIDTHS = {q.RUNNING: ("15%", "29%", "9%", "6%", "8%", "8%", "8%", "6%", "11%")}
+# fixed column widths (in QUEUE_COLUMNS order) where a long text must wrap, not widen the table: the Running table's
+# Progress stays in view at 1400 px; in pixels, so that a phone scrolls the table instead of stacking its headers
+_WIDTHS = {q.RUNNING: ("170px", "300px", "110px", "110px", "100px", "110px", "110px", "110px", "100px")}
 
 HELP = ("Requests move from **Pending** to **Running** when the evaluator claims them, then to **Finished** (the "
         "model appears on the board) or **Failed** (with the reason and the last lines of the worker's log). "
@@ -61,7 +61,7 @@ def disk_text(settings: Settings, by: identity.Visitor) -> str:
     Markdown; "" for everyone else (nothing of it reaches their page)."""
     if not by.admin:
         return ""
-    parts = [f"{what} ({escape_markdown(folder)}): {free / 1e9:.1f} GB free of {total / 1e9:.1f} GB"
+    parts = [f"{what} ({escape_markdown(folder)}): {format_number(free / 1e9)} GB free of {format_number(total / 1e9)} GB"
              for what, folder, free, total in free_disk(settings)]
     return "**Free disk**: " + ("; ".join(parts) if parts else "could not be read") + "."
 
@@ -149,7 +149,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None) -> None:
             log.warning("the queue could not be read: %s", error)
             requests, problem = [], "The queue could not be read right now; it is tried again in a few seconds."
         live, prices = (jobs.live, jobs.prices()) if jobs is not None else ({}, {})
-        shown = tuple(queue_frame(requests, status, jobs=live, prices=prices) for status in SECTIONS)
+        shown = tuple(queue_frame(requests, status, jobs=live, prices=prices, max_attempts=settings.max_attempts)
+                      for status in SECTIONS)
         failed = shown[list(SECTIONS).index(q.FAILED)]
         submitters = {r.key: r.submitter for r in requests}
         summary = {

@@ -8,6 +8,7 @@ import logging
 
 import gradio as gr
 
+from leaderboard.formatting import format_number
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 from leaderboard.submissions import identity
@@ -19,9 +20,10 @@ log = logging.getLogger(__name__)
 EMPTY_ID = ("**Please enter a model id**, the Hugging Face Hub name of the model such as `org/model-name`; "
             "nothing was submitted.")
 
-HELP = ("Enter the id of a public model on the Hugging Face Hub (`org/model-name`). The model is pinned to the "
-        "commit of the revision you give (a branch, tag or commit sha; empty: `main`), must keep its weights in "
-        "safetensors, must not need remote code and may have at most {max_params:g}B parameters. "
+HELP = ("Enter the id of a public model on the Hugging Face Hub (`org/model-name`, or paste its Hub page's URL). "
+        "The model is pinned to the commit of the revision you give (a branch, tag or commit sha; empty: `main`, or "
+        "the `/tree/<revision>` of a pasted URL), must keep its weights in safetensors, must not need remote code "
+        "and may have at most {max_params}B parameters. "
         "**auto** precision means bfloat16 on a GPU and float32 on the CPU.")
 LIMITS = ("Each person may have at most {pending} pending request(s) at once and submit at most {week} in any 7 days; "
           "a request you submitted can be cancelled in the Queue tab while it is pending or running.")
@@ -59,7 +61,7 @@ def my_requests(settings: Settings, store: Store, by: identity.Visitor):
     if not by.signed_in:
         return my_requests_frame([], "")
     try:
-        return my_requests_frame(all_requests(store), by.name)
+        return my_requests_frame(all_requests(store), by.name, limit=settings.limit)
     except Exception as error:  # noqa: BLE001 - an outage of the store must not break the tab
         log.warning("the queue could not be read: %s", settings.scrub(str(error)))
         return my_requests_frame([], "")
@@ -81,7 +83,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         return my_requests(settings, store, identity.visitor(settings, profile))
 
     who = gr.Markdown(elem_id="submit-who")
-    gr.Markdown(HELP.format(max_params=settings.max_params_billions))
+    gr.Markdown(HELP.format(max_params=format_number(settings.max_params_billions)))
     with gr.Row():
         model_id = gr.Textbox(value="", label="Model id", placeholder="org/model-name", max_length=300, scale=3,
                               elem_id="submit-model")
