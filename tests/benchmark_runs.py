@@ -40,7 +40,7 @@ class _Watched:
     def planned(self, reused: int, items: int) -> None:
         pass
 
-    def update(self, done: int, total: int) -> None:
+    def update(self, done: int, total: int, requests: tuple[int, int] | None = None) -> None:
         if self.stage == "answering":
             self.callback(done, total)
 

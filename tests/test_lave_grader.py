@@ -69,9 +69,12 @@ def test_questions_are_always_the_sample_suite():
         assert note == ("The LAVE sample suite (30 questions): the playground always uses the sample file shipped "
                         "with the project, whatever suite the leaderboard runs.")
     first = entries[0]
-    assert first == {"question_id": "lave-01", "question": "How many circles are there?",
-                     "gold": "2\n2\ntwo\n2\n2\nthere are two circles\n2\ntwo\n3\n2"}
-    assert all(set(e) == {"question_id", "question", "gold"} and e["gold"].strip() for e in entries)
+    assert {key: first[key] for key in ("question_id", "question", "gold")} == {
+        "question_id": "lave-01", "question": "How many circles are there?",
+        "gold": "2\n2\ntwo\n2\n2\nthere are two circles\n2\ntwo\n3\n2"}
+    # each question carries its image reference, which the playground shows
+    assert all(set(e) == {"question_id", "question", "gold", "image_ref"} and e["gold"].strip() and e["image_ref"]
+               for e in entries)
 
 
 def test_questions_when_the_sample_cannot_be_loaded(monkeypatch):
