@@ -151,7 +151,7 @@ class Dispatcher:
             if request.status != queue.RUNNING or not is_job_lease(request.lease_owner):
                 continue
             job_id = request.job.get("id")
-            job = live_by_id.get(job_id) if job_id else self._find(live_by_label, request)
+            job = self._live_job(request, live_by_id, live_by_label)
             if job is None and job_id:
                 job = self._inspect(job_id)  # no longer live: its end, asked once
             if job is None:
@@ -186,7 +186,7 @@ class Dispatcher:
             if request.status != queue.RUNNING or not is_job_lease(request.lease_owner):
                 continue
             job_id = request.job.get("id")
-            job = live_by_id.get(job_id) if job_id else self._find(live_by_label, request)
+            job = self._live_job(request, live_by_id, live_by_label)
             if job is None:
                 continue
             record = None if job_id else self._record(job, request.job.get("flavor", ""))
@@ -221,6 +221,12 @@ class Dispatcher:
         except Exception as exc:  # noqa: BLE001 - a deleted Job (404) reads as gone
             log.warning("Job %s could not be inspected: %s", job_id, type(exc).__name__)
             return None
+
+    @classmethod
+    def _live_job(cls, request: Request, live_by_id: dict, live_by_label: dict):
+        """The request's live Job: the one recorded on it, or (none recorded yet) the one found by its labels."""
+        job_id = request.job.get("id")
+        return live_by_id.get(job_id) if job_id else cls._find(live_by_label, request)
 
     @staticmethod
     def _find(live_by_label: dict, request: Request):
