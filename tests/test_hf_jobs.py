@@ -109,7 +109,8 @@ def test_eight_requests_run_as_four_jobs_at_a_time_each_published_once(hub, worl
     assert not any(r.error for r in reports), [r.error for r in reports]
     final = [q.load(store, r.path) for r in requests]
     assert [r.status for r in final] == [q.FINISHED] * 8, [(r.status, r.error, r.log_tail) for r in final]
-    assert all(r.attempts == 0 and r.job["id"] and r.job["flavor"] == "cpu-upgrade" for r in final)
+    assert all(r.attempts == 0 and r.job["id"] and r.job["flavor"] == "cpu-upgrade" for r in final), [
+        (r.attempts, r.job, r.error) for r in final]
     # 4 at once at most, and 4 at once indeed; one Job per request, each published once
     assert most == 4
     ours = [j for j in hub.jobs if j.labels.get(hf_jobs.LABEL_STORE) == hf_jobs.store_label(settings)]
