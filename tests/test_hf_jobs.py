@@ -108,9 +108,14 @@ def test_eight_requests_run_as_four_jobs_at_a_time_each_published_once(hub, worl
     wait_until(all_done, timeout=600, every=1.0, tick=tick)
     assert not any(r.error for r in reports), [r.error for r in reports]
     final = [q.load(store, r.path) for r in requests]
-    assert [r.status for r in final] == [q.FINISHED] * 8, [(r.status, r.error, r.log_tail) for r in final]
-    assert all(r.attempts == 0 and r.job["id"] and r.job["flavor"] == "cpu-upgrade" for r in final), [
-        (r.attempts, r.job, r.error) for r in final]
+    assert [r.status for r in final] == [q.FINISHED] * 8, [(r.key, r.status, r.attempts, r.error, r.log_tail)
+                                                           for r in final if r.status != q.FINISHED]
+    odd = [(r.key, r.attempts, r.job, r.error, r.log_tail) for r in final
+           if not (r.attempts == 0 and r.job.get("id") and r.job.get("flavor") == "cpu-upgrade")]
+    assert not odd, odd  # e.g. Jobs that finished together and raced to publish: each one lands, no attempt lost
+    # a Job closes its request before it ends, and each tick reads the requests after listing the live Jobs: no tick
+    # takes a Job that ended after publishing for one that ended without
+    assert not any(r.failed or r.returned for r in reports), [(r.failed, r.returned) for r in reports]
     # 4 at once at most, and 4 at once indeed; one Job per request, each published once
     assert most == 4
     ours = [j for j in hub.jobs if j.labels.get(hf_jobs.LABEL_STORE) == hf_jobs.store_label(settings)]

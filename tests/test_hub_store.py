@@ -277,6 +277,34 @@ def test_claims_from_several_threads_each_with_its_own_store(api, hub, repos):
     assert hub.repos.rejected[repos[1]] >= 1  # some commits lost the race and their claims were run again
 
 
+def test_writes_racing_for_one_repo_all_land(api, hub, repos):
+    """Jobs that finish together publish to one results repo at once (plain writes, each on its picture's head): a
+    write that lost the race is committed again on the new head until it lands; none is refused in the end."""
+    writers, errors = 10, []
+    start = threading.Barrier(writers)
+
+    def publish(i: int) -> None:
+        try:
+            store = HubStore(api, *repos)
+            store.refresh()
+            start.wait()
+            for n in range(2):
+                store.write_many({f"details/m{i}/r{n}/cure.parquet": b"PAR1" + bytes(2000) + b"PAR1",
+                                  f"results/m{i}/r{n}.json": b"{}"})
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=publish, args=(i,)) for i in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert not errors, [traceback.format_exception(e) for e in errors]
+    files = hub.files(repos[0])
+    assert all(f"results/m{i}/r{n}.json" in files for i in range(writers) for n in range(2))
+    assert hub.repos.rejected[repos[0]] >= 1  # they did race
+
+
 @pytest.mark.parametrize("scenario", [
     "test_claim_takes_the_oldest_pending_and_leases_it",
     "test_two_thread_claimers_never_get_the_same_request",

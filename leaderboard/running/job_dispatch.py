@@ -1,7 +1,9 @@
 """The dispatcher (LEADERBOARD_EXECUTOR=hf-jobs): each claimed request runs as one Hugging Face Job.
 
 One tick asks the Jobs API for the live Jobs of this store only (`status=SCHEDULING,RUNNING` and the store's label),
-and makes at most four commits to the requests repo (each a single step of the store), most ticks none:
+then brings the store's picture to the head (a Job closes its request before it ends, so a Job not live in that
+listing is read with its close), and makes at most four commits to the requests repo (each a single step of the
+store), most ticks none:
 1. keep the leases of requests whose Job is live: a lease about to run out (less than LEASE_MARGIN_S left) is
    extended, so a Job that waited long in SCHEDULING never loses its request to recovery (and is never cancelled as
    an orphan); a request whose Job was started but not yet recorded (a restart between the two) gets the Job found
@@ -28,6 +30,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Callable
 
 from leaderboard.running import hf_jobs
 from leaderboard.running.job_flavors import TooLarge, flavor_for, hardware_prices
@@ -126,19 +129,26 @@ class Dispatcher:
 
     # ---- one tick -----------------------------------------------------------------------------------------
 
-    def tick(self) -> DispatchReport:
-        """One tick (the Scheduler runs one at a time)."""
+    def tick(self, prepare: Callable[[], None] | None = None) -> DispatchReport:
+        """One tick (the Scheduler runs one at a time). `prepare` runs once the live Jobs are listed and before the
+        requests are read (default: refresh the store's picture; the Scheduler's also squashes), so a Job that closed
+        its request and then ended before the listing is read closed, never as a Job that ended without publishing.
+        A prepare that fails is logged and the tick goes on with the picture it has."""
         report = DispatchReport()
         try:
-            self._tick(report)
+            self._tick(report, prepare or (lambda: self.store.refresh()))
         except Exception as exc:  # noqa: BLE001 - an outage of the store or the Jobs API: the next tick tries
             report.error = self.settings.scrub(f"{type(exc).__name__}: {exc}")
             log.warning("dispatch tick stopped: %s", report.error)
         return report
 
-    def _tick(self, report: DispatchReport) -> None:
+    def _tick(self, report: DispatchReport, prepare: Callable[[], None]) -> None:
         settings = self.settings
         live_jobs = self._live_jobs()
+        try:
+            prepare()
+        except Exception as exc:  # noqa: BLE001 - the reads below say the same if the store is out; the tick goes on
+            log.warning("the store could not be refreshed: %s", settings.scrub(str(exc)))
         live_by_id = {job.id: job for job in live_jobs}
         live_by_label: dict[str, list] = {}
         for job in live_jobs:

@@ -111,11 +111,7 @@ class Scheduler:
         if self.stop.is_set():
             return
         if self.dispatcher is not None:
-            try:
-                prepare_store(self.settings, self.store, self.stop)
-            except Exception as exc:  # noqa: BLE001 - the dispatcher's own reads say the same; its tick goes on
-                log.warning("the store could not be refreshed: %s", self.settings.scrub(str(exc)))
-            report = self.dispatcher.tick()
+            report = self.dispatcher.tick(prepare=lambda: prepare_store(self.settings, self.store, self.stop))
             # a Job killed between closing its request and adding its row leaves the board behind: catch it up
             rebuild_board(self.settings, self.store, only_if_stale=True)
             for key in report.started:

@@ -54,6 +54,9 @@ log = logging.getLogger(__name__)
 
 CONFLICT_STATUSES = (409, 412)  # 412: parent_commit is no longer the head; 409: a concurrent operation on the repo
 RATE_LIMITED = 429
+WRITE_RETRIES = 30  # a plain write that lost a race is committed again on the new head, up to this many times
+# (waits with full jitter up to WRITE_BACKOFF_CAP: about a minute in all), so Jobs that finish together all publish
+WRITE_BACKOFF_BASE, WRITE_BACKOFF_CAP = 0.25, 5.0
 TRANSACTION_MARK = ".transaction"  # a fresh value in every commit (see the module docstring); a dot name: never listed
 
 
@@ -63,8 +66,8 @@ class HubStore:
     waits' (tests pass fakes)."""
 
     def __init__(self, api, results_repo: str, requests_repo: str = "", repo_type: str = "dataset",
-                 create: bool = True, write_retries: int = 5, commit_budget: int = 100, budget_window: float = 3600.0,
-                 cache_mb: float = 256.0, clock: Callable[[], float] = time.time,
+                 create: bool = True, write_retries: int = WRITE_RETRIES, commit_budget: int = 100,
+                 budget_window: float = 3600.0, cache_mb: float = 256.0, clock: Callable[[], float] = time.time,
                  sleep: Callable[[float], None] = time.sleep):
         if not results_repo:
             raise ValueError("the Hub store needs a results repo (LEADERBOARD_RESULTS_REPO)")
@@ -257,7 +260,7 @@ class HubStore:
             except StoreConflict:
                 if attempt == max(1, self.write_retries) - 1:
                     raise StoreConflict(f"{repo} kept refusing the commit of {len(batch)} file(s)") from None
-                self._sleep(backoff(attempt, base=0.2))
+                self._sleep(backoff(attempt, base=WRITE_BACKOFF_BASE, cap=WRITE_BACKOFF_CAP))
 
     def _commit(self, repo: str, picture: Picture, batch: dict[str, bytes | None]) -> None:
         """One commit of `batch` on `picture.head` within the budget (429s waited out); on success the picture moves
