@@ -336,6 +336,91 @@ def test_a_board_score_lists_the_questions_behind_it_and_repeats_its_value(store
     assert list_items(cache, eq.Query(run=key, benchmark="reform", metric="nope")).query.metric == ""
 
 
+def _behind_count(benchmark: str, metric: str, result: dict) -> int | None:
+    """How many questions are behind a board metric, from the run's own results file (None: it does not say)."""
+    counts, scores, extra = result["counts"], result["scores"], result.get("extra", {})
+    if benchmark == "cure":
+        share = {"Cf": scores["Rcot"], "Cb": scores["Rh"]}.get(metric, 1.0)
+        return round(share * counts["scored"])
+    if benchmark == "lave":
+        if metric.startswith("agree_"):
+            return extra["agreement"][metric[len("agree_"):]]["n"]
+        return {"lave": counts["rated"], "unrated": counts["unrated"],
+                "vqa_accuracy": counts["vqa_accuracy_items"]}.get(metric, counts["answered"])
+    if metric == "correct_given_attempted":
+        return round(extra["attempted"] * counts["graded"])
+    if metric in ("ungraded", "hit_token_limit"):
+        return counts[metric]
+    return None if metric == "ece" else counts["graded"]
+
+
+@pytest.mark.parametrize("benchmark", ["cure", "lave", "simpleqa"])
+def test_every_board_score_lists_its_questions_and_repeats_its_value(benchmark, store, published):
+    """A board score opens the explorer on exactly the questions behind it (CURE's Cf: the instances whose chain is
+    right; LAVE's score: the rated answers; SimpleQA's correct given attempted: the attempted ones; ...), and the
+    explorer's headline is the board's number, recomputed on those questions by the benchmark's own scoring."""
+    from leaderboard.explorer.views import metric_choices, summary_text
+
+    key = published[BENCHMARKS[benchmark]]
+    result = store.read_json(f"results/{key}.json")["benchmarks"][benchmark]
+    card = api.card(benchmark)
+    keys = [k for _, k in metric_choices(card)]
+    assert keys == [m.key for m in card.metrics]  # every board metric of the benchmark can be clicked
+    cache = DetailsCache(store)
+    for metric in keys:
+        board = result
+        for step in card.metric(metric).where:
+            board = board.get(step) if isinstance(board, dict) else None
+        board = math.nan if board is None else float(board)
+        listing = list_items(cache, eq.Query(run=key, benchmark=benchmark, metric=metric), page_size=10_000)
+        value = listing.summary["metric_value"]
+        assert (math.isnan(value) and math.isnan(board)) or value == pytest.approx(board, rel=1e-9, abs=1e-12), metric
+        expected = _behind_count(benchmark, metric, result)
+        if expected is not None:
+            assert len(listing.filtered) == expected, metric
+        assert card.metric(metric).label in summary_text(listing.summary)
+    # the runs hold questions that are not behind some metrics: the lists differ
+    sizes = {len(list_items(cache, eq.Query(run=key, benchmark=benchmark, metric=m), page_size=10_000).filtered)
+             for m in keys}
+    assert len(sizes) > 1
+
+
+def test_a_metric_older_details_cannot_measure_lists_every_question(store, published, monkeypatch):
+    """Details without a column a metric needs (an older run's) list every question, without the metric; a value
+    that cannot be computed reads n/a. Neither breaks the tab."""
+    from leaderboard.explorer import views
+
+    key = published["vision-a"]
+    cache = DetailsCache(store)
+    every = list_items(cache, eq.Query(run=key, benchmark="lave")).summary["total"]
+    broken = api.Measure(rows=lambda table, details: details["no_such_column"] > 0, value=lambda details: 1.0)
+    monkeypatch.setattr(views, "measure_of", lambda card, metric: broken)
+    listing = list_items(cache, eq.Query(run=key, benchmark="lave", metric="lave"))
+    assert listing.query.metric == "" and listing.summary["total"] == every and "metric" not in listing.summary
+    no_value = api.Measure(rows=lambda table, details: table["item"] == table["item"],
+                           value=lambda details: details["no_such_column"].mean())
+    monkeypatch.setattr(views, "measure_of", lambda card, metric: no_value)
+    listing = list_items(cache, eq.Query(run=key, benchmark="lave", metric="lave"))
+    assert listing.query.metric == "lave" and math.isnan(listing.summary["metric_value"])
+    assert "n/a" in views.summary_text(listing.summary)
+
+
+def test_a_metric_is_computed_once_per_list_of_questions(store, published, monkeypatch):
+    from leaderboard.explorer import views
+
+    key, calls = published["vision-a"], []
+    counted = api.Measure(rows=lambda table, details: table["item"] == table["item"],
+                          value=lambda details: calls.append(len(details)) or 0.5)
+    monkeypatch.setattr(views, "measure_of", lambda card, metric: counted)
+    cache = DetailsCache(store)
+    for page in (1, 2, 1):  # paging through one list: one computation
+        assert list_items(cache, eq.Query(run=key, benchmark="lave", metric="lave", page=page),
+                          page_size=10).summary["metric_value"] == 0.5
+    assert len(calls) == 1
+    list_items(cache, eq.Query(run=key, benchmark="lave", metric="lave", outcome="correct"))  # another list: again
+    assert len(calls) == 2 and calls[1] < calls[0]
+
+
 def test_reform_details_keep_an_image_reference_and_the_item_view_shows_it(store, published, tmp_path):
     key = published["vision-a"]
     cache = DetailsCache(store)

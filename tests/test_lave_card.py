@@ -56,11 +56,12 @@ def test_sources_options_and_item_view():
     assert [(o.key, o.default) for o in CARD.options] == [
         ("lave.max_new_tokens", "32"), ("lave.shots", "8"), ("lave.judge_max_tokens", ""), ("lave.docmatix", "on")]
     from evaluator.benchmarks.item_tables import by_question
-    from evaluator.benchmarks.lave import explore
+    from evaluator.benchmarks.lave import explore, measures
 
     assert CARD.item_view == ItemView(question="question", grade="rating", rationale="judge_rationale",
                                       image="image_ref", group_by=("kind", "source"), key=by_question,
-                                      items=explore.items, parts=explore.parts, picture=explore.picture)
+                                      items=explore.items, parts=explore.parts, picture=explore.picture,
+                                      measure=measures.measure)
 
 
 def test_task_text_follows_the_reference_and_the_card_says_where_the_rating_rule_differs():

@@ -102,8 +102,9 @@ class ItemPart:
 
 @dataclass(frozen=True)
 class Measure:
-    """One board metric in the explorer: rows(item table) -> a boolean mask of the questions behind it, and
-    value(details rows of some of them) -> the metric, by the function that scored the run (NaN: undefined)."""
+    """One board metric in the explorer: rows(item table, details rows with their "item") -> a boolean mask of the
+    table's questions behind it, and value(details rows of some of them) -> the metric, by the function that scored
+    the run (NaN: undefined)."""
 
     rows: Callable[[Any], Any]
     value: Callable[[Any], float]

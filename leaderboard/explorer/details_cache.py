@@ -13,7 +13,8 @@ import io
 import logging
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 import pandas as pd
 
@@ -22,6 +23,7 @@ from leaderboard.store import Store
 from leaderboard.submissions.records import is_request_key
 
 log = logging.getLogger(__name__)
+MEASURED = 32  # metric values kept per entry
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,17 @@ class RunDetails:
     details: pd.DataFrame
     items: pd.DataFrame
     rows_of: dict[str, list[int]]
+    measured: dict = field(default_factory=dict, compare=False, repr=False)  # (metric, its questions) -> value
+
+    def measure(self, metric: str, items: tuple[str, ...], compute: Callable[[pd.DataFrame], float]) -> float:
+        """A board metric on these questions' rows, computed once per (metric, questions) for this entry (the last
+        MEASURED of them kept): paging or reopening the same list never scores it again."""
+        key = (metric, items)
+        if key not in self.measured:
+            if len(self.measured) >= MEASURED:
+                self.measured.pop(next(iter(self.measured)), None)
+            self.measured[key] = compute(self.details[self.details["item"].isin(items)])
+        return self.measured[key]
 
     def item_rows(self, item: str) -> list[dict]:
         """The details rows of one question, as plain dicts (empty for an unknown item)."""

@@ -4,6 +4,7 @@ with its summary and per-group accuracy, and one opened question. The tab, the A
 """
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,6 +21,8 @@ from leaderboard.formatting import escape_markdown, format_number, format_percen
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 from leaderboard.submissions.records import is_request_key
+
+log = logging.getLogger(__name__)
 
 SHORT = 90  # characters of a question or an answer shown in the table (the opened question shows them whole)
 
@@ -69,13 +72,28 @@ def metric_choices(card: api.Card) -> list[tuple[str, str]]:
     return [(f"{card.short_title} {m.label}", m.key) for m in card.metrics if measure_of(card, m.key) is not None]
 
 
-def metric_summary(card: api.Card, metric: str, measure: api.Measure, details: pd.DataFrame,
+def _behind(measure: api.Measure, table: pd.DataFrame, details: pd.DataFrame):
+    """The mask of the questions behind a metric; None when this run's details cannot say (an older run's details
+    without the columns it needs): the explorer then lists every question, without the metric."""
+    try:
+        return measure.rows(table, details).to_numpy(dtype=bool)
+    except Exception as exc:  # noqa: BLE001 - a run's details never break the tab
+        log.warning("the questions behind a metric could not be found: %s: %s", type(exc).__name__, exc)
+        return None
+
+
+def metric_summary(card: api.Card, metric: str, measure: api.Measure, run: RunDetails,
                    shown: pd.DataFrame) -> dict:
-    """{"metric", "metric_label", "metric_kind", "metric_value"}: the board metric on the shown questions' rows."""
+    """{"metric", "metric_label", "metric_kind", "metric_value"}: the board metric on the shown questions' rows
+    (computed once per list of questions: see RunDetails.measure)."""
     found = card.metric(metric)
-    rows = details[details["item"].isin(shown["item"])]
+    try:
+        value = float(run.measure(metric, tuple(shown["item"]), measure.value))
+    except Exception as exc:  # noqa: BLE001 - an older run's details: the headline says n/a, the list stays
+        log.warning("%s could not be computed on these questions: %s: %s", metric, type(exc).__name__, exc)
+        value = math.nan
     return {"metric": metric, "metric_label": f"{card.short_title} {found.label}", "metric_kind": found.kind,
-            "metric_value": measure.value(rows)}
+            "metric_value": value}
 
 
 def list_items(cache: DetailsCache, query: eq.Query, page_size: int = eq.PAGE_SIZE) -> Listing:
@@ -87,17 +105,18 @@ def list_items(cache: DetailsCache, query: eq.Query, page_size: int = eq.PAGE_SI
     b = _compare_details(cache, query)
     table = eq.joined(a.items, b.items if b is not None else None)
     measure = measure_of(card, query.metric)
-    if measure is None:
-        query = replace(query, metric="")
+    behind = _behind(measure, table, a.details) if measure is not None else None
+    if behind is None:
+        query, measure = replace(query, metric=""), None
     else:
-        table = table[measure.rows(table).to_numpy()]
+        table = table[behind]
     shown = eq.filtered(table, query)
     query = eq.with_page(query, shown) if query.item else query
     rows, page, pages = eq.page_of(shown, query.page, page_size)
     group_by = tuple(card.item_view.group_by)
     summary = eq.summary(shown, len(table))
     if measure is not None:
-        summary.update(metric_summary(card, query.metric, measure, a.details, shown))
+        summary.update(metric_summary(card, query.metric, measure, a, shown))
     return Listing(query=replace(query, page=page), rows=rows, pages=pages, summary=summary,
                    groups=eq.group_table(shown, group_by), outcome_choices=eq.outcome_choices(table),
                    group_choices=eq.group_choices(table, group_by), columns=list(table.columns), filtered=shown)

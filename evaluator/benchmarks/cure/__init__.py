@@ -10,6 +10,8 @@ and a chain of 2-4 sub-questions that lead to it, each with six candidates. Ever
     prompts.py   our prompt templates (prompts/)
     planning.py  a row and a model request per question
     scoring.py   reading the answers; Rh, Rcot, Ro, Cf, Cb (evaluator.metrics.cure)
+    explore.py   the explorer's item table and opened instance
+    measures.py  the questions behind each board score in the explorer, and the score computed on them
 """
 from evaluator.benchmarks.cure.card import CARD
 from evaluator.benchmarks.cure.planning import plan

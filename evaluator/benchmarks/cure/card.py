@@ -1,7 +1,7 @@
 """CURE's card: what it measures, its board columns, its data source and options, how a question is shown."""
 from __future__ import annotations
 
-from evaluator.benchmarks.cure import explore
+from evaluator.benchmarks.cure import explore, measures
 from evaluator.benchmarks.cure.data import OFFICIAL_URL
 from evaluator.benchmarks.cure.images import SETTING as IMAGES_SETTING, SOURCE as IMAGES_SOURCE
 from evaluator.benchmarks.item_tables import by_question
@@ -115,7 +115,8 @@ CARD = Card(
         "A text-only model skips CURE rather than answering without the image.",
     ),
     item_view=ItemView(question="question", grade="correct", image="image_url", group_by=explore.GROUP_BY,
-                       key=by_question, items=explore.items, parts=explore.parts, picture=explore.picture),
+                       key=by_question, items=explore.items, parts=explore.parts, picture=explore.picture,
+                       measure=measures.measure),
     details=DETAILS,
     licence=(
         "The CURE release (github.com/Yangyi-Chen/CoTConsistency) states no licence; its regions, clues and "

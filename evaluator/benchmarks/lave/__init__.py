@@ -9,6 +9,8 @@ accuracy, ANLS, exact match, BLEU-4 and CIDEr, so the results say how much the s
     rater.py     the judge prompt (prompts/: task text and demonstrations), references, reading the reply
     planning.py  a row and a model request per item
     scoring.py   reading the answers; LAVE through the judge, the string metrics, agreement, breakdowns
+    explore.py   the explorer's item table and opened question
+    measures.py  the questions behind each board score in the explorer, and the score computed on them
     views.py     the board's table of LAVE beside each strict metric
     grader.py    the judge playground's LAVE mode
 """

@@ -3,7 +3,7 @@ board section and its playground grader."""
 from __future__ import annotations
 
 from evaluator.benchmarks.item_tables import by_question
-from evaluator.benchmarks.lave import explore
+from evaluator.benchmarks.lave import explore, measures
 from evaluator.benchmarks.lave.data import DOCMATIX
 from evaluator.benchmarks.lave.grader import GRADER
 from evaluator.benchmarks.lave.scoring import STRING_METRICS
@@ -157,7 +157,7 @@ CARD = Card(
     ),
     item_view=ItemView(question="question", grade="rating", rationale="judge_rationale", image="image_ref",
                        group_by=explore.GROUP_BY, key=by_question, items=explore.items, parts=explore.parts,
-                       picture=explore.picture),
+                       picture=explore.picture, measure=measures.measure),
     sections=(
         Section(key="lave_agreement", title="LAVE against strict metrics",
                 description="The same free-form answers scored by the LLM judge (LAVE) and by the strict string "

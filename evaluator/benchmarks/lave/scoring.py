@@ -99,10 +99,10 @@ def _rate(ctx: ScoreContext, prompts: LavePrompts, rows: list[dict], shots: int,
         row["no_rationale"] = not has_rationale(reply)
 
 
-def _string_metrics(rows: list[dict]) -> dict[str, float]:
-    """Fill each answered row's string metrics; return the BLEU-4 and CIDEr corpus values."""
+def _string_metrics(rows: list[dict]) -> None:
+    """Fill each answered row's string metrics (BLEU-4 and CIDEr per item, against the whole set's statistics)."""
     if not rows:
-        return {"bleu4": math.nan, "cider": math.nan}
+        return
     for row in rows:
         answers = json.loads(row["gold"])
         row["vqa_accuracy"] = official_vqa_accuracy(row["parsed_answer"], answers)
@@ -114,8 +114,24 @@ def _string_metrics(rows: list[dict]) -> dict[str, float]:
     for row in rows:
         row["bleu4"] = per_item[row["question_id"]]["BLEU-4"]
         row["cider"] = per_item[row["question_id"]]["CIDEr"]
-    corpus = caption_scores(predictions, references)
-    return {"bleu4": corpus["BLEU-4"], "cider": corpus["CIDEr"]}
+
+
+def headline_scores(answered: list[dict]) -> dict[str, float]:
+    """The board's scores of answered rows whose ratings and string metrics are filled: LAVE over the rated ones,
+    the per-item metrics' means, and corpus BLEU-4 and CIDEr (NaN where undefined)."""
+    rated = [r for r in answered if not math.isnan(r["lave"])]
+    scores = {"lave": nan_mean([r["lave"] for r in rated])}
+    scores.update({m: nan_mean([r[m] for r in answered]) for m in ITEM_METRICS})
+    if not answered:
+        return {**scores, "bleu4": math.nan, "cider": math.nan}
+    corpus = caption_scores({r["question_id"]: r["parsed_answer"] for r in answered},
+                            {r["question_id"]: json.loads(r["gold"]) for r in answered})
+    return {**scores, "bleu4": corpus["BLEU-4"], "cider": corpus["CIDEr"]}
+
+
+def agreement(answered: list[dict], metric: str) -> dict:
+    """How far the judge's LAVE and one string metric agree on these answers (evaluator.metrics.lave_agreement)."""
+    return lave_agreement([r["lave"] for r in answered], [r[metric] for r in answered], AGREEMENT_THRESHOLDS[metric])
 
 
 def _breakdown(rows: list[dict], key: str) -> dict[str, dict]:
@@ -151,15 +167,12 @@ def score(rows: list[dict], ctx: ScoreContext) -> Scored:
         _read(row)
     answered = [r for r in rows if r["status"] == "ok"]
     _rate(ctx, prompts, answered, shots, **generation)
-    corpus = _string_metrics(answered)
+    _string_metrics(answered)
     rated = [r for r in answered if not math.isnan(r["lave"])]
-    scores = {"lave": nan_mean([r["lave"] for r in rated])}
-    scores.update({m: nan_mean([r[m] for r in answered]) for m in ITEM_METRICS})
-    scores.update(corpus)
+    scores = headline_scores(answered)
     ratings = Counter(int(r["rating"]) for r in rated)
     extra = {
-        "agreement": {m: lave_agreement([r["lave"] for r in answered], [r[m] for r in answered],
-                                        AGREEMENT_THRESHOLDS[m]) for m in STRING_METRICS},
+        "agreement": {m: agreement(answered, m) for m in STRING_METRICS},
         "ratings": {str(k): ratings.get(k, 0) for k in (1, 2, 3)},
         "by_kind": _breakdown(answered, "kind"),
         "by_source": _breakdown(answered, "source"),

@@ -51,7 +51,7 @@ def measure(key: str) -> Measure | None:
         return None
     prefix, rest = split
 
-    def rows(table: pd.DataFrame) -> pd.Series:
+    def rows(table: pd.DataFrame, _details: pd.DataFrame) -> pd.Series:
         mask = in_mode(table, prefix)
         if rest in DIMENSIONS:
             mask &= table["dimension"] == rest

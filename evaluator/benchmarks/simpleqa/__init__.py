@@ -12,6 +12,8 @@ sample suite): a stated 0-100 confidence (ECE), and the most frequent of k answe
     planning.py  the rows of every question and the model requests that fill them
     grading.py   the judge's grades of the answers
     scoring.py   the frequency rows, the grades, and the scores (evaluator.metrics.simpleqa)
+    explore.py   the explorer's item table and opened question
+    measures.py  the questions behind each board score in the explorer, and the score computed on them
     views.py     the calibration figure of one run
     grader.py    the judge playground's SimpleQA mode
 """

@@ -3,7 +3,7 @@ calibration section and its judge playground mode."""
 from __future__ import annotations
 
 from evaluator.benchmarks.item_tables import by_question
-from evaluator.benchmarks.simpleqa import explore
+from evaluator.benchmarks.simpleqa import explore, measures
 from evaluator.benchmarks.simpleqa.data import OFFICIAL_URL
 from evaluator.benchmarks.simpleqa.grader import GRADER
 from evaluator.benchmarks.simpleqa.options import DEFAULT_MAX_NEW_TOKENS
@@ -115,7 +115,7 @@ CARD = Card(
     ),
     item_view=ItemView(question="question", grade="grade", rationale="judge_rationale",
                        group_by=explore.GROUP_BY, main_rows=("part", "answer"), key=by_question, items=explore.items,
-                       parts=explore.parts),
+                       parts=explore.parts, measure=measures.measure),
     sections=(Section(key="calibration", title="SimpleQA calibration", description=CALIBRATION, kind="plot",
                       needs="f_score", render=calibration_figure,
                       empty="No finished run has SimpleQA calibration yet: it is drawn for each run of SimpleQA "

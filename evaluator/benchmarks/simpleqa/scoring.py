@@ -99,12 +99,24 @@ def hit_limit_count(rows: list[dict]) -> int:
     return sum(1 for r in rows if r.get("hit_token_limit") is True)
 
 
+def usable_confidence(row: dict) -> bool:
+    """Whether a "confidence" row enters the calibration: its guess was graded and its confidence read."""
+    return bool(row["grade"]) and not math.isnan(row["confidence"])
+
+
+def confidence_ece(conf_rows: list[dict]) -> float:
+    """The ECE of the stated confidences over 30 quantile bins (the headline "ece"), on the usable rows."""
+    usable = [r for r in conf_rows if usable_confidence(r)]
+    return expected_calibration_error([r["confidence"] for r in usable], [r["grade"] == "A" for r in usable],
+                                      QUANTILE_BINS, quantile=True)
+
+
 def _confidence_block(conf_rows: list[dict], settings: RunSettings, scores: dict, extra: dict,
                       counts: dict) -> None:
-    usable = [r for r in conf_rows if r["grade"] and not math.isnan(r["confidence"])]
+    usable = [r for r in conf_rows if usable_confidence(r)]
     confidences = [r["confidence"] for r in usable]
     correct = [r["grade"] == "A" for r in usable]
-    scores["ece"] = expected_calibration_error(confidences, correct, QUANTILE_BINS, quantile=True)
+    scores["ece"] = confidence_ece(conf_rows)
     extra["reliability"] = reliability_points(confidences, correct, QUANTILE_BINS, quantile=True)
     extra["ece_equal_width"] = expected_calibration_error(confidences, correct, EQUAL_WIDTH_BINS)
     extra["reliability_equal_width"] = reliability_points(confidences, correct, EQUAL_WIDTH_BINS)
