@@ -24,8 +24,8 @@ up to 17 x 64 tokens. The "cores" column (CPU s / wall s, about 2 with both core
 CPU with other processes; rerun those with --models/--benchmarks when the machine is quiet.
 
 Run: `HF_HUB_OFFLINE=1 .venv/bin/python bench/sample_suites.py [--models text,vision] [--benchmarks cure,...]
-[--max-full-seconds 900] [--trial-only] [--keep]` (about 35 minutes with both cores free: 6 text, 29 vision;
---trial-only: the LEADERBOARD_LIMIT=2 figures alone), always with --device cpu. Not part of the test suite.
+[--max-full-seconds 900] [--trial-only] [--keep]` (about 45 minutes with both cores free: 10 text, 35 vision;
+--trial-only: the LEADERBOARD_LIMIT=2 figures alone, about 12), always with --device cpu. Not part of the test suite.
 """
 from __future__ import annotations
 

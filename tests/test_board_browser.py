@@ -118,6 +118,8 @@ def test_phone_width_puts_the_table_on_the_first_screen(store, app_url, open_pag
     for label in ("Model", "Overall"):  # on the first screen, without scrolling
         box = headers.filter(has_text=label).first.bounding_box()
         assert box["x"] + box["width"] <= 390 and box["y"] + box["height"] < 844, (label, box)
+    title = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('#intro h1')).fontSize)")
+    assert title <= 20, title  # the page title shrinks on a phone (1.25rem; 26 px on a wide screen)
     first_row = page.locator("#leaderboard-table [role=gridcell][data-col='2']:visible").first.bounding_box()
     assert first_row["y"] + first_row["height"] <= 844, first_row  # the first run's overall score is in view
     assert page.evaluate(BROKEN_WORDS, "#leaderboard-table th .header, #board-show-all label span") == []

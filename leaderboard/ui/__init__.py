@@ -37,7 +37,8 @@ CSS = """
 #board-show-all { min-width: 170px !important; flex: 1 1 170px !important; }
 #board-show-all label span { white-space: nowrap; }
 @media (max-width: 640px) {
-  #intro h1 { font-size: 1.5rem; margin-bottom: 0.25rem; }
+  #intro h1 { font-size: 1.25rem; margin-bottom: 0.25rem; }
+  #intro p { font-size: 0.85rem; }
   #board-view .wrap { gap: 4px !important; }
   #board-view label { padding: 2px 8px !important; }
 }
