@@ -33,12 +33,15 @@ def wait_heading(page, prefix: str) -> None:
         arg=prefix)
 
 
+METRIC_PREFIX = "(?:[^·]+ on these questions, as the board computes it · )?"  # a board score's value, when one
+
+
 def wait_summary(page, pattern: str) -> str:
     """Wait until the Explorer's summary, settled (no progress note before it), matches the regex `pattern` at its
-    start; return that text."""
+    start (after a board score's value, when the view has one); return that text."""
     settled = page.wait_for_function(
         "(p) => { const e = document.querySelector('#explorer-summary'); const t = e ? e.innerText.trim() : '';"
-        " return new RegExp('^' + p).test(t) ? t : false; }", arg=pattern)
+        " return new RegExp('^' + p).test(t) ? t : false; }", arg=METRIC_PREFIX + pattern)
     return settled.json_value()
 
 
@@ -57,9 +60,12 @@ def test_board_to_explorer_filter_open_walk_compare_and_share(store, settings, f
     precision = headers.index("Precision")
     rows = page.locator(f"#leaderboard-table [role=gridcell][data-col='{precision}']:visible").all_inner_texts()
     row = rows.index("auto")
-    page.locator(f"#leaderboard-table [role=gridcell][data-col='{column}']:visible").nth(row).click()
+    cell = page.locator(f"#leaderboard-table [role=gridcell][data-col='{column}']:visible").nth(row)
+    clicked = cell.inner_text().strip()
+    cell.click()
     page.get_by_role("tab", name="Explorer", selected=True).wait_for(state="visible")
-    wait_summary(page, "30 of 30 questions")
+    # the questions behind that score (the answers the judge rated: all 30 here), headed by the number clicked
+    assert wait_summary(page, "30 of 30 questions").startswith(f"LAVE score {clicked}% on these questions")
     assert page.locator("#explorer-benchmark input").first.input_value() == "LAVE"
     assert "(auto)" in page.locator("#explorer-run input").first.input_value()
 
