@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import pandas as pd
 from PIL import Image
 
-from evaluator.benchmarks.spec import CORRECT, IMAGE_UNAVAILABLE, ITEM_COLUMNS, PARTLY, UNGRADED, WRONG
+from evaluator.benchmarks.spec import (CORRECT, IMAGE_UNAVAILABLE, ITEM_COLUMNS, PARTLY, UNGRADED, WRONG,
+                                      ScoreContext)
 from evaluator.images import ImageUnavailable, fetch_image_ref, is_url
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -72,6 +73,17 @@ def item_table(columns: dict[str, Iterable], group_by: Iterable[str] = ()) -> pd
         if name not in ("score", "no_mark"):
             frame[name] = frame[name].map(text).astype(object)
     return frame
+
+
+def scored_again(score: Callable[[list[dict], ScoreContext], Any], details: pd.DataFrame, key: str,
+                 options: dict[str, str] | None = None) -> float:
+    """A board metric scored again by the benchmark's own `score` on these details rows, as the run scored it (NaN
+    when they hold none, or the metric is undefined on them): the explorer's headline for a board score."""
+    if details.empty:
+        return math.nan
+    found = score([dict(r) for r in details.to_dict("records")], ScoreContext(options=dict(options or {})))
+    value = found.scores.get(key, math.nan)
+    return float(value) if value is not None else math.nan
 
 
 def prompt_and_output(row: dict) -> tuple[tuple[str, str], ...]:

@@ -4,12 +4,11 @@ high-level inference is right) and the metric recomputed on their details rows b
 (scoring.score), so the explorer's headline is the board's number."""
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from evaluator.benchmarks.cure.scoring import score
-from evaluator.benchmarks.spec import Measure, ScoreContext
+from evaluator.benchmarks.item_tables import scored_again
+from evaluator.benchmarks.spec import Measure
 
 KEYS = ("Ro", "Rh", "Rcot", "Cf", "Cb", "step_accuracy")
 
@@ -27,14 +26,6 @@ def instances(details: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def value(details: pd.DataFrame, key: str) -> float:
-    """The metric `key` scored again, as the run scored it, on these details rows (NaN when they hold none)."""
-    if details.empty:
-        return math.nan
-    found = score([dict(r) for r in details.to_dict("records")], ScoreContext()).scores.get(key, math.nan)
-    return float(found) if found is not None else math.nan
-
-
 def measure(key: str) -> Measure | None:
     """The Measure of one of CURE's board metrics (None for a key it does not know)."""
     if key not in KEYS:
@@ -45,4 +36,4 @@ def measure(key: str) -> Measure | None:
         behind = facts["scored"] & (facts["chain"] if key == "Cf" else facts["high"] if key == "Cb" else True)
         return table["item"].isin(facts.index[behind.astype(bool)])
 
-    return Measure(rows=rows, value=lambda details: value(details, key))
+    return Measure(rows=rows, value=lambda details: scored_again(score, details, key))

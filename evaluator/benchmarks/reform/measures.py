@@ -3,13 +3,12 @@ for a dimension's score, its dimension) and the metric recomputed on their detai
 (scoring.score), so the explorer's headline is the board's number."""
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
+from evaluator.benchmarks.item_tables import scored_again
 from evaluator.benchmarks.reform.datasets import DIMENSIONS, MC
 from evaluator.benchmarks.reform.scoring import score
-from evaluator.benchmarks.spec import Measure, ScoreContext
+from evaluator.benchmarks.spec import Measure
 
 MODES = {"gen": "generation", "lik": "likelihood"}
 MC_ONLY = ("instability", "format_hit_rate", "mc_accuracy")  # computed over multiple-choice rows alone
@@ -34,16 +33,6 @@ def in_mode(table: pd.DataFrame, prefix: str) -> pd.Series:
     return (table["mode"] == MODES["lik"]) | (table["form"] != MC)
 
 
-def value(details: pd.DataFrame, key: str, prefix: str) -> float:
-    """The metric `key` scored again, as the run scored it, on these details rows (NaN when they hold none)."""
-    if details.empty:
-        return math.nan
-    rows = [dict(r) for r in details.to_dict("records")]
-    scored = score(rows, ScoreContext(options={"reform.mode": MODES[prefix]}))
-    found = scored.scores.get(key, math.nan)
-    return float(found) if found is not None else math.nan
-
-
 def measure(key: str) -> Measure | None:
     """The Measure of a board metric of ReForm-Eval (None for a key it does not know)."""
     split = _split(key)
@@ -59,4 +48,4 @@ def measure(key: str) -> Measure | None:
             mask &= table["form"] == MC
         return mask
 
-    return Measure(rows=rows, value=lambda details: value(details, key, prefix))
+    return Measure(rows=rows, value=lambda details: scored_again(score, details, key, {"reform.mode": MODES[prefix]}))
