@@ -1,6 +1,7 @@
 """The Space: a Gradio leaderboard over a store of requests and results, in rooms by role.
 
-    settings.py     every setting, declared once            (imports nothing of ours but job_flavors' table)
+    settings/       every setting, declared once; readers.py: how a value's text is read
+                                                            (imports nothing of ours but job_flavors' table)
     formatting.py   the one Markdown escaper, numbers, times
     store/          where requests, results and details live (local folder or Hub dataset repos)
     submissions/    requests: records and the claim / lease protocol, submission checks, identity, limits, actions

@@ -44,15 +44,6 @@ def hub_cache() -> Path:
     return HUB_CACHE
 
 
-@pytest.fixture(autouse=True)
-def keep_the_shared_hub_cache(monkeypatch):
-    """A tick in a test deletes nothing from the session's Hub cache, whose tiny models every module shares
-    (tests/test_model_cache.py overrides this fixture and frees caches of its own)."""
-    from leaderboard.running import model_cache
-
-    monkeypatch.setattr(model_cache, "free_after_run", lambda *args, **kwargs: None)
-
-
 @pytest.fixture(scope="session")
 def tiny_llava(hub_cache, tmp_path_factory) -> TinyModel:
     from tests.tiny_models import build_tiny_llava

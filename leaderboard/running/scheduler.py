@@ -55,10 +55,11 @@ def prepare_store(settings: Settings, store: Store, stop: threading.Event | None
 
 def tick(settings: Settings, store: Store, stop: threading.Event | None = None, owner: str | None = None) -> TickReport:
     """Refresh the store's picture, recover expired leases, bring the board up to date, claim the oldest PENDING
-    request and run it to the end, then delete from this machine's Hub cache the models the queue no longer needs
-    (leaderboard.running.model_cache). Those first steps can wait: when the commit budget has no room for them they are
-    deferred to a later tick (StoreBusy), keeping the room for closing runs. A store that cannot be read or written
-    right now ends the tick with the reason (the next tick tries again)."""
+    request and run it to the end, then (LEADERBOARD_DELETE_MODELS) delete from this machine's Hub cache the models
+    this leaderboard downloaded that the queue no longer needs (leaderboard.running.model_cache). Those first steps
+    can wait: when the commit budget has no room for them they are deferred to a later tick (StoreBusy), keeping the
+    room for closing runs. A store that cannot be read or written right now ends the tick with the reason (the next
+    tick tries again)."""
     try:
         prepare_store(settings, store, stop)
         with store.without_waiting():
@@ -75,13 +76,15 @@ def tick(settings: Settings, store: Store, stop: threading.Event | None = None, 
         return TickReport(error=error)
     if request is None:
         return TickReport(recovered=recovered)
+    downloads = model_cache.note_download(settings, request)  # before the evaluator fetches the model
     try:
         report = run_request(settings, store, request, owner, stop)
     except Exception as exc:  # no job is lost: an error of ours closes the request with its reason
         error = settings.scrub(f"the scheduler failed to run the worker: {type(exc).__name__}: {exc}")
         closed = close_run(settings, store, request.path, owner, queue.FAILED, error=error)
         report = TickReport(request=request.path, status=closed.status if closed else None, error=error)
-    model_cache.free_after_run(settings, store, request)  # this machine's disk (a Job's is thrown away with it)
+    # this machine's disk (a Job's is thrown away with it); a lost lease is a cancel (or a recovery elsewhere)
+    model_cache.free_after_run(settings, store, request, downloaded=downloads, cancelled=report.status == "LOST")
     report.recovered = recovered
     return report
 

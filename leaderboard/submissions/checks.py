@@ -101,7 +101,8 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
             notes.append(f"revision {revision!r} ignored: a local folder is pinned by its content hash")
     else:
         # 3: ask the Hub (or the local cache)
-        facts = inspection.inspect_model(model_id, revision, token=settings.hf_token or None, api=api)
+        facts = inspection.inspect_model(model_id, revision, token=settings.hf_token or None, api=api,
+                                         lookups=settings.home / "cache" / "hub-lookups")
         if facts.gated:
             raise Refusal(f"Model {md(model_id)} is gated; this leaderboard only evaluates models anyone can download.")
         if facts.private:

@@ -4,7 +4,9 @@
 return complete `ModelFacts` (pinned commit sha or content hash, file names, the weight files that would load,
 gated / private, config.json, model card text, parameter count), or raise `HubLookupError` whose `kind` names the
 problem and whose message is one clear sentence. Nothing here downloads weights: offline the snapshot folder is
-already on disk, online only config.json, README.md and a few small JSON files are fetched.
+already on disk, online only config.json, README.md and a few small JSON files are fetched, read from the Hub cache
+when it holds them and otherwise downloaded into `lookups` (the leaderboard's own folder), never into the Hub cache:
+the cache may be the user's own, and a snapshot folder this leaderboard made there would later pass for theirs.
 
 `huggingface_hub.constants.HF_HUB_OFFLINE` is read when huggingface_hub is imported; `OFFLINE` here overrides it
 (tests set it to False to exercise the online path with a stand-in for HfApi).
@@ -65,11 +67,13 @@ def is_offline() -> bool:
     return bool(constants.HF_HUB_OFFLINE) if OFFLINE is None else OFFLINE
 
 
-def inspect_model(repo_id: str, revision: str = "", token: str | None = None, api=None) -> ModelFacts:
-    """Resolve `repo_id` at `revision` (branch, tag or sha; "" = default branch) to its facts."""
+def inspect_model(repo_id: str, revision: str = "", token: str | None = None, api=None,
+                  lookups: Path | None = None) -> ModelFacts:
+    """Resolve `repo_id` at `revision` (branch, tag or sha; "" = default branch) to its facts. `lookups`: where the
+    small files fetched online go (default: a Hub-cache-shaped folder of its own in the system's temporary folder)."""
     if is_offline():
         return _inspect_offline(repo_id, revision)
-    return _inspect_online(repo_id, revision, token, api)
+    return _inspect_online(repo_id, revision, token, api, lookups)
 
 
 # ---------------------------------------------------------------- offline: the local Hub cache
@@ -210,7 +214,7 @@ def count_folder_params(folder: Path, files: list[str] | None = None) -> int | N
 
 
 # ---------------------------------------------------------------- online: HfApi
-def _inspect_online(repo_id: str, revision: str, token: str | None, api) -> ModelFacts:
+def _inspect_online(repo_id: str, revision: str, token: str | None, api, lookups: Path | None) -> ModelFacts:
     from huggingface_hub import HfApi
 
     api = api or HfApi(token=token or None)
@@ -237,7 +241,7 @@ def _inspect_online(repo_id: str, revision: str, token: str | None, api) -> Mode
     def fetch(name: str) -> Path | None:
         if name not in files:
             return None
-        return Path(_ask(repo_id, sha, lambda: _download(api, repo_id, name, sha, token)))
+        return Path(_ask(repo_id, sha, lambda: _download(repo_id, name, sha, token, lookups)))
 
     config_path = fetch("config.json")
     if config_path is not None:
@@ -257,10 +261,20 @@ def _inspect_online(repo_id: str, revision: str, token: str | None, api) -> Mode
     return facts
 
 
-def _download(api, repo_id: str, filename: str, sha: str, token: str | None) -> str:
-    from huggingface_hub import hf_hub_download
+def _download(repo_id: str, filename: str, sha: str, token: str | None, lookups: Path | None) -> str:
+    """One small file of the model at `sha`: the Hub cache's copy when it has one (read, never written), else
+    downloaded into `lookups`."""
+    import tempfile
 
-    return hf_hub_download(repo_id, filename, revision=sha, token=token or None)
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        return hf_hub_download(repo_id, filename, revision=sha, local_files_only=True)
+    except (LocalEntryNotFoundError, FileNotFoundError):
+        pass
+    folder = lookups or Path(tempfile.gettempdir()) / "leaderboard-hub-lookups"
+    return hf_hub_download(repo_id, filename, revision=sha, token=token or None, cache_dir=folder)
 
 
 def _params_from_headers(api, repo_id: str, sha: str) -> int | None:

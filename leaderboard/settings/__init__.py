@@ -8,68 +8,29 @@ place the environment is read; everything else receives a Settings object. The R
 """
 from __future__ import annotations
 
+import ipaddress
 import os
-import re
 import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Callable
 
 from evaluator import api
+from leaderboard.settings import readers as read
+from leaderboard.settings.readers import setting
 
 # the variables a Hugging Face Space with `hf_oauth: true` gets; Gradio's real sign-in needs all four
 OAUTH_VARIABLES = ("OAUTH_CLIENT_ID", "OAUTH_CLIENT_SECRET", "OAUTH_SCOPES", "OPENID_PROVIDER_URL")
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-def _text(raw: str) -> str:
-    return raw.strip()
-
-
-def _lower(raw: str) -> str:
-    return raw.strip().lower()
-
-
-def _flag(raw: str) -> bool:
-    return raw.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def _optional_flag(raw: str) -> bool | None:
-    return _flag(raw) if raw.strip() else None
-
-
-def _optional_float(raw: str) -> float | None:
-    return float(raw) if raw.strip() else None
-
-
-def _optional_int(raw: str) -> int | None:
-    return int(raw) if raw.strip() else None
-
-
-def _file_size(raw: str) -> str:
-    """A size as Gradio's launch(max_file_size=...) takes it: digits and a unit (b, kb, mb, gb), e.g. "1mb"."""
-    text = raw.strip().lower().replace(" ", "")
-    if not re.fullmatch(r"[1-9][0-9]*(b|kb|mb|gb)", text):
-        raise ValueError(f"not a size such as 100kb or 1mb: {raw!r}")
-    return text
-
-
-def _csv(raw: str) -> tuple[str, ...]:
-    return tuple(part.strip() for part in raw.split(",") if part.strip())
-
-
-def _path(raw: str) -> Path:
-    return Path(raw.strip()).expanduser()
-
-
-def _optional_path(raw: str) -> Path | None:
-    return _path(raw) if raw.strip() else None
-
-
-def setting(env: str, default: str, doc: str, parse: Callable[[str], object] = _text, secret: bool = False):
-    """A Settings field: read from `env` (default `default`, as text) with `parse`; `doc` says what it sets."""
-    return field(default=parse(default), repr=not secret,
-                 metadata={"env": env, "default": default, "doc": doc, "parse": parse, "secret": secret})
+def is_loopback(host: str) -> bool:
+    """Whether `host` (an address to listen on) is a loopback address, which only this machine can reach."""
+    text = host.strip().strip("[]").lower()
+    if text == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(text).is_loopback
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -77,9 +38,9 @@ class Settings:
     """Everything configurable about the Space and the evaluator."""
 
     home: Path = setting("LEADERBOARD_HOME", "./leaderboard-data",
-                         "folder of the local store, the run folders and logs", _path)
+                         "folder of the local store, the run folders and logs", read.path)
     store_backend: str = setting("LEADERBOARD_STORE", "local", "`local` (a folder) or `hub` (Hub dataset repos)",
-                                 _lower)
+                                 read.lower)
     requests_repo: str = setting("LEADERBOARD_REQUESTS_REPO", "", "Hub dataset repo for requests (hub store)")
     results_repo: str = setting("LEADERBOARD_RESULTS_REPO", "",
                                 "Hub dataset repo for results, details and leaderboard.parquet (hub store)")
@@ -92,7 +53,7 @@ class Settings:
     port: int = setting("LEADERBOARD_PORT", "7860", "port the Space listens on (when unset, `GRADIO_SERVER_PORT` is "
                         "honoured too)", int)
     run_scheduler: bool = setting("LEADERBOARD_RUN_SCHEDULER", "1",
-                                  "start the background evaluator inside the Space (0: UI only)", _flag)
+                                  "start the background evaluator inside the Space (0: UI only)", read.flag)
     scheduler_interval: float = setting("LEADERBOARD_SCHEDULER_INTERVAL", "60", "seconds between scheduler ticks",
                                         float)
     lease_seconds: float = setting("LEADERBOARD_LEASE_SECONDS", "600",
@@ -102,47 +63,51 @@ class Settings:
     heartbeat_seconds: float | None = setting(
         "LEADERBOARD_HEARTBEAT_SECONDS", "", "seconds between the worker's checks on its run (default: 5 with the "
         "local store, 60 with the Hub store); the lease and progress are written at each one on the local store, "
-        "every third of the lease on the Hub store, where each write is a commit", _optional_float)
+        "every third of the lease on the Hub store, where each write is a commit", read.optional_float)
     max_attempts: int = setting("LEADERBOARD_MAX_ATTEMPTS", "3",
                                 "lease expiries or worker kills before a request is FAILED", int)
     max_run_seconds: float = setting("LEADERBOARD_MAX_RUN_SECONDS", "21600",
                                      "a worker running longer is stopped and the request FAILED (timed out; "
                                      "not retried)", float)
     suite: str = setting("LEADERBOARD_SUITE", "sample", "`sample` (shipped with the project) or `full` (downloaded)",
-                         _lower)
+                         read.lower)
     benchmarks: tuple[str, ...] = setting("LEADERBOARD_BENCHMARKS", ",".join(api.DEFAULT_BENCHMARKS),
-                                          "comma-separated benchmarks run for each request (see About)", _csv)
+                                          "comma-separated benchmarks run for each request (see About)", read.csv)
     options: tuple[str, ...] = setting("LEADERBOARD_OPTIONS", "", "benchmark options for every run, comma-separated "
                                        "`<benchmark>.<option>=value` (each benchmark's options are listed on About)",
-                                       _csv)
+                                       read.csv)
     limit: int = setting("LEADERBOARD_LIMIT", "0", "items per benchmark (0: all)", int)
     require_sign_in: bool | None = setting("LEADERBOARD_REQUIRE_SIGN_IN", "", "submitting and cancelling need "
                                            "\"Sign in with Hugging Face\" (default: on when SPACE_ID is set, as on a "
                                            "Space; off, the person at the keyboard is the local user, an admin)",
-                                           _optional_flag)
+                                           read.optional_flag)
     mock_sign_in: bool = setting("LEADERBOARD_MOCK_SIGN_IN", "", "local development only: with sign-in required "
                                  "off a Hugging Face Space, use Gradio's mock sign-in (everyone who signs in is this "
-                                 "machine's Hub user, never an admin; the Space listens on 127.0.0.1 only)", _flag)
+                                 "machine's Hub user, never an admin; the Space listens on 127.0.0.1 only)", read.flag)
+    session_hours: float = setting("LEADERBOARD_SESSION_HOURS", "8", "with sign-in: the longest a sign-in lasts, "
+                                   "in hours, counted from signing in with Hugging Face and never extended by use; "
+                                   "logging out ends every session of that user at once", float)
     admins: tuple[str, ...] = setting("LEADERBOARD_ADMINS", "", "Hub user names of the admins, comma-separated: they "
                                       "may cancel any pending request, re-queue a failed one, hide a run from the "
-                                      "board and submit local model folders", _csv)
+                                      "board and submit local model folders", read.csv)
     allow_local_models: bool | None = setting("LEADERBOARD_ALLOW_LOCAL_MODELS", "",
                                               "accept local model folders, from admins only (default: on with the "
-                                              "local store when sign-in is off)", _optional_flag)
+                                              "local store when sign-in is off)", read.optional_flag)
     local_models_root: Path | None = setting("LEADERBOARD_LOCAL_MODELS_ROOT", "", "the folder local models must be "
                                              "under (needed when local folders are on with sign-in; default: "
-                                             "anywhere)", _optional_path)
+                                             "anywhere)", read.optional_path)
     max_params_billions: float = setting("LEADERBOARD_MAX_PARAMS_B", "15",
                                          "largest model accepted, in billions of parameters", float)
     judge: str = setting("LEADERBOARD_JUDGE", "", "judge spec: `local:<id or dir>` or `endpoint:<base url>|<model>`")
     judge_token: str = setting("LEADERBOARD_JUDGE_TOKEN", "",
                                "bearer token for an endpoint judge (default: HF_TOKEN); never logged", secret=True)
     image_cache: Path | None = setting("LEADERBOARD_IMAGE_CACHE", "", "where downloaded benchmark images are cached "
-                                       "(default: `<home>/cache/images`)", _optional_path)
+                                       "(default: `<home>/cache/images`)", read.optional_path)
     batch_size: str = setting("LEADERBOARD_BATCH_SIZE", "auto", "generation batch size, or `auto` (64 on a GPU, "
-                              "backing off by halves on out-of-memory; 4 on the CPU)", _lower)
+                              "backing off by halves on out-of-memory; 4 on the CPU)", read.lower)
     device: str = setting("LEADERBOARD_DEVICE", "auto", "where models run: `auto` (a CUDA GPU when usable, else the "
-                          "CPU with a warning), `cuda` (a GPU, or the run fails at once saying why) or `cpu`", _lower)
+                          "CPU with a warning), `cuda` (a GPU, or the run fails at once saying why) or `cpu`",
+                          read.lower)
     min_coverage: float = setting("LEADERBOARD_MIN_COVERAGE", "95", "board: a run that scored fewer than this "
                                   "percentage of a benchmark's items (or used a limit) is flagged and not ranked with "
                                   "complete runs", float)
@@ -156,14 +121,14 @@ class Settings:
                                        "organisation at once, whoever submitted them (0: no limit)", int)
     executor: str = setting("LEADERBOARD_EXECUTOR", "local", "how evaluations run: `local` (a subprocess of this "
                             "machine, one at a time) or `hf-jobs` (one Hugging Face Job per request, with the Hub "
-                            "store)", _lower)
+                            "store)", read.lower)
     jobs_max: int = setting("LEADERBOARD_JOBS_MAX", "4", "hf-jobs: evaluations running at once", int)
     jobs_namespace: str = setting("LEADERBOARD_JOBS_NAMESPACE", "", "hf-jobs: the user or organisation the Jobs run "
                                   "(and are billed) under (default: the owner of HF_TOKEN)")
     jobs_flavors: tuple[str, ...] = setting(
         "LEADERBOARD_JOBS_FLAVORS", "3=t4-small,15=l40sx1,35=a100-large,70=l40sx4",
         "hf-jobs: the hardware per model size, comma-separated `<billions of parameters at 16 bits>=<flavor>`, "
-        "smallest first (a float32 model counts double); a larger model is refused at submission", _csv)
+        "smallest first (a float32 model counts double); a larger model is refused at submission", read.csv)
     jobs_image: str = setting("LEADERBOARD_JOBS_IMAGE", "", "hf-jobs: the Docker image the Jobs run (default: this "
                               "Space's own image, `hf.co/spaces/<SPACE_ID>`, so a Job runs the Space's code)")
     jobs_setup: str = setting("LEADERBOARD_JOBS_SETUP", "", "hf-jobs: a shell command run in the Job before the "
@@ -186,8 +151,13 @@ class Settings:
                                         "repository's history is longer than this, the scheduler squashes it into "
                                         "one commit (files unchanged; 0: never)", int)
     python: str = setting("LEADERBOARD_PYTHON", "", "Python used for the worker subprocess (default: this interpreter)")
-    keep_models_gb: float = setting("LEADERBOARD_KEEP_MODELS_GB", "0", "local executor: after a run, the Hub cache "
-                                    "keeps the models the queue needs and the last run ones up to this many GB", float)
+    delete_models: bool | None = setting("LEADERBOARD_DELETE_MODELS", "", "local executor: after a run, delete from "
+                                         "the Hub cache the model revisions this leaderboard downloaded (never one "
+                                         "that was there before, nor the judge's) that no queued request needs "
+                                         "(default: on on a Hugging Face Space, whose disk is the Space's; off "
+                                         "elsewhere, where the cache is the user's own)", read.optional_flag)
+    keep_models_gb: float = setting("LEADERBOARD_KEEP_MODELS_GB", "0", "local executor, with LEADERBOARD_DELETE_MODELS "
+                                    "on: the most recently run of those models kept, up to this many GB", float)
     playground_per_minute: int = setting("LEADERBOARD_PLAYGROUND_PER_MINUTE", "6", "judge playground: gradings one "
                                          "signed-in user, and one client address, may ask for per minute", int)
     playground_budget_per_minute: int = setting("LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE", "30", "judge playground: "
@@ -195,13 +165,14 @@ class Settings:
                                                 "together", int)
     playground_anonymous: bool = setting("LEADERBOARD_PLAYGROUND_ANONYMOUS", "", "judge playground: with sign-in "
                                          "required, let visitors who are not signed in grade too (still under the "
-                                         "per-address and whole-Space limits)", _flag)
+                                         "per-address and whole-Space limits)", read.flag)
     proxy_hops: int | None = setting("LEADERBOARD_PROXY_HOPS", "", "proxies in front of the Space that add the "
                                      "client's address to X-Forwarded-For (default: 1 on a Hugging Face Space, 0 "
                                      "elsewhere: the connection's own address); the playground's limit per address "
-                                     "reads the address the nearest of them saw", _optional_int)
-    max_file_size: str = setting("LEADERBOARD_MAX_FILE_SIZE", "1mb", "largest upload Gradio's upload route accepts "
-                                 "(no part of the Space takes uploads): digits and a unit, b, kb, mb or gb", _file_size)
+                                     "reads the address the nearest of them saw", read.optional_int)
+    max_file_size: str = setting("LEADERBOARD_MAX_FILE_SIZE", "1mb", "Gradio's per-file upload limit, a backstop "
+                                 "only: the Space refuses every upload (no part of it takes files); digits and a "
+                                 "unit, b, kb, mb or gb", read.file_size)
     playground_max_chars: int = setting("LEADERBOARD_PLAYGROUND_MAX_CHARS", "2000", "judge playground: longest "
                                         "question, gold answer or candidate answer accepted (characters)", int)
     # the benchmarks' data locations, by source key (declared by their cards: evaluator.api.sources())
@@ -231,6 +202,8 @@ class Settings:
                 raise ValueError(f"GRADIO_SERVER_PORT has an unreadable value {env['GRADIO_SERVER_PORT']!r}") from None
         values["on_space"] = env.get("SYSTEM") == "spaces" and bool(env.get("SPACE_ID"))  # gradio.utils.get_space
         values["oauth_missing"] = tuple(name for name in OAUTH_VARIABLES if not env.get(name, "").strip())
+        if values.get("delete_models") is None:  # a Space's disk is its own; anywhere else the Hub cache is the user's
+            values["delete_models"] = values["on_space"]
         if values.get("require_sign_in") is None and env.get("SPACE_ID"):  # a Space: visitors sign in
             values["require_sign_in"] = True
         if not values.get("jobs_image") and env.get("SPACE_ID"):  # a Job runs this Space's own image
@@ -253,12 +226,15 @@ class Settings:
             raise SystemExit(1) from None
 
     def __post_init__(self) -> None:
-        """Defaults that depend on other settings: the heartbeat interval (the store), sign-in (off unless from_env
-        saw a Space) and whether local model folders are accepted (the local store without sign-in)."""
+        """Defaults that depend on other settings: the heartbeat interval (the store), sign-in and deleting models
+        (off unless from_env saw a Space) and whether local model folders are accepted (the local store
+        without sign-in)."""
         if self.heartbeat_seconds is None:
             object.__setattr__(self, "heartbeat_seconds", 5.0 if self.store_backend == "local" else 60.0)
         if self.require_sign_in is None:
             object.__setattr__(self, "require_sign_in", False)
+        if self.delete_models is None:
+            object.__setattr__(self, "delete_models", False)
         if self.allow_local_models is None:
             object.__setattr__(self, "allow_local_models", self.store_backend == "local" and not self.require_sign_in)
 
@@ -317,8 +293,10 @@ class Settings:
                                    ("LEADERBOARD_PLAYGROUND_MAX_CHARS", self.playground_max_chars, 1)):
             if value < least:
                 raise ValueError(f"{name} must be at least {least}")
-        if self.hub_refresh_seconds <= 0:
-            raise ValueError("LEADERBOARD_HUB_REFRESH_SECONDS must be more than 0")
+        for name, value in (("LEADERBOARD_HUB_REFRESH_SECONDS", self.hub_refresh_seconds),
+                            ("LEADERBOARD_SESSION_HOURS", self.session_hours)):
+            if not value > 0:
+                raise ValueError(f"{name} must be more than 0")
         if self.judge:
             try:
                 api.parse_judge_spec(self.judge, self.judge_bearer)
@@ -327,7 +305,7 @@ class Settings:
         if self.mock_sign_in and self.on_space:
             raise ValueError("LEADERBOARD_MOCK_SIGN_IN is for local development only; on a Hugging Face Space "
                              "visitors sign in for real (hf_oauth: true)")
-        if self.mock_sign_in and self.host not in LOOPBACK_HOSTS:
+        if self.mock_sign_in and not is_loopback(self.host):
             raise ValueError(f"LEADERBOARD_MOCK_SIGN_IN keeps the Space on 127.0.0.1: anyone who can reach it signs "
                              f"in; LEADERBOARD_HOST {self.host!r} is not a loopback address")
 
