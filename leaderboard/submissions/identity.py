@@ -3,7 +3,10 @@
 With sign-in required (on a Space, or LEADERBOARD_REQUIRE_SIGN_IN=1) the visitor is the Hugging Face user of the
 OAuth session (Gradio injects the profile into any handler with a `gr.OAuthProfile | None` parameter), or a
 signed-out visitor who may look but not submit or cancel. Without sign-in (the embedded local default) the person at
-the keyboard is the local user, with admin rights: that Space listens on 127.0.0.1, for the machine's own user.
+the keyboard is the local user, with admin rights: that Space listens on a loopback address, for the machine's own
+user. Sign-in off on any other address (LEADERBOARD_HOST=0.0.0.0, or a Space with LEADERBOARD_REQUIRE_SIGN_IN=0)
+would make every visitor an admin: `sign_in_problem` refuses to start so, and `visitor` never gives the local user
+there (everyone is signed out).
 
 Sign-in is real only on a Hugging Face Space with `hf_oauth: true`: Gradio then signs visitors in through the Hub and
 signs its session cookie with a key derived from the Space's OAuth client secret. Anywhere else Gradio mocks the
@@ -20,10 +23,10 @@ import secrets
 from dataclasses import dataclass
 
 from leaderboard.formatting import escape_markdown
-from leaderboard.settings import Settings
+from leaderboard.settings import Settings, is_loopback
 
 SIGN_IN_NEEDED = "Please **sign in with Hugging Face** (the button at the top of the page) first; nothing was changed."
-_USER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")  # what a Hub user name can be
+USER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")  # what a Hub user name can be
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ def local_user() -> str:
         name = getpass.getuser()
     except Exception:  # noqa: BLE001 - no user name in the environment or the password database
         return "local"
-    return name if _USER_RE.match(name or "") else "local"
+    return name if USER_NAME_RE.match(name or "") else "local"
 
 
 def is_admin(settings: Settings, name: str) -> bool:
@@ -69,16 +72,24 @@ def is_admin(settings: Settings, name: str) -> bool:
 def visitor(settings: Settings, profile=None) -> Visitor:
     """The visitor of a request: `profile` is the gr.OAuthProfile Gradio injected (None when signed out)."""
     if not settings.require_sign_in:
+        if not is_loopback(settings.host):  # anyone could reach it (sign_in_problem keeps app.py from starting so)
+            return SIGNED_OUT
         return Visitor(local_user(), admin=True, local=True)
     name = getattr(profile, "username", None) if profile is not None else None
-    if not isinstance(name, str) or not _USER_RE.match(name):
+    if not isinstance(name, str) or not USER_NAME_RE.match(name):
         return SIGNED_OUT
     return Visitor(name, admin=is_admin(settings, name) and not settings.mock_sign_in)  # the mock vouches for no one
 
 
 def sign_in_problem(settings: Settings) -> str | None:
-    """Why the Space must not start as configured (one line), or None: sign-in is asked for where it cannot be real
-    (not a Hugging Face Space, or one without its OAuth variables) and the mock was not asked for."""
+    """Why the Space must not start as configured (one line), or None: sign-in is off on an address other machines
+    can reach (every visitor would be the local user, an admin), or sign-in is asked for where it cannot be real (not
+    a Hugging Face Space, or one without its OAuth variables) and the mock was not asked for."""
+    if not settings.require_sign_in and not is_loopback(settings.host):
+        return (f"sign-in is off (LEADERBOARD_REQUIRE_SIGN_IN=0) but the Space would listen on {settings.host!r}, where "
+                "everyone who reaches it would be the local user, an admin. Either keep it on this machine "
+                "(LEADERBOARD_HOST=127.0.0.1) or have visitors sign in (LEADERBOARD_REQUIRE_SIGN_IN=1, on a Hugging "
+                "Face Space with `hf_oauth: true`).")
     if not settings.require_sign_in or settings.mock_sign_in:
         return None
     missing = ([] if settings.on_space else ["SYSTEM=spaces with SPACE_ID"]) + list(settings.oauth_missing)
