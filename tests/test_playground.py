@@ -158,6 +158,40 @@ def test_behind_two_proxies_the_address_is_the_second_from_the_right(serve):
         assert len(server.requests) == 2
 
 
+def grade_each(url: str, headers: list[str]) -> tuple[int, int]:
+    """One grading per X-Forwarded-For header, each from a new client: (granted, refused by the address limit)."""
+    outs = [grade(forwarded(url, header)) for header in headers]
+    granted = sum("CORRECT" in out["verdict"] for out in outs)
+    refused = sum("at most 3 per minute from one client address" in out["message"] for out in outs)
+    return granted, refused
+
+
+def test_without_proxies_a_forwarded_header_changes_nothing(serve):
+    """With no trusted proxy (LEADERBOARD_PROXY_HOPS unset outside a Space: 0 hops) the address is the TCP peer,
+    127.0.0.1 here, whatever X-Forwarded-For says: uvicorn, as Gradio starts it, would otherwise take the header of
+    a loopback peer for the client's address, so that a new header made a new bucket."""
+    import os
+
+    before = os.environ.get("FORWARDED_ALLOW_IPS")
+    with ScriptedServer([Reply("Reason.\nA")]) as server:
+        url = serve(judge=f"endpoint:{server.base_url}|scripted", playground_per_minute=3)
+        assert os.environ.get("FORWARDED_ALLOW_IPS") == before  # only the launch saw it changed
+        headers = ["203.0.113.1", "203.0.113.2", "6.6.6.1, 203.0.113.3", "2001:db8::1", "198.51.100.9:80", "evil"]
+        assert grade_each(url, headers) == (3, 3)
+        assert len(server.requests) == 3
+
+
+def test_behind_one_proxy_every_spelling_of_an_address_is_one_bucket(serve):
+    """A port, brackets, spaces, leading zeros or an IPv4-mapped IPv6 form in the entry the proxy appended name the
+    same client: one bucket, not one each."""
+    with ScriptedServer([Reply("Reason.\nA")]) as server:
+        url = serve(judge=f"endpoint:{server.base_url}|scripted", playground_per_minute=3, proxy_hops=1)
+        headers = ["6.6.6.1, 198.51.100.7:10001", "198.51.100.7:10002", "6.6.6.2, [198.51.100.7]",
+                   "6.6.6.3,  [198.51.100.7]:8443", "198.051.100.007", "[::ffff:198.51.100.7]:443"]
+        assert grade_each(url, headers) == (3, 3)
+        assert len(server.requests) == 3
+
+
 def test_the_whole_space_budget_refuses_a_new_address(serve):
     with ScriptedServer([Reply("Reason.\nA")]) as server:
         url = serve(judge=f"endpoint:{server.base_url}|scripted", playground_per_minute=2,

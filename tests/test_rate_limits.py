@@ -3,6 +3,7 @@ the client address behind a request (X-Forwarded-For from trusted proxies only).
 the served app, is in tests/test_playground.py."""
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -194,4 +195,72 @@ def test_address_keys():
     assert address_key("2001:db8:1:2:aaaa::1") == address_key("2001:DB8:1:2:bbbb::9") == "2001:db8:1:2::/64"
     assert address_key("2001:db8:1:3::1") != address_key("2001:db8:1:2::1")
     assert address_key("[2001:db8:1:2::1]") == "2001:db8:1:2::/64"
-    assert address_key("Some-Host") == "some-host"
+    assert address_key("Some-Host") == UNKNOWN
+
+
+# Every spelling of one address a proxy may write: a port, brackets, spaces, leading zeros, IPv4-mapped IPv6.
+SPELLINGS_OF_10_0_0_7 = ["10.0.0.7", "10.0.0.7:10001", "10.0.0.7:10002", "[10.0.0.7]", "[10.0.0.7]:443", " 10.0.0.7 ",
+                         "\t10.0.0.7:80 ", "010.000.000.007", "010.000.000.007:8080", '"10.0.0.7"', "::ffff:10.0.0.7",
+                         "[::ffff:10.0.0.7]:443", "::FFFF:010.0.0.7", "::ffff:a00:7"]
+
+
+def test_every_spelling_of_an_address_is_one_bucket():
+    assert {address_key(spelling) for spelling in SPELLINGS_OF_10_0_0_7} == {"10.0.0.7"}
+    v6 = ["2001:db8:1:2::1", "[2001:db8:1:2::1]", "[2001:db8:1:2::1]:443", " 2001:DB8:1:2:0:0:0:9 ",
+          "2001:0db8:0001:0002::1", "2001:db8:1:2::1%eth0", "[2001:db8:1:2::1%25eth0]:443"]
+    assert {address_key(spelling) for spelling in v6} == {"2001:db8:1:2::/64"}
+    assert address_key("fe80::1%eth0") == address_key("[fe80::1%en0]:80") == "fe80::/64"
+    assert address_key("2001:db8:1:3::1") != address_key("[2001:db8:1:2::1]:80")
+    assert address_key("10.0.0.8:10001") == "10.0.0.8" != address_key("10.0.0.7:10001")
+
+
+@pytest.mark.parametrize("garbage", ["evil", "unknown", "", "   ", "1.2.3.4.5", "1.2.3", "256.0.0.1", "10.0.0.7.",
+                                     "10.0.0.7:", "10.0.0.7:http", "10.0.0.7:123456", "[10.0.0.7", "[10.0.0.7]x",
+                                     "[10.0.0.7]:x", "0x0a.0.0.7", "167772167", "١٠.0.0.7", "10.0.0.7, 10.0.0.8",
+                                     "2001:db8::1:80:x", "gggg::1", "_gateway", "x" * 5000])
+def test_text_that_is_no_address_shares_the_unknown_bucket(garbage):
+    assert address_key(garbage) == UNKNOWN
+
+
+def test_random_text_never_makes_a_fresh_bucket():
+    import secrets
+
+    keys = {address_key(f"unknown-{secrets.token_hex(8)}") for _ in range(50)}
+    keys |= {address_key(secrets.token_urlsafe(12)) for _ in range(50)}
+    assert keys == {UNKNOWN}
+
+
+def test_the_server_is_built_trusting_no_proxy(monkeypatch):
+    """uvicorn's Config reads FORWARDED_ALLOW_IPS when it is built (Gradio's launch() builds it): inside
+    trusting_no_proxy() it is empty, so the ProxyHeadersMiddleware keeps the TCP peer even for loopback; on leaving,
+    the variable is as it was."""
+    import asyncio
+
+    import uvicorn
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    from leaderboard.ui.rate_limits import trusting_no_proxy
+
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "*")
+    with trusting_no_proxy():
+        config = uvicorn.Config(app=None)
+    assert os.environ["FORWARDED_ALLOW_IPS"] == "*"
+    monkeypatch.delenv("FORWARDED_ALLOW_IPS")
+    with trusting_no_proxy():
+        assert os.environ["FORWARDED_ALLOW_IPS"] == ""
+    assert "FORWARDED_ALLOW_IPS" not in os.environ
+    seen = []
+
+    async def app(scope, receive, send):
+        seen.append(scope["client"])
+
+    def run(coroutine) -> None:  # in a thread of its own: another test may have left this thread's loop running
+        worker = threading.Thread(target=asyncio.run, args=(coroutine,))
+        worker.start()
+        worker.join(30)
+
+    scope = {"type": "http", "client": ("127.0.0.1", 40000), "headers": [(b"x-forwarded-for", b"6.6.6.1")]}
+    run(ProxyHeadersMiddleware(app, trusted_hosts=config.forwarded_allow_ips)(scope, None, None))
+    run(ProxyHeadersMiddleware(app, trusted_hosts=uvicorn.Config(app=None).forwarded_allow_ips)(
+        dict(scope), None, None))  # what uvicorn does outside: loopback's header is trusted
+    assert seen == [("127.0.0.1", 40000), ("6.6.6.1", 0)]

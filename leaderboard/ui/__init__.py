@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
@@ -20,6 +21,9 @@ from leaderboard.settings import Settings  # noqa: E402
 from leaderboard.store import Store  # noqa: E402
 from leaderboard.ui import about, board, explorer, playground, queue_tab, submit  # noqa: E402
 from leaderboard.ui.downloads import details_routes  # noqa: E402
+from leaderboard.ui.rate_limits import trusting_no_proxy  # noqa: E402
+from leaderboard.ui.sessions import session_middleware  # noqa: E402
+from leaderboard.ui.uploads import no_uploads  # noqa: E402
 
 TITLE = "Open VLM Reasoning Leaderboard"
 INTRO = (f"# {TITLE}\n"
@@ -46,17 +50,22 @@ CSS = """
 
 
 def launch_options(settings: Settings, store: Store) -> dict:
-    """What `launch()` needs besides the address: the CSS, the largest upload Gradio's upload route accepts
-    (LEADERBOARD_MAX_FILE_SIZE; no component takes uploads); on the local store, the route that serves a run's
-    details file by its key (leaderboard.ui.downloads: the board's Details links) and the details folder as a path
-    Gradio may copy from (the Explorer's download button); nothing else on the machine is served."""
-    options: dict = {"max_file_size": settings.max_file_size, "css": CSS}
+    """What `launch()` needs besides the address: the CSS; no uploads (no component takes files): the upload routes
+    and any multipart body are answered 403 with the reason, unread and nothing stored (leaderboard.ui.uploads), no
+    static file workers (they would serve uploads outside the app), LEADERBOARD_MAX_FILE_SIZE kept as Gradio's per-file
+    limit behind that; on the local store, the route that serves a run's details file by its key
+    (leaderboard.ui.downloads: the board's Details links) and the details folder as a path Gradio may copy from (the
+    Explorer's download button); nothing else on the machine is served. With sign-in, the middleware that ends
+    sessions on the server (leaderboard.ui.sessions: signing out, LEADERBOARD_SESSION_HOURS)."""
+    options: dict = {"max_file_size": settings.max_file_size, "css": CSS, "num_workers": 0,
+                     "app_kwargs": {"middleware": no_uploads() + session_middleware(settings, store)}}
     root = getattr(store, "root", None)
     if settings.store_backend != "local" or root is None:
         return options
     details = Path(root) / "details"
     details.mkdir(parents=True, exist_ok=True)
-    return {**options, "allowed_paths": [str(details.resolve())], "app_kwargs": {"routes": details_routes(store)}}
+    return {**options, "allowed_paths": [str(details.resolve())],
+            "app_kwargs": {**options["app_kwargs"], "routes": details_routes(store)}}
 
 
 def warm_store(store: Store) -> None:
@@ -69,11 +78,20 @@ def warm_store(store: Store) -> None:
     store.list("details")
 
 
+class LeaderboardBlocks(gr.Blocks):
+    """gr.Blocks whose server keeps each request's TCP peer as its client address (rate_limits.trusting_no_proxy):
+    only the app itself reads X-Forwarded-For, as far as LEADERBOARD_PROXY_HOPS says to trust it."""
+
+    def launch(self, *args: Any, **kwargs: Any) -> Any:
+        with trusting_no_proxy():
+            return super().launch(*args, **kwargs)
+
+
 def build_app(settings: Settings, store: Store, jobs=None) -> gr.Blocks:
     """The whole Space: Leaderboard, Explorer, Submit, Queue, Judge playground and About tabs. `jobs`: the
     dispatcher of Hugging Face Jobs, when evaluations run as Jobs (the Queue tab shows them)."""
     board_copy = BoardCopy(store, schema(settings.benchmarks))  # what visitors' lookups of runs are answered from
-    with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+    with LeaderboardBlocks(title=TITLE, analytics_enabled=False) as demo:
         with gr.Row(equal_height=True):
             gr.Markdown(INTRO, elem_id="intro")
             if settings.require_sign_in:  # Gradio's real OAuth routes on a Space; without sign-in, no button at all

@@ -8,23 +8,34 @@ Memory is bounded: a key holds at most its limit of times, keys whose times all 
 and past `max_keys` keys the least recently granted ones are dropped. The clock is injectable (tests).
 
 `client_address(request, hops)` is the address a request came from as the proxies in front of the app report it:
-with `hops` trusted proxies, the `hops`-th entry of X-Forwarded-For from the right (the one the nearest trusted proxy
-appended; whatever a client wrote further left is ignored), else the connection's own address. `address_key` groups
-IPv6 addresses by their /64 network, which one client typically holds whole.
+with `hops` trusted proxies (LEADERBOARD_PROXY_HOPS), the `hops`-th entry of X-Forwarded-For from the right (the one
+the nearest trusted proxy appended; whatever a client wrote further left is ignored), else the connection's own
+address, the TCP peer. That peer is the real one only because the app's server trusts no proxy itself: uvicorn, as
+Gradio starts it, would replace it by X-Forwarded-For for a loopback peer (its FORWARDED_ALLOW_IPS); the app launches
+inside `trusting_no_proxy()`, so that this code alone reads X-Forwarded-For. `address_key` turns an address however a
+proxy spelled it (a port, brackets, an IPv6 zone id, spaces, IPv4 octets with leading zeros, IPv4-mapped IPv6) into
+its bucket: an IPv4 address, or an IPv6 address's /64 network, which one client typically holds whole; any text that
+is no address shares the one UNKNOWN bucket.
 """
 from __future__ import annotations
 
 import ipaddress
 import math
+import os
+import re
 import threading
 import time
 from collections import OrderedDict, deque
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
-UNKNOWN = "unknown"  # the address of a request that names none (all such requests share one bucket)
+UNKNOWN = "unknown"  # the bucket of a request that names no address (all such requests share it)
 MAX_ADDRESS_CHARS = 100  # longer text in X-Forwarded-For is cut: no address is this long
 IPV6_PREFIX = 64
+FORWARDED_ALLOW_IPS = "FORWARDED_ALLOW_IPS"  # uvicorn: the peers whose X-Forwarded-For it trusts (default: loopback)
+_PORT = re.compile(r"[0-9]{1,5}")
+_OCTET = re.compile(r"[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -138,16 +149,67 @@ def client_address(request: Any, hops: int) -> str:
     return str(host)[:MAX_ADDRESS_CHARS] if host else UNKNOWN
 
 
-def address_key(address: str) -> str:
-    """The bucket of an address: an IPv4 address itself (IPv4-mapped IPv6 too), an IPv6 address's /64 network,
-    anything else as written (lower-cased)."""
-    text = address.strip().lower()
+def _host(address: str) -> str:
+    """The host part of an address as a proxy may write it, without spaces, quotes, brackets, a port or an IPv6 zone
+    id: '10.0.0.7:80', '[2001:db8::1]:80', 'fe80::1%eth0'; '' when the port or the brackets are malformed."""
+    text = address.strip().strip('"').strip()
+    if text.startswith("["):
+        host, bracket, rest = text[1:].partition("]")
+        if not bracket or (rest and not (rest[:1] == ":" and _PORT.fullmatch(rest[1:]))):
+            return ""
+    elif text.count(":") == 1:  # IPv4 with a port (an IPv6 address has at least two colons)
+        host, _, port = text.partition(":")
+        if not _PORT.fullmatch(port):
+            return ""
+    else:
+        host = text
+    return host.split("%", 1)[0].strip()
+
+
+def _dotted(text: str) -> str | None:
+    """Four decimal IPv4 octets as ipaddress reads them (leading zeros dropped: '010' is 10), or None."""
+    octets = text.split(".")
+    if len(octets) != 4 or not all(_OCTET.fullmatch(octet) for octet in octets):
+        return None
+    values = [int(octet) for octet in octets]
+    return ".".join(map(str, values)) if max(values) <= 255 else None
+
+
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address `host` spells (an IPv4 address, or the IPv4 tail of an IPv6 one, in decimal octets with leading
+    zeros or without), or None."""
+    head, colon, tail = host.rpartition(":")
+    dotted = _dotted(tail)
     try:
-        ip = ipaddress.ip_address(text.strip("[]"))
+        return ipaddress.ip_address(head + colon + dotted if dotted else host)
     except ValueError:
-        return text or UNKNOWN
+        return None
+
+
+def address_key(address: str) -> str:
+    """The bucket of an address however a proxy spelled it: an IPv4 address itself (an IPv4-mapped IPv6 address
+    too), an IPv6 address's /64 network, and UNKNOWN, one shared bucket, for any text that is no address."""
+    ip = _ip(_host(address))
+    if ip is None:
+        return UNKNOWN
     if isinstance(ip, ipaddress.IPv6Address):
         if ip.ipv4_mapped is not None:
             return str(ip.ipv4_mapped)
         return str(ipaddress.ip_network(f"{ip}/{IPV6_PREFIX}", strict=False))
     return str(ip)
+
+
+@contextmanager
+def trusting_no_proxy() -> Iterator[None]:
+    """Within the block, a uvicorn server that is built (Gradio's launch() builds one) keeps each request's TCP peer
+    as its client address: FORWARDED_ALLOW_IPS is empty, so uvicorn's ProxyHeadersMiddleware trusts no peer's
+    X-Forwarded-For. uvicorn reads the variable once, when it builds its Config; it is restored on leaving."""
+    previous = os.environ.get(FORWARDED_ALLOW_IPS)
+    os.environ[FORWARDED_ALLOW_IPS] = ""
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(FORWARDED_ALLOW_IPS, None)
+        else:
+            os.environ[FORWARDED_ALLOW_IPS] = previous
