@@ -1,7 +1,7 @@
 """What a hostile visitor tried, answered: explorer links whose query names no Gradio route claims (a page-3 link
 reloads), unknown runs answered without a store read per call, visitor input that never adds to the damaged files,
 wrong JSON types, Infinity and `..` answered with an error (never an exception), a damaged CURE item that opens,
-a precision or model type left out refused, uploads over the size limit refused, details linked by the run's key
+a precision or model type left out refused, uploads refused whatever their size, details linked by the run's key
 (never the store's path on the server)."""
 from __future__ import annotations
 
@@ -108,7 +108,9 @@ def raw_call(app_url: str, api_name: str, body: str):
     return json.loads(data)[0]
 
 
-@pytest.mark.parametrize("page", ["Infinity", "-Infinity", "NaN", "1e999"])
+@pytest.mark.parametrize("page", ["Infinity", "-Infinity", "NaN", "1e999", "1" + "0" * 400, "-" + "9" * 400,
+                                  "1000001", "1e300"], ids=["Infinity", "-Infinity", "NaN", "1e999", "400 digits",
+                                                            "-400 digits", "past the last page", "1e300"])
 def test_a_page_of_infinity_is_answered_with_an_error(app_url, page):
     body = '{"data": ["org/m/0123456789ab_auto", "cure", "", "", [], "", "", false, %s, ""]}' % page
     assert "page must be a whole number" in raw_call(app_url, "explorer_items", body)["error"]
@@ -202,10 +204,11 @@ def test_a_precision_or_model_type_left_out_is_refused(client, store, tiny_llava
     assert q.all_requests(store) == []
 
 
-def test_uploads_over_the_limit_are_refused(store, settings):
-    from gradio_client import Client  # noqa: F401 - the upload route is Gradio's own
-
+def test_uploads_over_the_limit_and_under_it_are_refused(store, settings):
+    """The upload route is closed (leaderboard.ui.uploads; tests/test_uploads.py): a file over
+    LEADERBOARD_MAX_FILE_SIZE and one under it are both refused, with the reason, not Gradio's per-file 413."""
     from leaderboard.ui import build_app, launch_options
+    from leaderboard.ui.uploads import NO_UPLOADS
     from tests.conftest import free_port
 
     small = settings.with_(max_file_size="1kb")
@@ -216,9 +219,9 @@ def test_uploads_over_the_limit_are_refused(store, settings):
     try:
         url = f"http://127.0.0.1:{port}/gradio_api/upload"
         big = requests.post(url, files={"files": ("big.bin", b"x" * 4096)}, timeout=30)
-        assert big.status_code == 413, big.text[:200]
-        fine = requests.post(url, files={"files": ("small.bin", b"x" * 100)}, timeout=30)
-        assert fine.status_code == 200
+        assert big.status_code == 403 and big.text == NO_UPLOADS, big.text[:200]
+        under = requests.post(url, files={"files": ("small.bin", b"x" * 100)}, timeout=30)
+        assert under.status_code == 403 and under.text == NO_UPLOADS, under.text[:200]
     finally:
         demo.close()
 
@@ -238,3 +241,29 @@ def test_details_are_linked_by_run_key_and_served_from_the_store_only(store, set
                 f"details/{UNKNOWN}/cure.parquet", "details/..%2F..%2Fsecret/x/y/cure.parquet"):
         answer = requests.get(app_url + bad, timeout=30)
         assert answer.status_code == 404 and b"not for visitors" not in answer.content
+
+
+def test_a_details_file_linked_to_another_store_file_is_not_served(store, settings, finished_runs, app_url):
+    """A details file that is a symbolic link to a request or results file of the same store is absent to every
+    reader: the /details/ route answers 404, the Explorer's download finds nothing, a listing skips it."""
+    from leaderboard.explorer.views import details_file
+
+    key = publish_run(store, settings, finished_runs["vision-a"])
+    request_path = q.Request(model="org/other", revision="3" * 40).path
+    q.save(store, q.Request(model="org/other", revision="3" * 40))
+    linked = store.root / details_path(key, "cure")
+    for target in (store.root / request_path, store.root / f"results/{key}.json"):
+        linked.unlink()
+        linked.symlink_to(target)
+        answer = requests.get(f"{app_url}details/{key}/cure.parquet", timeout=30)
+        assert answer.status_code == 404 and answer.content != target.read_bytes(), target
+        assert store.read_bytes(details_path(key, "cure")) is None and store.local_file(details_path(key, "cure")) is None
+        assert details_file(store, settings, key, "cure") is None
+        assert details_path(key, "cure") not in store.list("details")
+    folder = store.root / "details" / key  # a linked folder inside the store: the same
+    real = folder.with_name(folder.name + "-real")
+    linked.unlink()
+    folder.rename(real)
+    folder.symlink_to(real, target_is_directory=True)
+    assert requests.get(f"{app_url}details/{key}/lave.parquet", timeout=30).status_code == 404
+    assert store.list(f"details/{key}") == []

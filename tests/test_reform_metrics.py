@@ -439,3 +439,42 @@ def test_reference_funsd_dump_through_scoring_by_each_rule():
     assert round(kie, 6) == 0.006803 and sum(r["score"] for r in funsd) == 4
     assert [r["score"] for r in poie] == [float(_official_style_ocr(r["prediction"], r["answer"])) for r in dump]
     assert round(ocr, 6) == 0.023810 and flipped > 0
+
+
+# every options shape a damaged stored row may hold, beside each parsed answer: the item view never raises
+BAD_OPTIONS = ['null', '5', '"abc"', '{"a": 1}', '[{"a": 1}]', '[[1, 2]]', '[null]', '[1, 2]', 'not json', '', None,
+               5, 2.5, ["x", "y"], {"a": 1}, '[{"a": 1}, {"b": 2}]', '["a", ["b"]]', '[true, false]', '[]',
+               '[' * 5000, True]
+BAD_PARSED = [0, 1, -1, "x", None, 2.0, "²", True, [0]]
+
+
+def test_the_item_view_opens_a_row_whatever_its_options_shape():
+    """A damaged ReForm-Eval details row (its options not a list of texts, its parsed answer not an index) opens in
+    the item view and in the item table, fixed where it raised: choice_text, answer_text and answer_entropy."""
+    import pandas as pd
+
+    from evaluator.benchmarks.reform import explore, scoring
+
+    failed = []
+    for options in BAD_OPTIONS:
+        for parsed in BAD_PARSED:
+            for mode, extraction in (("generation", "mark"), ("likelihood", "likelihood")):
+                row = dict(item="q/gen", question_id="q", repeat=0, extraction=extraction, form="multiple_choice",
+                           options=options, parsed_answer=parsed, prediction="(A) x", mode=mode, gold="²",
+                           correct=False, question="?", dataset="d", dimension="dim", template_id=1,
+                           mark_style="upper", prompt="p", score=0.0)
+                rows = [row, dict(row, repeat=1, prediction=None)]
+                try:
+                    answers = [scoring.answer_text(r) for r in rows]
+                    assert all(isinstance(a, str) for a in answers)
+                    opened = explore.parts(rows)
+                    assert opened[0].title == "Question" and len(opened[1].table) == 2
+                    assert len(explore.items(pd.DataFrame(rows))) == 1
+                except Exception as exc:  # noqa: BLE001 - collected, so the message names every failing shape
+                    failed.append(f"{options!r:.30} / {parsed!r} / {mode}: {type(exc).__name__}: {exc}")
+    assert failed == [], f"{len(failed)} shapes raise, e.g. {failed[:3]}"
+    assert choice_text(0, [{"a": 1}], "raw") == "{'a': 1}" and choice_text(0, 5, "raw") == "raw"
+    from evaluator.metrics.reform import answer_entropy
+
+    third = 1 / 3
+    assert math.isclose(answer_entropy([{"a": 1}, {"a": 1}, ["b"]]), -(2 * third * math.log(2 * third) + third * math.log(third)))

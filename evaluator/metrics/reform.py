@@ -100,9 +100,13 @@ def score_choice(output: str | int, answer: int, n_options: int,
 
 def choice_text(index: int | None, options: Sequence[str], raw_output: str | int) -> str:
     """The answer text entered into ``instability``: the chosen option's text, else the raw output (the official
-    mapping: an unmarked reply equal to an option's text counts as that option)."""
-    if index is not None and 0 <= index < len(options):
-        return options[index]
+    mapping: an unmarked reply equal to an option's text counts as that option). Always text: options that are not
+    a list, or an option that is not text (a damaged stored row), never raise."""
+    if not isinstance(options, (list, tuple)):
+        options = []
+    if isinstance(index, int) and 0 <= index < len(options):
+        chosen = options[index]
+        return chosen if isinstance(chosen, str) else repr(chosen)
     return str(raw_output)
 
 
@@ -126,7 +130,8 @@ def answer_entropy(answers: Sequence[str]) -> float:
     n = len(answers)
     if n == 0:
         return math.nan
-    return -sum((c / n) * math.log(c / n) for c in Counter(answers).values())
+    counts = Counter(a if isinstance(a, str) else repr(a) for a in answers)  # a dict or list counts by its text
+    return -sum((c / n) * math.log(c / n) for c in counts.values())
 
 
 def instability(per_sample_answers: list[list[str]]) -> float:

@@ -1,8 +1,9 @@
 """The embedded default store: a folder on disk, atomic writes and a file lock.
 
-The store is its folder: a symbolic link that leads out of it (a file, or a folder anywhere on the way) is never read,
-listed or written through. A file it would lead to is absent to the store's readers, and a write through such a
-folder is refused (PathRefused).
+The store is its folder and its paths: a symbolic link (a file, or a folder anywhere on the way), whether it leads out
+of the store or to another of its files, is never read, listed or written through. The store never makes one, so a
+link is someone's trick: a details file linked to a request file would otherwise be served as that run's details. A
+file behind a link is absent to the store's readers, and a write through a linked folder is refused (PathRefused).
 """
 from __future__ import annotations
 
@@ -46,25 +47,31 @@ class LocalStore:
         """Whether `where`, symbolic links followed, is the store's folder or inside it."""
         return Path(os.path.realpath(where)).is_relative_to(self._real_root)
 
+    def _unlinked(self, where: Path) -> bool:
+        """Whether `where` (under the store's folder) is reached through no symbolic link: its real path is the
+        store's real folder joined with its path in the store."""
+        return Path(os.path.realpath(where)) == self._real_root.joinpath(*where.relative_to(self.root).parts)
+
     def local_file(self, path: str) -> Path | None:
-        """The regular file the store holds at `path`; None when there is none, or when a symbolic link leads it out
-        of the store (its target is never read)."""
+        """The regular file the store holds at `path`; None when there is none, or when a symbolic link is on the way
+        (into the store or out of it: its target is never read)."""
         target = self._abs(path)
-        if not self._inside(target):
-            log.warning("not read: %s is a symbolic link (or in a folder that is one) out of the store", path)
+        if not self._unlinked(target):
+            where = "out of the store" if not self._inside(target) else "inside the store"
+            log.warning("not read: %s is a symbolic link (or in a folder that is one) %s", path, where)
             return None
         return target if target.is_file() else None
 
     def _folder_to_write(self, target: Path) -> Path:
-        """The folder of `target`, made when missing; PathRefused when a symbolic link leads it out of the store
-        (checked before anything is made, and again after)."""
+        """The folder of `target`, made when missing; PathRefused when a symbolic link is on the way (checked before
+        anything is made, and again after)."""
         folder = target.parent
-        if self._inside(folder):
+        if self._unlinked(folder):
             folder.mkdir(parents=True, exist_ok=True)
-            if self._inside(folder):
+            if self._unlinked(folder):
                 return folder
-        raise PathRefused(f"not written: {target.relative_to(self.root).as_posix()[:200]!r} leads out of the store "
-                          "(a symbolic link)")
+        raise PathRefused(f"not written: {target.relative_to(self.root).as_posix()[:200]!r} goes through a symbolic "
+                          "link")
 
     def read_bytes(self, path: str) -> bytes | None:
         target = self.local_file(path)
@@ -112,8 +119,8 @@ class LocalStore:
     def delete(self, path: str) -> None:
         """Remove the file at `path` (a symbolic link itself, never its target); absent is fine."""
         target = self._abs(path)
-        if not self._inside(target.parent):
-            raise PathRefused(f"not deleted: {path[:200]!r} is in a folder out of the store (a symbolic link)")
+        if not self._unlinked(target.parent):
+            raise PathRefused(f"not deleted: {path[:200]!r} is in a linked folder (a symbolic link)")
         try:
             target.unlink()
         except FileNotFoundError:
@@ -121,16 +128,16 @@ class LocalStore:
 
     def list(self, prefix: str, suffix: str = "") -> list[str]:
         """Regular files under the folder `prefix` whose name ends with `suffix` (names starting with "." skipped);
-        never a symbolic link out of the store, nor a file in a linked folder."""
+        never a symbolic link, nor a file in a linked folder."""
         base = self._abs(prefix)
-        if not base.is_dir() or not self._inside(base):
+        if not base.is_dir() or not self._unlinked(base):
             return []
         found = []
         for folder, _, names in os.walk(base):  # followlinks=False: a linked folder is not entered
             for name in names:
                 item = Path(folder, name)
                 if not name.startswith(".") and name.endswith(suffix) and item.is_file() \
-                        and (not item.is_symlink() or self._inside(item)):  # walked folders are not links
+                        and not item.is_symlink():  # walked folders are not links
                     found.append(item.relative_to(self.root).as_posix())
         return sorted(found)
 

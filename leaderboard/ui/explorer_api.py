@@ -6,7 +6,6 @@ traceback.
 from __future__ import annotations
 
 import logging
-import math
 from typing import Callable
 
 import gradio as gr
@@ -23,7 +22,8 @@ log = logging.getLogger(__name__)
 
 INTERNAL = "the explorer failed because of an internal error (it was logged); nothing was changed"
 NO_RUN = "no run given: name a run by its key, <org>/<model>/<sha12>_<precision> (the Explorer's address holds it)"
-API_KINDS = {"groups": "a list of texts", "descending": "true or false", "page": "a whole number from 1"}
+API_KINDS = {"groups": "a list of texts", "descending": "true or false",
+             "page": f"a whole number from 1 to {eq.MAX_PAGE:,}"}
 
 
 def _text(value: object, limit: int = 300) -> str:
@@ -39,6 +39,14 @@ def to_query(benchmark, run, compare, outcome, groups, search, sort, descending,
                     page=eq.as_page(page), item=_text(item).strip(), metric=_text(metric))
 
 
+def _shown(value: object) -> str:
+    """A short quotation of a value a client sent (an int too long for str() is said by its length)."""
+    try:
+        return repr(str(value)[:40])
+    except ValueError:  # more digits than Python turns into text
+        return f"of {value.bit_length()} bits" if isinstance(value, int) else "(unreadable)"
+
+
 def api_problem(**values) -> str | None:
     """Why an API call's arguments are not what the endpoint takes (None when they are): texts, a list of texts for
     groups, true/false for descending, a finite whole number for page; null means "not given"."""
@@ -49,13 +57,13 @@ def api_problem(**values) -> str | None:
             fits = isinstance(value, list) and all(isinstance(g, str) for g in value)
         elif name == "descending":
             fits = isinstance(value, bool)
-        elif name == "page":
-            fits = (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-                    and value == int(value) and value >= 1)
+        elif name == "page":  # compared, never converted: an int of 400 digits is no float
+            fits = (isinstance(value, (int, float)) and not isinstance(value, bool) and 1 <= value <= eq.MAX_PAGE
+                    and value == int(value))
         else:
             fits = isinstance(value, str)
         if not fits:
-            return f"{name} must be {API_KINDS.get(name, 'a text')}, not {type(value).__name__} {str(value)[:40]!r}"
+            return f"{name} must be {API_KINDS.get(name, 'a text')}, not {type(value).__name__} {_shown(value)}"
     return None
 
 

@@ -40,15 +40,15 @@ def _chosen(row) -> str:
         index = int(row["parsed_answer"])
     except (TypeError, ValueError):
         index = -1
-    return options[index] if 0 <= index < len(options) else "no mark"
+    return text(options[index]) if 0 <= index < len(options) else "no mark"
 
 
 def _gold(row) -> str:
     if row["form"] != MULTIPLE_CHOICE:
         return gold_text(row["gold"])
     options = json_list(row["options"])
-    index = int(row["gold"]) if str(row["gold"]).lstrip("-").isdigit() else -1
-    return options[index] if 0 <= index < len(options) else text(row["gold"])
+    index = int(row["gold"]) if str(row["gold"]).lstrip("-").isdecimal() else -1
+    return text(options[index]) if 0 <= index < len(options) else text(row["gold"])
 
 
 def items(details: pd.DataFrame) -> pd.DataFrame:
@@ -99,8 +99,10 @@ def parts(rows: list[dict]) -> list[ItemPart]:
                   ("entropy of the repeats' answers (instability)", f"{answer_entropy(answers):.3f} (0: always the "
                    f"same; ln {len(main)} = every repeat different)")]
     else:
+        score = first.get("score")
         facts.append(("score", "the dataset's CIDEr (a caption has no score of its own)"
-                      if first.get("form") == "caption" else f"{first.get('score', float('nan')):.3f}"))
+                      if first.get("form") == "caption" else f"{score:.3f}" if isinstance(score, (int, float))
+                      else text(score)))
     per_token = {r.get("repeat"): r for r in rows if r.get("extraction") == "likelihood_mean"}
     table = []
     for r in main:

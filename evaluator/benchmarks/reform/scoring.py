@@ -92,10 +92,33 @@ def read_answer(row: dict) -> None:
 def answer_text(row: dict) -> str:
     """What a multiple-choice row answered, for instability: the chosen option's text, else (generation) the reply
     itself, surrounding whitespace dropped, so a reply that is the bare text of an option counts as that option
-    (the reference enters the raw reply); a likelihood row without a choice is "<unparsable> "."""
-    parsed = int(row["parsed_answer"])
-    raw = row["prediction"].strip() if row["mode"] == "generation" else UNPARSABLE
-    return choice_text(parsed if parsed >= 0 else None, json.loads(row["options"]), raw)
+    (the reference enters the raw reply); a likelihood row without a choice is "<unparsable> ". A damaged row (the
+    explorer opens stored ones) reads as no choice among no options, never raises."""
+    parsed = _whole_number(row.get("parsed_answer"))
+    prediction = row.get("prediction")
+    raw = (prediction.strip() if isinstance(prediction, str) else "") if row.get("mode") == "generation" \
+        else UNPARSABLE
+    return choice_text(parsed if parsed is not None and parsed >= 0 else None, _options(row.get("options")), raw)
+
+
+def _whole_number(value) -> int | None:
+    """An index stored in a row (an int, or its text), None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return int(value) if isinstance(value, (int, str)) or (isinstance(value, float) and value.is_integer()) \
+            else None
+    except ValueError:
+        return None
+
+
+def _options(value) -> list:
+    """A row's options, stored as a JSON list; [] for anything else."""
+    try:
+        found = json.loads(value) if isinstance(value, str) else value
+    except (ValueError, RecursionError):
+        return []
+    return found if isinstance(found, list) else []
 
 
 # --------------------------------------------------------------------------------------------- aggregates
