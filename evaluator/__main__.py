@@ -3,7 +3,9 @@
 On failure the one line printed (to stderr) is `error: <one-line reason>` (with --debug, after the traceback) and the
 exit code is 1; the scheduler shows that line as the request's reason. A run in which no benchmark ran (each was
 skipped) fails too, after writing its results.json. A --model that is no local folder must be a Hub id of the form
-org/name (the Submit tab's rule, evaluator.model_ids).
+org/name (the Submit tab's rule, evaluator.model_ids) or a served model's spec `endpoint:<base url>|<model>`, whose
+token comes from LEADERBOARD_MODEL_TOKEN only; a served run asks every benchmark by generation, and an endpoint that
+cannot run it (unreachable, token refused, unknown model) ends it at once with its one line.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import traceback
 from pathlib import Path
 
 from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY
+from evaluator.endpoints import is_model_spec, parse_model_spec
 from evaluator.model_ids import model_id_problem
 from evaluator.models.base import DeviceUnavailable
 from evaluator.parent_watch import die_with_parent
@@ -23,6 +26,9 @@ class UsageError(ValueError):
     """A mistake in what was asked (a malformed model id, a run where nothing ran): its one line, no type name."""
 
 
+_PLAIN = ("ServedError", "ModeRefused")  # a served run's one-line reasons (no type name; loaded lazily)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m evaluator", description=__doc__)
     common = argparse.ArgumentParser(add_help=False)
@@ -30,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", parents=[common],
                               help="evaluate one model and write results.json + details/*.parquet")
-    run.add_argument("--model", help="Hub id (org/name) or a local model folder")
+    run.add_argument("--model", help="Hub id (org/name), a local model folder, or a served model "
+                     "'endpoint:<base url>|<model>' (its token: LEADERBOARD_MODEL_TOKEN)")
     run.add_argument("--revision", help="commit sha (a branch or tag also works on the CLI)")
     run.add_argument("--precision", default=None, choices=["auto", "float32", "bfloat16", "float16"],
                      help="auto: bfloat16 on a GPU (float16 on one without native bfloat16, e.g. a T4), float32 on "
@@ -45,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="eval-out", help="output folder")
     run.add_argument("--request", help="a queue request JSON file: model, revision and precision come from it")
     run.add_argument("--batch-size", default="auto", help="generation batch size, or auto (64 on a GPU with "
-                     "out-of-memory backoff, 4 on the CPU)")
+                     "out-of-memory backoff, 4 on the CPU); for a served model, the requests in flight (auto: 8)")
     run.add_argument("--images-dir", default=None, help="image download cache (default: <out>/../cache/images)")
     run.add_argument("--responses", default=None, metavar="DIR",
                      help="journal every model response in DIR/<benchmark>.jsonl as it comes, and reuse the ones "
@@ -81,8 +88,7 @@ def _config(args: argparse.Namespace):
     model, revision, precision = args.model, args.revision, args.precision
     if args.request:
         request = json.loads(Path(args.request).read_text())
-        model = request.get("local_path") if request.get("source") == "local" else request["model"]
-        revision = None if request.get("source") == "local" else request["revision"]
+        model, revision = _request_model(request)
         precision = precision or request.get("precision", "auto")
     if not model:
         raise UsageError("give --model or --request")
@@ -97,8 +103,25 @@ def _config(args: argparse.Namespace):
                      responses=Path(args.responses) if args.responses else None)
 
 
+def _request_model(request: dict) -> tuple[str, str | None]:
+    """What a queue request runs: a local folder, a served model's spec, or a Hub id, and the revision to pin."""
+    source = request.get("source")
+    if source == "local":
+        return request.get("local_path"), None
+    if source == "served":
+        endpoint = request.get("endpoint") if isinstance(request.get("endpoint"), dict) else {}
+        return f"endpoint:{endpoint.get('base_url', '')}|{endpoint.get('model', '')}", None
+    return request["model"], request["revision"]
+
+
 def _check_model(model: str) -> None:
-    """UsageError unless `model` is a local folder or a well-formed Hub id (org/name)."""
+    """UsageError unless `model` is a local folder, a well-formed Hub id (org/name) or a served model's spec."""
+    if is_model_spec(model):
+        try:
+            parse_model_spec(model)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        return
     problem = None if Path(model).expanduser().is_dir() else model_id_problem(model)
     if problem:
         raise UsageError(f"{problem.rstrip('.')}; no local model folder has that name either.")
@@ -138,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the one-line reason is the contract; --debug adds the traceback for the log reader
         if args.debug:
             traceback.print_exc()
-        plain = isinstance(exc, (DeviceUnavailable, UsageError))  # their message says it all: no type name
+        plain = isinstance(exc, (DeviceUnavailable, UsageError)) or type(exc).__name__ in _PLAIN
+        # their message says it all: no type name
         reason = " ".join((str(exc) if plain else f"{type(exc).__name__}: {exc}").split())[:500]
         print(f"error: {reason}", file=sys.stderr, flush=True)
         return 1

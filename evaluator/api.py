@@ -10,6 +10,8 @@
 - what submission needs to know about a model folder (its architecture, or why it cannot be evaluated) and the
   one rule for a Hub model id (model_id_problem, which the CLI applies too);
 - grading a finished run again with another judge (rescore_run);
+- served models: the spec `endpoint:<base url>|<model>` (parse_model_spec, public_url, MODEL_TOKEN_SETTING) and
+  how each benchmark of a run was asked (scoring_modes: by generation alone, or also by option likelihood);
 - the one secret redactor;
 - how a worker ties the evaluator's life to its own (PARENT_PID_ENV).
 The Space runs the evaluator itself as a subprocess (`python -m evaluator run ...`), never in-process.
@@ -19,10 +21,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, cards
+from evaluator.benchmarks.modes import GENERATION, run_modes
 from evaluator.benchmarks.spec import (CORRECT, COUNT, DETAIL_TYPES, FRACTION, IMAGE_UNAVAILABLE, ITEM_COLUMNS, NUMBER,
                                        OUTCOMES, PERCENT_KINDS, RATIO, Card, DetailColumn, Grader, ItemPart, ItemView,
                                        Measure, Metric, Option, Section, Source, Verdict)
 from evaluator.details import DETAIL_DTYPES
+from evaluator.endpoints import ENDPOINT_PREFIX, MODEL_TOKEN_SETTING, Endpoint, is_model_spec, parse_model_spec, public_url
 from evaluator.images import ImageUnavailable
 from evaluator.judge import JudgeError, judge_id, judge_name, make_judge, parse_judge_spec
 from evaluator.model_ids import model_id_problem
@@ -30,13 +34,13 @@ from evaluator.models.base import UnsupportedModelError
 from evaluator.parent_watch import PARENT_PID_ENV
 from evaluator.redaction import redact
 
-__all__ = ["DEFAULT_BENCHMARKS", "CORRECT", "COUNT", "DETAIL_DTYPES", "DETAIL_TYPES", "FRACTION", "IMAGE_UNAVAILABLE",
+__all__ = ["DEFAULT_BENCHMARKS", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "MODEL_TOKEN_SETTING", "CORRECT", "COUNT", "DETAIL_DTYPES", "DETAIL_TYPES", "FRACTION", "IMAGE_UNAVAILABLE",
            "ITEM_COLUMNS", "NUMBER", "OUTCOMES", "PARENT_PID_ENV", "PERCENT_KINDS", "RATIO", "Card", "DetailColumn",
            "Grader", "ImageUnavailable", "ItemPart", "ItemView",
            "JudgeError", "Measure", "Metric", "Option", "Section", "Source", "UnsupportedModelError", "Verdict",
            "benchmark_names", "card", "cards", "describe_model_folder", "details_schema", "graders", "judge_id",
            "judge_name", "judged_benchmarks", "make_judge", "model_id_problem", "parse_judge_spec",
-           "redact", "rescore_run", "sources"]
+           "is_model_spec", "parse_model_spec", "public_url", "redact", "rescore_run", "scoring_modes", "sources"]
 
 
 def benchmark_names() -> tuple[str, ...]:
@@ -90,3 +94,19 @@ def rescore_run(run_dir: Path, out_dir: Path, judge_spec: str, token: str | None
     from evaluator.rescore import rescore
 
     return rescore(Path(run_dir), Path(out_dir), make_judge(judge_spec, token=token))
+
+
+def scoring_modes(results: dict) -> dict[str, str]:
+    """How each registered benchmark of a results file was asked: {name: mode}, "generation" (by generation alone),
+    or its mode option's value ("likelihood", "both"). The run's record of it where there is one, else read from
+    the run's options and the cards' defaults (runs from before modes were recorded)."""
+    results = results if isinstance(results, dict) else {}
+    run = results.get("run") if isinstance(results.get("run"), dict) else {}
+    ran = results.get("benchmarks") if isinstance(results.get("benchmarks"), dict) else {}
+    names = [name for name in REGISTRY if name in ran]
+    options = run.get("options") if isinstance(run.get("options"), dict) else {}
+    modes = run_modes([card(name) for name in names], {str(k): str(v) for k, v in options.items()})
+    recorded = run.get("modes") if isinstance(run.get("modes"), dict) else {}
+    modes.update({name: recorded[name] for name in names
+                  if isinstance(recorded.get(name), str) and recorded[name].strip()})
+    return modes

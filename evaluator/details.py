@@ -27,6 +27,7 @@ from evaluator.benchmarks.spec import BOOL, FLOAT, INT, JSON, STRING, Card, Deta
 # dataset_info)
 ARROW_TYPES = {STRING: pa.string(), INT: pa.int64(), FLOAT: pa.float64(), BOOL: pa.bool_(), JSON: pa.string()}
 DETAIL_DTYPES = {STRING: "string", INT: "int64", FLOAT: "float64", BOOL: "bool", JSON: "string"}
+MODEL_METADATA = "leaderboard.model"  # the parquet schema metadata key of what a file says about its model
 
 
 class DetailsError(ValueError):
@@ -114,14 +115,18 @@ def details_table(rows: Iterable[dict], benchmark: Card | str) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=details_schema(card))
 
 
-def write_details(path: Path, rows: list[dict], benchmark: Card | str | None = None) -> None:
+def write_details(path: Path, rows: list[dict], benchmark: Card | str | None = None,
+                  metadata: dict | None = None) -> None:
     """Write a benchmark's details rows as its card declares them (details_table). benchmark: its Card or name;
     None: the benchmark the rows' "benchmark" column names, else the one the file is named after
     (<benchmark>.parquet).
 
     A card-like object with no `details` at all (a hand-made stand-in for a benchmark, outside the registry, whose
     check refuses any card without declared columns) has nothing to check against: its rows are written with the
-    types pandas infers, as every details file was before the cards declared them."""
+    types pandas infers, as every details file was before the cards declared them.
+
+    metadata: what the file says about the model that answered (a served model's endpoint and token usage), stored
+    as JSON in the parquet schema's metadata under MODEL_METADATA (details_metadata reads it back)."""
     path = Path(path)
     if benchmark is not None and not isinstance(benchmark, (Card, str)) and not hasattr(benchmark, "details"):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -135,8 +140,21 @@ def write_details(path: Path, rows: list[dict], benchmark: Card | str | None = N
             raise DetailsError(f"cannot tell whose details {path} holds: its rows name no registered benchmark and "
                                f"neither does the file ({benchmark!r}); pass the benchmark")
     table = details_table(rows, benchmark)
+    if metadata:
+        table = table.replace_schema_metadata({MODEL_METADATA: json.dumps(metadata, sort_keys=True, default=str)})
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path)
+
+
+def details_metadata(path: Path) -> dict | None:
+    """What a details file says about the model that answered (write_details' metadata); None when it says nothing
+    or cannot be read."""
+    try:
+        raw = (pq.read_schema(path).metadata or {}).get(MODEL_METADATA.encode())
+        found = json.loads(raw) if raw else None
+    except (OSError, ValueError, pa.ArrowException):
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def _plain(value):

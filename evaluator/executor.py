@@ -35,6 +35,7 @@ from evaluator.models.base import GenerationResult, OptionScore
 
 UNAVAILABLE = "image_unavailable"
 LIMIT_COLUMN = "hit_token_limit"  # a row with this column learns whether its answer hit max_new_tokens
+TOKENS = "tokens"  # a journal entry's [prompt tokens, completion tokens], where the adapter counted them
 
 
 def prompt_as_sent(model, request) -> str:
@@ -169,24 +170,52 @@ def _results(model, asks: list[Ask], tally: _Tally) -> list[GenerationResult]:
     return outputs
 
 
-def _generate(model, asks: list[Ask], tally: _Tally) -> list[tuple[str, str, bool | None]]:
-    """One generation call for the Asks: (the completion, the prompt as sent, whether it hit max_new_tokens) of
-    each."""
+def _tokens(out: GenerationResult) -> tuple[int | None, int | None] | None:
+    """(prompt tokens, completion tokens) of a completion where the adapter counted either; else None."""
+    counts = (getattr(out, "prompt_tokens", None), out.n_tokens)
+    return counts if any(isinstance(c, int) for c in counts) else None
+
+
+def _generate(model, asks: list[Ask], tally: _Tally) -> list[tuple[str, str, bool | None, tuple | None]]:
+    """One generation call for the Asks: (the completion, the prompt as sent, whether it hit max_new_tokens, its
+    token counts) of each."""
     if not asks:
         return []
     outputs = _results(model, asks, tally)
     if len(outputs) != len(asks):
         raise RuntimeError(f"the model returned {len(outputs)} completions for {len(asks)} prompts")
-    return [(out.text if isinstance(out.text, str) else "", prompt_as_sent(model, ask.request), out.hit_limit)
-            for ask, out in zip(asks, outputs)]
+    return [(out.text if isinstance(out.text, str) else "", prompt_as_sent(model, ask.request), out.hit_limit,
+             _tokens(out)) for ask, out in zip(asks, outputs)]
 
 
-def _entry(key: str, ask: Ask, answer: str, prompt: str, hit_limit: bool | None) -> dict:
-    """An answer's journal entry (with whether it hit max_new_tokens, when the adapter said)."""
+def _entry(key: str, ask: Ask, answer: str, prompt: str, hit_limit: bool | None, tokens: tuple | None) -> dict:
+    """An answer's journal entry (with whether it hit max_new_tokens and its token counts, when the adapter said)."""
     entry = {"key": key, "item": ask.item, _answer_field(ask): answer, "prompt": prompt}
     if hit_limit is not None:
         entry[LIMIT_COLUMN] = hit_limit
+    if tokens is not None:
+        entry[TOKENS] = list(tokens)
     return entry
+
+
+@dataclass
+class Usage:
+    """Tokens the model's answers counted (a served model's usage): prompt and completion tokens, over `answers`
+    answers that said (journaled answers included, so a resumed run counts what all its attempts used)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    answers: int = 0
+
+    def add(self, tokens) -> None:
+        if not isinstance(tokens, (list, tuple)) or len(tokens) != 2:
+            return
+        counts = [c if isinstance(c, int) and not isinstance(c, bool) and c >= 0 else None for c in tokens]
+        if counts == [None, None]:
+            return
+        self.prompt_tokens += counts[0] or 0
+        self.completion_tokens += counts[1] or 0
+        self.answers += 1
 
 
 @dataclass
@@ -199,6 +228,7 @@ class Answered:
     model_requests: int = 0
     generate_s: float = 0.0  # seconds in the model's generation calls
     score_s: float = 0.0  # seconds in its option-scoring calls
+    usage: Usage = field(default_factory=Usage)
 
 
 @dataclass
@@ -209,6 +239,7 @@ class Replay:
     journal: Journal
     keys: dict[int, str]
     items: set[str]
+    usage: Usage = field(default_factory=Usage)
 
 
 def replay(model, plan: Plan, journal: Journal) -> Replay:
@@ -218,7 +249,7 @@ def replay(model, plan: Plan, journal: Journal) -> Replay:
     for asks in grouped.values():
         for index, ask in enumerate(asks):
             keys[id(ask)] = journal.key(ask, index, prompt_as_sent(model, ask.request))
-    items = set()
+    items, usage = set(), Usage()
     for item in plan.items:
         asks = grouped.get(item, [])
         entries = [journal.get(keys[id(ask)]) for ask in asks]
@@ -227,8 +258,9 @@ def replay(model, plan: Plan, journal: Journal) -> Replay:
             continue
         for ask, entry in zip(asks, entries):
             _fill(ask, entry[_answer_field(ask)], str(entry.get("prompt") or ""), entry.get(LIMIT_COLUMN))
+            usage.add(entry.get(TOKENS))
         items.add(item)
-    return Replay(journal, keys, items)
+    return Replay(journal, keys, items, usage)
 
 
 def _silent(done: int, total: int, requests: tuple[int, int] | None = None) -> None:
@@ -250,6 +282,7 @@ def execute(model, plan: Plan, batch_size: int, progress: Callable[..., None] = 
     size = max(1, int(batch_size or 1))
     requests = 0
     generate_s = score_s = 0.0
+    usage = replayed.usage if replayed is not None else Usage()
     tally.tell()
     for start in range(0, total, size):
         items = [item for item in plan.items[start:start + size] if item not in skip]
@@ -271,21 +304,21 @@ def execute(model, plan: Plan, batch_size: int, progress: Callable[..., None] = 
         generated = [ask for ask in chunk if ask.options is None]
         tally.begin(chunk)
         began = time.perf_counter()
-        answered = [(ask, *reply, None) for ask, reply in zip(scored, _score(model, scored, tally))]
+        answered = [(ask, *reply, None, None) for ask, reply in zip(scored, _score(model, scored, tally))]
         middle = time.perf_counter()
         answered += [(ask, *reply) for ask, reply in zip(generated, _generate(model, generated, tally))]
         score_s += middle - began
         generate_s += time.perf_counter() - middle
         requests += len(answered)
-        for ask, answer, prompt, hit_limit in answered:
+        for ask, answer, prompt, hit_limit, tokens in answered:
             _fill(ask, answer, prompt, hit_limit)
+            usage.add(tokens)
         if replayed is not None:
-            replayed.journal.append([_entry(replayed.keys[id(ask)], ask, answer, prompt, hit_limit)
-                                     for ask, answer, prompt, hit_limit in answered])
+            replayed.journal.append([_entry(replayed.keys[id(ask)], ask, *reply) for ask, *reply in answered])
         for ask in chunk:
             if ask.images is not None:
                 ask.request.images = []  # the chunk is done: let its images go
         if not chunk:  # every item of the chunk was done without the model: say so
             tally.tell()
     return Answered(items=total, reused=done, model_requests=requests, generate_s=generate_s,
-                    score_s=score_s)
+                    score_s=score_s, usage=usage)

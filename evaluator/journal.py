@@ -3,8 +3,9 @@ request that starts again (a killed worker, a restarted Space) reuses what the m
 
 One JSON-lines file per benchmark, <responses folder>/<benchmark>.jsonl, appended, flushed and fsync'ed after each
 chunk of items. A line is {"key", "item", "ask", "prompt", and "prediction" (generation) or "option_scores"
-(option scoring)}, plus "hit_token_limit" for a generation whose adapter said how it ended: the data the executor
-writes into the details rows. The key is the hash of what decides the
+(option scoring)}, plus "hit_token_limit" for a generation whose adapter said how it ended and "tokens" ([prompt,
+completion] token counts) where it counted them: the data the executor writes into the details rows, and the usage
+a resumed run still counts. The key is the hash of what decides the
 answer: the run's identity (model, revision, precision, suite), the benchmark, the item, the Ask's place among the
 item's Asks, the prompt as the model's template renders the request's text (its images are not fetched to
 compute it), every generation setting of the request (all GenerationRequest fields but text and images) and, for

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 from evaluator.benchmarks import REGISTRY, get_benchmark
-from evaluator.details import read_details, write_details
+from evaluator.details import details_metadata, read_details, write_details
 from evaluator.prompt_files import prompt_hash
 from evaluator.run_files import json_safe, write_atomic
 from evaluator.runner import coverage_block, judge_record, score_context
@@ -59,7 +59,8 @@ def rescore(run_dir: Path, out_dir: Path, judge) -> dict:
             shutil.copyfile(path, out_dir / "details" / path.name)
     hashes = run.setdefault("prompt_hashes", {})
     for name, result in scored.items():
-        write_details(out_dir / "details" / f"{name}.parquet", result.rows, get_benchmark(name).CARD)
+        write_details(out_dir / "details" / f"{name}.parquet", result.rows, get_benchmark(name).CARD,
+                      details_metadata(run_dir / "details" / f"{name}.parquet"))
         block = results["benchmarks"][name]
         block.update(scores=result.scores, counts=result.counts, extra=result.extra)
         if isinstance(block.get("coverage"), dict):  # a new judge may grade a different number of answers

@@ -19,13 +19,15 @@ import os
 import platform
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from evaluator.benchmarks import get_benchmark
+from evaluator.benchmarks.modes import generation_only, likelihood_refusal, run_modes
 from evaluator.benchmarks.spec import Benchmark, PlanContext, ScoreContext, Scored
 from evaluator.details import read_details, write_details
-from evaluator.executor import Answered, execute, replay
+from evaluator.endpoints import is_model_spec
+from evaluator.executor import Answered, Usage, execute, replay
 from evaluator.journal import Journal
 from evaluator.progress import ANSWERING, GRADING, LOADING, Progress
 from evaluator.prompt_files import prompt_hash
@@ -36,7 +38,7 @@ from evaluator.run_files import json_safe, library_versions, project_commit, utc
 class RunConfig:
     """What to run: one model at one revision, some benchmarks, one suite."""
 
-    model: str  # Hub id or local folder
+    model: str  # Hub id, local folder, or a served model's spec "endpoint:<base url>|<model>"
     revision: str | None = None
     precision: str = "auto"
     benchmarks: tuple[str, ...] = ("cure",)
@@ -98,10 +100,26 @@ def score_context(run: dict, judge, progress=None) -> ScoreContext:
     return ctx
 
 
+class ModeRefused(ValueError):
+    """A served model asked for an option-likelihood mode; the message is the one line that says why."""
+
+
+def served_metadata(model, usage: Usage) -> dict | None:
+    """What a served model's details files and results say about it: its endpoint (public URL, host, model name,
+    the server's own model id), `served: true` and the tokens its answers counted; None for an in-process model."""
+    record = getattr(model, "record", None)
+    if not callable(record):
+        return None
+    return {"served": True, **record(), "usage": {"prompt_tokens": usage.prompt_tokens,
+                                                  "completion_tokens": usage.completion_tokens,
+                                                  "requests": usage.answers}}
+
+
 def evaluate(benchmark: Benchmark, model, plan_ctx: PlanContext, score_ctx: ScoreContext, batch_size: int,
              path: Path, progress: Progress | None = None, journal: Journal | None = None) -> Evaluation:
     """Plan (reusing what `journal` holds), answer, store the raw answers at `path`, then score from what is read
-    back and store the scored rows (both as the card's details columns declare, evaluator.details)."""
+    back and store the scored rows (both as the card's details columns declare, evaluator.details; a served model's
+    files also say its endpoint and usage)."""
     name = benchmark.CARD.name
     if progress is not None:
         progress.start(name, LOADING)
@@ -112,12 +130,13 @@ def evaluate(benchmark: Benchmark, model, plan_ctx: PlanContext, score_ctx: Scor
         progress.start(name, ANSWERING)
     answered = execute(model, plan, batch_size,
                        progress.update if progress is not None else (lambda *counts, **more: None), replayed)
-    write_details(path, plan.rows, benchmark.CARD)
+    metadata = served_metadata(model, answered.usage)
+    write_details(path, plan.rows, benchmark.CARD, metadata)
     if progress is not None and benchmark.CARD.needs_judge:
         progress.start(name, GRADING)
         score_ctx.progress = progress.update
     scored = benchmark.score(read_details(path), score_ctx)
-    write_details(path, scored.rows, benchmark.CARD)
+    write_details(path, scored.rows, benchmark.CARD, metadata)
     if progress is not None:
         progress.close()
     return Evaluation(scored, {**plan.prompts, **scored.prompts}, answered, getattr(plan, "suite_items", None))
@@ -177,39 +196,85 @@ def time_summary(answered: Answered, wall_s: float) -> str:
             f"option scoring {share(answered.score_s)}")
 
 
-def run(config: RunConfig, out_dir: Path) -> dict:
-    """Evaluate config.model on each benchmark; write details, then results.json. Returns the results."""
-    from evaluator.models import load_model
-    from evaluator.models.devices import describe_hardware, resolve_device
+def served_options(config: RunConfig, benchmarks: list[Benchmark]) -> RunConfig:
+    """A served model's run asks every benchmark by generation: the mode options it leaves unset are set so;
+    ModeRefused (one line, before any request) when one asks for option likelihoods. Other runs: as they are."""
+    if not is_model_spec(config.model):
+        return config
+    cards = [benchmark.CARD for benchmark in benchmarks]
+    options = generation_only(cards, config.options)
+    refusal = likelihood_refusal(cards, options)
+    if refusal:
+        raise ModeRefused(refusal)
+    return replace(config, options=options)
 
-    started = time.monotonic()
+
+def load_run_model(config: RunConfig, benchmarks: list[Benchmark]):
+    """The run's model and why the CPU was used (None otherwise): a served model, probed (an endpoint that cannot
+    run the evaluation ends the run here, before any benchmark), or the model loaded in-process on the device."""
+    from evaluator.models.devices import resolve_device
+
+    if is_model_spec(config.model):
+        from evaluator.models.served import load_served
+
+        model = load_served(config.model, config.batch_size, any(b.CARD.needs_images for b in benchmarks),
+                            model_id=config.request.get("model"))
+        print(f"served by {model.url} as {', '.join(model.server_models) or model.endpoint.model}; "
+              f"{model.batch_size} request(s) in flight; vision: {model.has_vision}", flush=True)
+        return model, None
+    from evaluator.models import load_model
+
     device, cpu_reason = resolve_device(config.device)  # --device cuda without a GPU fails here, before anything loads
     if cpu_reason:
         print(f"WARNING: {cpu_reason}", file=sys.stderr, flush=True)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    benchmarks = [get_benchmark(name) for name in config.benchmarks]  # unknown names fail before the model loads
-    judge = make_run_judge(config.judge, benchmarks)  # a missing judge fails before the model loads too
     print(f"loading {config.model} @ {config.revision or 'default revision'} ({config.precision})", flush=True)
     model = load_model(config.model, revision=config.revision, precision=config.precision,
                        batch_size=config.batch_size, device=device)
     print(f"loaded on {model.device} as {model.dtype}; vision: {model.has_vision}", flush=True)
+    return model, cpu_reason
+
+
+def hardware_record(model, cpu_reason: str | None) -> dict:
+    """What the run ran on: the GPUs and driver (evaluator.models.devices), or for a served model its endpoint."""
+    served = getattr(model, "record", None)
+    if callable(served):
+        return {"device": model.device, "dtype": model.dtype, "endpoint": served()["base_url"], "cpu_reason": None}
+    from evaluator.models.devices import describe_hardware
+
+    return describe_hardware(model.device, model.dtype, cpu_reason)
+
+
+def run(config: RunConfig, out_dir: Path) -> dict:
+    """Evaluate config.model on each benchmark; write details, then results.json. Returns the results."""
+    started = time.monotonic()
+    benchmarks = [get_benchmark(name) for name in config.benchmarks]  # unknown names fail before the model loads
+    config = served_options(config, benchmarks)  # a served model asked for likelihoods fails before any request
+    judge = make_run_judge(config.judge, benchmarks)  # a missing judge fails before the model loads too
+    model, cpu_reason = load_run_model(config, benchmarks)
+    out_dir.mkdir(parents=True, exist_ok=True)
     progress = Progress(out_dir, config.benchmarks)
     blocks, skipped, prompt_hashes, item_counts, resumed = {}, {}, {}, {}, {}
+    usage = Usage()
     for benchmark in benchmarks:
         name = benchmark.CARD.name
         if benchmark.CARD.needs_images and not model.has_vision:
-            skipped[name] = "needs image input; the model is text-only"
+            refused = getattr(model, "vision_refusal", None)
+            skipped[name] = f"needs image input; {refused or 'the model is text-only'}"
             print(f"skipping {name}: {skipped[name]}", flush=True)
             continue
         blocks[name], prompts, answered = run_benchmark(benchmark, model, config, judge, progress, out_dir)
         resumed[name] = {"reused": answered.reused, "items": answered.items, "model_requests": answered.model_requests}
         prompt_hashes.update({f"{name}/{key}": prompt_hash(text) for key, text in prompts.items()})
         item_counts[name] = blocks[name]["counts"].get("items", 0)
+        usage.prompt_tokens += answered.usage.prompt_tokens
+        usage.completion_tokens += answered.usage.completion_tokens
+        usage.answers += answered.usage.answers
         print(f"{name}: {json.dumps(json_safe(blocks[name]['scores']))}", flush=True)
         print(f"{name}: {time_summary(answered, blocks[name]['wall_time_s'])}", flush=True)
     request = config.request
+    served = served_metadata(model, usage)
     results = {
-        "model": request.get("model", config.model),
+        "model": request.get("model", model.model_id if served else config.model),
         "revision": request.get("revision", config.revision),
         "precision": config.precision,
         "model_type": request.get("model_type"),
@@ -217,10 +282,13 @@ def run(config: RunConfig, out_dir: Path) -> dict:
         "architecture": request.get("architecture"),
         "submitted_time": request.get("submitted_time"),
         "finished_time": utc_now(),
+        "served": served is not None,
+        "display_name": request.get("display_name"),
         "run": {
             "dtype": model.dtype, "device": model.device, "batch_size": model.batch_size,
             "has_vision": model.has_vision, "scoring_path": model.scoring_path,
-            "hardware": describe_hardware(model.device, model.dtype, cpu_reason),
+            "hardware": hardware_record(model, cpu_reason), "served": served,
+            "modes": run_modes([benchmark.CARD for benchmark in benchmarks], config.options),
             "versions": library_versions(), "git_commit": project_commit(), "host": platform.node(),
             **judge_record(judge), "prompt_hashes": prompt_hashes, "suite": config.suite, "limit": config.limit,
             "options": dict(config.options), "sources": dict(config.sources),

@@ -85,6 +85,8 @@ def card_problems(card: Card, name: str) -> list[str]:
     for option in card.options:
         if not option.key.startswith(f"{name}."):
             problems.append(f"option key {option.key!r} must start with '{name}.'")
+    if card.mode_option and card.mode_option not in {option.key for option in card.options}:
+        problems.append(f"CARD.mode_option {card.mode_option!r} is not one of its options")
     if not isinstance(card.item_view, ItemView):
         problems.append("CARD.item_view must be an ItemView")
     for section in card.sections:

@@ -234,6 +234,9 @@ class Card:
     details: tuple[DetailColumn, ...] = ()
     # the terms of the data its details quote (questions, answers, images), for the results dataset's card
     licence: str = ""
+    # the option that picks how it asks (one of `options`); its value "generation" asks by generation alone, what a
+    # served model can answer (evaluator.benchmarks.modes). Empty: the benchmark only ever generates.
+    mode_option: str = ""
 
     def metric(self, key: str) -> Metric:
         for metric in self.metrics:

@@ -1,34 +1,18 @@
 """Judge specs, checked without building the judge: `endpoint:<base url>|<model>` or `local:<hub id or
-folder>[@revision]` (parse_judge_spec -> JudgeSpec), and public_url, the only form of a URL that is ever shown or
-stored (scheme, host, port and path; never a user, password, query or fragment)."""
+folder>[@revision]` (parse_judge_spec -> JudgeSpec). An endpoint is checked, and its URL shown, by the rules served
+models share (evaluator.endpoints: parse_endpoint, public_url)."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
+from evaluator.endpoints import UNREADABLE_URL, parse_endpoint, public_url  # noqa: F401 - read from here too
 from evaluator.redaction import redact
 
 SPEC_HELP = "expected 'local:<hub id or folder>[@revision]' or 'endpoint:<base url>|<model>'"
-UNREADABLE_URL = "<unreadable url>"
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?")
 _REVISION = re.compile(r"[\w.\-/]+")
-
-
-def public_url(url: str) -> str:
-    """A URL as it may be shown and stored: scheme, host (and port) and path only; never its user, password, query or
-    fragment ("<unreadable url>" when it cannot be parsed)."""
-    try:
-        parts = urlsplit(str(url).strip())
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return UNREADABLE_URL
-    if not parts.scheme or not host:
-        return UNREADABLE_URL
-    host = f"[{host}]" if ":" in host else host
-    return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -61,27 +45,8 @@ def parse_judge_spec(spec: str, token: str | None = None) -> JudgeSpec:
 
 
 def _endpoint_spec(rest: str) -> JudgeSpec:
-    base_url, bar, model = rest.partition("|")
-    base_url, model = base_url.strip(), model.strip()
-    shown = public_url(base_url)
-    try:
-        parts = urlsplit(base_url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
-        raise ValueError(f"bad endpoint judge spec: the base url {shown} cannot be read") from None
-    if parts.username or parts.password:
-        raise ValueError(f"bad endpoint judge spec: no user or password in the base url ({shown}); the token goes in "
-                         "LEADERBOARD_JUDGE_TOKEN (or HF_TOKEN)")
-    if parts.query or parts.fragment or "?" in base_url or "#" in base_url:
-        raise ValueError(f"bad endpoint judge spec: no query or fragment in the base url ({shown}); a key goes in "
-                         "LEADERBOARD_JUDGE_TOKEN (or HF_TOKEN)")
-    if not bar or not base_url or not model or "|" in model:
-        raise ValueError(f"bad endpoint judge spec (base url {shown}): expected 'endpoint:<base url>|<model>'")
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"bad endpoint judge spec: the base url must be http(s)://host[:port]/path, not {shown}")
-    if any(c.isspace() for c in base_url + model):
-        raise ValueError(f"bad endpoint judge spec (base url {shown}): whitespace in the url or model")
-    return JudgeSpec("endpoint", base_url=base_url.rstrip("/"), model=model)
+    endpoint = parse_endpoint(rest, "judge", "LEADERBOARD_JUDGE_TOKEN (or HF_TOKEN)")
+    return JudgeSpec("endpoint", base_url=endpoint.base_url, model=endpoint.model)
 
 
 def _local_spec(rest: str, spec: str) -> JudgeSpec:

@@ -34,6 +34,7 @@ class GenerationResult:
     text: str
     n_tokens: int | None = None
     hit_limit: bool | None = None
+    prompt_tokens: int | None = None  # tokens of the prompt as the model read it (a served model's usage); None: unsaid
 
 
 @dataclass
@@ -70,6 +71,17 @@ class ModelAdapter(Protocol):
         many questions at once; the executor hands it every option-scoring question of a chunk when it is there.
         """
         ...
+
+
+def cut_at_stop(text: str, stop: list[str]) -> str:
+    """Text up to the earliest occurrence of any stop string."""
+    cut = len(text)
+    for s in stop:
+        if s:
+            i = text.find(s)
+            if 0 <= i < cut:
+                cut = i
+    return text[:cut]
 
 
 class UnsupportedModelError(ValueError):

@@ -14,7 +14,7 @@ import torch
 
 from evaluator.models import batched_scoring, scoring
 from evaluator.models.architectures import describe_model_folder
-from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore
+from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore, cut_at_stop
 from evaluator.models.devices import free_cuda_memory, pick_device_dtype, resolve_batch_size, split_across_gpus
 from evaluator.models.prompts import PROMPT_STYLES, TEXT_STYLE, chat_role, fold_history, fold_qa_history, prompt_style
 
@@ -23,17 +23,6 @@ __all__ = ["PROMPT_STYLES", "TransformersAdapter", "cut_at_stop", "describe_mode
            "prompt_style", "resolve_batch_size", "split_across_gpus"]
 
 log = logging.getLogger(__name__)
-
-
-def cut_at_stop(text: str, stop: list[str]) -> str:
-    """Text up to the earliest occurrence of any stop string."""
-    cut = len(text)
-    for s in stop:
-        if s:
-            i = text.find(s)
-            if 0 <= i < cut:
-                cut = i
-    return text[:cut]
 
 
 def ending(new_tokens: list[int], limit: int, eos_ids: set[int]) -> tuple[int, bool]:

@@ -123,4 +123,5 @@ CARD = Card(
         "inferences come from Sherlock, whose data is CC BY 4.0 (allenai/sherlock). The images are Visual Genome's "
         "and VCR's, under their own terms (VCR asks users to accept its terms of use before downloading); the "
         "details quote image URLs, not images."),
+    mode_option="cure.mode",
 )

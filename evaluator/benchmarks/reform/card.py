@@ -192,4 +192,5 @@ CARD = Card(
     licence=(
         "ReForm-Eval's code is Apache-2.0 (FudanDISC/ReForm-Eval); its data repackages public datasets (VQA, OCR, "
         "captioning and others), each under its own licence: see the dataset table in the README and each source."),
+    mode_option="reform.mode",
 )

@@ -1,0 +1,241 @@
+"""The served-model adapter: a model behind an OpenAI-compatible chat-completions endpoint (Hugging Face Inference
+Providers through https://router.huggingface.co/v1, vLLM, SGLang, TGI, OpenAI, `transformers serve`), behind the same
+ModelAdapter interface as the in-process adapter, so that benchmarks, executor, journal and details need no special
+case.
+
+- Each GenerationRequest is one chat completion: the system prompt and the history as messages, then the user turn
+  with its images first (`image_url` parts holding base64 PNG `data:` URLs, in the benchmark's order) and its text;
+  max_tokens, temperature, seed and stop as given (stop strings are applied here too: servers differ on whether the
+  stop string is kept).
+- `batch_size` requests are in flight at once (a thread pool); answers come back in request order and `on_answered`
+  hears of each as it arrives. Retries (429 with Retry-After, 5xx, timeouts) are the `openai` client's, through
+  evaluator.chat_client, as for the endpoint judge; a 200 that is no chat completion is asked again within the same
+  budget and never scored.
+- It has no option scoring (scoring_path "none"): a served run asks every benchmark by generation
+  (evaluator.benchmarks.modes).
+- `probe` makes one tiny request before the run (and one with an image when a benchmark needs images): an
+  unreachable endpoint, a refused token or an unknown model ends the run at once with one line (ServedError); an
+  endpoint that refuses the image (a 4xx) is recorded as text-only, so image benchmarks are skipped, not failed.
+- The token (LEADERBOARD_MODEL_TOKEN) is only ever sent as a bearer header; without one no Authorization header is
+  sent. `record()` is what results and details say about the endpoint: its public URL, the model name, the server's
+  own model id, and the tokens it counted.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import threading
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from typing import Any, Callable
+
+from PIL import Image
+
+from evaluator.chat_client import ChatClient, ChatError
+from evaluator.endpoints import MODEL_TOKEN_SETTING, Endpoint, parse_model_spec, public_url
+from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore, cut_at_stop
+from evaluator.models.prompts import chat_role
+
+AUTO_IN_FLIGHT = 8  # --batch-size auto: requests in flight at once
+TIMEOUT_S = 300.0  # per HTTP attempt: a large model writing a long answer under load
+PROBE_TEXT = "Reply with the word OK."
+_NOT_A_VISION_REFUSAL = (401, 403, 404, 408, 409, 429)  # an image request refused for these is not about images
+
+
+class ServedError(RuntimeError):
+    """The endpoint cannot run the evaluation (unreachable, token refused, unknown model, a request refused after
+    its retries); the message is one line naming the endpoint's public URL and what it answered."""
+
+
+def model_token() -> str | None:
+    """The served model's bearer token: LEADERBOARD_MODEL_TOKEN (never HF_TOKEN, never the command line)."""
+    return os.environ.get(MODEL_TOKEN_SETTING) or None
+
+
+def image_url(image: Image.Image) -> str:
+    """An image as a base64 PNG `data:` URL (lossless, so the server sees the pixels the in-process adapter sees)."""
+    if image.mode not in ("RGB", "L"):
+        image = image.convert("RGB")
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _probe_image() -> Image.Image:
+    return Image.new("RGB", (64, 64), (128, 128, 128))
+
+
+class ServedAdapter:
+    """ModelAdapter for a model served behind an OpenAI-compatible chat-completions endpoint."""
+
+    dtype = "served"
+    device = "served"
+    scoring_path = "none"  # no option scoring: generation only
+
+    def __init__(self, base_url: str, model: str, token: str | None = None, *, batch_size: int = AUTO_IN_FLIGHT,
+                 timeout: float = TIMEOUT_S, max_retries: int = 4, backoff: float = 0.5,
+                 model_id: str | None = None):
+        self.endpoint = Endpoint(base_url.rstrip("/"), model)
+        self.url = public_url(self.endpoint.base_url)
+        self.model_id = model_id or model
+        self.revision = None
+        self.has_vision = True  # until an image is refused (probe)
+        self.vision_refusal: str | None = None
+        self.batch_size = max(1, int(batch_size))
+        self.server_models: list[str] = []  # the server's own model ids, as its answers name them
+        self._chat = ChatClient(self.endpoint.base_url, model, token, timeout=timeout, max_retries=max_retries,
+                                backoff=backoff, label=f"model {model} at {self.url}")
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:  # never shows the token
+        return f"ServedAdapter(base_url={self.endpoint.base_url!r}, model={self.endpoint.model!r})"
+
+    # -- what a request becomes -------------------------------------------------------------------------------------
+    @staticmethod
+    def messages(request: GenerationRequest, images: list[str] | None = None) -> list[dict]:
+        """The chat messages of a request: system, history, then the user turn (its images first, then its text).
+        `images`: the user turn's image URLs (None: placeholders, for the prompt as shown)."""
+        messages: list[dict[str, Any]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.extend({"role": chat_role(turn), "content": str(turn.get("content", ""))}
+                        for turn in (request.history or []))
+        if request.images:
+            urls = images if images is not None else [f"<image {i + 1}>" for i in range(len(request.images))]
+            content: Any = [{"type": "image_url", "image_url": {"url": url}} for url in urls]
+            content.append({"type": "text", "text": request.text})
+        else:
+            content = request.text
+        messages.append({"role": "user", "content": content})
+        return messages
+
+    def build_prompt(self, request: GenerationRequest) -> str:
+        """The request as sent, for the details and the journal: its messages as JSON, each image a placeholder."""
+        return json.dumps(self.messages(request), ensure_ascii=False)
+
+    def _params(self, request: GenerationRequest) -> dict[str, Any]:
+        if request.images and not self.has_vision:
+            raise ValueError(f"{self.endpoint.model} at {self.url} is text-only ({self.vision_refusal}) and cannot "
+                             "take images")
+        params: dict[str, Any] = {"messages": self.messages(request, [image_url(im) for im in request.images]),
+                                  "max_tokens": int(request.max_new_tokens), "temperature": float(request.temperature)}
+        if request.seed is not None:
+            params["seed"] = int(request.seed)
+        if request.stop:
+            params["stop"] = list(request.stop)
+        return params
+
+    # -- one request ---------------------------------------------------------------------------------------------------
+    def _note_model(self, body: dict) -> None:
+        served = body.get("model")
+        if isinstance(served, str) and served and served not in self.server_models:
+            with self._lock:
+                if served not in self.server_models:
+                    self.server_models.append(served[:300])
+
+    def _ask(self, request: GenerationRequest) -> GenerationResult:
+        try:
+            body, _ = self._chat.call(self._params(request))
+        except ChatError as exc:
+            raise ServedError(f"the endpoint {self.url} failed a request of model {self.endpoint.model}: "
+                              f"{exc.answer} (after {exc.attempts} attempt{'s' if exc.attempts != 1 else ''})") from None
+        self._note_model(body)
+        choice = body["choices"][0]
+        text = choice["message"]["content"]
+        cut = cut_at_stop(text, request.stop or [])
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        return GenerationResult(cut, n_tokens=_count(usage.get("completion_tokens")),
+                                hit_limit=(choice.get("finish_reason") == "length") and cut == text,
+                                prompt_tokens=_count(usage.get("prompt_tokens")))
+
+    # -- the ModelAdapter interface -------------------------------------------------------------------------------
+    def generate(self, requests: list[GenerationRequest],
+                 on_answered: Callable[[list[int]], None] | None = None) -> list[str]:
+        return [result.text for result in self.generate_results(requests, on_answered)]
+
+    def generate_results(self, requests: list[GenerationRequest],
+                         on_answered: Callable[[list[int]], None] | None = None) -> list[GenerationResult]:
+        """Every request's completion, in request order, `batch_size` in flight at once; `on_answered([i])` as each
+        answer arrives. The first request that fails after its retries stops the call (ServedError): the requests not
+        yet sent are not sent."""
+        requests = list(requests)
+        for request in requests:
+            if request.images and not self.has_vision:
+                self._params(request)  # raises the one-line reason before anything is sent
+        results: list[GenerationResult | None] = [None] * len(requests)
+        if not requests:
+            return []
+        with ThreadPoolExecutor(max_workers=min(self.batch_size, len(requests)), thread_name_prefix="served") as pool:
+            pending = {pool.submit(self._ask, request): index for index, request in enumerate(requests)}
+            try:
+                while pending:
+                    done, _ = wait(pending, return_when=FIRST_EXCEPTION)
+                    for future in done:
+                        index = pending.pop(future)
+                        results[index] = future.result()  # a failure raises here
+                        if on_answered is not None:
+                            on_answered([index])
+            finally:
+                for future in pending:
+                    future.cancel()
+        return results  # type: ignore[return-value]
+
+    def score_options(self, request: GenerationRequest, options: list[str]) -> list[OptionScore]:
+        raise NotImplementedError(f"a served model ({self.endpoint.model} at {self.url}) has no option scoring: "
+                                  "its runs ask every benchmark by generation")
+
+    # -- before the run ------------------------------------------------------------------------------------------------
+    def probe(self, images: bool) -> None:
+        """One tiny text request (and, with `images`, one with an image) with one retry at most: ServedError at once
+        for an endpoint that cannot run the evaluation; an image refused with a 4xx makes the model text-only."""
+        text = GenerationRequest(PROBE_TEXT, max_new_tokens=1)
+        try:
+            body, _ = self._chat.call(self._params(text), max_retries=1)
+        except ChatError as exc:
+            raise ServedError(self._first_failure(exc)) from None
+        self._note_model(body)
+        if not images:
+            return
+        try:
+            body, _ = self._chat.call(self._params(GenerationRequest(PROBE_TEXT, images=[_probe_image()],
+                                                                      max_new_tokens=1)), max_retries=1)
+        except ChatError as exc:
+            if exc.status is None or not 400 <= exc.status < 500 or exc.status in _NOT_A_VISION_REFUSAL:
+                raise ServedError(self._first_failure(exc, "a request with an image")) from None
+            self.has_vision, self.vision_refusal = False, f"the endpoint refused an image ({exc.answer})"
+            return
+        self._note_model(body)
+
+    def _first_failure(self, exc: ChatError, what: str = "the first request") -> str:
+        model, url = self.endpoint.model, self.url
+        if exc.status in (401, 403):
+            return f"the endpoint {url} refused the token ({MODEL_TOKEN_SETTING}) for model {model}: {exc.answer}"
+        if exc.status == 404:
+            return f"the endpoint {url} does not know the model {model!r}: {exc.answer}"
+        if exc.status is None:
+            return f"the endpoint {url} could not be reached for model {model}: {exc.answer}"
+        return f"the endpoint {url} refused {what} for model {model}: {exc.answer}"
+
+    def record(self) -> dict:
+        """What results and details say about the endpoint (never the token)."""
+        return {"base_url": self.url, "host": self.endpoint.host, "model": self.endpoint.model,
+                "server_model": ", ".join(self.server_models) or None, "vision": self.has_vision,
+                "vision_refused": self.vision_refusal}
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def load_served(spec: str, batch_size: int | str = "auto", needs_images: bool = False,
+                model_id: str | None = None) -> ServedAdapter:
+    """The served model a spec `endpoint:<base url>|<model>` names, probed (ServedError when it cannot run the
+    evaluation). Its token comes from LEADERBOARD_MODEL_TOKEN. batch_size: requests in flight ("auto": 8)."""
+    endpoint = parse_model_spec(spec)
+    size = AUTO_IN_FLIGHT if str(batch_size).strip().lower() in ("", "auto") else int(batch_size)
+    if size < 1:
+        raise ValueError(f"--batch-size must be at least 1, got {size}")
+    adapter = ServedAdapter(endpoint.base_url, endpoint.model, model_token(), batch_size=size, model_id=model_id)
+    adapter.probe(images=needs_images)
+    return adapter
