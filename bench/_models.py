@@ -18,6 +18,18 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+# the prompts bench/generation.py and bench/served.py time (cycled when more are asked for)
+QUESTIONS = [
+    "What colour is the ball in the picture?",
+    "How many people are standing near the blue car?",
+    "What is written on the sign?",
+    "Describe the image.",
+    "Is the small green box next to the cat on the mat?",
+    "Answer with the letter of the correct option: A, B, C or D.",
+    "What colour is the ball in the picture, and how many people are standing near the blue car?",
+    "Let's think step by step. First, count the objects; then compare their sizes.",
+]
+
 VOCAB_SIZE = 32_000
 # 38 tokens with the tests' tokenizer (~40, as a short benchmark question).
 QUESTION = "What colour is the ball in the picture, and how many people are standing near the blue car?"

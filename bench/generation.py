@@ -24,16 +24,6 @@ import statistics
 
 import _models  # noqa: E402  (sets sys.path to the project root)
 
-QUESTIONS = [
-    "What colour is the ball in the picture?",
-    "How many people are standing near the blue car?",
-    "What is written on the sign?",
-    "Describe the image.",
-    "Is the small green box next to the cat on the mat?",
-    "Answer with the letter of the correct option: A, B, C or D.",
-    "What colour is the ball in the picture, and how many people are standing near the blue car?",
-    "Let's think step by step. First, count the objects; then compare their sizes.",
-]
 NEW_TOKENS = 16
 
 
@@ -45,7 +35,7 @@ def main(repeats: int = 9, new_tokens: int = NEW_TOKENS) -> None:
     adapter = _models.load_llava()
     adapter.model.generation_config.eos_token_id = None  # every request generates new_tokens tokens
     requests = [GenerationRequest(q, images=[_models.image(i)], max_new_tokens=new_tokens)
-                for i, q in enumerate(QUESTIONS)]
+                for i, q in enumerate(_models.QUESTIONS)]
     lengths = [adapter._encode([adapter.build_prompt(r)], [r.images])["input_ids"].shape[1] for r in requests]
     print(f"model: LLaVA (Llama 8x512, CLIP 128/16), torch threads {torch.get_num_threads()}; "
           f"{len(requests)} requests with one image each, prompts of {min(lengths)}-{max(lengths)} tokens, "

@@ -18,6 +18,7 @@ import pandas as pd
 from evaluator.details import details_metadata
 from tests.conftest import PROJECT
 from tests.judge_servers import Reply, ScriptedServer
+from tests.served_servers import Fault, StandInServer
 
 TOKEN = "sk-served-test-token-98765"
 
@@ -153,3 +154,35 @@ def test_a_queue_request_for_a_served_model_runs_its_endpoint(tmp_path):
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["model"] == "served--127.0.0.1-1/m" and results["display_name"] == "My served model"
     assert results["served"] is True and results["revision"] == "0" * 40
+
+
+def test_against_a_strict_stand_in_every_request_is_one_a_vllm_server_takes(tmp_path):
+    """The stand-in refuses what vLLM and OpenAI refuse (unknown fields, a second image, a bad data URL, ...), wants
+    the token, names itself otherwise than the request does, and rate-limits, drops and garbles a few answers."""
+    faults = {3: Fault.rate_limited(0), 7: Fault.html_page(), 11: Fault.not_a_completion(), 15: Fault.dropped()}
+    out = tmp_path / "out"
+    with StandInServer("org/vlm", served_id="org/vlm@deployed", token=TOKEN, max_images=1, strict_fields=True,
+                       max_stop=4, faults=lambda index, body: faults.get(index)) as server:
+        done = evaluator("--model", f"endpoint:{server.base_url}|org/vlm", "--benchmarks", "cure,reform",
+                         "--limit", "2", "--out", str(out), token=TOKEN)
+        statuses = [r.status for r in server.chat_requests]
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert 400 not in statuses and 401 not in statuses and statuses.count(200) > 20, statuses
+    results = json.loads((out / "results.json").read_text())
+    assert set(pd.read_parquet(out / "details" / "cure.parquet")["parsed_answer"]) == {0}
+    assert results["run"]["served"]["server_model"] == "org/vlm@deployed"
+    usage = results["run"]["served"]["usage"]
+    assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0 and usage["requests"] > 20
+
+
+def test_a_text_only_stand_in_and_a_forbidden_token(tmp_path):
+    with StandInServer("org/llm", vision=False) as server:
+        done = evaluator("--model", f"endpoint:{server.base_url}|org/llm", "--benchmarks", "cure",
+                         "--out", str(tmp_path / "a"))
+    assert _one_error_line(done) == ("error: no benchmark ran (cure: needs image input; the endpoint refused an image "
+                                     "(HTTP 400: {\"error\": {\"message\": \"org/llm is not a multimodal model\", "
+                                     "\"type\": \"BadRequestError\", \"param\": null, \"code\": 400}}))")
+    with StandInServer("org/vlm", token=TOKEN, forbidden=True) as server:
+        line = _one_error_line(evaluator("--model", f"endpoint:{server.base_url}|org/vlm", "--out",
+                                         str(tmp_path / "b"), token=TOKEN))
+    assert "refused the token (LEADERBOARD_MODEL_TOKEN)" in line and "HTTP 403" in line and TOKEN not in line
