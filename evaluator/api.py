@@ -21,12 +21,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, cards
-from evaluator.benchmarks.modes import GENERATION, run_modes
+from evaluator.benchmarks.modes import GENERATION, run_modes, scoring_mode
 from evaluator.benchmarks.spec import (CORRECT, COUNT, DETAIL_TYPES, FRACTION, IMAGE_UNAVAILABLE, ITEM_COLUMNS, NUMBER,
                                        OUTCOMES, PERCENT_KINDS, RATIO, Card, DetailColumn, Grader, ItemPart, ItemView,
                                        Measure, Metric, Option, Section, Source, Verdict)
 from evaluator.details import DETAIL_DTYPES
-from evaluator.endpoints import ENDPOINT_PREFIX, MODEL_TOKEN_SETTING, Endpoint, is_model_spec, parse_model_spec, public_url
+from evaluator.endpoints import (ENDPOINT_PREFIX, MODEL_TOKEN_SETTING, Endpoint, is_model_spec, parse_model_spec,
+                                 public_url)
 from evaluator.images import ImageUnavailable
 from evaluator.judge import JudgeError, judge_id, judge_name, make_judge, parse_judge_spec
 from evaluator.model_ids import model_id_problem
@@ -34,13 +35,14 @@ from evaluator.models.base import UnsupportedModelError
 from evaluator.parent_watch import PARENT_PID_ENV
 from evaluator.redaction import redact
 
-__all__ = ["DEFAULT_BENCHMARKS", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "MODEL_TOKEN_SETTING", "CORRECT", "COUNT", "DETAIL_DTYPES", "DETAIL_TYPES", "FRACTION", "IMAGE_UNAVAILABLE",
-           "ITEM_COLUMNS", "NUMBER", "OUTCOMES", "PARENT_PID_ENV", "PERCENT_KINDS", "RATIO", "Card", "DetailColumn",
-           "Grader", "ImageUnavailable", "ItemPart", "ItemView",
-           "JudgeError", "Measure", "Metric", "Option", "Section", "Source", "UnsupportedModelError", "Verdict",
-           "benchmark_names", "card", "cards", "describe_model_folder", "details_schema", "graders", "judge_id",
-           "judge_name", "judged_benchmarks", "make_judge", "model_id_problem", "parse_judge_spec",
-           "is_model_spec", "parse_model_spec", "public_url", "redact", "rescore_run", "scoring_modes", "sources"]
+__all__ = ["DEFAULT_BENCHMARKS", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "MODEL_TOKEN_SETTING", "CORRECT",
+           "COUNT", "DETAIL_DTYPES", "DETAIL_TYPES", "FRACTION", "IMAGE_UNAVAILABLE", "ITEM_COLUMNS", "NUMBER",
+           "OUTCOMES", "PARENT_PID_ENV", "PERCENT_KINDS", "RATIO", "Card", "DetailColumn", "Grader",
+           "ImageUnavailable", "ItemPart", "ItemView", "JudgeError", "Measure", "Metric", "Option", "Section",
+           "Source", "UnsupportedModelError", "Verdict", "benchmark_names", "card", "cards", "describe_model_folder",
+           "details_schema", "graders", "judge_id", "judge_name", "judged_benchmarks", "make_judge",
+           "model_id_problem", "parse_judge_spec", "default_mode", "is_model_spec", "parse_model_spec", "public_url",
+           "redact", "rescore_run", "scoring_modes", "sources"]
 
 
 def benchmark_names() -> tuple[str, ...]:
@@ -94,6 +96,11 @@ def rescore_run(run_dir: Path, out_dir: Path, judge_spec: str, token: str | None
     from evaluator.rescore import rescore
 
     return rescore(Path(run_dir), Path(out_dir), make_judge(judge_spec, token=token))
+
+
+def default_mode(found: Card) -> str:
+    """How a benchmark is asked when no option says otherwise ("generation" for one that only generates)."""
+    return scoring_mode(found, {})
 
 
 def scoring_modes(results: dict) -> dict[str, str]:

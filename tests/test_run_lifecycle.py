@@ -126,7 +126,7 @@ def test_a_run_whose_lease_changed_hands_is_not_published(settings, store, tmp_p
     script.write_text(FAKE_EVALUATOR)
     monkeypatch.setenv("LEADERBOARD_HOME", str(settings.home))
     monkeypatch.setenv("PYTHONPATH", str(PROJECT))
-    monkeypatch.setattr(attempt, "worker_command", lambda s, request_file, out_dir, responses=None: [
+    monkeypatch.setattr(attempt, "worker_command", lambda s, request_file, out_dir, responses=None, served=False: [
         sys.executable, str(script), "--request", str(request_file), "--out", str(out_dir)])
     request = Request(model="org/m", revision="a" * 40)
     queue.save(store, request)

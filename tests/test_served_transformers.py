@@ -82,7 +82,8 @@ def test_a_served_run_answers_as_the_in_process_run_in_generation_mode(served_ll
         ours = pd.read_parquet(tmp_path / "served" / "details" / f"{name}.parquet")
         theirs = pd.read_parquet(tmp_path / "local" / "details" / f"{name}.parquet")
         assert len(ours) == len(theirs) > 0 and ours["prompt"].str.len().min() > 0
-        greedy = ours["form"] != "multiple_choice" if name == "reform" else ours["prediction"].notna()  # reform samples its mc
+        # ReForm-Eval samples its multiple choice (see above): only its other items are greedy
+        greedy = ours["form"] != "multiple_choice" if name == "reform" else ours["prediction"].notna()
         assert greedy.sum() > 0
         assert ours["prediction"][greedy].tolist() == theirs["prediction"][greedy].tolist(), name
     assert served["benchmarks"]["cure"]["scores"] == local["benchmarks"]["cure"]["scores"]

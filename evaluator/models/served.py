@@ -138,8 +138,9 @@ class ServedAdapter:
         try:
             body, _ = self._chat.call(self._params(request))
         except ChatError as exc:
+            plural = "s" if exc.attempts != 1 else ""
             raise ServedError(f"the endpoint {self.url} failed a request of model {self.endpoint.model}: "
-                              f"{exc.answer} (after {exc.attempts} attempt{'s' if exc.attempts != 1 else ''})") from None
+                              f"{exc.answer} (after {exc.attempts} attempt{plural})") from None
         self._note_model(body)
         choice = body["choices"][0]
         text = choice["message"]["content"]

@@ -82,6 +82,33 @@ def _judge_name(results: dict) -> str | None:
     return api.redact(name) if isinstance(name, str) and name else None
 
 
+def _served(results: dict) -> dict:
+    """A served run's record of its endpoint (run.served: base_url, host, model, ...); {} for an in-process run."""
+    run = results.get("run")
+    served = run.get("served") if isinstance(run, dict) else None
+    return served if isinstance(served, dict) else {}
+
+
+def _served_flag(results: dict) -> str:
+    return "true" if results.get("served") is True or _served(results) else "false"
+
+
+def _endpoint_url(results: dict) -> str | None:
+    """A served run's endpoint as it may be shown: scheme, host, port and path (never a user, password or query)."""
+    url = _served(results).get("base_url")
+    return api.public_url(url) if isinstance(url, str) and url else None
+
+
+def _endpoint_model(results: dict) -> str | None:
+    model = _served(results).get("model")
+    return model if isinstance(model, str) and model else None
+
+
+def _modes(results: dict) -> str | None:
+    """How each benchmark the run ran was asked, "name=mode" sorted by name and joined by commas."""
+    return ",".join(f"{name}={mode}" for name, mode in sorted(api.scoring_modes(results).items())) or None
+
+
 def _judge_id(results: dict) -> str | None:
     run = results.get("run")
     return api.judge_id(run.get("judge")) if isinstance(run, dict) and isinstance(run.get("judge"), dict) else None
@@ -89,7 +116,9 @@ def _judge_id(results: dict) -> str | None:
 
 MODEL_COLUMNS: tuple[Column, ...] = (
     Column("model", "Model", ("model",), TEXT,
-           "The Hugging Face Hub model id (or local folder) that was evaluated; it links to the model's Hub page."),
+           "The Hugging Face Hub model id (or local folder) that was evaluated; it links to the model's Hub page. A "
+           "served model shows its display name tagged \"served\" with its endpoint's host (linked to the Hub page of "
+           "the endpoint's model name when that is a Hub id); its id here is served--<host>/<model>."),
     Column("revision", "Revision", ("revision",), SHA,
            "The commit the model was pinned to (first 12 characters of the sha on the board)."),
     Column("precision", "Precision", ("precision",), TEXT,
@@ -97,11 +126,28 @@ MODEL_COLUMNS: tuple[Column, ...] = (
     Column("model_type", "Type", ("model_type",), TEXT,
            "The model type given at submission: " + ", ".join(MODEL_TYPES) + "."),
     Column("params_billions", "Params (B)", ("params_billions",), NUMBER, "Number of parameters, in billions."),
+    Column("display_name", "Display name", ("display_name",), TEXT,
+           "The name a served model is shown under, chosen by the admins who added it (empty: its endpoint's model "
+           "name); empty for other runs."),
 )
 RUN_COLUMNS: tuple[Column, ...] = (
     Column("suite", "Suite", ("run", "suite"), TEXT,
            "sample (the small suites shipped with the project) or full (the benchmarks' complete data); runs on "
            "different suites are never ranked together.", group="run"),
+    Column("modes", "Asked by", (), TEXT,
+           "How each benchmark the run ran was asked, as name=mode (generation: by generation alone; likelihood or "
+           "both: also by each option's likelihood). Part of comparability: runs asked differently are never ranked "
+           "together, and a served model is asked by generation only.", group="run", derive=_modes),
+    Column("served", "Served", (), TEXT,
+           "true for a served model (one behind an OpenAI-compatible chat-completions endpoint, added by the admins "
+           "and asked by generation only: the board tags its row \"served\" with the endpoint's host); false for a "
+           "model the evaluator loaded itself.", group="run", derive=_served_flag),
+    Column("endpoint", "Endpoint", (), TEXT,
+           "A served model's endpoint: its base URL (scheme, host, port and path only; never a key); empty for other "
+           "runs.", group="run", derive=_endpoint_url),
+    Column("endpoint_model", "Endpoint model", (), TEXT,
+           "The model name a served model's endpoint was asked for (the board links it to its Hub page when it is a "
+           "Hub id); empty for other runs.", group="run", derive=_endpoint_model),
     Column("judge", "Judge", (), TEXT,
            "The LLM judge that graded the run's judged benchmarks (its model and endpoint, or a local model at its "
            "revision); empty when no benchmark of the run needs one. A run graded again shows its latest judge.",
@@ -130,16 +176,18 @@ RUN_COLUMNS: tuple[Column, ...] = (
 )
 BOARD_COLUMNS: tuple[Column, ...] = (
     Column("rank", "#", (), RANK,
-           "The run's place among the runs it is comparable with: the same suite and, in the Overview, an overall "
-           "score over the same benchmarks. Empty for a flagged run (limited, or under the coverage threshold).",
+           "The run's place among the runs it is comparable with: the same suite, each benchmark asked the same way "
+           "(**Asked by**: by generation alone, or also by option likelihood) and, in the Overview, an overall score "
+           "over the same benchmarks. Empty for a flagged run (limited, or under the coverage threshold).",
            group="board"),
     Column("flag", "Flag", (), TEXT,
            "Why the run is not ranked with complete runs: the admins hid it (with their reason), it used an item "
            "limit, or it scored fewer than the coverage threshold of a benchmark's items. Flagged runs are left out "
            "unless **Show flagged runs** is ticked.", group="board"),
     Column("notes", "Notes", (), TEXT,
-           "What else to know to compare the row: benchmarks skipped and why, and answers the judge could not grade "
-           "or rate (counted, never scored as wrong).", group="board"),
+           "What else to know to compare the row: benchmarks skipped and why, benchmarks asked otherwise than by "
+           "default (such as by generation only, as a served model is), and answers the judge could not grade or "
+           "rate (counted, never scored as wrong).", group="board"),
     Column("details", "Details", (), TEXT,
            "Links to the run's details: one file per benchmark, one row per question (the Explorer tab opens them "
            "question by question).", group="board"),
@@ -258,8 +306,8 @@ def _runs(cards: Sequence[api.Card]) -> View:
     coverage = [f"{card.name}_coverage" for card in cards]
     return View(RUNS, "Run details", None,
                 ("rank", "model", "overall", "scored_on", "precision", "model_type", "params_billions", "suite",
-                 "limit", *coverage, "judge", "judge_id", "flag", "notes", "details", "revision", "submitted_time",
-                 "finished_time"), "overall")
+                 "modes", "limit", *coverage, "judge", "judge_id", "endpoint", "flag", "notes", "details", "revision",
+                 "submitted_time", "finished_time"), "overall")
 
 
 def _benchmark_view(card: api.Card) -> View:
@@ -272,7 +320,8 @@ def _benchmark_view(card: api.Card) -> View:
     judge = ("judge", "judge_id") if card.needs_judge else ()
     return View(card.name, card.title, card.name,
                 ("rank", "model", "precision", "model_type", "params_billions", *values, f"{card.name}_coverage",
-                 *counts, "suite", *judge, "limit", "flag", "notes", "details", "revision"),
+                 *counts, "suite", *(("modes",) if card.mode_option else ()), *judge, "limit", "flag", "notes",
+                 "details", "revision"),
                 f"{card.name}_{card.default_metric}")
 
 

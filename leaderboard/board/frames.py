@@ -1,7 +1,7 @@
 """Results -> pandas DataFrames: the raw frame (one row per run, every raw column of the schema, scores as
 fractions), the search and filters, and a view's rows as the board shows them (scores as percentages with one
-decimal, "n/a" for undefined, the model linked to its Hub page). Which rows a view shows, in which order, is
-leaderboard.board.views.
+decimal, "n/a" for undefined, the model linked to its Hub page, a served model shown by its display name, tagged
+"served" with its endpoint's host). Which rows a view shows, in which order, is leaderboard.board.views.
 """
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ from urllib.parse import quote
 
 import pandas as pd
 
+from evaluator import api
 from leaderboard.board.columns import COUNT, NUMBER, NUMERIC, RANK, SCORE, SHA, TIME, Column, Schema, View, value_at
 from leaderboard.formatting import as_float, escape_markdown, format_number, format_score, format_time
 
 SIZE_BUCKETS: tuple[str, ...] = ("<1B", "1-3B", "3-7B", "7-15B", ">15B", "unknown")
 HUB_URL = "https://huggingface.co"
+MODEL_FACTS = ("model", "served", "display_name", "endpoint", "endpoint_model")  # what a model cell is drawn from
+MODEL_ROWS = "model_rows"  # board_frame's attrs: each row's MODEL_FACTS, for drawing its model cell
 
 
 def leaderboard_frame(results: Iterable[dict], schema: Schema) -> pd.DataFrame:
@@ -41,7 +44,9 @@ def run_choices(raw: pd.DataFrame | None, columns: Sequence[str]) -> list[tuple[
     if raw is None or len(raw) == 0 or not present:
         return []
     runs = raw[raw[present].notna().any(axis=1)]
-    return [(f"{r.model} @ {str(r.revision)[:12]} ({r.precision})", r.key) for r in runs.itertuples()]
+    facts = runs[[c for c in MODEL_FACTS if c in runs]].to_dict("records")
+    return [(f"{model_shown(fact)[1]} @ {str(r.revision)[:12]} ({r.precision})", r.key)
+            for fact, r in zip(facts, runs.itertuples())]
 
 
 def size_bucket(params_billions: float | None) -> str:
@@ -85,8 +90,11 @@ def filter_runs(df: pd.DataFrame, search: str = "", model_types: Sequence[str] =
     whose type is one of `model_types` and whose size bucket is one of `sizes` (empty: no filter)."""
     mask = pd.Series(True, index=df.index)
     terms = [t.strip().lower() for t in (search or "").split(";") if t.strip()]
-    if terms:
+    if terms:  # the model id, and a served model's display name and endpoint model name
         names = df["model"].fillna("").astype(str).str.lower()
+        for extra in ("display_name", "endpoint_model"):
+            if extra in df:
+                names = names + "\n" + df[extra].where(df[extra].notna(), "").astype(str).str.lower()
         hit = pd.Series(False, index=df.index)
         for term in terms:
             hit |= names.str.contains(term, regex=False)
@@ -108,6 +116,26 @@ def model_link(model: str, endpoint: str = HUB_URL) -> str:
     if not HUB_ID.match(model or ""):
         return text
     return f"[{text}]({endpoint.rstrip('/')}/{quote(model, safe='/')})"
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def model_shown(facts: dict, endpoint: str = HUB_URL) -> tuple[str, str]:
+    """A row's model cell (facts: its MODEL_FACTS) as (Markdown, plain text): the model id linked to its Hub page (a
+    local folder: no link), or a served model's display name (else its endpoint's model name) tagged "served" with
+    its endpoint's host, linked to the Hub page of the endpoint's model name only when that is a Hub id."""
+    model = _text(facts.get("model"))
+    if facts.get("served") != "true":
+        return model_link(model, endpoint), model
+    target, url = _text(facts.get("endpoint_model")), _text(facts.get("endpoint"))
+    name = _text(facts.get("display_name")) or target or model
+    tag = f"served: {api.Endpoint(url, name).host}" if url else "served"
+    text = escape_markdown(name, limit=None)
+    if target and api.model_id_problem(target) is None:
+        text = f"[{text}]({endpoint.rstrip('/')}/{quote(target, safe='/')})"
+    return f"{text} ({escape_markdown(tag, limit=None)})", f"{name} ({tag})"
 
 
 def board_frame(rows: pd.DataFrame, schema: Schema, view: View) -> pd.DataFrame:
@@ -132,7 +160,9 @@ def board_frame(rows: pd.DataFrame, schema: Schema, view: View) -> pd.DataFrame:
     out = pd.DataFrame(data, columns=[c.label for c in cols])
     for c in cols:
         out[c.label] = out[c.label].astype("float64" if c.kind in NUMERIC else object)
-    return out.reset_index(drop=True)
+    out = out.reset_index(drop=True)
+    out.attrs[MODEL_ROWS] = rows[[c for c in MODEL_FACTS if c in rows]].to_dict("records")
+    return out
 
 
 def _cell_text(c: Column, value: Any) -> str:
@@ -154,9 +184,20 @@ def board_text(board: pd.DataFrame, schema: Schema) -> pd.DataFrame:
     the details links as their labels."""
     by_label = {c.label: c for c in (*schema.columns, *schema.board_only)}
     cols = [by_label[label] for label in board.columns]
-    out = pd.DataFrame({c.label: [_cell_text(c, v) for v in board[c.label]] for c in cols},
+    facts = _model_rows(board, cols)
+    out = pd.DataFrame({c.label: [model_shown(facts[i])[1] if c.name == "model" else _cell_text(c, v)
+                                  for i, v in enumerate(board[c.label])] for c in cols},
                        columns=list(board.columns))
     return out.astype(object)
+
+
+def _model_rows(board: pd.DataFrame, cols: list[Column]) -> list[dict]:
+    """Each row's MODEL_FACTS (board_frame keeps them; a frame without them: the model ids alone)."""
+    facts = board.attrs.get(MODEL_ROWS)
+    if isinstance(facts, list) and len(facts) == len(board):
+        return facts
+    label = next((c.label for c in cols if c.name == "model"), None)
+    return [{"model": v} for v in board[label]] if label else [{} for _ in range(len(board))]
 
 
 def datatypes(board: pd.DataFrame, schema: Schema) -> list[str]:
@@ -178,6 +219,7 @@ def board_table(board: pd.DataFrame, schema: Schema, endpoint: str = HUB_URL) ->
     cols = [by_label[label] for label in board.columns]
     data, text = [], []
     columns = [(c, board[c.label].tolist()) for c in cols]
+    facts = _model_rows(board, cols)
     for i in range(len(board)):
         row, shown = [], []
         for c, values in columns:
@@ -187,7 +229,7 @@ def board_table(board: pd.DataFrame, schema: Schema, endpoint: str = HUB_URL) ->
             else:
                 value = "" if value is None else str(value)
             row.append(value)
-            shown.append(model_link(value, endpoint) if c.name == "model" else
+            shown.append(model_shown(facts[i], endpoint)[0] if c.name == "model" else
                          value if c.name == "details" else _cell_text(c, math.nan if value is None else value))
         data.append(row)
         text.append(shown)

@@ -30,7 +30,8 @@ def publish(store: Store, request: Request, out_dir: Path, settings: Settings | 
     results.update({"model": request.model, "revision": request.revision, "precision": request.precision,
                     "model_type": request.model_type, "params_billions": request.params_billions,
                     "architecture": request.architecture, "submitted_time": request.submitted_time,
-                    "key": request.key, "source": request.source})
+                    "key": request.key, "source": request.source, "served": request.served,
+                    "display_name": request.display_name})
     files: dict[str, bytes | None] = {path: None for path in store.list(f"details/{request.key}", suffix=".parquet")}
     details = sorted((out_dir / "details").glob("*.parquet"))
     for parquet in details:

@@ -4,11 +4,14 @@
   fewer than the coverage threshold of the items of a benchmark (every benchmark it ran in the Overview; the view's
   benchmark in a benchmark's view). Flagged runs are not ranked and are hidden unless asked for (or unless
   no complete run matches: a quick trial's runs are shown, unranked).
-- **Ranks** are given within cohorts of comparable runs: the same suite and, in the Overview, an overall score over
-  the same benchmarks (so a text-only model that could run SimpleQA alone is ranked among runs scored on SimpleQA
-  alone, and a vision model is never averaged with a zero for a benchmark it did not run). Cohorts with more
-  benchmarks come first, the full suite before the sample one.
-- **Notes** say what the scores leave out: benchmarks skipped and why, answers the judge could not grade or rate.
+- **Ranks** are given within cohorts of comparable runs: the same suite, each benchmark asked the same way (the
+  `modes` column: by generation alone, or also by option likelihood; a served model is asked by generation only, so
+  it is ranked with in-process runs asked by generation, never against runs scored by likelihood) and, in the
+  Overview, an overall score over the same benchmarks (so a text-only model that could run SimpleQA alone is ranked
+  among runs scored on SimpleQA alone, and a vision model is never averaged with a zero for a benchmark it did not
+  run). Cohorts with more benchmarks come first, the full suite before the sample one.
+- **Notes** say what the scores leave out: benchmarks skipped and why, benchmarks asked otherwise than by their
+  default, answers the judge could not grade or rate.
 """
 from __future__ import annotations
 
@@ -84,10 +87,29 @@ def _skipped(row: dict, schema: Schema) -> dict[str, str]:
     return {str(k): str(v) for k, v in skipped.items()} if isinstance(skipped, dict) else {}
 
 
+def modes_of(row: dict) -> dict[str, str]:
+    """The row's `modes` cell ("name=mode,...") as {benchmark: mode}."""
+    text = row.get("modes")
+    pairs = [pair.split("=", 1) for pair in text.split(",") if "=" in pair] if isinstance(text, str) else []
+    return {name.strip(): mode.strip() for name, mode in pairs}
+
+
+def modes_note(row: dict, cards: list[api.Card]) -> str:
+    """Which benchmarks in scope were asked otherwise than by their default, e.g. "asked by generation only: A, B
+    (ranked with runs asked the same way)"; "" when none was."""
+    modes, by_mode = modes_of(row), {}
+    for card in cards:
+        mode = modes.get(card.name)
+        if card.mode_option and mode and mode != api.default_mode(card):
+            by_mode.setdefault(mode, []).append(card.short_title)
+    return "; ".join(f"asked {'by generation only' if mode == api.GENERATION else f'in {mode} mode'}: "
+                     f"{', '.join(titles)} (ranked with runs asked the same way)" for mode, titles in by_mode.items())
+
+
 def notes_text(row: dict, schema: Schema, cards: list[api.Card], overview: bool) -> str:
-    """Skipped benchmarks with their reason (Overview), answers left out of the scores (counts), undefined headline
-    scores."""
-    parts = []
+    """Skipped benchmarks with their reason (Overview), benchmarks asked otherwise than by default, answers left out
+    of the scores (counts), undefined headline scores."""
+    parts = [note] if (note := modes_note(row, cards)) else []
     if overview:
         by_reason: dict[str, list[str]] = {}
         skipped = _skipped(row, schema)
@@ -117,11 +139,15 @@ def details_links(row: dict, cards: list[api.Card], url: Callable[[str, str], st
 
 
 def _cohort(row: dict, view: View) -> tuple:
+    """Runs with the same cohort compare: the suite, how the benchmarks ranked on were asked and (Overview) which
+    benchmarks the overall score is over."""
     suite = str(row.get("suite") or "")
+    modes = modes_of(row)
     if view.benchmark is not None:
-        return (0, SUITE_ORDER.get(suite, 2), suite)
-    scored = str(row.get("scored_on") or "")
-    return (-len([s for s in scored.split(",") if s]), SUITE_ORDER.get(suite, 2), suite, scored)
+        return (0, SUITE_ORDER.get(suite, 2), suite, modes.get(view.benchmark, ""))
+    scored = [s for s in str(row.get("scored_on") or "").split(",") if s]
+    asked = ",".join(f"{name}={modes.get(name, '')}" for name in scored)
+    return (-len(scored), SUITE_ORDER.get(suite, 2), suite, ",".join(scored), asked)
 
 
 def ranked(rows: pd.DataFrame, view: View, higher_is_better: bool) -> pd.DataFrame:
@@ -131,7 +157,8 @@ def ranked(rows: pd.DataFrame, view: View, higher_is_better: bool) -> pd.DataFra
     scores = [as_float(v) for v in rows[view.rank_by]]
     better = [(s if higher_is_better else -s) for s in scores]
     eligible = [flag == "" and not math.isnan(s) for flag, s in zip(rows["flag"], scores)]
-    cohorts = [_cohort(row, view) for row in rows[["suite", "scored_on"]].to_dict("records")]
+    cohorts = [_cohort(row, view) for row in rows[[c for c in ("suite", "scored_on", "modes") if c in rows]]
+               .to_dict("records")]
     rank = [math.nan] * len(rows)
     members: dict[tuple, list[int]] = {}
     for i, ok in enumerate(eligible):
@@ -158,7 +185,8 @@ def _row_columns(schema: Schema) -> list[str]:
     """The raw columns that flags, notes and links read."""
     per_card = [f"{card.name}_{m.key}" for card in schema.cards for m in card.metrics
                 if m.kind == api.COUNT or m.key == card.default_metric]
-    return ["key", "limit", "skipped", "hidden", *(f"{card.name}_coverage" for card in schema.cards), *per_card]
+    return ["key", "limit", "skipped", "hidden", "modes", *(f"{card.name}_coverage" for card in schema.cards),
+            *per_card]
 
 
 def shown_rows(raw: pd.DataFrame, schema: Schema, view: View, threshold: float = DEFAULT_COVERAGE,
@@ -199,8 +227,8 @@ def shown_rows(raw: pd.DataFrame, schema: Schema, view: View, threshold: float =
 def status_text(shown: Shown, schema: Schema, view: View) -> str:
     """The line above the table: how the view ranks, how many runs it shows and what it leaves out, and why."""
     rank_by = schema.column(view.rank_by).label
-    scope = ("runs of the same suite scored on the same benchmarks" if view.benchmark is None
-             else "runs of the same suite")
+    scope = ("runs of the same suite scored on the same benchmarks, each asked the same way" if view.benchmark is None
+             else "runs of the same suite that asked it the same way")
     parts = [f"Ranked by **{rank_by}** among {scope}; {len(shown.rows)} of {shown.runs} runs shown"]
     if shown.without_benchmark:
         parts.append(f"{shown.without_benchmark} without {view.label} (skipped or not run: see their notes in "

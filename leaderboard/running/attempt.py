@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from evaluator.api import PARENT_PID_ENV
+from evaluator.api import MODEL_TOKEN_SETTING, PARENT_PID_ENV
 from leaderboard.board.publish import publish, publish_board
 from leaderboard.running.evaluator_process import (PROGRESS_PREFIX, PROJECT_DIR, copy_output, failure_reason,
                                                    log_tail, read_progress, request_dir, responses_dir,
@@ -83,10 +83,13 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
     env = {**os.environ, "PYTHONUNBUFFERED": "1", PARENT_PID_ENV: str(os.getpid())}  # the evaluator dies with us
     if settings.judge_bearer:  # secrets reach the worker by environment, never its command line
         env["LEADERBOARD_JUDGE_TOKEN"] = settings.judge_bearer
+    env.pop(MODEL_TOKEN_SETTING, None)  # a served model's token reaches its own runs only
+    if request.served and settings.model_token:
+        env[MODEL_TOKEN_SETTING] = settings.model_token
     started = last_renewal = time.monotonic()
     shown: dict | None = None
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(worker_command(settings, request_file, out_dir, responses), cwd=PROJECT_DIR,
+        proc = subprocess.Popen(worker_command(settings, request_file, out_dir, responses, served=request.served), cwd=PROJECT_DIR,
                                 env=env, stdout=subprocess.PIPE if in_job else log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
         copier = None

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from evaluator import api
 from leaderboard.settings import Settings
 from leaderboard.submissions import records as queue
 from leaderboard.submissions.records import Request
@@ -54,10 +55,12 @@ def responses_dir(settings: Settings, request: Request) -> Path:
 
 
 def worker_command(settings: Settings, request_file: Path, out_dir: Path,
-                   responses: Path | None = None) -> list[str]:
+                   responses: Path | None = None, served: bool = False) -> list[str]:
     """`python -m evaluator run ...` for one request: the settings' benchmarks, suite, limit, batch size, device, every
     data location that is set (by its source key), the judge and the responses folder; tokens go by environment,
-    never here."""
+    never here. For a served model's request (`served`) the options that pick how a benchmark is asked (a card's
+    mode option) are left out: the deployer's choice is for in-process runs, and a served run is asked by
+    generation (its results and the board's notes say so)."""
     command = [settings.python or sys.executable, "-m", "evaluator", "run", "--request", str(request_file),
                "--out", str(out_dir), "--benchmarks", ",".join(settings.benchmarks), "--suite", settings.suite,
                "--limit", str(settings.limit), "--batch-size", str(settings.batch_size), "--device", settings.device,
@@ -69,8 +72,10 @@ def worker_command(settings: Settings, request_file: Path, out_dir: Path,
             command += ["--source", f"{key}={location}"]
     if settings.judge:
         command += ["--judge", settings.judge]
+    modes = {card.mode_option for card in api.cards() if card.mode_option} if served else set()
     for option in settings.options:
-        command += ["--option", option]
+        if option.partition("=")[0].strip() not in modes:
+            command += ["--option", option]
     return command
 
 

@@ -15,7 +15,8 @@ store), most ticks none:
    cancelled or deleted returns its request to the queue with its stage message and log tail (attempts + 1, FAILED
    after LEADERBOARD_MAX_ATTEMPTS); one that completed without publishing fails its request. A request with no Job
    at all goes back to the queue. These closes are one commit.
-3. claim up to LEADERBOARD_JOBS_MAX minus the live Jobs (one commit), each under a new lease owner whose lease lasts
+3. claim up to LEADERBOARD_JOBS_MAX minus the live Jobs (one commit; never a served model's request, which runs on
+   the Space itself: leaderboard.running.scheduler.Scheduler), each under a new lease owner whose lease lasts
    the Job's timeout (LEADERBOARD_MAX_RUN_SECONDS + LEADERBOARD_JOBS_TIMEOUT_MARGIN) plus LEASE_MARGIN_S: the Job
    never renews it, so a run costs no heartbeat commits; liveness comes from the Jobs API.
 4. start one Job per claimed request, on the flavor of its size, with that timeout, and record the Jobs (one commit).
@@ -288,7 +289,7 @@ class Dispatcher:
         """Claim up to `free` requests (one commit), start their Jobs, record them (one commit)."""
         settings = self.settings
         claimed = queue.claim_many(self.store, lambda _r: f"{LEASE_PREFIX}{uuid.uuid4().hex[:12]}",
-                                   lease_seconds(settings), free)
+                                   lease_seconds(settings), free, accept=lambda r: not r.served)
         records, closes, started = {}, [], {}
         for request in claimed:
             try:

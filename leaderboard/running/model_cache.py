@@ -13,6 +13,8 @@ put there:
   revision), but for the most recently run ones that fit in LEADERBOARD_KEEP_MODELS_GB; never the local judge's
   model, whether it is named by Hub id or by a folder inside the cache; and nothing at all after a cancelled attempt
   that downloaded nothing. Each deleted revision is one console line (a warning, shown at the default log level).
+- A served model's request (an endpoint answers it) downloads nothing: neither call records or deletes anything
+  for it.
 Deleting goes through huggingface_hub's cache API (scan_cache_dir, then delete_revisions(...).execute()); a failure
 is logged and never fails the run. Inside a Hugging Face Job nothing is freed (job_run calls run_request, not the
 tick): its container, disk included, is thrown away with it.
@@ -111,7 +113,7 @@ def note_download(settings: Settings, request: Request, cache_dir: Path | None =
     snapshot folder is not in the Hub cache). If so, the ledger records the revision as this leaderboard's own before
     a file arrives; a revision already in the cache is never recorded. Never raises (an error counts as "already
     there": the model is then never deleted)."""
-    if request.source != "hub" or not request.revision:
+    if request.source != "hub" or not request.revision:  # a local folder or a served model: nothing is downloaded
         return False
     cache = Path(cache_dir) if cache_dir else hub_cache_dir()
     try:
@@ -189,7 +191,7 @@ def free_after_run(settings: Settings, store: Store, request: Request, cache_dir
     `cancelled`: the attempt ended because its lease was lost (a cancel). Nothing is deleted after a cancelled
     attempt that downloaded nothing. None when the cache could not be cleaned this time (logged, never raised: a run
     never fails for it)."""
-    if not settings.delete_models or (cancelled and not downloaded):
+    if not settings.delete_models or request.served or (cancelled and not downloaded):
         return Freed()
     try:
         return _free(settings, store, request, Path(cache_dir) if cache_dir else hub_cache_dir())
@@ -214,7 +216,7 @@ def _free(settings: Settings, store: Store, request: Request, cache_dir: Path) -
             if not snapshot_folder(cache_dir, model, revision).exists():
                 del ours[entry]
         requests = queue.all_requests(store)
-        needed = {(r.model, r.revision) for r in requests if r.status in QUEUED}
+        needed = {(r.model, r.revision) for r in requests if r.status in QUEUED and r.source == "hub"}
         ran: dict[tuple[str, str], float] = {}
         for r in requests:
             if r.source == "hub" and r.status not in QUEUED:

@@ -76,6 +76,33 @@ def tick(settings: Settings, store: Store, stop: threading.Event | None = None, 
         return TickReport(error=error)
     if request is None:
         return TickReport(recovered=recovered)
+    report = _run_claimed(settings, store, request, owner, stop)
+    report.recovered = recovered
+    return report
+
+
+def served_tick(settings: Settings, store: Store, stop: threading.Event | None = None,
+                owner: str | None = None) -> TickReport:
+    """LEADERBOARD_EXECUTOR=hf-jobs: claim the oldest PENDING served request and run it on this machine (see
+    Scheduler). The dispatcher's ticks recover expired leases and keep the board, this one only takes served
+    requests (the dispatcher never does), so a long served run never holds up dispatching."""
+    try:
+        store.refresh(max_age=settings.hub_refresh_seconds)  # the refresh timer and the dispatcher keep it current
+        with store.without_waiting():
+            owner = owner or queue.worker_id()
+            request = queue.claim(store, owner, settings.lease_seconds, accept=lambda r: r.served)
+    except StoreBusy as busy:
+        return TickReport(error=f"deferred: {busy}")
+    except Exception as exc:  # noqa: BLE001 - an outage: this tick does nothing, the next one tries
+        error = settings.scrub(f"the store could not be read or written: {type(exc).__name__}: {exc}")
+        log.warning("served tick skipped: %s", error)
+        return TickReport(error=error)
+    return TickReport() if request is None else _run_claimed(settings, store, request, owner, stop)
+
+
+def _run_claimed(settings: Settings, store: Store, request: queue.Request, owner: str,
+                 stop: threading.Event | None) -> TickReport:
+    """Run one claimed request to its end and close it; then free this machine's Hub cache (model_cache)."""
     downloads = model_cache.note_download(settings, request)  # before the evaluator fetches the model
     try:
         report = run_request(settings, store, request, owner, stop)
@@ -85,7 +112,6 @@ def tick(settings: Settings, store: Store, stop: threading.Event | None = None, 
         report = TickReport(request=request.path, status=closed.status if closed else None, error=error)
     # this machine's disk (a Job's is thrown away with it); a lost lease is a cancel (or a recovery elsewhere)
     model_cache.free_after_run(settings, store, request, downloaded=downloads, cancelled=report.status == "LOST")
-    report.recovered = recovered
     return report
 
 
@@ -94,7 +120,12 @@ class Scheduler:
 
     With LEADERBOARD_EXECUTOR=hf-jobs a tick is the dispatcher's (leaderboard.running.job_dispatch): the evaluations run
     as Hugging Face Jobs, `jobs_api` (default: huggingface_hub.HfApi with HF_TOKEN) starts and watches them, and
-    `dispatcher.live` says what each running request's Job is doing."""
+    `dispatcher.live` says what each running request's Job is doing. A served model's request (an endpoint answers
+    it: nothing to download, no GPU) is never sent to a Job: a second job of the scheduler (`served_tick`) claims
+    served requests only and runs them on the Space itself, one at a time, so a long served run never holds up
+    dispatching. On the Space rather than a cpu-basic Job because the work is network-bound (waiting on HTTP
+    answers): a Job would add minutes of start-up and a bill for that waiting, and the endpoint's token
+    (LEADERBOARD_MODEL_TOKEN) would have to be handed to a Job."""
 
     def __init__(self, settings: Settings, store: Store, jobs_api=None):
         self.settings, self.store = settings, store
@@ -122,18 +153,29 @@ class Scheduler:
             for key in report.returned + report.failed:
                 print(f"[dispatcher] {key}: its Job ended; see the Queue tab", flush=True)
             return
+        self._run(tick, "scheduler")
+
+    def _served_tick(self) -> None:
+        if not self.stop.is_set():
+            self._run(served_tick, "served")
+
+    def _run(self, one_tick, name: str) -> None:
+        """One local tick (`tick` or `served_tick`), its request's outcome printed; never raises."""
         try:
-            report = tick(self.settings, self.store, self.stop)
+            report = one_tick(self.settings, self.store, self.stop)
         except Exception as exc:  # noqa: BLE001 - the Space keeps serving; the next tick tries again
-            log.exception("tick failed: %s", self.settings.scrub(str(exc)))
+            log.exception("%s tick failed: %s", name, self.settings.scrub(str(exc)))
             return
         if report.request:
-            print(f"[scheduler] {report.request}: {report.status} {report.error or ''}".rstrip(), flush=True)
+            print(f"[{name}] {report.request}: {report.status} {report.error or ''}".rstrip(), flush=True)
 
     def start(self, first_tick_now: bool = True) -> None:
         first = datetime.now(timezone.utc) if first_tick_now else None
         self._scheduler.add_job(self._tick, "interval", seconds=self.settings.scheduler_interval, id="evaluate",
                                 max_instances=1, coalesce=True, next_run_time=first)
+        if self.dispatcher is not None:  # served requests run here, never as Jobs
+            self._scheduler.add_job(self._served_tick, "interval", seconds=self.settings.scheduler_interval,
+                                    id="evaluate-served", max_instances=1, coalesce=True, next_run_time=first)
         self._scheduler.start()
 
     def shutdown(self) -> None:

@@ -101,6 +101,9 @@ class Settings:
     judge: str = setting("LEADERBOARD_JUDGE", "", "judge spec: `local:<id or dir>` or `endpoint:<base url>|<model>`")
     judge_token: str = setting("LEADERBOARD_JUDGE_TOKEN", "",
                                "bearer token for an endpoint judge (default: HF_TOKEN); never logged", secret=True)
+    model_token: str = setting(api.MODEL_TOKEN_SETTING, "", "bearer token of the served models' endpoints (the "
+                               "OpenAI-compatible endpoints admins add in the Queue tab); handed to the evaluator by "
+                               "environment only, never to a Hugging Face Job; never logged", secret=True)
     image_cache: Path | None = setting("LEADERBOARD_IMAGE_CACHE", "", "where downloaded benchmark images are cached "
                                        "(default: `<home>/cache/images`)", read.optional_path)
     batch_size: str = setting("LEADERBOARD_BATCH_SIZE", "auto", "generation batch size, or `auto` (64 on a GPU, "

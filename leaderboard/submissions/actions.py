@@ -16,6 +16,7 @@ from typing import Callable
 from leaderboard.formatting import escape_markdown as md
 from leaderboard.store import DamagedFile, Store, StoreBusy
 from leaderboard.submissions import records as q
+from leaderboard.submissions.checks import shown_request
 from leaderboard.submissions.identity import SIGN_IN_NEEDED, Visitor
 
 MAX_REASON = 300  # characters of a reason kept
@@ -101,7 +102,7 @@ def _act(store: Store, path: str, action: Action, by: Visitor, reason: str) -> t
     request.actions.append({"action": action.name, "by": by.name, "at": q.iso(q.now()), "reason": reason})
     q.save(store, request)
     why = f" ({md(reason, 120)})" if reason else ""
-    return True, f"{action.done} {md(request.model)} @ {request.revision[:12]} ({request.precision}){why}."
+    return True, f"{action.done} {shown_request(request)}{why}."
 
 
 def _participle(name: str) -> str:

@@ -90,6 +90,8 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
     if not isinstance(by, Visitor) or not by.signed_in:
         raise Refusal(SIGN_IN_NEEDED)
     model_id, revision = read_model_input(model_id, revision)
+    if evaluator_api.is_model_spec(model_id):  # the url is not echoed: it may hold a key
+        raise Refusal(SERVED_BY_ADMINS)
     local = _is_path(model_id)
     if not local:
         check_model_id(model_id)
@@ -146,8 +148,14 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
                       source="local" if local else "hub", local_path=str(facts.folder) if local else None,
                       params_billions=params_billions, architecture=architecture, notes=notes)
 
+    return enqueue(settings, store, request, by)
+
+
+def enqueue(settings: Settings, store: Store, request: Request, by: Visitor) -> Outcome:
+    """Steps 8-10 for a checked request while a person waits (never sleeping on the commit budget or a rate limit):
+    the duplicate check, the limits and the write; Refusal when the store is busy, contended or out of reach."""
     try:
-        with store.without_waiting():  # a person is waiting: never sleep on the commit budget or a rate limit
+        with store.without_waiting():
             return _enqueue(settings, store, request, by)
     except StoreBusy as busy:
         raise Refusal(f"The leaderboard is busy; try again in {busy.minutes} minute{'s' if busy.minutes != 1 else ''}. "
@@ -163,7 +171,6 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
 
 def _enqueue(settings: Settings, store: Store, request: Request, by: Visitor) -> Outcome:
     """Steps 8-10: the duplicate check, the limits and the write (under the store's lock)."""
-    name, precision = request.model, request.precision
     # 8: duplicate (answered before the limits: asking again about a queued model is not a new request)
     existing = _existing(store, request.path)
     if existing is not None:
@@ -178,8 +185,8 @@ def _enqueue(settings: Settings, store: Store, request: Request, by: Visitor) ->
         _check_limits(settings, store, request, by)
         save(store, request)
         position = pending_position(store, request)
-        return Outcome(True, f"Queued {md(name)} @ {request.revision[:12]} ({precision}): position {position} in the "
-                             "queue.", request=request, position=position)
+        return Outcome(True, f"Queued {shown_request(request)}: position {position} in the queue.", request=request,
+                       position=position)
 
     return transact(store, write)
 
@@ -233,6 +240,8 @@ def check_choices(precision: str, model_type: str, revision: str) -> None:
 
 
 # ---------------------------------------------------------------- step 2: local folders
+SERVED_BY_ADMINS = ("A served model (an `endpoint:` spec) is added by this leaderboard's admins, in the Queue tab; "
+                    "please submit a Hub model id (org/name). Nothing was queued.")
 LOCAL_REFUSED = ("Local model folders can be submitted only by this leaderboard's admins, from its models folder; "
                  "please submit a Hub model id (org/name).")
 
@@ -365,8 +374,15 @@ def _existing(store: Store, path: str) -> Request | None:
     return request if request is not None and request.status not in REPLACEABLE else None
 
 
+def shown_request(request: Request) -> str:
+    """A request in a message (Markdown-safe): "<model> @ <sha12> (<precision>)", or a served model's label."""
+    if request.served:
+        return md(request.label)
+    return f"{md(request.model)} @ {request.revision[:12]} ({request.precision})"
+
+
 def _duplicate(store: Store, existing: Request) -> Outcome:
-    what = f"{md(existing.model)} @ {existing.revision[:12]} ({existing.precision})"
+    what = shown_request(existing)
     position = pending_position(store, existing) if existing.status == PENDING else 0
     where = f", position {position} in the queue" if position else ""
     return Outcome(True, f"{what} was already submitted and is {existing.status}{where}.", request=existing,

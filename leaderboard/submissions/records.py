@@ -1,6 +1,7 @@
 """Request records, their statuses, and the claim / lease / recover protocol.
 
-A request is one JSON file at requests/<org>/<model>/<sha12>_<precision>.json. Every change to a
+A request is one JSON file at requests/<org>/<model>/<sha12>_<precision>.json (a served model's at
+requests/served--<host>/<model>/<sha12>_auto.json: leaderboard.submissions.endpoints). Every change to a
 request happens under the store's lock as read-modify-write, so two claimers (threads or processes)
 never take the same request.
 """
@@ -15,7 +16,9 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 
+from evaluator import api
 from leaderboard.store import DamagedFile, Store, StoreConflict, backoff
+from leaderboard.submissions.endpoints import SERVED, served_problem
 from leaderboard.submissions.vocabulary import (  # noqa: F401 - read as records.PENDING etc. too
     CANCELLED, FAILED, FINISHED, MODEL_TYPES, PENDING, PRECISIONS, RUNNING, STATUSES, iso, now, parse_time)
 
@@ -48,7 +51,7 @@ class Request:
     started_time: str | None = None
     finished_time: str | None = None
     progress: dict = field(default_factory=dict)
-    source: str = "hub"  # "hub" or "local" (a folder on this machine)
+    source: str = "hub"  # "hub", "local" (a folder on this machine) or "served" (an endpoint, see `endpoint`)
     local_path: str | None = None
     params_billions: float | None = None
     architecture: str | None = None
@@ -56,6 +59,8 @@ class Request:
     hidden: str | None = None  # why an admin hid the finished run from the ranking (None: shown)
     actions: list[dict] = field(default_factory=list)  # who cancelled, re-queued, hid or showed it: when and why
     job: dict = field(default_factory=dict)  # hf-jobs: the Hugging Face Job running it (id, namespace, flavor, ...)
+    endpoint: dict = field(default_factory=dict)  # served: {"base_url": its public url, "model": the name asked}
+    display_name: str | None = None  # served: the name the board shows (None: the endpoint's model name)
 
     @property
     def key(self) -> str:
@@ -65,6 +70,20 @@ class Request:
     @property
     def path(self) -> str:
         return f"requests/{self.key}.json"
+
+    @property
+    def served(self) -> bool:
+        """Whether it is a served model's (answered by an endpoint: nothing is downloaded, no GPU is needed)."""
+        return self.source == SERVED
+
+    @property
+    def label(self) -> str:
+        """The model as people read it: its id, or a served model's display name (else its endpoint's model name)
+        with the endpoint's host, e.g. "Qwen2.5-VL 72B (served: router.huggingface.co)"."""
+        if not self.served:
+            return self.model
+        name = self.display_name or str(self.endpoint.get("model") or self.model)
+        return f"{name} (served: {api.Endpoint(str(self.endpoint.get('base_url') or ''), name).host})"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -88,6 +107,9 @@ class Request:
                 raise DamagedFile(f"{name} {str(known[name])[:40]!r} is not one of {', '.join(allowed)}")
         if known.get("attempts", 0) < 0:
             raise DamagedFile("attempts is negative")
+        problem = served_problem(known)
+        if problem:
+            raise DamagedFile(problem)
         for name in ("submitted_time", "lease_expires", "started_time", "finished_time"):
             try:
                 parse_time(known.get(name))
@@ -103,7 +125,7 @@ _FIELD_KINDS: dict[str, tuple[type, ...]] = {
     "attempts": (int,), "error": _OPTIONAL_TEXT, "log_tail": _OPTIONAL_TEXT, "started_time": _OPTIONAL_TEXT,
     "finished_time": _OPTIONAL_TEXT, "progress": (dict,), "source": _TEXT, "local_path": _OPTIONAL_TEXT,
     "params_billions": (int, float, type(None)), "architecture": _OPTIONAL_TEXT, "notes": (list,),
-    "hidden": _OPTIONAL_TEXT, "actions": (list,), "job": (dict,),
+    "hidden": _OPTIONAL_TEXT, "actions": (list,), "job": (dict,), "endpoint": (dict,), "display_name": _OPTIONAL_TEXT,
 }
 _KIND_NAMES = {str: "text", int: "a whole number", float: "a number", dict: "an object", list: "a list",
                type(None): "empty", bool: "true/false"}
@@ -200,39 +222,41 @@ def transact(store: Store, step, attempts: int = TRANSACT_ATTEMPTS):
             time.sleep(backoff(attempt))
 
 
-def claim(store: Store, owner: str, lease_seconds: float) -> Request | None:
-    """Atomically turn the oldest PENDING request into RUNNING, leased to `owner`. None when there is none, or when
-    every attempt lost the race to other claimers (a normal outcome: the next tick tries again)."""
+def claim(store: Store, owner: str, lease_seconds: float, accept=None) -> Request | None:
+    """Atomically turn the oldest PENDING request (that `accept(request)` takes, when given) into RUNNING, leased to
+    `owner`. None when there is none, or when every attempt lost the race to other claimers (a normal outcome: the
+    next tick tries again)."""
     try:
-        return transact(store, lambda: _claim(store, owner, lease_seconds))
+        return transact(store, lambda: _claim(store, owner, lease_seconds, accept))
     except StoreConflict as exc:
         log.info("claim lost the race to other writers (%s); trying again next tick", exc)
         return None
 
 
-def _claim(store: Store, owner: str, lease_seconds: float) -> Request | None:
-    claimed = _claim_many(store, lambda _request: owner, lease_seconds, 1)
+def _claim(store: Store, owner: str, lease_seconds: float, accept=None) -> Request | None:
+    claimed = _claim_many(store, lambda _request: owner, lease_seconds, 1, accept)
     return claimed[0] if claimed else None
 
 
-def claim_many(store: Store, owner_of, lease_seconds: float, count: int) -> list[Request]:
-    """Atomically turn the `count` oldest PENDING requests into RUNNING, in one step of the store (one commit on the
-    Hub store), each leased to owner_of(request). [] when there are none, or every attempt lost the race."""
+def claim_many(store: Store, owner_of, lease_seconds: float, count: int, accept=None) -> list[Request]:
+    """Atomically turn the `count` oldest PENDING requests (those `accept(request)` takes, when given) into RUNNING,
+    in one step of the store (one commit on the Hub store), each leased to owner_of(request). [] when there are
+    none, or every attempt lost the race."""
     if count < 1:
         return []
     try:
-        return transact(store, lambda: _claim_many(store, owner_of, lease_seconds, count))
+        return transact(store, lambda: _claim_many(store, owner_of, lease_seconds, count, accept))
     except StoreConflict as exc:
         log.info("claim lost the race to other writers (%s); trying again next tick", exc)
         return []
 
 
-def _claim_many(store: Store, owner_of, lease_seconds: float, count: int) -> list[Request]:
+def _claim_many(store: Store, owner_of, lease_seconds: float, count: int, accept=None) -> list[Request]:
     claimed = []
     for request in all_requests(store):
         if len(claimed) >= count:
             break
-        if request.status != PENDING:
+        if request.status != PENDING or (accept is not None and not accept(request)):
             continue
         request.status = RUNNING
         request.lease_owner = owner_of(request)

@@ -124,7 +124,7 @@ def attempt_text(request: q.Request, max_attempts: int | None = None) -> str:
 # queue column label -> function of (request, position)
 _QUEUE_CELLS = {
     "#": lambda r, pos: str(pos) if pos else "",
-    "Model": lambda r, pos: r.model,
+    "Model": lambda r, pos: r.label,  # a served model: its display name and endpoint host
     "Revision": lambda r, pos: (r.revision or "")[:12],
     "Precision": lambda r, pos: r.precision,
     "Type": lambda r, pos: r.model_type,
@@ -234,6 +234,6 @@ def my_requests_frame(requests: Iterable[q.Request], submitter: str, now: dateti
         return (request_note(r) or (ON_BOARD_LIMITED.format(limit=limit) if r.status == q.FINISHED and limit > 0
                                     else "on the board" if r.status == q.FINISHED else "")) + by
 
-    rows = [[r.model, (r.revision or "")[:12], r.precision, r.status, format_time(r.submitted_time), where(r), r.key]
+    rows = [[r.label, (r.revision or "")[:12], r.precision, r.status, format_time(r.submitted_time), where(r), r.key]
             for r in mine]
     return pd.DataFrame(rows, columns=list(MY_COLUMNS), dtype=object)

@@ -34,6 +34,12 @@ RUN_STEPS = """\
    it, the prompt as sent, the raw output, how the answer was read, the gold, the score and the judge's reply,
    filtered, grouped, compared with a second run, and linkable.
 
+**Served models.** The admins can also add a model served behind an OpenAI-compatible chat-completions endpoint
+(the Queue tab: base URL, model name, display name). It is queued and published like any request, runs on the Space
+itself (it needs no GPU; the endpoint's bearer token is the `LEADERBOARD_MODEL_TOKEN` secret) and is asked every
+benchmark **by generation only**: its row is tagged "served" with the endpoint's host, and it is ranked only with
+runs asked the same way.
+
 A finished run can be **graded again** by another judge from its stored answers, without running the model again
 (`python -m leaderboard.running.rescore`): only the judged scores change, and the results say which judge graded them,
 when, and which judges graded them before.
@@ -52,6 +58,9 @@ coverage (items that count in the scores, items run, items in the suite, and the
   a judge grades, `run.judged_time` when it graded, and `run.previous_judges` when the run was graded again;
 - `run.prompt_hashes`: a sha256 of every prompt template and demonstration file used;
 - `run.options` and `run.sources`: the benchmark options and data locations the run used;
+- `run.modes`: how each benchmark was asked (by generation alone, or also by option likelihood);
+- `served` and, for a served model, `run.served`: its endpoint's public URL (never a key), host and model name, the
+  server's own model id, whether it saw the images, and the tokens its answers used;
 - `run.suite` (sample or full), `run.item_counts` per benchmark, `run.wall_time_s`, `run.scoring_path` and
   whether the model saw the images (`run.has_vision`);
 - `run.resumed`: when a run was interrupted (a killed worker, a restarted Space) and started again, per benchmark
@@ -104,6 +113,11 @@ runs, unranked.
   hide a run from the ranking (for example a model trained on the test data): its flag gives their reason.
 - **Comparability.** Every row shows its suite, the judge that graded it (name and a short id), the benchmarks it
   skipped and why, and the answers a judge could not grade (counts, never in the percentages).
+- **How it was asked.** A benchmark with multiple choices can be asked by generation (the model writes its answer)
+  or by the likelihood of each option; the mode is part of comparability (**Asked by**): runs asked differently
+  are never ranked together. A served model (an OpenAI-compatible endpoint, tagged "served" with its host) is
+  asked by generation only, so it is ranked with the runs asked by generation, whether served or run in-process,
+  and its notes say which benchmarks were asked otherwise than by default.
 """
 
 

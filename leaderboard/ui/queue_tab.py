@@ -1,8 +1,9 @@
 """The Queue tab: pending, running (with progress), finished, failed (reason + log tail) and cancelled requests,
 a box to cancel one of your PENDING requests (admins: any), and for admins the admin actions (re-queue a failed
-request, hide a run from the board or show it again, the free disk of the store's folder and of the Hub cache) and
-the damaged files of the store. Refreshed on load, every REFRESH_SECONDS and on the Refresh button (that event is
-the `/queue` API endpoint: five tables, in the order of SECTIONS). Who may do what is decided from the session
+request, hide a run from the board or show it again, the free disk of the store's folder and of the Hub cache, add a
+served model: an OpenAI-compatible endpoint, leaderboard.submissions.served) and the damaged files of the store.
+Refreshed on load, every REFRESH_SECONDS and on the Refresh button (that event is the `/queue` API endpoint: five
+tables, in the order of SECTIONS). Who may do what is decided from the session
 (leaderboard.submissions.identity), never from what the client sends."""
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from leaderboard.store import Store, StoreConflict
 from leaderboard.submissions import identity
 from leaderboard.submissions import records as q
 from leaderboard.submissions.actions import act
+from leaderboard.submissions.served import add_served
 from leaderboard.submissions.views import QUEUE_COLUMNS, queue_frame
 
 log = logging.getLogger(__name__)
@@ -51,6 +53,10 @@ DAMAGED_COLUMNS = ("Path", "Reason")
 ADMIN_HELP = ("**Admin actions**, recorded in the request (who, when, why): re-queue a FAILED request (its attempts "
               "start again from zero), hide a finished run from the board's ranking (the board flags it with your "
               "reason, which is public) or show it again. Pick a request or paste its key.")
+SERVED_HELP = ("**Add a served model**: a model behind an OpenAI-compatible chat-completions endpoint (vLLM, TGI, the "
+               "Hugging Face router, OpenAI...), evaluated by generation only, so it is ranked with runs asked the "
+               "same way. The endpoint is called with `LEADERBOARD_MODEL_TOKEN` as its bearer token (a Space secret): "
+               "never put a key in the URL. It is queued like any request and runs on this Space (no GPU needed).")
 DAMAGED_HELP = ("Files of the store that could not be read (not JSON, not UTF-8, a field missing or of the wrong kind). "
                 "Everything else keeps working: these are left out of the queue and the board until someone with "
                 "write access to the store repairs or removes them. Their content is never shown here.")
@@ -177,6 +183,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None) -> None:
         admin = [(label, key) for label, key, _ in summary.get("admin_choices") or []] if by.admin else []
         damaged = (summary.get("damaged") or []) if by.admin else []
         return (*labels, gr.Dropdown(choices=mine), gr.Dropdown(choices=admin), gr.Accordion(visible=by.admin),
+                gr.Accordion(visible=by.admin),
                 gr.Accordion(label=f"Damaged files ({len(damaged)})", open=bool(damaged), visible=by.admin),
                 damaged_frame(damaged), summary.get("problem") or "", disk_text(settings, by))
 
@@ -237,6 +244,21 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None) -> None:
             show = gr.Button("Show run again", size="sm", elem_id="queue-admin-show")
         admin_message = gr.Markdown(elem_id="queue-admin-message")
         admin_disk = gr.Markdown(elem_id="queue-admin-disk")
+    with gr.Accordion(label="Add a served model", open=False, visible=False,
+                      elem_id="queue-section-served") as served_section:
+        gr.Markdown(SERVED_HELP)
+        with gr.Row(equal_height=False):
+            served_url = gr.Textbox(label="Base URL", placeholder="https://router.huggingface.co/v1", max_length=2000,
+                                    scale=3, elem_id="queue-served-url")
+            served_model = gr.Textbox(label="Model name", placeholder="Qwen/Qwen2.5-VL-72B-Instruct",
+                                      max_length=300, scale=3, elem_id="queue-served-model")
+        with gr.Row(equal_height=False):
+            served_name = gr.Textbox(label="Display name (for the board)", placeholder="Qwen2.5-VL 72B (router)",
+                                     max_length=80, scale=3, elem_id="queue-served-name")
+            served_type = gr.Dropdown(choices=list(q.MODEL_TYPES), value="instruction-tuned", label="Model type",
+                                      scale=2, elem_id="queue-served-type")
+            add = gr.Button("Add served model", variant="primary", scale=1, min_width=160, elem_id="queue-served-add")
+        served_message = gr.Markdown(elem_id="queue-served-message")
     with gr.Accordion(label="Damaged files (0)", open=False, visible=False,
                       elem_id="queue-section-damaged") as damaged_section:
         gr.Markdown(DAMAGED_HELP)
@@ -244,7 +266,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None) -> None:
                                      interactive=False, wrap=True, max_height=300, show_label=False,
                                      label="Damaged files", elem_id="queue-damaged")
     problem = gr.Markdown(elem_id="queue-problem")
-    decorated = [*accordions, pick, admin_pick, admin_section, damaged_section, damaged_table, problem, admin_disk]
+    decorated = [*accordions, pick, admin_pick, admin_section, served_section, damaged_section, damaged_table, problem,
+                 admin_disk]
 
     summary = gr.State(None)
     timer = gr.Timer(REFRESH_SECONDS)
@@ -284,6 +307,16 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None) -> None:
         refreshed(button.click(admin_handler(action), inputs=[admin_pick, admin_reason], outputs=admin_message,
                                api_name=f"{action}_request" if action == "requeue" else f"{action}_run",
                                api_description=description))
+
+    def on_add(base_url: str, model: str, display_name: str, model_type: str, profile: gr.OAuthProfile | None) -> str:
+        """Admins: queue a served model; anyone else is refused, from the session, with nothing written."""
+        outcome = add_served(settings, store, base_url, model, display_name, model_type, visitor(profile))
+        return outcome.message if outcome.ok else f"Not done: {outcome.message}"
+
+    refreshed(add.click(on_add, inputs=[served_url, served_model, served_name, served_type], outputs=served_message,
+                        api_name="add_served_model",
+                        api_description="Admins: queue a served model (base URL, model name, display name, model "
+                                        "type) evaluated through its OpenAI-compatible endpoint; returns a message."))
 
     def damaged_files(profile: gr.OAuthProfile | None) -> list[dict]:
         """Admins: the store's damaged files, each {path, reason} (the requests and results are read now to find
