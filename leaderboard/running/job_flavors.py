@@ -12,8 +12,9 @@ weights take twice the memory); `auto`, bfloat16 and float16 count as they are.
   cannot be read from its safetensors files, so only a hand-made or damaged request can get there, and guessing the
   largest (most expensive) hardware for it would be the wrong default.
 - `is_multi_gpu` says whether a flavor has more than one GPU (the worker then loads with device_map="auto").
-- `hardware_prices` asks the Hub for each flavor's price ("$0.40/h"); any error gives {} (no price shown). It keeps
-  no cache: the caller decides how often to ask.
+- `hardware_rates` asks the Hub for each flavor's price in dollars per hour, `hardware_prices` the same as text
+  ("$0.40/h"); any error gives {} (no price known or shown). Neither keeps a cache: the caller decides how often to
+  ask.
 """
 from __future__ import annotations
 
@@ -151,25 +152,47 @@ def price_text(unit_cost_usd: float, unit_label: str) -> str:
     return f"${cost:.2f}/{unit}"
 
 
-def hardware_prices(api) -> dict[str, str]:
-    """Flavor name -> cost text ("$0.40/h"), from `api.list_jobs_hardware()` (huggingface_hub's JobHardwareInfo:
-    name, unit_cost_micro_usd, unit_cost_usd, unit_label). Any error asking gives {}; an entry that cannot be
+def hardware_rates(api) -> dict[str, float]:
+    """Flavor name -> its price in US dollars per hour, from `api.list_jobs_hardware()` (huggingface_hub's
+    JobHardwareInfo: name, unit_cost_micro_usd, unit_cost_usd, unit_label; a per-second or per-minute price counted
+    per hour; an entry priced per anything else is left out). Any error asking gives {}; an entry that cannot be
     read is left out."""
-    try:
-        hardware = list(api.list_jobs_hardware())
-    except Exception as error:  # offline, no token, an unexpected answer: the Queue tab shows no price
-        log.warning("could not list the Jobs hardware prices: %s", type(error).__name__)
-        return {}
-    prices: dict[str, str] = {}
-    for item in hardware:
+    rates: dict[str, float] = {}
+    for item in _hardware(api):
         try:
-            micro = getattr(item, "unit_cost_micro_usd", None)
-            usd = micro / 1_000_000 if isinstance(micro, (int, float)) else item.unit_cost_usd
-            prices[str(item.name)] = price_text(usd, item.unit_label)
+            per_hour = _unit_usd(item) * _PER_HOUR[str(item.unit_label or "").strip().lower()]
+            if math.isfinite(per_hour) and per_hour >= 0:
+                rates[str(item.name)] = per_hour
+        except Exception:  # one odd entry does not hide the others
+            continue
+    return rates
+
+
+def _hardware(api) -> list:
+    """`api.list_jobs_hardware()`, or [] (logged) when the Hub cannot say."""
+    try:
+        return list(api.list_jobs_hardware())
+    except Exception as error:  # offline, no token, an unexpected answer: no price is known
+        log.warning("could not list the Jobs hardware prices: %s", type(error).__name__)
+        return []
+
+
+def _unit_usd(item) -> float:
+    micro = getattr(item, "unit_cost_micro_usd", None)
+    return micro / 1_000_000 if isinstance(micro, (int, float)) else float(item.unit_cost_usd)
+
+
+def hardware_prices(api) -> dict[str, str]:
+    """Flavor name -> cost text ("$0.40/h"; a price per another unit as "$1.00/job"); {} when the Hub cannot say,
+    and an entry that cannot be read is left out."""
+    prices: dict[str, str] = {}
+    for item in _hardware(api):
+        try:
+            prices[str(item.name)] = price_text(_unit_usd(item), item.unit_label)
         except Exception:  # one odd entry does not hide the others
             continue
     return prices
 
 
 __all__ = ["FlavorRule", "TooLarge", "UnknownSize", "parse_flavors", "effective_billions", "choose_flavor",
-           "flavor_for", "is_multi_gpu", "hardware_prices", "price_text", "known_flavors"]
+           "flavor_for", "is_multi_gpu", "hardware_prices", "hardware_rates", "price_text", "known_flavors"]
