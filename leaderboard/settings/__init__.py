@@ -8,7 +8,6 @@ place the environment is read; everything else receives a Settings object. The R
 """
 from __future__ import annotations
 
-import ipaddress
 import os
 import sys
 from dataclasses import dataclass, field, fields, replace
@@ -16,21 +15,10 @@ from pathlib import Path
 
 from evaluator import api
 from leaderboard.settings import readers as read
-from leaderboard.settings.readers import setting
+from leaderboard.settings.readers import is_loopback, setting  # noqa: F401 - is_loopback read from here too
 
 # the variables a Hugging Face Space with `hf_oauth: true` gets; Gradio's real sign-in needs all four
 OAUTH_VARIABLES = ("OAUTH_CLIENT_ID", "OAUTH_CLIENT_SECRET", "OAUTH_SCOPES", "OPENID_PROVIDER_URL")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` (an address to listen on) is a loopback address, which only this machine can reach."""
-    text = host.strip().strip("[]").lower()
-    if text == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(text).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)
@@ -242,75 +230,10 @@ class Settings:
             object.__setattr__(self, "allow_local_models", self.store_backend == "local" and not self.require_sign_in)
 
     def check(self) -> None:
-        """Refuse settings that cannot work, with a message naming the variable."""
-        for name, value, allowed in (("LEADERBOARD_STORE", self.store_backend, ("local", "hub")),
-                                     ("LEADERBOARD_SUITE", self.suite, ("sample", "full")),
-                                     ("LEADERBOARD_EXECUTOR", self.executor, ("local", "hf-jobs")),
-                                     ("LEADERBOARD_DEVICE", self.device, ("auto", "cuda", "cpu"))):
-            if value not in allowed:
-                raise ValueError(f"{name} must be {', '.join(map(repr, allowed[:-1]))} or {allowed[-1]!r}, not "
-                                 f"{value!r}")
-        if self.store_backend == "hub" and not self.results_repo:
-            raise ValueError("LEADERBOARD_STORE=hub needs LEADERBOARD_RESULTS_REPO")
-        unknown = [b for b in self.benchmarks if b not in api.benchmark_names()]
-        if unknown:
-            raise ValueError(f"LEADERBOARD_BENCHMARKS names unknown benchmarks {', '.join(unknown)}; known: "
-                             f"{', '.join(api.benchmark_names())}")
-        if self.lease_seconds <= self.heartbeat_seconds:
-            raise ValueError("LEADERBOARD_LEASE_SECONDS must be longer than LEADERBOARD_HEARTBEAT_SECONDS")
-        for option in self.options:
-            if "=" not in option or not option.split("=", 1)[0].strip():
-                raise ValueError(f"LEADERBOARD_OPTIONS takes comma-separated key=value pairs, not {option!r}")
-        if self.batch_size != "auto" and not (self.batch_size.isdigit() and int(self.batch_size) > 0):
-            raise ValueError(f"LEADERBOARD_BATCH_SIZE must be a positive integer or 'auto', not {self.batch_size!r}")
-        if not 0 <= self.min_coverage <= 100:
-            raise ValueError(f"LEADERBOARD_MIN_COVERAGE is a percentage (0-100), not {self.min_coverage:g}")
-        if self.require_sign_in and self.allow_local_models and self.local_models_root is None:
-            raise ValueError("LEADERBOARD_ALLOW_LOCAL_MODELS with sign-in needs LEADERBOARD_LOCAL_MODELS_ROOT, the folder "
-                             "local models must be under")
-        for name, value in (("LEADERBOARD_MAX_PENDING_PER_USER", self.max_pending_per_user),
-                            ("LEADERBOARD_MAX_SUBMISSIONS_PER_WEEK", self.max_submissions_per_week),
-                            ("LEADERBOARD_MAX_PENDING_PER_ORG", self.max_pending_per_org),
-                            ("LEADERBOARD_SQUASH_AFTER_COMMITS", self.squash_after_commits),
-                            ("LEADERBOARD_PROXY_HOPS", self.proxy_hops or 0),
-                            ("LEADERBOARD_HUB_CACHE_MB", self.hub_cache_mb),
-                            ("LEADERBOARD_KEEP_MODELS_GB", self.keep_models_gb)):
-            if value < 0:
-                raise ValueError(f"{name} must be 0 or more, not {value:g}")
-        if self.executor == "hf-jobs" and self.store_backend != "hub":
-            raise ValueError("LEADERBOARD_EXECUTOR=hf-jobs needs the Hub store (LEADERBOARD_STORE=hub): a Job "
-                             "publishes to it")
-        if self.executor == "hf-jobs" and not self.jobs_image:
-            raise ValueError("LEADERBOARD_EXECUTOR=hf-jobs needs LEADERBOARD_JOBS_IMAGE (on a Space it defaults to the "
-                             "Space's own image)")
-        if self.executor == "hf-jobs":
-            from leaderboard.running.job_flavors import parse_flavors
+        """Refuse settings that cannot work, with a message naming the variable (leaderboard.settings.checks)."""
+        from leaderboard.settings.checks import check
 
-            parse_flavors(self.jobs_flavors)  # a bad table says so at start, naming LEADERBOARD_JOBS_FLAVORS
-        for name, value, least in (("LEADERBOARD_MAX_ATTEMPTS", self.max_attempts, 1),
-                                   ("LEADERBOARD_JOBS_MAX", self.jobs_max, 1),
-                                   ("LEADERBOARD_JOBS_TIMEOUT_MARGIN", self.jobs_timeout_margin, 60),
-                                   ("LEADERBOARD_COMMIT_BUDGET", self.commit_budget, 1),
-                                   ("LEADERBOARD_PLAYGROUND_PER_MINUTE", self.playground_per_minute, 1),
-                                   ("LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE", self.playground_budget_per_minute, 1),
-                                   ("LEADERBOARD_PLAYGROUND_MAX_CHARS", self.playground_max_chars, 1)):
-            if value < least:
-                raise ValueError(f"{name} must be at least {least}")
-        for name, value in (("LEADERBOARD_HUB_REFRESH_SECONDS", self.hub_refresh_seconds),
-                            ("LEADERBOARD_SESSION_HOURS", self.session_hours)):
-            if not value > 0:
-                raise ValueError(f"{name} must be more than 0")
-        if self.judge:
-            try:
-                api.parse_judge_spec(self.judge, self.judge_bearer)
-            except ValueError as exc:  # its message never holds the URL's user, password or query, nor a token
-                raise ValueError(f"LEADERBOARD_JUDGE: {exc}") from None
-        if self.mock_sign_in and self.on_space:
-            raise ValueError("LEADERBOARD_MOCK_SIGN_IN is for local development only; on a Hugging Face Space "
-                             "visitors sign in for real (hf_oauth: true)")
-        if self.mock_sign_in and not is_loopback(self.host):
-            raise ValueError(f"LEADERBOARD_MOCK_SIGN_IN keeps the Space on 127.0.0.1: anyone who can reach it signs "
-                             f"in; LEADERBOARD_HOST {self.host!r} is not a loopback address")
+        check(self)
 
     def as_env(self) -> dict[str, str]:
         """Every setting but the secrets as the environment text that reads back to it (the benchmarks' data

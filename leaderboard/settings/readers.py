@@ -1,7 +1,9 @@
 """How a setting's text is read: one small function per kind of value, and `setting(...)`, which declares a Settings
-field with its environment variable, default text, description and reader."""
+field with its environment variable, default text, description and reader; and is_loopback, whether a host to
+listen on is this machine's alone."""
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import field
 from pathlib import Path
@@ -56,3 +58,14 @@ def setting(env: str, default: str, doc: str, parse: Callable[[str], object] = t
     """A Settings field: read from `env` (default `default`, as text) with `parse`; `doc` says what it sets."""
     return field(default=parse(default), repr=not secret,
                  metadata={"env": env, "default": default, "doc": doc, "parse": parse, "secret": secret})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (an address to listen on) is a loopback address, which only this machine can reach."""
+    text = host.strip().strip("[]").lower()
+    if text == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(text).is_loopback
+    except ValueError:
+        return False

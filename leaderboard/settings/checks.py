@@ -1,0 +1,78 @@
+"""The checks of the settings at start: each refuses, with a message naming the variable, settings that cannot
+work together (Settings.check calls `check`)."""
+from __future__ import annotations
+
+from evaluator import api
+from leaderboard.settings.readers import is_loopback
+
+
+def check(settings) -> None:
+    """Raise ValueError naming the variable for the first setting (or pair of settings) that cannot work."""
+    for name, value, allowed in (("LEADERBOARD_STORE", settings.store_backend, ("local", "hub")),
+                                 ("LEADERBOARD_SUITE", settings.suite, ("sample", "full")),
+                                 ("LEADERBOARD_EXECUTOR", settings.executor, ("local", "hf-jobs")),
+                                 ("LEADERBOARD_DEVICE", settings.device, ("auto", "cuda", "cpu"))):
+        if value not in allowed:
+            raise ValueError(f"{name} must be {', '.join(map(repr, allowed[:-1]))} or {allowed[-1]!r}, not "
+                             f"{value!r}")
+    if settings.store_backend == "hub" and not settings.results_repo:
+        raise ValueError("LEADERBOARD_STORE=hub needs LEADERBOARD_RESULTS_REPO")
+    unknown = [b for b in settings.benchmarks if b not in api.benchmark_names()]
+    if unknown:
+        raise ValueError(f"LEADERBOARD_BENCHMARKS names unknown benchmarks {', '.join(unknown)}; known: "
+                         f"{', '.join(api.benchmark_names())}")
+    if settings.lease_seconds <= settings.heartbeat_seconds:
+        raise ValueError("LEADERBOARD_LEASE_SECONDS must be longer than LEADERBOARD_HEARTBEAT_SECONDS")
+    for option in settings.options:
+        if "=" not in option or not option.split("=", 1)[0].strip():
+            raise ValueError(f"LEADERBOARD_OPTIONS takes comma-separated key=value pairs, not {option!r}")
+    if settings.batch_size != "auto" and not (settings.batch_size.isdigit() and int(settings.batch_size) > 0):
+        raise ValueError(f"LEADERBOARD_BATCH_SIZE must be a positive integer or 'auto', not {settings.batch_size!r}")
+    if not 0 <= settings.min_coverage <= 100:
+        raise ValueError(f"LEADERBOARD_MIN_COVERAGE is a percentage (0-100), not {settings.min_coverage:g}")
+    if settings.require_sign_in and settings.allow_local_models and settings.local_models_root is None:
+        raise ValueError("LEADERBOARD_ALLOW_LOCAL_MODELS with sign-in needs LEADERBOARD_LOCAL_MODELS_ROOT, the folder "
+                         "local models must be under")
+    for name, value in (("LEADERBOARD_MAX_PENDING_PER_USER", settings.max_pending_per_user),
+                        ("LEADERBOARD_MAX_SUBMISSIONS_PER_WEEK", settings.max_submissions_per_week),
+                        ("LEADERBOARD_MAX_PENDING_PER_ORG", settings.max_pending_per_org),
+                        ("LEADERBOARD_SQUASH_AFTER_COMMITS", settings.squash_after_commits),
+                        ("LEADERBOARD_PROXY_HOPS", settings.proxy_hops or 0),
+                        ("LEADERBOARD_HUB_CACHE_MB", settings.hub_cache_mb),
+                        ("LEADERBOARD_KEEP_MODELS_GB", settings.keep_models_gb)):
+        if value < 0:
+            raise ValueError(f"{name} must be 0 or more, not {value:g}")
+    if settings.executor == "hf-jobs" and settings.store_backend != "hub":
+        raise ValueError("LEADERBOARD_EXECUTOR=hf-jobs needs the Hub store (LEADERBOARD_STORE=hub): a Job "
+                         "publishes to it")
+    if settings.executor == "hf-jobs" and not settings.jobs_image:
+        raise ValueError("LEADERBOARD_EXECUTOR=hf-jobs needs LEADERBOARD_JOBS_IMAGE (on a Space it defaults to the "
+                         "Space's own image)")
+    if settings.executor == "hf-jobs":
+        from leaderboard.running.job_flavors import parse_flavors
+
+        parse_flavors(settings.jobs_flavors)  # a bad table says so at start, naming LEADERBOARD_JOBS_FLAVORS
+    for name, value, least in (("LEADERBOARD_MAX_ATTEMPTS", settings.max_attempts, 1),
+                               ("LEADERBOARD_JOBS_MAX", settings.jobs_max, 1),
+                               ("LEADERBOARD_JOBS_TIMEOUT_MARGIN", settings.jobs_timeout_margin, 60),
+                               ("LEADERBOARD_COMMIT_BUDGET", settings.commit_budget, 1),
+                               ("LEADERBOARD_PLAYGROUND_PER_MINUTE", settings.playground_per_minute, 1),
+                               ("LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE", settings.playground_budget_per_minute, 1),
+                               ("LEADERBOARD_PLAYGROUND_MAX_CHARS", settings.playground_max_chars, 1)):
+        if value < least:
+            raise ValueError(f"{name} must be at least {least}")
+    for name, value in (("LEADERBOARD_HUB_REFRESH_SECONDS", settings.hub_refresh_seconds),
+                        ("LEADERBOARD_SESSION_HOURS", settings.session_hours)):
+        if not value > 0:
+            raise ValueError(f"{name} must be more than 0")
+    if settings.judge:
+        try:
+            api.parse_judge_spec(settings.judge, settings.judge_bearer)
+        except ValueError as exc:  # its message never holds the URL's user, password or query, nor a token
+            raise ValueError(f"LEADERBOARD_JUDGE: {exc}") from None
+    if settings.mock_sign_in and settings.on_space:
+        raise ValueError("LEADERBOARD_MOCK_SIGN_IN is for local development only; on a Hugging Face Space "
+                         "visitors sign in for real (hf_oauth: true)")
+    if settings.mock_sign_in and not is_loopback(settings.host):
+        raise ValueError(f"LEADERBOARD_MOCK_SIGN_IN keeps the Space on 127.0.0.1: anyone who can reach it signs "
+                         f"in; LEADERBOARD_HOST {settings.host!r} is not a loopback address")
