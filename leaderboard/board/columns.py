@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from evaluator import api
+from leaderboard.board.costs import gpu_hours, hardware
 from leaderboard.submissions.vocabulary import MODEL_TYPES
 
 # kinds of column
@@ -173,7 +174,33 @@ RUN_COLUMNS: tuple[Column, ...] = (
            group="run"),
     Column("finished_time", "Finished", ("finished_time",), TIME, "When the run finished (UTC).", group="run"),
     Column("judged_time", "Judged", ("run", "judged_time"), TIME, "When the judge graded the run (UTC).", group="run"),
+    Column("cost_executor", "Ran as", ("run", "cost", "executor"), TEXT,
+           "hf-jobs (a Hugging Face Job) or local (the Space's own machine); empty for a run published before costs "
+           "were recorded (not recorded).", group="run"),
+    Column("cost_flavor", "Hardware", (), TEXT,
+           "What the run was billed on: the Job's hardware flavor, else the GPU's name, else cpu (or served: an "
+           "endpoint's tokens, no GPU). Estimates compare runs on the same hardware.", group="run", derive=hardware),
+    Column("gpu_hours", "GPU hours", (), NUMBER,
+           "Billed hardware time in hours: for a Job, from when the Jobs API says it started running to the publish "
+           "of its results; on the local executor, the evaluator's wall time (on the CPU: its CPU hours). Empty for "
+           "a served model (no GPU) and for runs published before costs were recorded (not recorded, never 0).",
+           group="run", derive=gpu_hours),
+    Column("cost_usd", "Cost (USD)", ("run", "cost", "usd"), NUMBER,
+           "What the run cost in US dollars: its hours at the Job flavor's Hub price (or "
+           "LEADERBOARD_GPU_PRICE_PER_HOUR on the local executor), or a served model's tokens at "
+           "LEADERBOARD_MODEL_PRICE_PER_MTOK; empty when no price is known, and for runs published before costs were "
+           "recorded (not recorded, never 0).",
+           group="run"),
+    Column("prompt_tokens", "Prompt tokens", ("run", "cost", "prompt_tokens"), COUNT,
+           "A served model's prompt tokens over the run, as its endpoint reported them; empty for other runs.",
+           group="run"),
+    Column("completion_tokens", "Completion tokens", ("run", "cost", "completion_tokens"), COUNT,
+           "A served model's completion tokens over the run, as its endpoint reported them; empty for other runs.",
+           group="run"),
 )
+# the cost columns: empty on a run published before costs were recorded, which the board shows as "not recorded"
+COST_COLUMNS = ("cost_flavor", "gpu_hours", "cost_usd", "prompt_tokens", "completion_tokens")
+COST_RECORDED = "cost_executor"  # the column that says whether a run's cost was recorded at all
 BOARD_COLUMNS: tuple[Column, ...] = (
     Column("rank", "#", (), RANK,
            "The run's place among the runs it is comparable with: the same suite, each benchmark asked the same way "
@@ -302,12 +329,12 @@ def _overview(cards: Sequence[api.Card]) -> View:
 
 def _runs(cards: Sequence[api.Card]) -> View:
     """The Overview's rows with every run fact: what the overall score is over, coverage, suite, limit, judge,
-    details, times."""
+    hardware, GPU time and cost, details, times."""
     coverage = [f"{card.name}_coverage" for card in cards]
     return View(RUNS, "Run details", None,
                 ("rank", "model", "overall", "scored_on", "precision", "model_type", "params_billions", "suite",
-                 "modes", "limit", *coverage, "judge", "judge_id", "endpoint", "flag", "notes", "details", "revision",
-                 "submitted_time", "finished_time"), "overall")
+                 "modes", "limit", *coverage, "judge", "judge_id", "endpoint", "cost_flavor", "gpu_hours", "cost_usd",
+                 "flag", "notes", "details", "revision", "submitted_time", "finished_time"), "overall")
 
 
 def _benchmark_view(card: api.Card) -> View:

@@ -13,13 +13,16 @@ from urllib.parse import quote
 import pandas as pd
 
 from evaluator import api
-from leaderboard.board.columns import COUNT, NUMBER, NUMERIC, RANK, SCORE, SHA, TIME, Column, Schema, View, value_at
+from leaderboard.board.columns import (COST_COLUMNS, COST_RECORDED, COUNT, NUMBER, NUMERIC, RANK, SCORE, SHA, TIME,
+                                       Column, Schema, View, value_at)
+from leaderboard.board.costs import NOT_RECORDED
 from leaderboard.formatting import as_float, escape_markdown, format_number, format_score, format_time
 
 SIZE_BUCKETS: tuple[str, ...] = ("<1B", "1-3B", "3-7B", "7-15B", ">15B", "unknown")
 HUB_URL = "https://huggingface.co"
 MODEL_FACTS = ("model", "served", "display_name", "endpoint", "endpoint_model")  # what a model cell is drawn from
 MODEL_ROWS = "model_rows"  # board_frame's attrs: each row's MODEL_FACTS, for drawing its model cell
+COST_ROWS = "cost_rows"  # board_frame's attrs: whether each row's cost was recorded (else its cost cells say so)
 
 
 def leaderboard_frame(results: Iterable[dict], schema: Schema) -> pd.DataFrame:
@@ -162,10 +165,17 @@ def board_frame(rows: pd.DataFrame, schema: Schema, view: View) -> pd.DataFrame:
         out[c.label] = out[c.label].astype("float64" if c.kind in NUMERIC else object)
     out = out.reset_index(drop=True)
     out.attrs[MODEL_ROWS] = rows[[c for c in MODEL_FACTS if c in rows]].to_dict("records")
+    out.attrs[COST_ROWS] = (rows[COST_RECORDED].notna().tolist() if COST_RECORDED in rows
+                            else [False] * len(rows))
     return out
 
 
-def _cell_text(c: Column, value: Any) -> str:
+def _cell_text(c: Column, value: Any, recorded: bool = True) -> str:
+    """A cell as text; `recorded`: whether the row's cost was recorded (a cost cell of an older run says it was
+    not, never 0)."""
+    if not recorded and c.name in COST_COLUMNS and (value is None or value == "" or
+                                                    (isinstance(value, float) and math.isnan(value))):
+        return NOT_RECORDED
     if c.kind == SCORE:
         return format_score(None if value is None or math.isnan(value) else value / 100)
     if c.kind == RANK:
@@ -184,8 +194,8 @@ def board_text(board: pd.DataFrame, schema: Schema) -> pd.DataFrame:
     the details links as their labels."""
     by_label = {c.label: c for c in (*schema.columns, *schema.board_only)}
     cols = [by_label[label] for label in board.columns]
-    facts = _model_rows(board, cols)
-    out = pd.DataFrame({c.label: [model_shown(facts[i])[1] if c.name == "model" else _cell_text(c, v)
+    facts, recorded = _model_rows(board, cols), _cost_rows(board)
+    out = pd.DataFrame({c.label: [model_shown(facts[i])[1] if c.name == "model" else _cell_text(c, v, recorded[i])
                                   for i, v in enumerate(board[c.label])] for c in cols},
                        columns=list(board.columns))
     return out.astype(object)
@@ -198,6 +208,12 @@ def _model_rows(board: pd.DataFrame, cols: list[Column]) -> list[dict]:
         return facts
     label = next((c.label for c in cols if c.name == "model"), None)
     return [{"model": v} for v in board[label]] if label else [{} for _ in range(len(board))]
+
+
+def _cost_rows(board: pd.DataFrame) -> list[bool]:
+    """Whether each row's cost was recorded (board_frame keeps it; a frame without it: recorded, as it shows)."""
+    recorded = board.attrs.get(COST_ROWS)
+    return recorded if isinstance(recorded, list) and len(recorded) == len(board) else [True] * len(board)
 
 
 def datatypes(board: pd.DataFrame, schema: Schema) -> list[str]:
@@ -219,7 +235,7 @@ def board_table(board: pd.DataFrame, schema: Schema, endpoint: str = HUB_URL) ->
     cols = [by_label[label] for label in board.columns]
     data, text = [], []
     columns = [(c, board[c.label].tolist()) for c in cols]
-    facts = _model_rows(board, cols)
+    facts, recorded = _model_rows(board, cols), _cost_rows(board)
     for i in range(len(board)):
         row, shown = [], []
         for c, values in columns:
@@ -230,7 +246,8 @@ def board_table(board: pd.DataFrame, schema: Schema, endpoint: str = HUB_URL) ->
                 value = "" if value is None else str(value)
             row.append(value)
             shown.append(model_shown(facts[i], endpoint)[0] if c.name == "model" else
-                         value if c.name == "details" else _cell_text(c, math.nan if value is None else value))
+                         value if c.name == "details" else
+                         _cell_text(c, math.nan if value is None else value, recorded[i]))
         data.append(row)
         text.append(shown)
     metadata = {"display_value": text, "styling": [[""] * len(cols) for _ in text]} if data else None

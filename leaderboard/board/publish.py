@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 
 from leaderboard.board.columns import schema
+from leaderboard.board.costs import JobSeen, run_cost
 from leaderboard.board.dataset_card import card_update, with_run_columns
 from leaderboard.board.file import add_run, board_is_current, rebuild_leaderboard
 from leaderboard.settings import Settings
@@ -17,14 +18,16 @@ from leaderboard.submissions.records import Request
 log = logging.getLogger(__name__)
 
 
-def publish(store: Store, request: Request, out_dir: Path, settings: Settings | None = None) -> dict:
+def publish(store: Store, request: Request, out_dir: Path, settings: Settings | None = None,
+            job: JobSeen | None = None) -> dict:
     """Copy a finished run into the store in one write (one commit on the Hub store): details first (each with the
     run's run_key, model and revision in front, so the files of every run load as one dataset), then the results
     dataset's card (README.md) when its text changed, results last; details of an earlier attempt's benchmarks
     that this run does not have are removed, so a re-run replaces, never mixes. Reads two things whatever the
     number of runs: the listing of the run's own details folder and the stored card. Returns the results as
-    written. The run reaches the board once its request is FINISHED (close_run) and its row is added
-    (publish_board)."""
+    written, with what the run cost as `run.cost` (leaderboard.board.costs; `job`: what the Jobs API said of the
+    Job publishing it, None for a run that is not a Job). The run reaches the board once its request is FINISHED
+    (close_run) and its row is added (publish_board)."""
     settings = settings or Settings()
     results = json.loads((out_dir / "results.json").read_text())
     results.update({"model": request.model, "revision": request.revision, "precision": request.precision,
@@ -32,6 +35,8 @@ def publish(store: Store, request: Request, out_dir: Path, settings: Settings | 
                     "architecture": request.architecture, "submitted_time": request.submitted_time,
                     "key": request.key, "source": request.source, "served": request.served,
                     "display_name": request.display_name})
+    if isinstance(results.get("run"), dict):
+        results["run"]["cost"] = run_cost(results, settings, job)
     files: dict[str, bytes | None] = {path: None for path in store.list(f"details/{request.key}", suffix=".parquet")}
     details = sorted((out_dir / "details").glob("*.parquet"))
     for parquet in details:

@@ -28,6 +28,7 @@ from leaderboard.board.publish import publish, publish_board
 from leaderboard.running.evaluator_process import (PROGRESS_PREFIX, PROJECT_DIR, copy_output, failure_reason,
                                                    log_tail, read_progress, request_dir, responses_dir,
                                                    stop_earlier_runs, stop_process, worker_command)
+from leaderboard.running.job_clock import job_seen
 from leaderboard.settings import Settings
 from leaderboard.store import Store, StoreConflict, backoff
 from leaderboard.submissions import records as queue
@@ -142,8 +143,9 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
         if not ours:  # never publish a run whose lease is someone else's
             report.status, report.error = "LOST", "the lease was lost before the results were published"
             return report
-        try:
-            published = publish(store, request, out_dir, settings)
+        try:  # a Job's cost needs the Jobs API's word on when it started (a lookup that fails fails nothing)
+            job = job_seen(settings, store, request, owner) if in_job else None
+            published = publish(store, request, out_dir, settings, job=job)
         except Exception as exc:  # a store that failed mid-publish loses nothing: the attempt counts, the request
             # returns to the queue (its answers are journaled, so the next attempt only grades and publishes again)
             closed = close_run(settings, store, request.path, owner, queue.PENDING, log_tail=tail,

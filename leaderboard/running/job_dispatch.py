@@ -20,6 +20,9 @@ store), most ticks none:
    the Job's timeout (LEADERBOARD_MAX_RUN_SECONDS + LEADERBOARD_JOBS_TIMEOUT_MARGIN) plus LEASE_MARGIN_S: the Job
    never renews it, so a run costs no heartbeat commits; liveness comes from the Jobs API.
 4. start one Job per claimed request, on the flavor of its size, with that timeout, and record the Jobs (one commit).
+With LEADERBOARD_JOBS_BUDGET_USD the claim takes a request only when its Job's worst case fits the budget, reserved in
+the claim's own commit; what each Job cost replaces its reservation in a later commit of these (the ledger rides
+along, never a commit of its own: leaderboard.running.job_budget, leaderboard.submissions.jobs_ledger).
 A live Job whose request is no longer RUNNING under its lease (cancelled from the Queue tab) is cancelled. The Jobs
 are found by label (a hash of the request key, see hf_jobs), so a restarted Space adopts its running Jobs instead of
 starting a second one.
@@ -34,9 +37,11 @@ from datetime import timedelta
 from typing import Callable
 
 from leaderboard.running import hf_jobs
+from leaderboard.running.job_budget import JobsBudget
 from leaderboard.running.job_flavors import TooLarge, flavor_for, hardware_prices
 from leaderboard.settings import Settings
 from leaderboard.store import Store
+from leaderboard.submissions import jobs_ledger
 from leaderboard.submissions import records as queue
 from leaderboard.submissions.records import Request
 
@@ -53,7 +58,7 @@ def is_job_lease(owner: str | None) -> bool:
 
 def job_timeout(settings: Settings) -> int:
     """A Job's timeout: the evaluator's own limit plus the margin for starting, loading and publishing."""
-    return int(settings.max_run_seconds + settings.jobs_timeout_margin)
+    return jobs_ledger.job_timeout(settings)
 
 
 def lease_seconds(settings: Settings) -> float:
@@ -87,6 +92,8 @@ class Dispatcher:
         self.live: dict[str, hf_jobs.JobState] = {}  # request key -> its Job, as last seen
         self._namespace: str | None = settings.jobs_namespace or None
         self._prices: dict[str, str] | None = None
+        self.budget = JobsBudget(lambda: self.settings, store, api, lambda: self.namespace,
+                                 lambda: job_timeout(self.settings))
 
     # ---- the Jobs API -------------------------------------------------------------------------------------
 
@@ -180,7 +187,8 @@ class Dispatcher:
         for job in live_jobs:  # a live Job whose request was cancelled, taken back or deleted is stopped
             if self._orphan(job, by_label) and self.cancel(job.id):
                 report.cancelled_jobs.append(job.id)
-        queue.finish_many(self.store, closes)
+        self.budget.look(requests, live_jobs)  # what ended Jobs cost: it rides along the commits below
+        queue.finish_many(self.store, closes, also=self.budget.ride())
         # a Job whose request is already closed is still live while it winds down: it holds its place too
         busy = max(len(live), len(live_jobs))
         states = self._states(live)
@@ -204,7 +212,9 @@ class Dispatcher:
             if record is not None or lease_left(request) < LEASE_MARGIN_S:
                 changes[request.path] = (request.lease_owner, record)
                 (report.adopted if record is not None else report.renewed).append(request.key)
-        queue.record_jobs(self.store, changes, lease_seconds=lease_seconds(self.settings))
+        adopted = {owner: record["id"] for owner, record in changes.values() if record is not None}
+        queue.record_jobs(self.store, changes, lease_seconds=lease_seconds(self.settings),
+                          also=self.budget.ride(attach=adopted))
 
     def _states(self, live: dict[str, tuple]) -> dict[str, hf_jobs.JobState]:
         """What the Queue tab shows of each live Job; the logs of the RUNNING ones are read at once, in threads."""
@@ -227,11 +237,8 @@ class Dispatcher:
                 or hf_jobs.label(request.lease_owner or "") != labels.get(hf_jobs.LABEL_OWNER))
 
     def _inspect(self, job_id: str):
-        try:
-            return self.api.inspect_job(job_id=job_id, namespace=self.namespace)
-        except Exception as exc:  # noqa: BLE001 - a deleted Job (404) reads as gone
-            log.warning("Job %s could not be inspected: %s", job_id, type(exc).__name__)
-            return None
+        """A Job no longer live, asked for once (None when it cannot be read: a deleted Job reads as gone)."""
+        return self.budget.inspect(job_id)
 
     @classmethod
     def _live_job(cls, request: Request, live_by_id: dict, live_by_label: dict):
@@ -288,8 +295,11 @@ class Dispatcher:
     def _start(self, free: int, live_by_label: dict, report: DispatchReport) -> dict[str, hf_jobs.JobState]:
         """Claim up to `free` requests (one commit), start their Jobs, record them (one commit)."""
         settings = self.settings
+        if free > 0:
+            self.budget.rates()  # the prices the claim's gate reserves with (read again at most hourly)
         claimed = queue.claim_many(self.store, lambda _r: f"{LEASE_PREFIX}{uuid.uuid4().hex[:12]}",
-                                   lease_seconds(settings), free, accept=lambda r: not r.served)
+                                   lease_seconds(settings), free, accept=lambda r: not r.served,
+                                   gate_of=self.budget.gate)
         records, closes, started = {}, [], {}
         for request in claimed:
             try:
@@ -320,6 +330,7 @@ class Dispatcher:
             started[request.key] = hf_jobs.JobState(id=job.id, stage=hf_jobs.stage_of(job) or "SCHEDULING",
                                                     flavor=flavor, scheduling_s=hf_jobs.scheduling_seconds(job))
             report.started.append(request.key)
-        queue.record_jobs(self.store, records)
-        queue.finish_many(self.store, closes)
+        queue.record_jobs(self.store, records, also=self.budget.ride(
+            attach={owner: record["id"] for owner, record in records.values()}))
+        queue.finish_many(self.store, closes, also=self.budget.ride(release=tuple(owner for _, owner, _, _ in closes)))
         return started

@@ -140,6 +140,10 @@ class Scheduler:
 
                 jobs_api = HfApi(token=settings.hf_token or None)
             self.dispatcher = Dispatcher(settings, store, jobs_api)
+            if settings.on_space and settings.jobs_budget_usd is None:
+                log.warning("LEADERBOARD_JOBS_BUDGET_USD is not set: nothing limits what the Hugging Face Jobs cost "
+                            "(up to LEADERBOARD_JOBS_MAX at once, each up to LEADERBOARD_MAX_ATTEMPTS x its timeout); "
+                            "set it to cap their spend over LEADERBOARD_JOBS_BUDGET_DAYS")
 
     def _tick(self) -> None:
         if self.stop.is_set():

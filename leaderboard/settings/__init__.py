@@ -129,6 +129,14 @@ class Settings:
                                          "beyond LEADERBOARD_MAX_RUN_SECONDS (starting, loading, publishing) before "
                                          "the platform stops it: its timeout is the sum; a Job stopped by it is "
                                          "FAILED, not retried", float)
+    jobs_budget_usd: float | None = setting("LEADERBOARD_JOBS_BUDGET_USD", "", "hf-jobs: the most the Jobs may "
+                                            "cost, in US dollars, over the last LEADERBOARD_JOBS_BUDGET_DAYS: a Job "
+                                            "starts only when its worst case (its flavor's price x its timeout), "
+                                            "reserved before it starts, fits beside what the window's Jobs cost and "
+                                            "reserved; otherwise its request waits PENDING (empty: no cap; 0: no Job "
+                                            "starts)", read.optional_float)
+    jobs_budget_days: float = setting("LEADERBOARD_JOBS_BUDGET_DAYS", "30", "hf-jobs: the rolling window of "
+                                      "LEADERBOARD_JOBS_BUDGET_USD, in days", float)
     commit_budget: int = setting("LEADERBOARD_COMMIT_BUDGET", "100", "Hub store: commits per repository in any hour, "
                                  "counted from the repository's own history whoever made them (the Hub allows about "
                                  "128); beyond it background writes wait and a submission is refused with the minutes "
@@ -149,6 +157,14 @@ class Settings:
                                          "elsewhere, where the cache is the user's own)", read.optional_flag)
     keep_models_gb: float = setting("LEADERBOARD_KEEP_MODELS_GB", "0", "local executor, with LEADERBOARD_DELETE_MODELS "
                                     "on: the most recently run of those models kept, up to this many GB", float)
+    gpu_price_per_hour: float | None = setting("LEADERBOARD_GPU_PRICE_PER_HOUR", "", "local executor: US dollars an "
+                                               "hour of this machine's GPU costs, for each run's recorded cost (a run "
+                                               "on the CPU records its time, no cost; default: no cost recorded)",
+                                               read.optional_float)
+    model_price_per_mtok: tuple[str, ...] = setting("LEADERBOARD_MODEL_PRICE_PER_MTOK", "", "served models: "
+                                                    "`<input>,<output>` US dollars per million prompt and completion "
+                                                    "tokens, for each served run's recorded cost (default: tokens "
+                                                    "recorded, no cost)", read.csv)
     playground_per_minute: int = setting("LEADERBOARD_PLAYGROUND_PER_MINUTE", "6", "judge playground: gradings one "
                                          "signed-in user, and one client address, may ask for per minute", int)
     playground_budget_per_minute: int = setting("LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE", "30", "judge playground: "
@@ -280,6 +296,13 @@ class Settings:
     def trusted_proxy_hops(self) -> int:
         """LEADERBOARD_PROXY_HOPS, or its default: 1 on a Hugging Face Space (its proxy), else 0."""
         return self.proxy_hops if self.proxy_hops is not None else (1 if self.on_space else 0)
+
+    @property
+    def model_prices(self) -> tuple[float, float] | None:
+        """LEADERBOARD_MODEL_PRICE_PER_MTOK read: (input, output) dollars per million tokens; None when unset."""
+        from leaderboard.settings.checks import model_prices
+
+        return model_prices(self.model_price_per_mtok)
 
     @property
     def coverage_threshold(self) -> float:

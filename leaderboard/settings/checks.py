@@ -62,17 +62,40 @@ def check(settings) -> None:
         if value < least:
             raise ValueError(f"{name} must be at least {least}")
     for name, value in (("LEADERBOARD_HUB_REFRESH_SECONDS", settings.hub_refresh_seconds),
-                        ("LEADERBOARD_SESSION_HOURS", settings.session_hours)):
+                        ("LEADERBOARD_SESSION_HOURS", settings.session_hours),
+                        ("LEADERBOARD_JOBS_BUDGET_DAYS", settings.jobs_budget_days)):
         if not value > 0:
             raise ValueError(f"{name} must be more than 0")
+    if settings.jobs_budget_usd is not None and not 0 <= settings.jobs_budget_usd < float("inf"):
+        raise ValueError(f"LEADERBOARD_JOBS_BUDGET_USD must be a number of US dollars, 0 or more (empty: no cap), not "
+                         f"{settings.jobs_budget_usd:g}")
     if settings.judge:
         try:
             api.parse_judge_spec(settings.judge, settings.judge_bearer)
         except ValueError as exc:  # its message never holds the URL's user, password or query, nor a token
             raise ValueError(f"LEADERBOARD_JUDGE: {exc}") from None
+    model_prices(settings.model_price_per_mtok)  # a bad price pair says so at start
+    if settings.gpu_price_per_hour is not None and not 0 <= settings.gpu_price_per_hour < float("inf"):
+        raise ValueError(f"LEADERBOARD_GPU_PRICE_PER_HOUR must be a number of US dollars, 0 or more, not "
+                         f"{settings.gpu_price_per_hour:g}")
     if settings.mock_sign_in and settings.on_space:
         raise ValueError("LEADERBOARD_MOCK_SIGN_IN is for local development only; on a Hugging Face Space "
                          "visitors sign in for real (hf_oauth: true)")
     if settings.mock_sign_in and not is_loopback(settings.host):
         raise ValueError(f"LEADERBOARD_MOCK_SIGN_IN keeps the Space on 127.0.0.1: anyone who can reach it signs "
                          f"in; LEADERBOARD_HOST {settings.host!r} is not a loopback address")
+
+
+def model_prices(entries: tuple[str, ...]) -> tuple[float, float] | None:
+    """LEADERBOARD_MODEL_PRICE_PER_MTOK's `<input>,<output>` as (input, output) US dollars per million tokens, each
+    0 or more; None when it is empty; ValueError naming the variable for anything else."""
+    if not entries:
+        return None
+    try:
+        prices = tuple(float(entry) for entry in entries)
+    except ValueError:
+        prices = ()
+    if len(prices) != 2 or not all(0 <= price < float("inf") for price in prices):
+        raise ValueError("LEADERBOARD_MODEL_PRICE_PER_MTOK takes `<input>,<output>`: two numbers of US dollars per "
+                         f"million prompt and completion tokens, 0 or more, not {','.join(entries)!r}")
+    return prices[0], prices[1]

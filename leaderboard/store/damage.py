@@ -108,9 +108,12 @@ class DamagedFiles:
             log.warning("damaged file skipped: %s (%s)", path, text)
 
     def settle(self, prefix: str, damaged: set[str]) -> None:
-        """After a scan of every file under `prefix`: those not in `damaged` read again (or are gone)."""
+        """After a scan of every file under `prefix`: those not in `damaged` read again (or are gone). A scan lists
+        no dot name (the store's listings skip them), so a damaged dot file (the Jobs budget's ledger) stays listed
+        until its own reader finds it readable."""
         with self._lock:
-            for path in [p for p in self._found if p.startswith(prefix + "/") and p not in damaged]:
+            for path in [p for p in self._found if p.startswith(prefix + "/") and p not in damaged
+                         and not p.rsplit("/", 1)[-1].startswith(".")]:
                 del self._found[path]
                 log.info("file readable again (or removed): %s", path)
 

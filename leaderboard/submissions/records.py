@@ -227,25 +227,29 @@ def claim(store: Store, owner: str, lease_seconds: float, accept=None) -> Reques
     `owner`. None when there is none, or when every attempt lost the race to other claimers (a normal outcome: the
     next tick tries again)."""
     try:
-        return transact(store, lambda: _claim(store, owner, lease_seconds, accept))
+        return transact(store, lambda: next(iter(_claim_many(store, lambda _r: owner, lease_seconds, 1, accept)), None))
     except StoreConflict as exc:
         log.info("claim lost the race to other writers (%s); trying again next tick", exc)
         return None
 
 
-def _claim(store: Store, owner: str, lease_seconds: float, accept=None) -> Request | None:
-    claimed = _claim_many(store, lambda _request: owner, lease_seconds, 1, accept)
-    return claimed[0] if claimed else None
-
-
-def claim_many(store: Store, owner_of, lease_seconds: float, count: int, accept=None) -> list[Request]:
+def claim_many(store: Store, owner_of, lease_seconds: float, count: int, accept=None, gate_of=None) -> list[Request]:
     """Atomically turn the `count` oldest PENDING requests (those `accept(request)` takes, when given) into RUNNING,
     in one step of the store (one commit on the Hub store), each leased to owner_of(request). [] when there are
-    none, or every attempt lost the race."""
+    none, or every attempt lost the race. `gate_of()`, when given, makes a gate for each attempt of the step, read
+    inside it (the Jobs budget: leaderboard.submissions.jobs_ledger.Gate): its take(request) decides, in queue order,
+    whether a request may be claimed, and its done(claimed) writes what it keeps into the same step."""
     if count < 1:
         return []
+
+    def step() -> list[Request]:
+        gate = gate_of() if gate_of is not None else None
+        claimed = _claim_many(store, owner_of, lease_seconds, count, accept if gate is None else
+                              (lambda r: (accept is None or accept(r)) and gate.take(r)))
+        return claimed if gate is None else gate.done(claimed) or claimed
+
     try:
-        return transact(store, lambda: _claim_many(store, owner_of, lease_seconds, count, accept))
+        return transact(store, step)
     except StoreConflict as exc:
         log.info("claim lost the race to other writers (%s); trying again next tick", exc)
         return []
@@ -350,20 +354,29 @@ def _finish(store: Store, path: str, owner: str, status: str, error: str | None,
     return request
 
 
-def finish_many(store: Store, closes: list[tuple[str, str, str, dict]]) -> list[Request | None]:
+def finish_many(store: Store, closes: list[tuple[str, str, str, dict]], also=None) -> list[Request | None]:
     """Close several runs in one step of the store (one commit on the Hub store): each (path, owner, status, fields)
-    as finish(path, owner, status, **fields) would."""
+    as finish(path, owner, status, **fields) would. `also()`, when given, runs inside the same step when it closed
+    any (the Jobs budget's ledger rides along: never a commit of its own)."""
     if not closes:
         return []
-    return transact(store, lambda: [_finish(store, path, owner, status, fields.get("error"), fields.get("log_tail"),
-                                            fields.get("max_attempts")) for path, owner, status, fields in closes])
+
+    def step() -> list[Request | None]:
+        closed = [_finish(store, path, owner, status, fields.get("error"), fields.get("log_tail"),
+                          fields.get("max_attempts")) for path, owner, status, fields in closes]
+        if also is not None and any(closed):
+            also()
+        return closed
+
+    return transact(store, step)
 
 
 def record_jobs(store: Store, jobs: dict[str, tuple[str, dict | None]],
-                lease_seconds: float | None = None) -> list[str]:
+                lease_seconds: float | None = None, also=None) -> list[str]:
     """In one step of the store, for each running request (path -> (lease owner, job record or None)): write its Job
     record (None: keep it) and, with `lease_seconds`, extend its lease to now + lease_seconds. Returns the paths
-    written (a request no longer RUNNING under that owner is left alone)."""
+    written (a request no longer RUNNING under that owner is left alone). `also()`, when given, runs inside the same
+    step when it wrote any (as in finish_many)."""
     if not jobs:
         return []
 
@@ -379,6 +392,8 @@ def record_jobs(store: Store, jobs: dict[str, tuple[str, dict | None]],
                 request.lease_expires = iso(now() + timedelta(seconds=lease_seconds))
             save(store, request)
             written.append(path)
+        if also is not None and written:
+            also()
         return written
 
     return transact(store, step)

@@ -166,7 +166,8 @@ def job_text(request: q.Request, live=None, prices: dict[str, str] | None = None
 
 
 QUEUE_COLUMNS: dict[str, tuple[str, ...]] = {
-    q.PENDING: ("#", "Model", "Revision", "Precision", "Type", "Submitted", "Attempts", "Note", "Key"),
+    q.PENDING: ("#", "Model", "Revision", "Precision", "Type", "Submitted", "Estimate", "Expected start", "Attempts",
+                "Note", "Key"),
     # Progress right after Model: the Running table's widest text, visible without scrolling sideways
     q.RUNNING: ("Model", "Progress", "Job", "Revision", "Precision", "Type", "Submitted", "Started", "Attempts",
                 "Key"),
@@ -178,11 +179,15 @@ QUEUE_COLUMNS: dict[str, tuple[str, ...]] = {
 
 
 def queue_frame(requests: Iterable[q.Request], status: str, now: datetime | None = None, jobs: dict | None = None,
-                prices: dict[str, str] | None = None, max_attempts: int | None = None) -> pd.DataFrame:
+                prices: dict[str, str] | None = None, max_attempts: int | None = None,
+                estimates: dict[str, tuple[str, str]] | None = None,
+                waiting: dict[str, str] | None = None) -> pd.DataFrame:
     """Requests in one status, as text. PENDING: queue order (oldest first) with the position;
     RUNNING: oldest start first, with its Hugging Face Job (`jobs`: request key -> the dispatcher's last look at its
     Job, whose progress stands in for a request that commits none; `prices`: flavor -> cost rate); the others: most
-    recently finished first. `now` dates the progress heartbeat; `max_attempts` completes "attempt 1 of 3"."""
+    recently finished first. `now` dates the progress heartbeat; `max_attempts` completes "attempt 1 of 3";
+    `estimates`: pending request key -> (what it will probably take, when it will probably start), from the board
+    (leaderboard.board.estimates; none given: "no estimate yet", start "unknown")."""
     if status not in QUEUE_COLUMNS:
         raise ValueError(f"unknown status {status!r}")
     chosen = [r for r in requests if r.status == status]
@@ -199,7 +204,11 @@ def queue_frame(requests: Iterable[q.Request], status: str, now: datetime | None
              "Progress": lambda r, pos: progress_text(r.progress or getattr(jobs.get(r.key), "progress", None) or {},
                                                       moment),
              "Job": lambda r, pos: job_text(r, jobs.get(r.key), prices, moment),
-             "Attempts": lambda r, pos: attempt_text(r, max_attempts)}
+             "Attempts": lambda r, pos: attempt_text(r, max_attempts),
+             "Estimate": lambda r, pos: (estimates or {}).get(r.key, ("no estimate yet", ""))[0],
+             "Expected start": lambda r, pos: (estimates or {}).get(r.key, ("", "unknown"))[1],
+             # `waiting`: why a pending request waits for the Jobs budget (leaderboard.submissions.budget_notes)
+             "Note": lambda r, pos: " · ".join(p for p in ((waiting or {}).get(r.key, ""), request_note(r)) if p)}
     rows = [[cells[label](r, i + 1 if status == q.PENDING else 0) for label in labels]
             for i, r in enumerate(chosen)]
     return pd.DataFrame(rows, columns=list(labels), dtype=object)
@@ -211,10 +220,11 @@ ON_BOARD_LIMITED = ("on the board, flagged and unranked (a quick trial: {limit} 
 
 
 def my_requests_frame(requests: Iterable[q.Request], submitter: str, now: datetime | None = None,
-                      limit: int = 0) -> pd.DataFrame:
+                      limit: int = 0, waiting: dict[str, str] | None = None) -> pd.DataFrame:
     """One person's requests, newest submission first, with their status and where each one is: the place in the
     queue, the progress, the error, what the admins did. `limit`: the Space's LEADERBOARD_LIMIT (a finished run is
-    then flagged, and the board says where it is)."""
+    then flagged, and the board says where it is); `waiting`: key -> why a pending request waits for the Jobs
+    budget."""
     requests = list(requests)
     pending = [r.path for r in sorted((r for r in requests if r.status == q.PENDING),
                                       key=lambda r: (r.submitted_time or "", r.path))]
@@ -224,7 +234,8 @@ def my_requests_frame(requests: Iterable[q.Request], submitter: str, now: dateti
 
     def where(r: q.Request) -> str:
         if r.status == q.PENDING:
-            return f"position {pending.index(r.path) + 1} in the queue"
+            return "; ".join(p for p in (f"position {pending.index(r.path) + 1} in the queue",
+                                         (waiting or {}).get(r.key, "")) if p)
         if r.status == q.RUNNING:
             return progress_text(r.progress, moment)
         if r.status == q.FINISHED and r.hidden:

@@ -102,9 +102,9 @@ def build_app(settings: Settings, store: Store, jobs=None) -> gr.Blocks:
             with gr.Tab("Explorer", id="explorer"):
                 explorer.build(demo, settings, store, tabs, board_table, board_copy)
             with gr.Tab("Submit", id="submit"):
-                submit.build(demo, settings, store)
+                submit.build(demo, settings, store, board_copy)
             with gr.Tab("Queue", id="queue"):
-                queue_tab.build(demo, settings, store, jobs)
+                queue_tab.build(demo, settings, store, jobs, board_copy)
             with gr.Tab("Judge playground", id="judge"):
                 playground.build(demo, settings, store)
             with gr.Tab("About", id="about"):

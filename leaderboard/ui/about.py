@@ -66,7 +66,29 @@ coverage (items that count in the scores, items run, items in the suite, and the
 - `run.resumed`: when a run was interrupted (a killed worker, a restarted Space) and started again, per benchmark
   how many items reused the model's answers recorded by the earlier attempt (same prompt, same generation settings)
   and how many model requests were made afresh;
+- `run.cost`: what the run cost (see What a run costs);
 - the submitted and finished times, and the benchmarks that were skipped, with the reason.
+"""
+
+COSTS = """\
+## What a run costs
+Every run published since costs are recorded says what it cost, in its results file (`run.cost`) and in the **Run
+details** view and the results dataset (**Hardware**, **GPU hours**, **Cost (USD)**; a served model's tokens):
+- **A Hugging Face Job** (`LEADERBOARD_EXECUTOR=hf-jobs`): its hardware flavor, and its time from when the Jobs API
+  says it started running (`started_at`) to the publish of its results, which the Job itself does just before it
+  ends; the cost is that time at the flavor's price on the Hub. Waiting for a machine is not billed, and the last
+  seconds after the publish are not counted here.
+- **The Space's own machine** (the local executor): its GPU's name and the evaluator's own wall time
+  (`run.wall_time_s`), priced at `LEADERBOARD_GPU_PRICE_PER_HOUR` when that is set{gpu_price}; a run on the CPU
+  records its time, with no GPU and no cost.
+- **A served model** uses no GPU time here: it records the prompt and completion tokens its endpoint reported,
+  priced at `LEADERBOARD_MODEL_PRICE_PER_MTOK` when that is set{token_price}.
+
+A run published before costs were recorded shows **not recorded**: never 0, and it counts in no estimate. When you
+submit, and in the Queue, a request gets an **estimate**: the median GPU time and cost of the earlier runs of models
+within a factor of 2 in size on the same hardware, suite, item limit and benchmarks (a served model: the tokens of
+earlier served runs), with how many runs it rests on, or "no estimate yet"; the Queue also shows when a pending
+request will probably start.
 """
 
 
@@ -161,7 +183,13 @@ def about_markdown(settings: Settings) -> str:
     steps = RUN_STEPS.format(who=who_submits(settings), interval=format_number(settings.scheduler_interval),
                              lease=format_number(settings.lease_seconds), attempts=settings.max_attempts, benchmarks=", ".join(settings.benchmarks) or "none",
                              suite=settings.suite)
-    return "\n\n".join([columns_markdown(schema(settings.benchmarks), settings.min_coverage), steps, RECORDED])
+    prices = settings.model_prices
+    costs = COSTS.format(
+        gpu_price=f" (here: ${format_number(settings.gpu_price_per_hour)} an hour)"
+        if settings.gpu_price_per_hour is not None else " (here it is not)",
+        token_price=f" (here: ${format_number(prices[0])} and ${format_number(prices[1])} per million input and "
+                    "output tokens)" if prices else " (here it is not)")
+    return "\n\n".join([columns_markdown(schema(settings.benchmarks), settings.min_coverage), steps, RECORDED, costs])
 
 
 def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:

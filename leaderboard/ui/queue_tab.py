@@ -12,13 +12,16 @@ import logging
 import gradio as gr
 import pandas as pd
 
+from leaderboard.board.columns import schema
+from leaderboard.board.estimates import queue_estimates
 from leaderboard.board.file import published_results
 from leaderboard.board.publish import rebuild_board
+from leaderboard.board.space_copy import BoardCopy
 from leaderboard.formatting import escape_markdown, format_number
 from leaderboard.running.model_cache import free_disk
 from leaderboard.settings import Settings
 from leaderboard.store import Store, StoreConflict
-from leaderboard.submissions import identity
+from leaderboard.submissions import budget_notes, identity
 from leaderboard.submissions import records as q
 from leaderboard.submissions.actions import act
 from leaderboard.submissions.served import add_served
@@ -46,7 +49,11 @@ HELP = ("Requests move from **Pending** to **Running** when the evaluator claims
         "A running request shows which benchmark it is on, its items done, speed and time left, and when the "
         "evaluator last reported; a run that was stopped (a restart) starts again where it stopped, reusing the "
         "answers it had (\"resumed: ... items reused\"). A pending or running request can be cancelled below by the person "
-        "who submitted it (or an admin): a running evaluation is stopped. Click a failed run to read its log tail.")
+        "who submitted it (or an admin): a running evaluation is stopped. Click a failed run to read its log tail. "
+        "A pending request's **Estimate** is the median GPU time and cost of the earlier runs like it (a model within "
+        "a factor of 2 in size, on the same hardware, suite and benchmarks; a served model: its tokens), with how many "
+        "runs it rests on; its **Expected start** adds up the estimates of the requests ahead of it (as many at once "
+        "as run at once), from when the running ones end, and is unknown when one of them has no estimate.")
 
 
 DAMAGED_COLUMNS = ("Path", "Reason")
@@ -140,9 +147,23 @@ def request_action(settings: Settings, store: Store, key: str, action: str, by: 
     return ("Done: " if done else "Not done: ") + message
 
 
-def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None) -> None:
+def pending_estimates(settings: Settings, requests: list, copy: BoardCopy | None, board=None) -> dict:
+    """Pending request key -> (its estimate, its expected start) from the earlier runs on the Space's copy of the
+    board (leaderboard.board.estimates); {} when the board cannot be read."""
+    try:
+        raw = copy.frame() if copy is not None else None
+        return queue_estimates(settings, board or schema(settings.benchmarks), requests, raw)
+    except Exception as error:  # noqa: BLE001 - the queue is shown without its estimates
+        log.warning("the estimates could not be made: %s", settings.scrub(str(error)))
+        return {}
+
+
+def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None, copy=None) -> None:
     """Lay out the tab inside the current Blocks context and wire its events. `jobs`: the dispatcher of the
-    Hugging Face Jobs (LEADERBOARD_EXECUTOR=hf-jobs), whose last look at each Job the Running table shows."""
+    Hugging Face Jobs (LEADERBOARD_EXECUTOR=hf-jobs), whose last look at each Job the Running table shows; `copy`:
+    the Space's copy of the board, whose earlier runs give the pending requests' estimates."""
+    board = schema(settings.benchmarks)
+    copy = copy or BoardCopy(store, board)
 
     def visitor(profile) -> identity.Visitor:
         return identity.visitor(settings, profile)
@@ -155,7 +176,11 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None) -> None:
             log.warning("the queue could not be read: %s", error)
             requests, problem = [], "The queue could not be read right now; it is tried again in a few seconds."
         live, prices = (jobs.live, jobs.prices()) if jobs is not None else ({}, {})
-        shown = tuple(queue_frame(requests, status, jobs=live, prices=prices, max_attempts=settings.max_attempts)
+        estimates = pending_estimates(settings, requests, copy, board)
+        rates = jobs.budget.known_rates() if hasattr(jobs, "budget") else None  # the Jobs budget's waiting notes
+        waiting = budget_notes.notes_for(settings, store, requests, rates)
+        shown = tuple(queue_frame(requests, status, jobs=live, prices=prices, max_attempts=settings.max_attempts,
+                                  estimates=estimates, waiting=waiting)
                       for status in SECTIONS)
         failed = shown[list(SECTIONS).index(q.FAILED)]
         submitters = {r.key: r.submitter for r in requests}
@@ -168,6 +193,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None) -> None:
                        for _, row in failed.iterrows()},
             "damaged": store.damaged.listing(),
             "problem": problem,
+            "budget": budget_notes.admin_text_for(settings, store),  # admins only: the window's spend, reservations
         }
         return (*shown, summary)
 
@@ -185,7 +211,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None) -> None:
         return (*labels, gr.Dropdown(choices=mine), gr.Dropdown(choices=admin), gr.Accordion(visible=by.admin),
                 gr.Accordion(visible=by.admin),
                 gr.Accordion(label=f"Damaged files ({len(damaged)})", open=bool(damaged), visible=by.admin),
-                damaged_frame(damaged), summary.get("problem") or "", disk_text(settings, by))
+                damaged_frame(damaged), summary.get("problem") or "", disk_text(settings, by),
+                (summary.get("budget") or "") if by.admin else "")
 
     def show_log(summary: dict | None, evt: gr.SelectData) -> str:
         row = evt.row_value or []
@@ -244,6 +271,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None) -> None:
             show = gr.Button("Show run again", size="sm", elem_id="queue-admin-show")
         admin_message = gr.Markdown(elem_id="queue-admin-message")
         admin_disk = gr.Markdown(elem_id="queue-admin-disk")
+        admin_budget = gr.Markdown(elem_id="queue-admin-budget")
     with gr.Accordion(label="Add a served model", open=False, visible=False,
                       elem_id="queue-section-served") as served_section:
         gr.Markdown(SERVED_HELP)
@@ -267,7 +295,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None) -> None:
                                      label="Damaged files", elem_id="queue-damaged")
     problem = gr.Markdown(elem_id="queue-problem")
     decorated = [*accordions, pick, admin_pick, admin_section, served_section, damaged_section, damaged_table, problem,
-                 admin_disk]
+                 admin_disk, admin_budget]
 
     summary = gr.State(None)
     timer = gr.Timer(REFRESH_SECONDS)

@@ -8,10 +8,13 @@ import logging
 
 import gradio as gr
 
+from leaderboard.board.columns import schema
+from leaderboard.board.estimates import estimate
+from leaderboard.board.space_copy import BoardCopy
 from leaderboard.formatting import format_number
 from leaderboard.settings import Settings
 from leaderboard.store import Store
-from leaderboard.submissions import identity
+from leaderboard.submissions import budget_notes, identity
 from leaderboard.submissions.records import MODEL_TYPES, PRECISIONS, all_requests
 from leaderboard.submissions.views import MY_COLUMNS, my_requests_frame
 
@@ -30,8 +33,10 @@ LIMITS = ("Each person may have at most {pending} pending request(s) at once and
 
 
 def submit_message(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",
-                   model_type: str = "pretrained", by: identity.Visitor = identity.SIGNED_OUT) -> str:
-    """Validate and queue a submission by the visitor `by`; the Markdown message shown under the form."""
+                   model_type: str = "pretrained", by: identity.Visitor = identity.SIGNED_OUT,
+                   copy: BoardCopy | None = None) -> str:
+    """Validate and queue a submission by the visitor `by`; the Markdown message shown under the form (a queued
+    request: with what it will probably take, from the earlier runs on `copy`, the Space's copy of the board)."""
     model_id = (model_id or "").strip() if isinstance(model_id, str) else ""
     revision = (revision or "").strip() if isinstance(revision, str) else ""
     if not by.signed_in:
@@ -53,7 +58,19 @@ def submit_message(settings: Settings, store: Store, model_id: str, revision: st
     message = outcome.message or ("Submitted." if outcome.ok else "The submission was refused.")
     if outcome.ok and outcome.position and "position" not in message.lower():
         message += f" Position {outcome.position} in the queue."
+    if outcome.ok and not outcome.duplicate and outcome.request is not None:
+        message += " " + estimate_sentence(settings, outcome.request, copy)
     return message if outcome.ok else f"**Not submitted.** {message}"
+
+
+def estimate_sentence(settings: Settings, request, copy: BoardCopy | None) -> str:
+    """What a queued request will probably take (leaderboard.board.estimates), or that there is no estimate yet."""
+    try:
+        raw = copy.frame() if copy is not None else None
+        return estimate(settings, schema(settings.benchmarks), request, raw).sentence()
+    except Exception:  # noqa: BLE001 - the request is queued; only its estimate is missing
+        log.exception("the estimate of %s failed", request.key)
+        return "No estimate yet of its time and cost."
 
 
 def my_requests(settings: Settings, store: Store, by: identity.Visitor):
@@ -61,19 +78,23 @@ def my_requests(settings: Settings, store: Store, by: identity.Visitor):
     if not by.signed_in:
         return my_requests_frame([], "")
     try:
-        return my_requests_frame(all_requests(store), by.name, limit=settings.limit)
+        requests = all_requests(store)  # a request waiting for the Jobs budget says so, and until about when
+        return my_requests_frame(requests, by.name, limit=settings.limit,
+                                 waiting=budget_notes.notes_for(settings, store, requests))
     except Exception as error:  # noqa: BLE001 - an outage of the store must not break the tab
         log.warning("the queue could not be read: %s", settings.scrub(str(error)))
         return my_requests_frame([], "")
 
 
-def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
-    """Lay out the tab inside the current Blocks context and wire its events."""
+def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | None = None) -> None:
+    """Lay out the tab inside the current Blocks context and wire its events (`copy`: the Space's copy of the board,
+    for the estimates)."""
+    copy = copy or BoardCopy(store, schema(settings.benchmarks))
 
     def on_submit(model_id: str, revision: str, precision: str, model_type: str,
                   profile: gr.OAuthProfile | None) -> str:
         by = identity.visitor(settings, profile)
-        return submit_message(settings, store, model_id, revision, precision, model_type, by=by)
+        return submit_message(settings, store, model_id, revision, precision, model_type, by=by, copy=copy)
 
     def on_show(profile: gr.OAuthProfile | None):
         by = identity.visitor(settings, profile)
