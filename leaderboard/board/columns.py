@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 from evaluator import api
 from leaderboard.board.costs import gpu_hours, hardware
+from leaderboard.formatting import as_float
 from leaderboard.submissions.vocabulary import MODEL_TYPES
 
 # kinds of column
@@ -236,13 +237,8 @@ def value_at(results: Any, path: tuple[str, ...]) -> Any:
 
 
 def _finite(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
+    number = as_float(value)
+    return None if math.isnan(number) else number
 
 
 def headline_scores(results: dict, cards: Sequence[api.Card]) -> dict[str, float]:

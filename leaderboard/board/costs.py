@@ -18,10 +18,10 @@ A results file without `run.cost` (published before costs were recorded) reads a
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from leaderboard.formatting import as_float
 from leaderboard.settings import Settings
 
 JOB_MEASURE = "Jobs API started_at to publish"
@@ -41,13 +41,9 @@ class JobSeen:
 
 
 def _number(value) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) and number >= 0 else None
+    """A finite number of 0 or more; None for anything else."""
+    number = as_float(value)
+    return number if number >= 0 else None  # NaN compares False
 
 
 def _count(value) -> int | None:
