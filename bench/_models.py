@@ -87,10 +87,15 @@ def build_llava(folder: Path, shape: str = "bench") -> Path:
 
 def load_llava(batch_size: int = 1, shape: str = "bench"):
     """Build the model into a temporary folder and load it with evaluator.models.load_model (the real adapter)."""
+    return load_folder(build_llava(Path(tempfile.mkdtemp(prefix="bench-llava-")), shape), batch_size)
+
+
+def load_folder(folder: Path, batch_size: int | str = 1, device: str | None = None):
+    """A saved model, loaded with evaluator.models.load_model (the real adapter) on `device` (None: CUDA when
+    available)."""
     from evaluator.models import load_model
 
-    folder = build_llava(Path(tempfile.mkdtemp(prefix="bench-llava-")), shape)
-    return load_model(str(folder), batch_size=batch_size)
+    return load_model(str(folder), batch_size=batch_size, device=device)
 
 
 def image(seed: int, size: tuple[int, int] = (160, 120)):

@@ -16,44 +16,64 @@ but there a GEMM of 8 rows still costs ~2.5-3x one of 1 row here, and the growin
 at every step for all 8 rows. The more tokens generated, the larger the ratio
 (CURE's chain-of-thought answers are far longer than 16 tokens): pass `--new-tokens 32` to see it.
 
-Run: `.venv/bin/python bench/generation.py [repeats] [--new-tokens N]`. Not part of the test suite.
+Run: `.venv/bin/python bench/generation.py [repeats] [--new-tokens N]`. Not part of the test suite. bench/gpu_check.py
+times the same requests (make_requests, timed_batches) on a LLaVA-1.5-7B-shaped model at batch 1, 8 and 64.
 """
 from __future__ import annotations
 
 import statistics
+import time
 
 import _models  # noqa: E402  (sets sys.path to the project root)
 
 NEW_TOKENS = 16
 
 
+def make_requests(count: int, new_tokens: int) -> list:
+    """`count` requests, each with an image of its own, cycling through _models.QUESTIONS (8 of them)."""
+    from evaluator.models import GenerationRequest
+
+    return [GenerationRequest(_models.QUESTIONS[i % len(_models.QUESTIONS)], images=[_models.image(i)],
+                              max_new_tokens=new_tokens) for i in range(count)]
+
+
+def generate_at(adapter, requests: list, batch_size: int) -> list[str]:
+    """The requests' answers, generated in batches of `batch_size`."""
+    adapter.batch_size = batch_size
+    return adapter.generate(requests)
+
+
+def timed_batches(adapter, requests: list, batch_sizes: tuple[int, ...],
+                  repeats: int) -> tuple[dict[int, float], dict[int, list[str]]]:
+    """The median seconds to generate every request at each batch size (the sizes interleaved, `repeats` times),
+    and each size's answers from its last repetition."""
+    times: dict[int, list[float]] = {size: [] for size in batch_sizes}
+    answers: dict[int, list[str]] = {}
+    for _ in range(repeats):
+        for size in batch_sizes:
+            started = time.perf_counter()
+            answers[size] = generate_at(adapter, requests, size)
+            times[size].append(time.perf_counter() - started)
+    return {size: statistics.median(seconds) for size, seconds in times.items()}, answers
+
+
 def main(repeats: int = 9, new_tokens: int = NEW_TOKENS) -> None:
     import torch
 
-    from evaluator.models import GenerationRequest
-
     adapter = _models.load_llava()
     adapter.model.generation_config.eos_token_id = None  # every request generates new_tokens tokens
-    requests = [GenerationRequest(q, images=[_models.image(i)], max_new_tokens=new_tokens)
-                for i, q in enumerate(_models.QUESTIONS)]
+    requests = make_requests(len(_models.QUESTIONS), new_tokens)
     lengths = [adapter._encode([adapter.build_prompt(r)], [r.images])["input_ids"].shape[1] for r in requests]
     print(f"model: LLaVA (Llama 8x512, CLIP 128/16), torch threads {torch.get_num_threads()}; "
           f"{len(requests)} requests with one image each, prompts of {min(lengths)}-{max(lengths)} tokens, "
           f"greedy, {new_tokens} new tokens")
 
-    def run(batch_size: int) -> list[str]:
-        adapter.batch_size = batch_size
-        return adapter.generate(requests)
-
-    batched, single = run(8), run(1)
+    batched, single = generate_at(adapter, requests, 8), generate_at(adapter, requests, 1)
     same = sum(a == b for a, b in zip(batched, single))
     print(f"identical outputs in both ways: {same}/{len(requests)}")
 
-    times: dict[int, list[float]] = {8: [], 1: []}
-    for _ in range(repeats):
-        for batch_size in times:
-            times[batch_size].append(_models.median_seconds(lambda b=batch_size: run(b), repeats=1))
-    batch_s, single_s = statistics.median(times[8]), statistics.median(times[1])
+    medians, _ = timed_batches(adapter, requests, (8, 1), repeats)
+    batch_s, single_s = medians[8], medians[1]
     print(f"batch 8: median {batch_s * 1000:.0f} ms")
     print(f"one at a time: median {single_s * 1000:.0f} ms")
     print(f"generation: batch 8 is {single_s / batch_s:.2f}x faster than one at a time")

@@ -21,7 +21,8 @@ line reads `option scoring, <Q> questions: batched is <x>x faster than one at a 
 
 Run: `.venv/bin/python bench/option_scoring.py [--repeats 9] [--questions 32] [--shape bench|7b]`. Not part of
 the test suite. On any CUDA machine, the 7B figure (a LLaVA-1.5-7B-shaped model, random weights, bfloat16, 576 image
-tokens; about 15 GB of disk for the saved folder): `python bench/option_scoring.py --shape 7b --questions 32`.
+tokens; about 15 GB of disk for the saved folder): `python bench/option_scoring.py --shape 7b --questions 32`
+(bench/gpu_check.py runs `many_questions` so, among its other checks).
 """
 from __future__ import annotations
 
@@ -78,8 +79,10 @@ def one_question(adapter, request, repeats: int) -> None:
     print(f"option scoring: shared prefix is {reference_s / shared_s:.2f}x faster than one pass per option")
 
 
-def many_questions(adapter, count: int, repeats: int) -> None:
-    """`count` questions through score_options_many, in one batch against one at a time, and the floor."""
+def many_questions(adapter, count: int, repeats: int) -> dict:
+    """`count` questions through score_options_many, in one batch against one at a time, and the floor; printed,
+    and returned as {questions, batched_s, single_s, floor_s (medians), agree (questions where both ways chose the
+    same option), worst (the largest difference between their log-likelihoods)}."""
     import statistics
 
     from evaluator.models import GenerationRequest, batched_scoring
@@ -129,6 +132,8 @@ def many_questions(adapter, count: int, repeats: int) -> None:
           f"{rows} option rows) {floor_s * 1000:.1f} ms")
     print(f"option scoring, {count} questions: batched is {single_s / batched_s:.2f}x faster than one at a time; "
           f"{batched_s / floor_s:.2f}x the floor")
+    return {"questions": count, "batched_s": batched_s, "single_s": single_s, "floor_s": floor_s, "agree": agree,
+            "worst": worst}
 
 
 def torch_sync() -> None:

@@ -199,18 +199,20 @@ class Process:
         return self.cpu_s / self.wall_s if self.wall_s else math.nan
 
 
-def evaluate(model: Path, benchmarks: tuple[str, ...], limit: int, out: Path, judge: str) -> tuple[dict, Process]:
-    """Run the evaluator as the worker does; its results.json and what the subprocess cost."""
+def evaluate(model: Path, benchmarks: tuple[str, ...], limit: int, out: Path, judge: str, device: str = "cpu",
+             timeout: float | None = None) -> tuple[dict, Process]:
+    """Run the evaluator as the worker does; its results.json and what the subprocess cost. RuntimeError (with the
+    log's tail) when it fails; subprocess.TimeoutExpired (the evaluator killed) when it runs past `timeout` s."""
     command = [sys.executable, "-m", "evaluator", "run", "--model", str(model), "--suite", "sample",
                "--benchmarks", ",".join(benchmarks), "--out", str(out), "--batch-size", "auto",
                "--limit", str(limit), "--images-dir", str(out.parent / "cache" / "images"), "--judge", judge,
-               "--device", "cpu"]
+               "--device", device]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     out.mkdir(parents=True, exist_ok=True)
     started, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(out / "worker.log", "wb") as log:
         code = subprocess.call(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL)
+                               stdin=subprocess.DEVNULL, timeout=timeout)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cost = Process(time.monotonic() - started, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
                    os.getloadavg()[0])
@@ -293,9 +295,14 @@ def table(figures: list[Figure], trials: dict[str, dict]) -> str:
                      str(sum(f.requests for f in shape_figs)), f"{mark}{total:.0f}", "",
                      f"{mark}{total + load_seconds(trial):.0f}", "",
                      str(sum(f.trial_items for f in shape_figs)), f"{trial['run']['wall_time_s']:.0f}"))
+    return aligned(header, rows, right=range(2, len(header)))
+
+
+def aligned(header: tuple[str, ...], rows: list[tuple[str, ...]], right=()) -> str:
+    """A plain-text table, a rule under its header: the columns numbered in `right` aligned right, the others left."""
     widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
-    line = lambda r: "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-    return "\n".join([line(header), line(tuple("-" * w for w in widths)), *map(line, rows)])
+    line = lambda r: "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
+    return "\n".join(text.rstrip() for text in [line(header), line(tuple("-" * w for w in widths)), *map(line, rows)])
 
 
 def load_seconds(trial: dict) -> float:

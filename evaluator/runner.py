@@ -9,6 +9,9 @@ With a responses folder (RunConfig.responses), every model response is journaled
 and a run of the same request that starts again reuses them; results["run"]["resumed"] says, per benchmark, how
 many items were reused and how many model requests were made. Each benchmark's block has its coverage: the items
 that count in its headline score against the items of the whole suite (a limit lowers it).
+
+Where the time went: run.wall_time_s (the whole run), run.load_time_s (loading the model), each benchmark's
+wall_time_s, and run.call_time_s: per benchmark, the seconds in the model's generation and option-scoring calls.
 """
 from __future__ import annotations
 
@@ -250,10 +253,12 @@ def run(config: RunConfig, out_dir: Path) -> dict:
     benchmarks = [get_benchmark(name) for name in config.benchmarks]  # unknown names fail before the model loads
     config = served_options(config, benchmarks)  # a served model asked for likelihoods fails before any request
     judge = make_run_judge(config.judge, benchmarks)  # a missing judge fails before the model loads too
+    loading = time.monotonic()
     model, cpu_reason = load_run_model(config, benchmarks)
+    load_s = time.monotonic() - loading
     out_dir.mkdir(parents=True, exist_ok=True)
     progress = Progress(out_dir, config.benchmarks)
-    blocks, skipped, prompt_hashes, item_counts, resumed = {}, {}, {}, {}, {}
+    blocks, skipped, prompt_hashes, item_counts, resumed, call_times = {}, {}, {}, {}, {}, {}
     usage = Usage()
     for benchmark in benchmarks:
         name = benchmark.CARD.name
@@ -264,6 +269,7 @@ def run(config: RunConfig, out_dir: Path) -> dict:
             continue
         blocks[name], prompts, answered = run_benchmark(benchmark, model, config, judge, progress, out_dir)
         resumed[name] = {"reused": answered.reused, "items": answered.items, "model_requests": answered.model_requests}
+        call_times[name] = {"generation": round(answered.generate_s, 2), "option_scoring": round(answered.score_s, 2)}
         prompt_hashes.update({f"{name}/{key}": prompt_hash(text) for key, text in prompts.items()})
         item_counts[name] = blocks[name]["counts"].get("items", 0)
         usage.prompt_tokens += answered.usage.prompt_tokens
@@ -292,7 +298,8 @@ def run(config: RunConfig, out_dir: Path) -> dict:
             "versions": library_versions(), "git_commit": project_commit(), "host": platform.node(),
             **judge_record(judge), "prompt_hashes": prompt_hashes, "suite": config.suite, "limit": config.limit,
             "options": dict(config.options), "sources": dict(config.sources),
-            "item_counts": item_counts, "resumed": resumed, "wall_time_s": round(time.monotonic() - started, 2),
+            "item_counts": item_counts, "resumed": resumed, "load_time_s": round(load_s, 2), "call_time_s": call_times,
+            "wall_time_s": round(time.monotonic() - started, 2),
         },
         "benchmarks": blocks,
         "skipped": skipped,

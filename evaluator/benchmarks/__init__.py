@@ -87,6 +87,7 @@ def card_problems(card: Card, name: str) -> list[str]:
             problems.append(f"option key {option.key!r} must start with '{name}.'")
     if card.mode_option and card.mode_option not in {option.key for option in card.options}:
         problems.append(f"CARD.mode_option {card.mode_option!r} is not one of its options")
+    problems.extend(full_suite_problems(card))
     if not isinstance(card.item_view, ItemView):
         problems.append("CARD.item_view must be an ItemView")
     for section in card.sections:
@@ -100,6 +101,17 @@ def card_problems(card: Card, name: str) -> list[str]:
         problems.append("a card with a grader must need a judge")
     problems.extend(details_problems(card))
     return problems
+
+
+def full_suite_problems(card: Card) -> list[str]:
+    """What is wrong with a card's full-suite size: a count that is not a positive whole number, or one that does not
+    say where it comes from."""
+    count = card.full_suite_items
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+        return [f"CARD.full_suite_items must be a positive whole number or None (not known), not {count!r}"]
+    if count is not None and not str(card.full_suite_note or "").strip():
+        return ["CARD.full_suite_note must say where CARD.full_suite_items comes from"]
+    return []
 
 
 def details_problems(card: Card) -> list[str]:

@@ -237,6 +237,11 @@ class Card:
     # the option that picks how it asks (one of `options`); its value "generation" asks by generation alone, what a
     # served model can answer (evaluator.benchmarks.modes). Empty: the benchmark only ever generates.
     mode_option: str = ""
+    # how many items its full suite has with default sources and options, counted in its plan's items (None: not
+    # known here), and where that count comes from (the official files), or why it is not known; bench/gpu_check.py
+    # projects a full run's time from it
+    full_suite_items: int | None = None
+    full_suite_note: str = ""
 
     def metric(self, key: str) -> Metric:
         for metric in self.metrics:

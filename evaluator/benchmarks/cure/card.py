@@ -124,4 +124,8 @@ CARD = Card(
         "and VCR's, under their own terms (VCR asks users to accept its terms of use before downloading); the "
         "details quote image URLs, not images."),
     mode_option="cure.mode",
+    full_suite_items=1622,
+    full_suite_note=(
+        "the official data file (Yangyi-Chen/CoTConsistency, cot_consistency_eval.jsonl, the source's default): a JSON "
+        "array of 1,622 instances, one item each"),
 )

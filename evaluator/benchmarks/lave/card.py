@@ -176,4 +176,8 @@ CARD = Card(
         "The full suite's questions come from the Docmatix zero-shot test split (HuggingFaceM4/Docmatix, MIT on its "
         "Hub page); a file added through LEADERBOARD_LAVE_VQA keeps its own terms. The sample suite is this "
         "project's own."),
+    full_suite_items=200,
+    full_suite_note=(
+        "the Docmatix zero-shot test split (HuggingFaceM4/Docmatix, config zero-shot-exp: 200 rows in its dataset "
+        "card's split sizes), one item each; a VQA v2-style file added through LEADERBOARD_LAVE_VQA adds its own"),
 )

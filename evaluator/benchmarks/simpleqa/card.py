@@ -169,4 +169,7 @@ CARD = Card(
     ),
     licence=(
         "SimpleQA's questions and answers are published by OpenAI under the MIT licence (openai/simple-evals)."),
+    full_suite_items=4326,
+    full_suite_note=(
+        "the official file (OpenAI's simple_qa_test_set.csv, the source's default): 4,326 questions, one item each"),
 )

@@ -1,0 +1,117 @@
+"""bench/gpu_check.py's jobs, each run in a process of its own (so that a part's time limit, a crash or an
+out-of-memory error ends that part alone): `python bench/_gpu_workers.py <job> --folder <model folder> ...` prints
+its figures as JSON on its last line, after the RESULT marker.
+
+- build: build and save a LLaVA of --shape (bench/_models.py) into --folder; its parameters, bytes and the machine;
+- scoring: bench/option_scoring.py's many_questions on the saved model;
+- generation: bench/generation.py's requests at each of --batches, each batch size warmed once first;
+- answer: a judged benchmark's sample suite answered as the executor answers it (plan + the model's calls), with
+  the full suite's default options, and never graded: no judge is needed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import _models  # noqa: F401  (sets sys.path to the project root)
+import sample_suites
+
+RESULT = "GPU_CHECK_RESULT "  # a job's last line: this marker, then its figures as JSON
+ANSWER_RUNS = ("simpleqa", "lave")  # judged benchmarks: their answering alone, in the answer job
+
+
+def work_build(args) -> dict:
+    """Build and save the model; its size, and the machine it will run on."""
+    folder = _models.build_llava(Path(args.folder), args.shape)
+    return {"params": sample_suites.parameter_count(folder),
+            "bytes": sum(path.stat().st_size for path in folder.glob("*.safetensors")), "machine": machine(args)}
+
+
+def machine(args) -> str:
+    """The GPU (name, memory, torch and its CUDA), or the CPU as bench/sample_suites.py describes it."""
+    import torch
+
+    if args.device != "cuda":
+        return sample_suites.machine()
+    props = torch.cuda.get_device_properties(0)
+    return f"{props.name} ({props.total_memory / 2**30:.0f} GiB), torch {torch.__version__}, CUDA {torch.version.cuda}"
+
+
+def work_scoring(args) -> dict:
+    """Many questions batched against one at a time, the floor and the choices' agreement (option_scoring.py)."""
+    import option_scoring
+
+    return option_scoring.many_questions(_models.load_folder(Path(args.folder), device=args.device), args.questions,
+                                         args.repeats)
+
+
+def work_generation(args) -> dict:
+    """The same requests at each batch size (generation.py), end-of-sequence off; the seconds and how many answers
+    the largest batch and the smallest share."""
+    import generation
+
+    adapter = _models.load_folder(Path(args.folder), device=args.device)
+    adapter.model.generation_config.eos_token_id = None  # every request generates all its new tokens
+    requests = generation.make_requests(args.requests, args.new_tokens)
+    sizes = tuple(int(b) for b in args.batches.split(","))
+    for size in sizes:  # warm: one batch of each size
+        generation.generate_at(adapter, requests[:size], size)
+    seconds, answers = generation.timed_batches(adapter, requests, sizes, repeats=1)
+    return {"requests": len(requests), "new_tokens": args.new_tokens, "seconds": seconds,
+            "identical": sum(a == b for a, b in zip(answers[max(sizes)], answers[min(sizes)]))}
+
+
+def work_answer(args) -> dict:
+    """A judged benchmark's sample suite answered (plan + the model's calls, as the executor makes them), not graded."""
+    from evaluator.benchmarks import get_benchmark
+    from evaluator.benchmarks.spec import PlanContext
+    from evaluator.executor import execute
+
+    started = time.perf_counter()
+    adapter = _models.load_folder(Path(args.folder), batch_size="auto", device=args.device)
+    loaded = time.perf_counter()
+    plan = get_benchmark(args.benchmark).plan(PlanContext(
+        suite="sample", limit=args.limit, images_dir=Path(args.folder).parent / "cache" / "images",
+        options=full_suite_options(args.benchmark)))
+    answered = execute(adapter, plan, adapter.batch_size)
+    done = time.perf_counter()
+    return {"items": len(plan.items), "load_s": loaded - started, "total": done - started, "answer_s": done - loaded,
+            "generation_s": answered.generate_s, "option_scoring_s": answered.score_s}
+
+
+def full_suite_options(benchmark: str) -> dict[str, str]:
+    """Options that make a sample run ask what a full run asks by default: SimpleQA's calibration runs on the sample
+    suite but by default not on the full one (simpleqa/options.py, calibration_defaults)."""
+    if benchmark != "simpleqa":
+        return {}
+    from evaluator.benchmarks.simpleqa.options import read_settings
+
+    full = read_settings("full", {})
+    return {"simpleqa.confidence": "on" if full.confidence else "off",
+            "simpleqa.frequency": "on" if full.frequency else "off"}
+
+
+JOBS = {"build": work_build, "scoring": work_scoring, "generation": work_generation, "answer": work_answer}
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("job", choices=tuple(JOBS))
+    parser.add_argument("--folder", required=True, help="the model's folder (build: where it is saved)")
+    parser.add_argument("--shape", choices=tuple(_models.SHAPES), default="7b")
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--questions", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--requests", type=int, default=64)
+    parser.add_argument("--new-tokens", type=int, default=32)
+    parser.add_argument("--batches", default="1,8,64")
+    parser.add_argument("--benchmark", choices=ANSWER_RUNS, default="simpleqa")
+    parser.add_argument("--limit", type=int, default=0)
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    args = parse()
+    print(RESULT + json.dumps(JOBS[args.job](args)), flush=True)

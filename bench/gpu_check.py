@@ -1,0 +1,472 @@
+"""The one command for a GPU loan: the model tests on CUDA, option scoring and generation on a LLaVA-1.5-7B-shaped
+model, the sample suites through the CLI, and a projection of each benchmark's full suite; one summary at the end.
+
+Parts (each in a subprocess with its own time limit, all within --budget-s, 470 s by default so that the whole command
+ends within 8 minutes, the model's building included; a part that fails or runs out of time is reported with its
+one-line reason and the rest still run):
+  build  a LLaVA of --shape (bench/_models.py: "7b" is LLaVA-1.5-7B's shape, random weights in bfloat16, about 14 GB
+         on disk) saved to a work folder, which every later part loads;
+  1. tests/test_families.py and tests/test_models.py (pytest, started while the model is built): on CUDA with
+     --device cuda, on the CPU with --device cpu; passed, failed, skipped and each failure's line;
+  2. option scoring: bench/option_scoring.py's many-questions figure, 32 questions batched against one at a time and
+     the bare model's floor, and in how many both ways choose the same option (bfloat16 on a GPU); against the 7B
+     shape's targets on one H100: under 0.6 s for 32 questions, within 1.2x the floor, the same choice in >= 99 %;
+  3. generation: bench/generation.py's requests, 64 x 32 new tokens (end-of-sequence off), at batch 1, 8 and 64;
+  4. sample suites: CURE and ReForm-Eval through the CLI (`python -m evaluator run --model <folder> --suite sample`),
+     timed by phase from their results.json: loading (run.load_time_s), the model's generation and option-scoring
+     calls (run.call_time_s) and everything else. SimpleQA and LAVE need a judge: only their answering is timed
+     (plan + the model's calls, in a worker, with the full suite's default options), never their grading;
+  5. projection: each benchmark's time per item in part 4 (loading aside) x its full suite's items
+     (Card.full_suite_items), or per 1,000 items where the card does not know the count; no judge time.
+
+On a GPU machine of this project (one H100 80 GB, Python 3.12, torch 2.11 with CUDA 13, no network) the image lacks
+our pinned packages; they travel as cp312 wheels in .whl/, a folder git ignores (a run carries at most 64 MiB):
+  1. here, once: echo /.whl/ >> .git/info/exclude, then
+       python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \\
+         --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \\
+         transformers==5.23.0 huggingface_hub==2.4.0 httpx2==2.16.2 httpcore2==2.16.2 truststore==0.10.5 \\
+         click==8.5.1 plotly==7.1.0 rapidfuzz==3.14.6 num2words==0.5.14
+     pycocoevalcap's wheel (~100 MB, mostly Java) does not fit, so ReForm-Eval's caption scoring cannot run there
+     and its run is reported failed, unless its two pure-Python scorers (all our code imports of it, ~80 KB) travel:
+       mkdir -p .whl/coco/pycocoevalcap && cp -r .venv/lib/python3.11/site-packages/pycocoevalcap/{bleu,cider} \\
+         .whl/coco/pycocoevalcap/
+  2. there (carry .whl), in one command: install the wheels into a folder of their own, put it on the path, run:
+       rm -rf /tmp/site; python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \\
+         --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD/.whl/coco HF_HUB_OFFLINE=1 \\
+         PYTHONUNBUFFERED=1 && python3 bench/gpu_check.py
+Here, without a GPU: `.venv/bin/python bench/gpu_check.py --shape bench --device cpu`, which asks less by default
+(1 timed repetition in part 2; 16 requests at batch 1, 4 and 16; 4 items per benchmark, per dimension for ReForm-Eval)
+and ends within 5 minutes on 2 cores.
+The exit code is 0 when every part asked for ran, 1 when one failed or ran out of time.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import _models  # noqa: F401  (sets sys.path to the project root)
+import sample_suites
+from _gpu_workers import ANSWER_RUNS, RESULT
+from sample_suites import aligned, say
+
+ROOT = _models.ROOT
+TESTS = ("tests/test_families.py", "tests/test_models.py")
+PARTS = ("tests", "scoring", "generation", "suites")
+CLI_RUNS = ("cure", "reform")  # through `python -m evaluator run`
+# each part's own limit in seconds (the budget left cuts it shorter)
+LIMITS = {"build": 150, "tests": 240, "scoring": 120, "generation": 180, "cure": 120, "reform": 150, "simpleqa": 90,
+          "lave": 90}
+MIN_S = 10  # a part with less time left than this is not started
+# what each device runs unless told otherwise: the CPU's is smaller, to end within 5 minutes on 2 cores
+DEFAULTS = {"cuda": {"questions": 32, "repeats": 3, "requests": 64, "batches": "1,8,64", "limit": 0},
+            "cpu": {"questions": 32, "repeats": 1, "requests": 16, "batches": "1,4,16", "limit": 4}}
+TARGETS = {"batched_s": 0.6, "over_floor": 1.2, "agreement": 0.99}  # part 2's, for the 7B shape on one H100
+OK, FAILED, TIMED_OUT, SKIPPED, NOT_ASKED = "ok", "failed", "timed out", "skipped", "not asked"
+
+
+@dataclass
+class Part:
+    """One row of the summary: a part's status, its seconds and its result (or its one-line reason)."""
+
+    key: str
+    title: str
+    status: str = NOT_ASKED
+    seconds: float = math.nan
+    result: str = ""
+    data: dict = field(default_factory=dict)
+
+    def fail(self, status: str, reason: str) -> None:
+        self.status, self.result = status, reason
+
+
+@dataclass
+class Clock:
+    """The check's deadline: each part gets its own limit or what is left, whichever is less."""
+
+    deadline: float
+
+    def limit(self, key: str) -> float:
+        return min(LIMITS[key], self.deadline - time.monotonic())
+
+
+# ---- running things ---------------------------------------------------------------------------------------------
+
+def last_line(text: str) -> str:
+    """The one-line reason in a failed command's output: its last `error:`/`ERROR`/exception line, else its last."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    marked = [line for line in lines if line.startswith(("error:", "ERROR", "E  ")) or "Error:" in line]
+    return (marked or lines or ["no output"])[-1][:300]
+
+
+def run_command(command: list[str], timeout: float, log: Path, env: dict | None = None) -> tuple[int | None, str]:
+    """Run `command` in the project root, its output into `log`: (exit code, None when killed at `timeout`; output)."""
+    with open(log, "wb") as out:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL)
+        code = wait(process, timeout)
+    return code, log.read_text(errors="replace")
+
+
+def wait(process: subprocess.Popen, timeout: float) -> int | None:
+    """The process's exit code, or None after killing it at `timeout` seconds."""
+    try:
+        return process.wait(timeout=max(timeout, 0))
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return None
+
+
+def child_env(device: str) -> dict:
+    """The environment of every subprocess: offline, and no GPU visible on a CPU run."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    if device == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    return env
+
+
+def timed(part: Part, clock: Clock, key: str, run) -> None:
+    """Run `run(limit)` for `part` if time is left (else mark it skipped), recording its seconds and any error."""
+    limit = clock.limit(key)
+    if limit < MIN_S:
+        part.fail(SKIPPED, f"out of time: less than {MIN_S} s of the budget left")
+        return
+    started = time.monotonic()
+    try:
+        run(limit)
+    except TimeoutError as exc:
+        part.fail(TIMED_OUT, str(exc))
+    except Exception as exc:  # noqa: BLE001  (a part's failure is reported, the rest still run)
+        part.fail(FAILED, f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
+    part.seconds = time.monotonic() - started
+
+
+def worker(args, name: str, limit: float, work: Path, *extra: str) -> dict:
+    """Run the job `name` of bench/_gpu_workers.py in a subprocess: its figures; TimeoutError, or RuntimeError with
+    the output's one line."""
+    command = [sys.executable, str(Path(__file__).resolve().parent / "_gpu_workers.py"), name, "--folder",
+               str(work / "model"), "--device", args.device, "--shape", args.shape, *map(str, extra)]
+    code, output = run_command(command, limit, work / f"{name}.log", child_env(args.device))
+    if code is None:
+        raise TimeoutError(f"ran past its {limit:.0f} s limit")
+    found = [line[len(RESULT):] for line in output.splitlines() if line.startswith(RESULT)]
+    if code != 0 or not found:
+        raise RuntimeError(last_line(output))
+    return json.loads(found[-1])
+
+
+# ---- the parts ---------------------------------------------------------------------------------------------------
+
+def start_tests(args, work: Path) -> tuple[subprocess.Popen, float]:
+    """Part 1 started in the background (pytest, its report as JUnit XML): the process and when it started."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={work / 'tests.xml'}",
+               *args.tests.split(",")]
+    with open(work / "tests.log", "wb") as log:
+        return subprocess.Popen(command, cwd=ROOT, env=child_env(args.device), stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL), time.monotonic()
+
+
+def finish_tests(part: Part, started: tuple[subprocess.Popen, float], clock: Clock, work: Path) -> None:
+    """Part 1's outcome: its counts and failures from the JUnit XML (the output's last line when there is none)."""
+    process, since = started
+    code = wait(process, min(since + LIMITS["tests"], clock.deadline) - time.monotonic())
+    part.seconds = time.monotonic() - since
+    output = (work / "tests.log").read_text(errors="replace")
+    if code is None:
+        part.fail(TIMED_OUT, f"ran past its limit ({LIMITS['tests']} s or the budget)")
+        return
+    report = work / "tests.xml"
+    if not report.is_file() or code not in (0, 1):
+        part.fail(FAILED, f"pytest exited {code}: {last_line(output)}")
+        return
+    counts, failures = junit_counts(report)
+    part.data = {**counts, "failures": failures}
+    part.status = OK if code == 0 else FAILED
+    part.result = ", ".join(f"{n} {what}" for what, n in counts.items()) + (
+        f"; first failure: {failures[0]}" if failures else "")
+
+
+def junit_counts(report: Path) -> tuple[dict[str, int], list[str]]:
+    """({passed, failed, errors, skipped}, each failure's one line) from pytest's JUnit XML."""
+    failures, counts = [], {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    for case in ElementTree.parse(report).getroot().iter("testcase"):
+        outcome = next((child for child in case if child.tag in ("failure", "error", "skipped")), None)
+        kind = {"failure": "failed", "error": "errors", "skipped": "skipped"}.get(getattr(outcome, "tag", ""),
+                                                                                   "passed")
+        counts[kind] += 1
+        if kind in ("failed", "errors"):
+            message = (outcome.get("message") or outcome.text or "").strip().splitlines() or ["(no message)"]
+            failures.append(f"{case.get('classname', '')}::{case.get('name', '')}: {message[0][:200]}")
+    return counts, failures
+
+
+def build(part: Part, args, clock: Clock, work: Path) -> None:
+    """The model every later part loads, built and saved by a worker."""
+    def run(limit: float) -> None:
+        part.data = worker(args, "build", limit, work)
+        part.status = OK
+        part.result = (f"LLaVA, {args.shape} shape: {part.data['params'] / 1e9:.2f} B parameters, "
+                       f"{part.data['bytes'] / 1e9:.1f} GB saved; {part.data['machine']}")
+    timed(part, clock, "build", run)
+
+
+def scoring(part: Part, args, clock: Clock, work: Path) -> None:
+    """Part 2: many questions batched against one at a time, the floor, and the choices' agreement."""
+    def run(limit: float) -> None:
+        figures = worker(args, "scoring", limit, work, "--questions", args.questions, "--repeats", args.repeats)
+        part.data, part.status = figures, OK
+        q, b, s, f = figures["questions"], figures["batched_s"], figures["single_s"], figures["floor_s"]
+        part.result = (f"{q} questions x 6 options: batched {b * 1000:.0f} ms, one at a time {s * 1000:.0f} ms "
+                       f"({s / b:.1f}x), floor {f * 1000:.0f} ms ({b / f:.2f}x the floor); the same choice in "
+                       f"{figures['agree']} of {q} ({100 * figures['agree'] / q:.0f} %)")
+    timed(part, clock, "scoring", run)
+
+
+def generation(part: Part, args, clock: Clock, work: Path) -> None:
+    """Part 3: the same requests at each batch size."""
+    def run(limit: float) -> None:
+        figures = worker(args, "generation", limit, work, "--requests", args.requests, "--new-tokens",
+                         args.new_tokens, "--batches", args.batches)
+        part.data, part.status = figures, OK
+        seconds = {int(b): s for b, s in figures["seconds"].items()}
+        low, high = min(seconds), max(seconds)
+        part.result = (f"{figures['requests']} requests x {figures['new_tokens']} new tokens: "
+                       + ", ".join(f"batch {b} {s:.1f} s" for b, s in seconds.items())
+                       + f" (batch {high} is {seconds[low] / seconds[high]:.1f}x batch {low}); identical outputs "
+                       f"{figures['identical']} of {figures['requests']}")
+    timed(part, clock, "generation", run)
+
+
+def suites(part: Part, args, clock: Clock, work: Path) -> None:
+    """Part 4: each sample suite timed by phase (a CLI run, or a judged benchmark's answering in a worker)."""
+    runs = {}
+    for name in CLI_RUNS + ANSWER_RUNS:
+        run = Part(name, name)
+        timed(run, clock, name, lambda limit, n=name, r=run: suite_run(r, n, args, limit, work))
+        runs[name] = run
+        say(f"  {name}: {run.status}" + (f", {run.seconds:.0f} s" if not math.isnan(run.seconds) else "")
+            + (f": {run.result}" if run.status != OK else ""))
+    part.data = runs
+    failed = [run for run in runs.values() if run.status != OK]
+    part.status = OK if not failed else FAILED
+    part.seconds = sum(run.seconds for run in runs.values() if not math.isnan(run.seconds))
+    part.result = "; ".join(
+        f"{run.key} {run.data['items']} items in {run.data['total']:.1f} s" if run.status == OK
+        else f"{run.key} {run.status}: {run.result}" for run in runs.values())
+
+
+def suite_run(run: Part, name: str, args, limit: float, work: Path) -> None:
+    """One benchmark's sample suite: its phases in seconds and its item count in run.data."""
+    if name in ANSWER_RUNS:
+        figures = worker(args, "answer", limit, work, "--benchmark", name, "--limit", args.limit)
+        run.data = {"how": "answering only", **figures}
+    else:
+        run.data = {"how": "CLI run", **cli_phases(name, args, limit, work)}
+    run.status = OK
+
+
+def cli_phases(name: str, args, limit: float, work: Path) -> dict:
+    """A CLI run of one benchmark's sample suite, and its phases from results.json."""
+    out = work / f"run-{name}"
+    try:
+        results, _ = sample_suites.evaluate(work / "model", (name,), args.limit, out, "", args.device, limit)
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(f"ran past its {limit:.0f} s limit") from None
+    except RuntimeError:
+        raise RuntimeError(last_line((out / "worker.log").read_text(errors="replace"))) from None
+    run, calls = results["run"], results["run"]["call_time_s"][name]
+    return {"items": run["item_counts"][name], "total": run["wall_time_s"], "load_s": run["load_time_s"],
+            "generation_s": calls["generation"], "option_scoring_s": calls["option_scoring"],
+            "answer_s": results["benchmarks"][name]["wall_time_s"]}
+
+
+# ---- the report --------------------------------------------------------------------------------------------------
+
+def phase_rows(runs: dict[str, Part]) -> list[tuple[str, ...]]:
+    """Part 4's table: per benchmark, each phase's seconds, per item and share."""
+    rows = []
+    for run in runs.values():
+        if run.status != OK:
+            rows.append((run.key, run.status, *[""] * 7))  # its reason is in the summary
+            continue
+        d = run.data
+        other = d["total"] - d["load_s"] - d["generation_s"] - d["option_scoring_s"]
+        cells = [phase(seconds, d["items"], d["total"]) for seconds in
+                 (d["load_s"], d["generation_s"], d["option_scoring_s"], other)]
+        rows.append((run.key, d["how"], str(d["items"]), f"{d['total']:.1f}", *cells,
+                     f"{d['answer_s'] / d['items']:.3f}"))
+    return rows
+
+
+def phase(seconds: float, items: int, total: float) -> str:
+    return f"{seconds:.1f} s, {1000 * seconds / items:.0f} ms/item, {100 * seconds / total:.0f} %"
+
+
+def projection_rows(runs: dict[str, Part] | None) -> list[tuple[str, ...]]:
+    """Part 5's table: per registered benchmark, its full suite's items and the projected time."""
+    from evaluator.benchmarks import cards
+
+    rows = []
+    for card in cards():
+        run = (runs or {}).get(card.name)
+        count = f"{card.full_suite_items:,}" if card.full_suite_items else "not known"
+        if run is None or run.status != OK:
+            why = "part 4 did not run" if run is None else f"{run.status}"
+            rows.append((card.name, count, "", f"not measured ({why})"))
+            continue
+        per_item = run.data["answer_s"] / run.data["items"]
+        if card.full_suite_items:
+            projected = f"{duration(per_item * card.full_suite_items)} + loading {run.data['load_s']:.0f} s"
+        else:
+            projected = f"{duration(per_item * 1000)} per 1,000 items"
+        if card.name in ANSWER_RUNS:
+            projected += " (answering only; judge not included)"
+        rows.append((card.name, count, f"{per_item:.3f}", projected))
+    return rows
+
+
+def duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else (f"{seconds / 60:.1f} min" if seconds < 7200
+                                                     else f"{seconds / 3600:.1f} h")
+
+
+def targets(figures: dict, shape: str, device: str) -> str:
+    """Part 2 against its targets (set for the 7B shape on one H100)."""
+    agreement = figures["agree"] / figures["questions"]
+    over = figures["batched_s"] / figures["floor_s"]
+    checks = [(f"batched under {TARGETS['batched_s']} s", f"{figures['batched_s']:.2f} s",
+               figures["batched_s"] < TARGETS["batched_s"]),
+              (f"within {TARGETS['over_floor']}x the floor", f"{over:.2f}x", over <= TARGETS["over_floor"]),
+              (f"the same choice in >= {TARGETS['agreement']:.0%}", f"{agreement:.0%}",
+               agreement >= TARGETS["agreement"])]
+    note = "" if (shape, device) == ("7b", "cuda") else " (set for the 7b shape on one H100: for reference only)"
+    return "part 2 targets" + note + ": " + "; ".join(f"{what}: {value}, {'met' if ok else 'missed'}"
+                                                       for what, value, ok in checks)
+
+
+def report(parts: dict[str, Part], args) -> str:
+    """The summary, part 4's phases and part 5's projection, as printed at the end."""
+    summary = aligned(("part", "status", "time (s)", "result"),
+                      [(p.title, p.status, "" if math.isnan(p.seconds) else f"{p.seconds:.1f}", p.result)
+                       for p in parts.values()], right=(2,))
+    lines = [f"summary (--shape {args.shape} --device {args.device})", summary]
+    failures = parts["tests"].data.get("failures", [])
+    lines += [f"part 1 failure: {line}" for line in failures[:10]]
+    if parts["scoring"].status == OK:
+        lines.append(targets(parts["scoring"].data, args.shape, args.device))
+    runs = parts["suites"].data or None
+    if runs:
+        lines += ["", "sample suites by phase (seconds, per item, share of the run)", aligned(
+            ("benchmark", "how", "items", "total (s)", "loading", "generation calls", "option-scoring calls",
+             "everything else", "s/item"), phase_rows(runs), right=range(2, 9)),
+            "CLI run: run.wall_time_s of `python -m evaluator run`, loading = run.load_time_s, the calls = "
+            "run.call_time_s; answering only: loading, plan and the model's calls in a worker, no grading; s/item: "
+            "the benchmark's time without loading, per item."]
+    lines += ["", "projection (a full suite on this machine: s/item above x the full suite's items, plus loading "
+              "once)", aligned(("benchmark", "full suite items", "s/item", "projected"), projection_rows(runs),
+                               right=(1, 2)),
+              "SimpleQA's and LAVE's judge time is not included. Random weights never stop early: every answer runs "
+              "to its max_new_tokens, so generation is at its budget's upper bound. Where each count comes from "
+              "(Card.full_suite_note):"]
+    from evaluator.benchmarks import cards
+
+    lines += [f"  {card.name}: {card.full_suite_note}" for card in cards()]
+    return "\n".join(lines)
+
+
+# ---- the command -------------------------------------------------------------------------------------------------
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shape", choices=tuple(_models.SHAPES), default="7b")
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)} "
+                        "(the projection follows the suites)")
+    parser.add_argument("--tests", default=",".join(TESTS), help="part 1's pytest targets, comma-separated")
+    parser.add_argument("--questions", type=int, help="part 2's questions")
+    parser.add_argument("--repeats", type=int, help="part 2's timed repetitions (medians)")
+    parser.add_argument("--requests", type=int, help="part 3's requests")
+    parser.add_argument("--new-tokens", type=int, default=32, help="part 3's new tokens per request")
+    parser.add_argument("--batches", help="part 3's batch sizes, comma-separated")
+    parser.add_argument("--limit", type=int, help="part 4's items per benchmark (per dimension for ReForm-Eval; 0: "
+                        "the whole sample suite)")
+    parser.add_argument("--budget-s", type=float, default=470.0, help="the whole check's time, every part in it")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (model, runs, logs)")
+    args = parser.parse_args(argv)
+    for name, value in DEFAULTS[args.device].items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    return args
+
+
+def device_problem(device: str) -> str | None:
+    """Why --device cannot be used here (evaluator.models.devices' own line), or None."""
+    from evaluator.models.base import DeviceUnavailable
+    from evaluator.models.devices import resolve_device
+
+    try:
+        resolve_device(device)
+    except DeviceUnavailable as exc:
+        return f"{exc} (without a GPU: --shape bench --device cpu)"
+    return None
+
+
+def check(args, work: Path) -> dict[str, Part]:
+    """Every part asked for, in order, each within its limit and the budget."""
+    clock = Clock(time.monotonic() + args.budget_s)
+    asked = set(args.parts.split(","))
+    parts = {key: Part(key, title) for key, title in (
+        ("build", "build the model"), ("tests", "1 tests"), ("scoring", "2 option scoring"),
+        ("generation", "3 generation"), ("suites", "4 sample suites"), ("projection", "5 projection"))}
+    tests = start_tests(args, work) if "tests" in asked else None
+    say(f"work folder {work}; building the {args.shape}-shaped model" + (", part 1 running" if tests else ""))
+    build(parts["build"], args, clock, work)
+    say(f"build: {parts['build'].status}: {parts['build'].result}")
+    if tests:
+        finish_tests(parts["tests"], tests, clock, work)
+        say(f"part 1: {parts['tests'].status}: {parts['tests'].result}")
+    for key, step in (("scoring", scoring), ("generation", generation), ("suites", suites)):
+        if key not in asked:
+            continue
+        if parts["build"].status != OK:
+            parts[key].fail(SKIPPED, "the model was not built")
+            continue
+        step(parts[key], args, clock, work)
+        say(f"part {parts[key].title}: {parts[key].status}: {parts[key].result}")
+    if "suites" in asked:
+        parts["projection"].status = OK
+        parts["projection"].result = "the projection table below"
+    return parts
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    problem = device_problem(args.device)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix="gpu-check-"))
+    try:
+        parts = check(args, work)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    print()
+    print(report(parts, args))
+    print(f"\nbench/gpu_check.py ran for {time.monotonic() - started:.0f} s.")
+    return 0 if all(p.status in (OK, NOT_ASKED) for p in parts.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

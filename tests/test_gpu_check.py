@@ -1,0 +1,79 @@
+"""bench/gpu_check.py, the one command for a GPU loan, runs here too: on the CPU with the bench-shaped model and every
+part shrunk (one test, 4 questions, 4 requests of 4 tokens, one item per benchmark and dimension), it reports every
+part and prints the summary and the projection; a part made to fail (part 1 pointed at a missing test file) is
+reported while the others still run. Every card says how large its full suite is, or that it is not known."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+
+from evaluator.benchmarks import REGISTRY, card_problems, cards
+from tests.conftest import PROJECT
+
+SHRUNK = ("--shape", "bench", "--device", "cpu", "--tests", "tests/test_families.py::test_batch_size_setting",
+          "--questions", "4", "--repeats", "1", "--requests", "4", "--new-tokens", "4", "--batches", "1,4",
+          "--limit", "1")
+ROWS = ("build the model", "1 tests", "2 option scoring", "3 generation", "4 sample suites", "5 projection")
+
+
+def run_check(*extra: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    return subprocess.run([sys.executable, "bench/gpu_check.py", *SHRUNK, *extra], cwd=PROJECT, capture_output=True,
+                          text=True, timeout=240, env=env)
+
+
+def summary_rows(stdout: str) -> dict[str, str]:
+    """The summary table's rows by their part's title."""
+    table = stdout.split("\nsummary (", 1)[1].split("\n\n", 1)[0]
+    return {title: line for line in table.splitlines() for title in ROWS if line.startswith(title)}
+
+
+def projection_rows(stdout: str) -> dict[str, str]:
+    table = stdout.split("\nprojection (", 1)[1]
+    return {name: line for line in table.splitlines() for name in REGISTRY if line.startswith(f"{name} ")}
+
+
+@pytest.mark.slow
+def test_every_part_runs_on_the_cpu_and_the_summary_and_projection_are_printed():
+    done = run_check()
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    rows = summary_rows(done.stdout)
+    assert set(rows) == set(ROWS), rows
+    assert all("  ok  " in line for line in rows.values()), rows
+    assert "1 passed, 0 failed, 0 errors, 0 skipped" in rows["1 tests"]
+    assert "4 questions x 6 options" in rows["2 option scoring"] and "the same choice in" in rows["2 option scoring"]
+    assert "batch 1 " in rows["3 generation"] and "batch 4 " in rows["3 generation"]
+    assert all(f"{name} " in rows["4 sample suites"] for name in REGISTRY)
+    assert "part 2 targets" in done.stdout and "sample suites by phase" in done.stdout
+    projection = projection_rows(done.stdout)
+    assert set(projection) == set(REGISTRY)
+    assert "per 1,000 items" in projection["reform"] and "not known" in projection["reform"]
+    assert "1,622" in projection["cure"] and "not measured" not in done.stdout.split("\nprojection (", 1)[1]
+    assert "judge not included" in projection["simpleqa"] and "judge not included" in projection["lave"]
+    assert "judge time is not included" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_failing_part_is_reported_and_the_others_still_run():
+    done = run_check("--tests", "tests/no_such_test_file.py", "--parts", "tests,generation")
+    assert done.returncode == 1, done.stdout[-4000:] + done.stderr[-4000:]
+    rows = summary_rows(done.stdout)
+    assert "failed" in rows["1 tests"] and "no_such_test_file.py" in rows["1 tests"], rows["1 tests"]
+    assert "  ok  " in rows["3 generation"] and "batch 4 " in rows["3 generation"]
+    assert "not asked" in rows["2 option scoring"] and "not asked" in rows["4 sample suites"]
+    assert all("not measured" in line for line in projection_rows(done.stdout).values())
+
+
+def test_every_card_says_how_large_its_full_suite_is():
+    for card in cards():
+        assert card.full_suite_note.strip(), card.name
+        assert card.full_suite_items is None or card.full_suite_items > 0
+    cure = next(card for card in cards() if card.name == "cure")
+    assert cure.full_suite_items == 1622
+    assert "positive whole number" in " ".join(card_problems(replace(cure, full_suite_items=0), "cure"))
+    assert "where CARD.full_suite_items comes from" in " ".join(
+        card_problems(replace(cure, full_suite_note=""), "cure"))
