@@ -107,6 +107,22 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 @contextmanager
+def jobs_running_here(job_cwd) -> Iterator["HubServer"]:
+    """The loopback Hub with the client online, whose Jobs run as subprocesses in `job_cwd` with this project
+    importable and the Hub reachable (what the Jobs tests and the cost tests share)."""
+    import os
+    import sys
+    from pathlib import Path
+
+    project = str(Path(__file__).resolve().parent.parent)
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_TOKEN")}
+    env.update(HF_HUB_OFFLINE="0", PYTHONPATH=project, OMP_NUM_THREADS="1",
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
+    with HubServer(job_cwd=job_cwd, job_env=env, kill_grace=2.0) as server, hub_client_online():
+        yield server
+
+
+@contextmanager
 def hub_client_online() -> Iterator[None]:
     """Let huggingface_hub make requests in this process despite HF_HUB_OFFLINE=1: every request of its HTTP
     client checks `constants.HF_HUB_OFFLINE` (hf_hub_download, repo_info, create_commit, run_job... alike). Xet is

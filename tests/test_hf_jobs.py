@@ -4,8 +4,6 @@ the real huggingface_hub client starts, watches, reads and cancels the Jobs; eac
 over HTTP, as a Job on the Hub would."""
 from __future__ import annotations
 
-import os
-import sys
 import time
 import uuid
 from datetime import timedelta
@@ -21,9 +19,7 @@ from leaderboard.store.hub import HubStore
 from leaderboard.submissions import records as q
 from leaderboard.submissions.identity import Visitor
 from leaderboard.ui.queue_tab import request_action
-from tests.hub_server import HubServer, hub_client_online
 
-PROJECT = Path(__file__).resolve().parents[1]
 USER, ORG = "ada", "test-org"
 TERMINAL = ("COMPLETED", "CANCELED", "ERROR", "DELETED")
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -32,11 +28,9 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
     """The loopback Hub; its Jobs run in a scratch folder with this project importable and the Hub reachable."""
-    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_TOKEN")}
-    env.update(HF_HUB_OFFLINE="0", PYTHONPATH=str(PROJECT), OMP_NUM_THREADS="1",
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
-    with HubServer(job_cwd=tmp_path_factory.mktemp("jobs"), job_env=env, kill_grace=2.0) as server, \
-            hub_client_online():
+    from tests.hub_server import jobs_running_here
+
+    with jobs_running_here(tmp_path_factory.mktemp("jobs")) as server:
         yield server
 
 

@@ -4,8 +4,6 @@ never 0), and a request gets an estimate before it runs, in the Submit tab's ans
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
@@ -33,7 +31,6 @@ from leaderboard.submissions.views import queue_frame
 from tests.published_runs import finished_output, publish_finished
 from tests.results_files import board_result, write_result
 
-PROJECT = Path(__file__).resolve().parents[1]
 USER, ORG = "ada", "test-org"
 BENCHMARK = Settings().benchmarks[0]  # the default benchmark, as every run below ran it
 
@@ -139,13 +136,9 @@ def test_a_job_cost_is_now_minus_the_apis_started_at_and_a_failed_lookup_fails_n
 @pytest.fixture(scope="module")
 def jobs_hub(tmp_path_factory):
     """The loopback Hub, whose Jobs run here with this project importable and the Hub reachable."""
-    from tests.hub_server import HubServer, hub_client_online
+    from tests.hub_server import jobs_running_here
 
-    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_TOKEN")}
-    env.update(HF_HUB_OFFLINE="0", PYTHONPATH=str(PROJECT), OMP_NUM_THREADS="1",
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
-    with HubServer(job_cwd=tmp_path_factory.mktemp("jobs"), job_env=env, kill_grace=2.0) as server, \
-            hub_client_online():
+    with jobs_running_here(tmp_path_factory.mktemp("jobs")) as server:
         yield server
 
 
