@@ -147,6 +147,7 @@ def test_max_new_tokens_and_stop_strings(llava):
     short = llava.generate([GenerationRequest(base.text, images=base.images, max_new_tokens=2)])[0]
     # Independent check: greedy generate straight on the model, decode only the new tokens.
     enc = llava.processor(text=[llava.build_prompt(base)], images=base.images, return_tensors="pt")
+    enc = enc.to(llava.model.device).to(llava.model.dtype)  # BatchFeature casts only its floating tensors
     with torch.no_grad():
         out = llava.model.generate(**enc, max_new_tokens=16, do_sample=False)[0, enc["input_ids"].shape[1]:]
     assert full == llava.tokenizer.decode(out, skip_special_tokens=True)
@@ -167,6 +168,14 @@ def test_sampling_is_seeded(llama):
 
 # ---- option scoring --------------------------------------------------------------------------------------------
 
+def _in_float32(adapter):
+    """The adapter itself where it computes in float32 (the CPU's default), else the same model loaded in float32 on
+    its device: a hand computation matches a batched one to 1e-4 only in float32 (bfloat16 keeps ~3 digits)."""
+    if adapter.dtype == "float32":
+        return adapter
+    return load_model(adapter.model_id, revision=adapter.revision, precision="float32", batch_size=adapter.batch_size)
+
+
 def _hand_loglik(adapter, request: GenerationRequest, option: str) -> tuple[float, int]:
     """Independent reference: encode prompt and option apart, one full forward pass, sum the option's log-probs."""
     prompt = adapter.build_prompt(request)
@@ -176,8 +185,9 @@ def _hand_loglik(adapter, request: GenerationRequest, option: str) -> tuple[floa
         enc = adapter.tokenizer([prompt], return_tensors="pt")
     prompt_ids = enc["input_ids"][0].tolist()
     option_ids = adapter.tokenizer(option, add_special_tokens=False)["input_ids"]
-    ids = torch.tensor([prompt_ids + option_ids])
-    extra = {"pixel_values": enc["pixel_values"]} if "pixel_values" in enc else {}
+    ids = torch.tensor([prompt_ids + option_ids], device=adapter.model.device)
+    extra = {"pixel_values": enc["pixel_values"].to(adapter.model.device, adapter.model.dtype)} \
+        if "pixel_values" in enc else {}
     with torch.no_grad():
         logits = adapter.model(input_ids=ids, attention_mask=torch.ones_like(ids), **extra).logits[0].double()
     total = 0.0
@@ -188,7 +198,7 @@ def _hand_loglik(adapter, request: GenerationRequest, option: str) -> tuple[floa
 
 @pytest.mark.parametrize("model_name,with_images", [("llava", True), ("llava", False), ("llama", False)])
 def test_score_options_matches_hand_computation(request, model_name, with_images):
-    adapter = request.getfixturevalue(model_name)
+    adapter = _in_float32(request.getfixturevalue(model_name))
     req = GenerationRequest("What colour is the ball? A. red B. blue", max_new_tokens=4,
                             images=[_image("red")] if with_images else [])
     options = [" A", " B", " red", " The ball is red."]
@@ -213,6 +223,7 @@ def test_score_options_prompt_length_counts_expanded_image_tokens(llava):
 
 def test_score_options_when_tokens_merge_across_the_boundary(llama, monkeypatch):
     """If prompt+option tokenizes differently from the prompt alone, the option is tokenized on its own."""
+    llama = _in_float32(llama)
     tok = llama.tokenizer
     prompt, option = "The quick bro", "wn fox"
     assert tok(prompt + option, add_special_tokens=False)["input_ids"][:len(tok(prompt)["input_ids"])] != \
@@ -221,7 +232,7 @@ def test_score_options_when_tokens_merge_across_the_boundary(llama, monkeypatch)
     score = llama.score_options(GenerationRequest("unused"), [option])[0]
     prompt_ids = tok(prompt, add_special_tokens=False)["input_ids"]
     option_ids = tok(option, add_special_tokens=False)["input_ids"]
-    ids = torch.tensor([prompt_ids + option_ids])
+    ids = torch.tensor([prompt_ids + option_ids], device=llama.model.device)
     with torch.no_grad():
         logprobs = torch.log_softmax(llama.model(input_ids=ids).logits[0].double(), dim=-1)
     expected = sum(float(logprobs[t - 1, ids[0, t]]) for t in range(len(prompt_ids), ids.shape[1]))
