@@ -1,5 +1,5 @@
 """How values and untrusted text are shown: the one Markdown escaper and the one number formatter (percentages,
-plain numbers, times) that every tab uses."""
+plain numbers, measured numbers, parameter counts, times, labels) that every tab uses."""
 from __future__ import annotations
 
 import math
@@ -61,6 +61,44 @@ def format_number(value: Any) -> str:
     if math.isnan(number):
         return NA
     return _unsigned_zero(np.format_float_positional(number, precision=3, unique=False, fractional=False, trim="-"))
+
+
+def format_measure(value: Any) -> str:
+    """A measured number that is not a percentage (a CIDEr, an entropy, hours, dollars): three significant digits and
+    always at least one decimal, as the percentages beside it ("0.0", "1.23", "12.3", "123.4"); null / NaN as "n/a"."""
+    number = as_float(value)
+    if math.isnan(number):
+        return NA
+    digits = 1 if number == 0 else max(1, 2 - math.floor(math.log10(abs(number))))
+    text = f"{number:.{digits}f}"
+    text = text.rstrip("0") if "." in text else text
+    return _unsigned_zero(text + "0" if text.endswith(".") else text)
+
+
+SMALLEST_BILLIONS = 0.01  # a model under 10 million parameters reads as "<0.01" billion, not 0.0000723
+
+
+def format_billions(value: Any) -> str:
+    """A number of parameters in billions, as the board's Params (B) shows it: "7.62", "0.5", "<0.01" for a
+    toy model under 10 million parameters; null / NaN as "n/a"."""
+    number = as_float(value)
+    if not math.isnan(number) and 0 < number < SMALLEST_BILLIONS:
+        return f"<{SMALLEST_BILLIONS}"
+    return format_number(number)
+
+
+_SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
+
+
+def format_label(value: Any) -> str:
+    """A machine name as a label for people: snake_case words spelled out with a capital first letter
+    ("coarse_perception" -> "Coarse perception", "chain_length" -> "Chain length"); any other text (a dataset's
+    own name such as "TextVQA", a number, a sentence) as it is."""
+    text = "" if value is None else str(value)
+    if not _SNAKE.match(text):
+        return text
+    words = text.replace("_", " ")
+    return words[0].upper() + words[1:]
 
 
 def format_time(text: str | None) -> str:

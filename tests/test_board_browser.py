@@ -16,6 +16,7 @@ from tests.results_files import SHA_B, TEXT_ONLY, board_result, write_result
 
 S = schema()
 JUDGE = {"kind": "endpoint", "model": "judge-x", "base_url": "http://judge.example/v1"}
+TRIAL_JUDGE = {"kind": "local", "model": "HuggingFaceTB/SmolLM2-135M", "revision": "0123456789ab"}
 LAVE = {"scores": {"lave": 0.75, "vqa_accuracy": 0.3, "anls": 0.4, "exact_match": 0.25, "bleu4": 0.01, "cider": 1.234},
         "counts": {"items": 4, "answered": 4, "rated": 4, "unrated": 0, "rating_fallback": 1, "image_unavailable": 0},
         "extra": {"ratings": {"1": 1, "2": 0, "3": 3},
@@ -38,9 +39,11 @@ def publish_board(store) -> dict:
     return {"vision": vision, "text": text, "limited": limited}
 
 
-def cells(page, header: str, view: str = "overview") -> list[str]:
-    col = [S.column(n).label for n in S.view(view).columns].index(header)
-    return page.locator(f"#leaderboard-table [role=gridcell][data-col='{col}']:visible").all_inner_texts()
+def cells(page, header: str, view: str = "overview", table: str = "leaderboard-table") -> list[str]:
+    """The visible texts of one column of the board's table (or of its More columns table, `leaderboard-more`)."""
+    names = S.view(view).shown if table == "leaderboard-table" else S.view(view).more
+    col = [S.column(n).label for n in names].index(header)
+    return page.locator(f"#{table} [role=gridcell][data-col='{col}']:visible").all_inner_texts()
 
 
 # the visible elements under `selector` whose text breaks inside a word (a word wider than the element's box)
@@ -74,7 +77,8 @@ def test_overview_links_views_flags_and_sections(store, app_url, open_page):
     page.wait_for_function(f"() => ({BROKEN_WORDS})('#leaderboard-table th .header').length === 0", timeout=10_000)
     assert cells(page, "Notes")[1] == f"skipped CURE, ReForm, LAVE: {TEXT_ONLY}; SimpleQA: 2 ungraded"
     status = page.locator("#board-status")
-    assert "1 flagged run(s) (limited, partial or hidden by the admins) left out" in status.inner_text()
+    assert "1 flagged run(s) (limited, partial, graded by a trial judge or hidden by the admins) left out" in \
+        status.inner_text()
 
     # links: the model's Hub page
     model = table.locator("a:visible", has_text="org/vlm").first
@@ -83,16 +87,21 @@ def test_overview_links_views_flags_and_sections(store, app_url, open_page):
     # shown on request: the limited run, unranked, with its flag
     page.locator("#board-show-all input").check()
     table.get_by_text("org/quick", exact=True).filter(visible=True).first.wait_for(state="visible")
-    assert cells(page, "Model")[-1] == "org/quick" and cells(page, "#")[-1] == ""
+    assert cells(page, "Model")[-1] == "org/quick" and cells(page, "#")[-1] == "unranked"
     assert cells(page, "Flag")[-1] == "limit: 2 items per benchmark; coverage under 95.0%: CURE 10.0%"
     page.locator("#board-show-all input").uncheck()
 
-    # the LAVE view: every LAVE metric, only the runs that ran it, and its section
+    # the LAVE view: its main metrics, only the runs that ran it, the rest in More columns, and its section
     page.locator("#board-view").get_by_label("LAVE", exact=True).check()
-    table.locator("th").filter(has_text="LAVE agrees with exact match").filter(visible=True).first.wait_for()
-    assert cells(page, "Model", "lave") == ["org/vlm"] and cells(page, "LAVE CIDEr", "lave") == ["1.23"]
-    assert cells(page, "Details", "lave") == ["LAVE"]  # a link, not raw Markdown; the file is served by the Space
-    details = table.locator("a:visible", has_text="LAVE").first.get_attribute("href")
+    table.locator("th").filter(has_text="LAVE exact match").filter(visible=True).first.wait_for()
+    assert cells(page, "Model", "lave") == ["org/vlm"] and cells(page, "LAVE score", "lave") == ["75.0"]
+    page.locator("#board-more").get_by_text("More columns", exact=False).first.click()
+    more = page.locator("#leaderboard-more")
+    more.locator("th").filter(has_text="LAVE agrees with exact match").filter(visible=True).first.wait_for()
+    assert cells(page, "Model", "lave", "leaderboard-more") == ["org/vlm"]
+    assert cells(page, "LAVE CIDEr", "lave", "leaderboard-more") == ["1.23"]
+    assert cells(page, "Details", "lave", "leaderboard-more") == ["LAVE"]  # a link, not raw Markdown
+    details = more.locator("a:visible", has_text="LAVE").first.get_attribute("href")  # served by the Space
     with urllib.request.urlopen(app_url + details) as reply:
         assert pd.read_parquet(io.BytesIO(reply.read()))["prediction"].tolist() == ["a cat"]
     page.wait_for_function("() => document.querySelector('#board-status').innerText.includes('2 without LAVE')")
@@ -133,3 +142,59 @@ def test_phone_width_puts_the_table_on_the_first_screen(store, app_url, open_pag
     page.get_by_role("tab", name="Queue").click()  # the Queue's headers wrap between words, if at all
     page.locator("#queue-running").get_by_text("org/running", exact=True).filter(visible=True).first.wait_for()
     assert page.evaluate(BROKEN_WORDS, "#queue-running th .header, #queue-pending th .header") == []
+
+
+# the visible table under `selector`: its width, its right edge, and its scrolling box's visible and whole widths
+TABLE_WIDTHS = """(selector) => { const t = [...document.querySelectorAll(selector + ' table')].find(e => e.offsetParent);
+  if (!t) { return null; } const box = t.closest('.table-wrap') || t.parentElement; const r = t.getBoundingClientRect();
+  return {width: Math.round(r.width), right: Math.round(r.right), box: box.clientWidth, scroll: box.scrollWidth}; }"""
+
+
+def publish_wide_board(store) -> None:
+    """Runs of every benchmark with long flags and notes: a judged vision run, a limited partial one (flagged), a
+    text-only one, and a run graded by a trial judge."""
+    publish_board(store)
+    everything = {"cure": 0.4, "simpleqa": 0.3, "reform": 0.5, "lave": 0.75}
+    partial = board_result("org/a-rather-long-model-name-for-a-vision-model", everything, sha=SHA_B, limit=5,
+                           coverage={n: 0.2 for n in everything}, judge=JUDGE,
+                           counts={"simpleqa": {"ungraded": 3}, "lave": {"unrated": 2}})
+    trial = board_result("org/trial", everything, judge=JUDGE)
+    trial["run"].update(judge=TRIAL_JUDGE, judge_name=None, judge_trial=True, judge_parameters=135_000_000)
+    for res in (partial, trial):
+        write_result(store, res)
+
+
+def test_every_view_fits_1400_px_and_flagged_runs_say_unranked(store, app_url, open_page):
+    publish_wide_board(store)
+    page = open_page(app_url)
+    table = page.locator("#leaderboard-table")
+    table.get_by_text("org/chat", exact=True).filter(visible=True).first.wait_for(state="visible")
+    page.locator("#board-show-all input").check()
+    table.get_by_text("org/trial", exact=True).filter(visible=True).first.wait_for(state="visible")
+    widths = {}
+    for view in S.views[1:-1]:  # each benchmark's view (Run details holds every fact and may scroll sideways)
+        page.locator("#board-view").get_by_label(view.label, exact=True).check()
+        last = S.column(view.shown[-3]).label  # a column only this view's table has, in its place
+        page.wait_for_function(
+            "([label, n]) => { const t = [...document.querySelectorAll('#leaderboard-table table')]"
+            ".find(e => e.offsetParent); const heads = t ? [...t.querySelectorAll('th')] : [];"
+            " return heads.length === n && heads.some(h => h.innerText.trim() === label); }",
+            arg=[last, len(view.shown)], timeout=10_000)
+        page.wait_for_timeout(300)  # columns are sized after the rows arrive
+        widths[view.label] = page.evaluate(TABLE_WIDTHS, "#leaderboard-table")
+    assert all(w["width"] <= w["box"] + 1 and w["right"] <= 1400 for w in widths.values()), widths
+
+    # the runs that are not ranked say so, grouped by the benchmarks they were scored on (never one list by score):
+    # the two 4-benchmark runs (one graded by a trial judge), then the CURE-only one, though its score is the highest
+    page.locator("#board-view").get_by_label("Overview", exact=True).check()
+    table.get_by_text("org/quick", exact=True).filter(visible=True).first.wait_for(state="visible")
+    page.wait_for_function("() => document.querySelectorAll('#leaderboard-table th').length > 0")
+    models, ranks = cells(page, "Model"), cells(page, "#")
+    assert ranks == ["1", "1", "unranked", "unranked", "unranked"], (models, ranks)
+    assert models[2:] == ["org/a-rather-long-model-name-for-a-vision-model", "org/trial", "org/quick"]
+    assert cells(page, "Flag")[3].startswith("trial judge: graded by a local judge under 7B parameters")
+    page.locator("#board-view").get_by_label("SimpleQA", exact=True).check()
+    table.locator("th").filter(has_text="Judge").filter(visible=True).first.wait_for()
+    judges = dict(zip(cells(page, "Model", "simpleqa"), cells(page, "Judge", "simpleqa")))
+    assert judges["org/trial"] == ("HuggingFaceTB/SmolLM2-135M @ 0123456789ab (local) — trial judge, not for "
+                                   "scores"), judges

@@ -198,3 +198,22 @@ def test_reform_view_has_its_dimension_columns_after_the_main_metrics():
     main = ["ReForm gen overall", "ReForm lik overall", "ReForm instability", "ReForm format hit rate"]
     assert headers[5:9] == main and headers.index("ReForm gen spatial") > headers.index("ReForm format hit rate")
     assert headers.index("ReForm coverage") > max(headers.index(h) for h in dimensions)
+
+
+def test_numbers_read_like_the_percentages_beside_them():
+    """A measured number (CIDEr, an entropy) keeps a decimal as the percentages do ("0.0", never "0"); a toy model's
+    size reads "<0.01" billion, never 0.0000723; counts stay whole."""
+    from leaderboard.formatting import format_billions, format_measure, format_number
+
+    assert [format_measure(v) for v in (0, 0.0, 1.234, 2, 12.34, 123.4, 0.000123, None)] == [
+        "0.0", "0.0", "1.23", "2.0", "12.3", "123.4", "0.000123", "n/a"]
+    assert [format_billions(v) for v in (0.0000723, 0.5, 7.615, None)] == ["<0.01", "0.5", "7.62", "n/a"]
+    assert format_number(2) == "2"  # a count or a setting
+    res = result("org/toy", params=0.0000723)
+    res["benchmarks"]["lave"] = {"scores": {"lave": 0.5, "cider": 0.0}, "counts": {"unrated": 0},
+                                 "coverage": {"share": 1.0}}
+    res["benchmarks"]["reform"] = {"scores": {"gen_overall": 0.5, "instability": 0}, "coverage": {"share": 1.0}}
+    raw = leaderboard_frame([res], S)
+    lave = view_text(raw, S, "lave").iloc[0]
+    assert lave["LAVE CIDEr"] == "0.0" and lave["Params (B)"] == "<0.01" and lave["LAVE unrated (count)"] == "0"
+    assert view_text(raw, S, "reform").iloc[0]["ReForm instability"] == "0.0"

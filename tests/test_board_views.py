@@ -2,8 +2,10 @@
 skipped benchmarks and ungraded answers, links; for a text-only run, vision runs, a limited run and a partial one."""
 from __future__ import annotations
 
+import json
 import math
 
+import pandas as pd
 import pytest
 
 from leaderboard.board.columns import overall_score, schema
@@ -65,14 +67,14 @@ def test_overview_ranks_within_comparable_runs_and_hides_flagged_ones():
     assert text["Judge"] == "judge-x (endpoint http://judge.example/v1)" and len(text["Judge id"]) == 8
 
     shown, _ = view_board(raw, S, threshold=0.95)
-    assert shown.hidden_flagged == 2 and "2 flagged run(s) (limited, partial or hidden by the admins) left out" in status_text(shown, S, S.view(None))
+    assert shown.hidden_flagged == 2 and "2 flagged run(s) (limited, partial, graded by a trial judge or hidden by the admins) left out" in status_text(shown, S, S.view(None))
 
 
 def test_flagged_runs_are_shown_on_request_unranked_after_the_ranked_ones():
     board = view_text(board_runs(), S, show_flagged=True)
     assert list(board["Model"])[:3] == ["org/vlm-a", "org/vlm-b", "org/smol-chat"]
     rows = by_model(board)
-    assert rows["org/vlm-limited"]["#"] == "" and rows["org/vlm-partial"]["#"] == ""
+    assert rows["org/vlm-limited"]["#"] == "unranked" and rows["org/vlm-partial"]["#"] == "unranked"
     assert rows["org/vlm-limited"]["Flag"].startswith("limit: 2 items per benchmark; coverage under 95.0%: CURE 6.7%")
     assert rows["org/vlm-partial"]["Flag"] == "coverage under 95.0%: LAVE 50.0%"
     assert rows["org/vlm-partial"]["Overall"] == "80.0"  # scored, shown, never ranked above complete runs
@@ -142,3 +144,74 @@ def test_links_model_pages_and_details_files_escaped():
     assert numbers["Overall"] == 45.0 and numbers["#"] == 1.0  # numbers behind the text, for sorting
     assert table["data"][2][headers.index("CURE coverage")] is None  # the text-only run: undefined, not 0
     assert math.isnan(frame.loc[2, "CURE coverage"])
+
+
+TRIAL = {"kind": "local", "model": "HuggingFaceTB/SmolLM2-135M", "revision": "0123456789ab"}
+
+
+def trial_run(model: str, **run) -> dict:
+    """A complete run whose judged benchmarks a local judge graded, with `run` fields added to its run record."""
+    res = board_result(model, ALL4, judge=JUDGE)
+    res["run"].update(judge=TRIAL, judge_name=None, **run)
+    return res
+
+
+def test_a_run_graded_by_a_trial_judge_is_flagged_and_never_ranked(settings, store, tmp_path):
+    from leaderboard.board.file import load_board
+    from tests.published_runs import finished_output, publish_finished
+
+    for name, trial in (("org/trial", True), ("org/plain", None)):  # None: results without the field (older runs)
+        out = finished_output(tmp_path / name.split("/")[1], name, ALL4)
+        results = json.loads((out / "results.json").read_text())
+        results["run"].update(judge=TRIAL, judge_name=None)
+        if trial is not None:
+            results["run"].update(judge_trial=trial, judge_parameters=135_000_000)
+        (out / "results.json").write_text(json.dumps(results))
+        publish_finished(settings, store, out, name)
+    raw = load_board(store, S)
+    assert dict(zip(raw["model"], raw["judge_trial"])) == {"org/trial": "true", "org/plain": "false"}
+
+    board = by_model(view_text(raw, S, show_flagged=True))
+    assert board["org/plain"]["#"] == "1" and board["org/plain"]["Flag"] == ""  # ranked as before
+    assert board["org/trial"]["#"] == "unranked"
+    assert board["org/trial"]["Flag"].startswith("trial judge: graded by a local judge under 7B parameters")
+    assert "org/trial" not in set(view_text(raw, S)["Model"])  # hidden with the flagged runs unless asked for
+    for view in ("simpleqa", "lave", "cure", "runs"):  # never ranked, in any view
+        rows = by_model(view_text(raw, S, view, show_flagged=True))
+        assert rows["org/trial"]["#"] == "unranked" and rows["org/plain"]["#"] == "1", view
+    judges = by_model(view_text(raw, S, "lave", show_flagged=True))
+    assert judges["org/trial"]["Judge"] == ("HuggingFaceTB/SmolLM2-135M @ 0123456789ab (local) — trial judge, not for "
+                                            "scores")
+    assert judges["org/plain"]["Judge"] == "HuggingFaceTB/SmolLM2-135M @ 0123456789ab (local)"
+
+
+def test_the_trial_judge_field_is_read_defensively():
+    odd = [trial_run("org/a", judge_trial="yes"), trial_run("org/b", judge_trial=1), trial_run("org/c")]
+    odd.append({**trial_run("org/d"), "run": None})
+    raw = leaderboard_frame(odd, S)
+    assert list(raw["judge_trial"]) == ["false"] * 4  # only a true boolean is a trial judge
+    assert list(view_text(raw, S)["Flag"]) == [""] * 4
+
+
+def test_unranked_runs_say_so_and_are_grouped_by_their_benchmarks_not_one_list_by_score():
+    runs = board_runs()
+    cure_only = leaderboard_frame([board_result("org/cure-only", {"cure": 0.99}, limit=3,
+                                                skipped={"simpleqa": "x", "reform": "x", "lave": "x"})], S)
+    board = view_text(pd.concat([runs, cure_only], ignore_index=True), S, show_flagged=True)
+    unranked = board[board["#"] == "unranked"]
+    # the 4-benchmark runs together (by score), then the CURE-only one, though its score is the highest
+    assert list(unranked["Model"]) == ["org/vlm-limited", "org/vlm-partial", "org/cure-only"]
+    assert list(board["#"]) == ["1", "2", "1", "unranked", "unranked", "unranked"]
+
+
+def test_a_benchmark_views_board_table_shows_its_main_columns_and_the_rest_in_more():
+    for card in S.cards:
+        view = S.view(card.name)
+        shown = [S.column(n).label for n in view.shown]
+        assert shown[:3] == ["#", "Model", S.column(view.rank_by).label] and shown[-4:-2] == ["Flag", "Notes"]
+        assert shown[-2:] == ["Precision", "Revision"]  # they name the run a selected score opens in the Explorer
+        assert ("Judge" in shown) == card.needs_judge
+        assert set(view.shown) | set(view.more) == set(view.columns)  # every column is in one table or the other
+        assert view.more[:2] == ("rank", "model") and view.more[-2:] == ("precision", "revision")
+        assert {"details", "limit", "suite", f"{card.name}_coverage"} <= set(view.more)
+    assert S.view("overview").shown == S.view("overview").columns and S.view("overview").more == ()

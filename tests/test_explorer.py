@@ -441,3 +441,30 @@ def test_a_board_cell_carries_its_metric():
     query = board_cell_query(row, 3, headers, labels, metrics)
     assert (query.run, query.benchmark, query.metric) == ("org/m/0123456789ab_auto", "reform", "gen_overall")
     assert "metric=gen_overall" in eq.query_string(query)
+
+
+def test_the_questions_table_shows_what_compares_and_the_groups_read_in_words():
+    """The questions table: the columns a reader compares, in order (a second run's beside A's); the rest (no mark,
+    the groups) in More columns with their values in words; the per-group table in percent, labels in words, its
+    data the groups' own names (selecting a row filters on them)."""
+    from leaderboard.explorer.views import group_labels, group_value, more_frame, page_frame
+
+    rows = pd.DataFrame({"item": ["q1/gen"], "question": ["Q?"], "answer": ["a"], "gold": ["b"], "score": [0.5],
+                         "outcome": ["partly correct"], "grade": ["1/2 repeats right"], "no_mark": [True],
+                         "dimension": ["coarse_perception"], "dataset": ["TextVQA"], "answer_b": ["c"],
+                         "score_b": [1.0], "outcome_b": ["correct"]})
+    assert list(page_frame(rows).columns) == ["item", "question", "answer", "answer (B)", "gold", "score",
+                                              "score (B)", "outcome", "outcome (B)", "grade"]
+    more = more_frame(rows)
+    assert more.iloc[0].to_dict() == {"item": "q1/gen", "no mark": "no mark", "dimension": "Coarse perception",
+                                      "dataset": "TextVQA"}
+    groups = pd.DataFrame({"group": ["dimension", "form"], "value": ["coarse_perception", "caption"],
+                           "questions": [12, 3], "accuracy A": [41.7, math.nan], "accuracy B": [45.0, 0.0],
+                           "B - A": [3.3, math.nan]})
+    value = group_value(groups)
+    assert value["data"][0] == ["dimension", "coarse_perception", 12, 41.7, 45.0, 3.3]
+    assert value["metadata"]["display_value"] == [
+        ["Dimension", "Coarse perception", "12", "41.7%", "45.0%", "+3.3 points"],
+        ["Form", "Caption", "3", "n/a", "0.0%", "n/a"]]
+    assert group_labels(["dimension = coarse_perception", "chain_length = 2"]) == [
+        ("Dimension = Coarse perception", "dimension = coarse_perception"), ("Chain length = 2", "chain_length = 2")]

@@ -76,7 +76,7 @@ def test_board_to_explorer_filter_open_walk_compare_and_share(store, settings, f
     # a group of the per-group table filters on it; then back to every group
     group_rows = page.locator("#explorer-groups-table [role=gridcell][data-col='1']:visible")
     group_rows.filter(has_text="count").first.click()
-    page.wait_for_function("() => document.querySelector('#explorer-groups').innerText.includes('kind = count')")
+    page.wait_for_function("() => document.querySelector('#explorer-groups').innerText.includes('Kind = Count')")
     wait_summary(page, "[1-6] of 30 questions")  # settled, and fewer than the 7 wrong ones
     page.locator("#explorer-groups button[aria-label*='Remove'], #explorer-groups .token-remove").first.click()
     wait_summary(page, "7 of 30 questions")
@@ -155,3 +155,41 @@ def test_untrusted_answers_and_rationales_are_shown_literally(store, settings, f
     assert page.locator("a[href^='http://evil.example']").count() == 0
     assert page.locator("#explorer-opened b").count() == 0
     assert dialogs == []
+
+
+# the visible table under `selector`: its width, its right edge and its box's width; and its headers
+TABLE_WIDTHS = """(selector) => { const t = [...document.querySelectorAll(selector + ' table')].find(e => e.offsetParent);
+  if (!t) { return null; } const box = t.closest('.table-wrap') || t.parentElement; const r = t.getBoundingClientRect();
+  return {width: Math.round(r.width), right: Math.round(r.right), box: box.clientWidth,
+          headers: [...t.querySelectorAll('th')].map(h => h.innerText.trim()),
+          cols: [...t.querySelectorAll('th')].map(h => Math.round(h.getBoundingClientRect().width))}; }"""
+
+
+def test_questions_fit_1400_px_and_groups_and_labels_read(store, settings, finished_runs, app_url, open_page):
+    from tests.test_board_browser import BROKEN_WORDS
+
+    key_a = publish_run(store, settings, finished_runs["vision-a"])
+    key_b = publish_run(store, settings, finished_runs["vision-b"])
+    page = open_page(f"{app_url}?tab=explorer&bench=reform&run={key_a}&vs={key_b}&item=coarse-01/gen")
+    wait_heading(page, "coarse-01/gen")
+    page.locator("#explorer-opened h3").filter(has_text="B: tiny-org/tiny-llava").first.wait_for(state="visible")
+    page.wait_for_timeout(500)  # columns are sized after the rows arrive
+    widths = page.evaluate(TABLE_WIDTHS, "#explorer-table")
+    # every column of the questions table on the screen, the compared run's too; the groups are in More columns
+    assert widths["width"] <= widths["box"] + 1 and widths["right"] <= 1400, list(zip(widths["headers"], widths["cols"]))
+    assert widths["headers"] == ["item", "question", "answer", "answer (B)", "gold", "score", "score (B)", "outcome",
+                                 "outcome (B)", "grade"], widths
+    # labels and headers wrap between words, never inside one (the opened question's facts side by side)
+    assert page.evaluate(BROKEN_WORDS, "#explorer-opened th, #explorer-table th .header") == []
+
+    # the per-group table: percentages with their sign, labels in words; selecting a row still filters on it
+    groups = page.locator("#explorer-groups-table").filter(visible=True).first
+    groups.get_by_text("Coarse perception", exact=True).first.wait_for(state="visible")
+    texts = page.locator("#explorer-groups-table [role=gridcell]:visible").all_inner_texts()
+    assert "coarse_perception" not in texts and "dimension" not in texts and "Dimension" in texts, texts
+    accuracy = page.locator("#explorer-groups-table [role=gridcell][data-col='3']:visible").all_inner_texts()
+    assert any(a.endswith("%") for a in accuracy) and all(a.endswith("%") or a == "n/a" for a in accuracy), accuracy
+    groups.get_by_text("Coarse perception", exact=True).first.click()
+    page.wait_for_function("() => document.querySelector('#explorer-groups').innerText.includes('Coarse perception')")
+    wait_summary(page, "[0-9]+ of [0-9]+ questions")
+    assert "group=dimension" in page.locator("#explorer-link textarea, #explorer-link input").first.input_value()

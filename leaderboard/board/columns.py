@@ -35,6 +35,7 @@ RANK = "rank"        # a place on the board (board only): 1, 2, ...; empty for r
 NUMERIC = (SCORE, NUMBER, COUNT, RANK)
 
 OVERVIEW = "overview"
+MAIN_METRICS = 4  # metrics in a benchmark view's board table (the headline and its first main ones): it fits 1,400 px
 RUNS = "runs"  # the Overview's rows with every run fact
 
 
@@ -60,8 +61,19 @@ class View:
     key: str
     label: str
     benchmark: str | None
-    columns: tuple[str, ...]
+    columns: tuple[str, ...]  # every column of the view (the /leaderboard API's table)
     rank_by: str
+    main: tuple[str, ...] = ()  # the columns the board's table shows, to fit 1,400 px (empty: every column)
+
+    @property
+    def shown(self) -> tuple[str, ...]:  # the board table's columns
+        return self.main or self.columns
+
+    @property
+    def more(self) -> tuple[str, ...]:
+        """The More columns table's: the rest, after the rank and model, and the precision and revision."""
+        rest = [c for c in self.columns if c not in self.shown]
+        return tuple(dict.fromkeys(("rank", "model", *rest, "precision", "revision"))) if rest else ()
 
 
 def _skipped(results: dict) -> str | None:
@@ -111,6 +123,11 @@ def _modes(results: dict) -> str | None:
     return ",".join(f"{name}={mode}" for name, mode in sorted(api.scoring_modes(results).items())) or None
 
 
+def _judge_trial(results: dict) -> str:  # run.judge_trial, read defensively: missing is not a trial
+    run = results.get("run")
+    return "true" if isinstance(run, dict) and run.get("judge_trial") is True else "false"
+
+
 def _judge_id(results: dict) -> str | None:
     run = results.get("run")
     return api.judge_id(run.get("judge")) if isinstance(run, dict) and isinstance(run.get("judge"), dict) else None
@@ -157,6 +174,10 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column("judge_id", "Judge id", (), TEXT,
            "8 characters of the hash of the judge's identity: two runs with the same id were graded by the same "
            "judge (model, revision or endpoint).", group="run", derive=_judge_id),
+    Column("judge_trial", "Trial judge", (), TEXT,
+           "true when a local judge under 7B parameters graded the run's judged benchmarks: a trial judge, for trying "
+           "the machinery, whose grades are not for scores, so the run is flagged and never ranked; false otherwise.",
+           group="run", derive=_judge_trial),
     Column("limit", "Limit", ("run", "limit"), COUNT,
            "The run's item limit per benchmark (LEADERBOARD_LIMIT; a benchmark may apply it per group); 0 or empty: the "
            "whole suite. A limited run is flagged and not ranked with complete ones.", group="run"),
@@ -206,12 +227,12 @@ BOARD_COLUMNS: tuple[Column, ...] = (
     Column("rank", "#", (), RANK,
            "The run's place among the runs it is comparable with: the same suite, each benchmark asked the same way "
            "(**Asked by**: by generation alone, or also by option likelihood) and, in the Overview, an overall score "
-           "over the same benchmarks. Empty for a flagged run (limited, or under the coverage threshold).",
-           group="board"),
+           "over the same benchmarks. \"unranked\" for a flagged run or a run without the score (listed after the "
+           "ranked ones).", group="board"),
     Column("flag", "Flag", (), TEXT,
-           "Why the run is not ranked with complete runs: the admins hid it (with their reason), it used an item "
-           "limit, or it scored fewer than the coverage threshold of a benchmark's items. Flagged runs are left out "
-           "unless **Show flagged runs** is ticked.", group="board"),
+           "Why the run is not ranked with complete runs: the admins hid it (with their reason), a trial judge graded "
+           "it, it used an item limit, or it scored fewer than the coverage threshold of a benchmark's items. Flagged "
+           "runs are left out unless **Show flagged runs** is ticked.", group="board"),
     Column("notes", "Notes", (), TEXT,
            "What else to know to compare the row: benchmarks skipped and why, benchmarks asked otherwise than by "
            "default (such as by generation only, as a served model is), and answers the judge could not grade or "
@@ -335,17 +356,21 @@ def _runs(cards: Sequence[api.Card]) -> View:
 
 def _benchmark_view(card: api.Card) -> View:
     """Every metric of the benchmark (the headline first, then its main metrics and then the finer ones, percentages
-    and numbers in card order, then coverage and counts), and the run facts that decide whether two rows compare."""
+    and numbers in card order, then coverage and counts), and the run facts that decide whether two rows compare.
+    The board's table shows the headline and the first main metrics, judge, flag and notes (it fits 1,400 px); the
+    other metrics, coverage, counts and run facts are in its More columns table."""
     rest = [m for m in card.metrics if m.key != card.default_metric]
     metrics = [headline(card)] + [m for m in rest if m.shown] + [m for m in rest if not m.shown]
     values = [f"{card.name}_{m.key}" for m in metrics if m.kind != api.COUNT]
     counts = [f"{card.name}_{m.key}" for m in metrics if m.kind == api.COUNT]
     judge = ("judge", "judge_id") if card.needs_judge else ()
+    main = [f"{card.name}_{m.key}" for m in metrics if m.kind != api.COUNT and (m.shown or m is metrics[0])]
     return View(card.name, card.title, card.name,
                 ("rank", "model", "precision", "model_type", "params_billions", *values, f"{card.name}_coverage",
                  *counts, "suite", *(("modes",) if card.mode_option else ()), *judge, "limit", "flag", "notes",
                  "details", "revision"),
-                f"{card.name}_{card.default_metric}")
+                f"{card.name}_{card.default_metric}",
+                main=("rank", "model", *main[:MAIN_METRICS], *judge[:1], "flag", "notes", "precision", "revision"))
 
 
 def build_schema(cards: Sequence[api.Card], order: Sequence[str] = ()) -> Schema:

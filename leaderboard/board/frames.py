@@ -16,11 +16,13 @@ from evaluator import api
 from leaderboard.board.columns import (COST_COLUMNS, COST_RECORDED, COUNT, NUMBER, NUMERIC, RANK, SCORE, SHA, TIME,
                                        Column, Schema, View, value_at)
 from leaderboard.board.costs import NOT_RECORDED
-from leaderboard.formatting import as_float, escape_markdown, format_number, format_score, format_time
+from leaderboard.formatting import (as_float, escape_markdown, format_billions, format_measure, format_number,
+                                    format_score, format_time)
 
 SIZE_BUCKETS: tuple[str, ...] = ("<1B", "1-3B", "3-7B", "7-15B", ">15B", "unknown")
 HUB_URL = "https://huggingface.co"
 MODEL_FACTS = ("model", "served", "display_name", "endpoint", "endpoint_model")  # what a model cell is drawn from
+UNRANKED = "unranked"  # the # of a run that is not ranked (flagged, or without a score)
 MODEL_ROWS = "model_rows"  # board_frame's attrs: each row's MODEL_FACTS, for drawing its model cell
 COST_ROWS = "cost_rows"  # board_frame's attrs: whether each row's cost was recorded (else its cost cells say so)
 
@@ -141,11 +143,12 @@ def model_shown(facts: dict, endpoint: str = HUB_URL) -> tuple[str, str]:
     return f"{text} ({escape_markdown(tag, limit=None)})", f"{name} ({tag})"
 
 
-def board_frame(rows: pd.DataFrame, schema: Schema, view: View) -> pd.DataFrame:
-    """A view's rows (board_views.shown_rows) with typed values under the columns' labels: scores as percentages
-    rounded to one decimal (NaN: undefined), numbers, counts and ranks as they are, everything else text.
-    `board_text` and `board_table` format it."""
-    cols = [schema.column(name) for name in view.columns]
+def board_frame(rows: pd.DataFrame, schema: Schema, view: View, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """A view's rows (board_views.shown_rows) with typed values under the columns' labels (`columns`: these of the
+    view's, such as its board table's or its More columns'; default: all): scores as percentages rounded to one
+    decimal (NaN: undefined), numbers, counts and ranks as they are, everything else text. `board_text` and
+    `board_table` format it."""
+    cols = [schema.column(name) for name in (view.columns if columns is None else columns)]
     data = {}
     for c in cols:
         values = rows[c.name] if c.name in rows else [None] * len(rows)
@@ -179,9 +182,13 @@ def _cell_text(c: Column, value: Any, recorded: bool = True) -> str:
     if c.kind == SCORE:
         return format_score(None if value is None or math.isnan(value) else value / 100)
     if c.kind == RANK:
-        return "" if value is None or math.isnan(value) else str(int(value))
+        return UNRANKED if value is None or math.isnan(value) else str(int(value))
     if c.name == "limit" and (value is None or math.isnan(value) or value <= 0):
         return "none"
+    if c.name == "params_billions":
+        return format_billions(value)
+    if c.kind == NUMBER and c.group not in ("model", "run"):  # a benchmark's CIDEr or entropy: one decimal at
+        return format_measure(value)  # least, as the percentages beside it
     if c.kind in (NUMBER, COUNT):
         return format_number(value)
     if c.name == "details":  # links -> their labels, for the plain-text board
@@ -190,8 +197,8 @@ def _cell_text(c: Column, value: Any, recorded: bool = True) -> str:
 
 
 def board_text(board: pd.DataFrame, schema: Schema) -> pd.DataFrame:
-    """`board_frame`'s output as plain text: percentages with one decimal, "n/a" for undefined, ranks as integers,
-    the details links as their labels."""
+    """`board_frame`'s output as plain text: percentages with one decimal, "n/a" for undefined, ranks as integers
+    ("unranked" for a run that is not), the details links as their labels."""
     by_label = {c.label: c for c in (*schema.columns, *schema.board_only)}
     cols = [by_label[label] for label in board.columns]
     facts, recorded = _model_rows(board, cols), _cost_rows(board)

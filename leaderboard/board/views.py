@@ -1,9 +1,12 @@
 """What makes two rows comparable, and the board-only columns that say it: rank, flag, notes and details links.
 
-- A run is **flagged** when the admins hid it (their reason is the flag), when it used an item limit, or when it scored
+- A run is **flagged** when the admins hid it (their reason is the flag), when it used an item limit, when a trial
+  judge graded it (run.judge_trial: a local judge under 7B parameters, for trying the machinery), or when it scored
   fewer than the coverage threshold of the items of a benchmark (every benchmark it ran in the Overview; the view's
   benchmark in a benchmark's view). Flagged runs are not ranked and are hidden unless asked for (or unless
-  no complete run matches: a quick trial's runs are shown, unranked).
+  no complete run matches: a quick trial's runs are shown, unranked). The **#** of every run that is not ranked says
+  "unranked", and those runs come after the ranked ones grouped like cohorts (by the benchmarks they were scored on),
+  so that a list of flagged runs never reads as a ranking.
 - **Ranks** are given within cohorts of comparable runs: the same suite, each benchmark asked the same way (the
   `modes` column: by generation alone, or also by option likelihood; a served model is asked by generation only, so
   it is ranked with in-process runs asked by generation, never against runs scored by likelihood) and, in the
@@ -28,6 +31,8 @@ from leaderboard.formatting import as_float, format_number, format_percent
 from leaderboard.store import DamagedFile, parse_json
 
 DEFAULT_COVERAGE = 0.95
+TRIAL_JUDGE = "trial judge"
+TRIAL_JUDGE_NOTE = f" — {TRIAL_JUDGE}, not for scores"  # after the judge's name in the Judge column
 SUITE_ORDER = {"full": 0, "sample": 1}
 
 
@@ -63,11 +68,18 @@ def _in_scope(schema: Schema, view: View, ran_here: dict[str, bool]) -> list[api
     return [card for card in schema.cards if ran_here[card.name]]
 
 
+def trial_judge(row: dict) -> bool:
+    """Whether a trial judge graded the run (the `judge_trial` column; a row without it: no)."""
+    return row.get("judge_trial") == "true"
+
+
 def flag_text(row: dict, cards: list[api.Card], threshold: float) -> str:
-    """Why a run is not ranked with complete ones ("" when it is): the admins' reason for hiding it, its limit, and its
-    coverage under the threshold."""
+    """Why a run is not ranked with complete ones ("" when it is): the admins' reason for hiding it, a trial judge,
+    its limit, and its coverage under the threshold."""
     hidden = row.get("hidden")
     parts = [f"hidden by the admins: {hidden}"] if isinstance(hidden, str) and hidden else []
+    if trial_judge(row):
+        parts.append(f"{TRIAL_JUDGE}: graded by a local judge under 7B parameters")
     limit = _limit(row)
     if limit:
         parts.append(f"limit: {format_number(limit)} items per benchmark")
@@ -172,11 +184,11 @@ def ranked(rows: pd.DataFrame, view: View, higher_is_better: bool) -> pd.DataFra
     rows["rank"] = rank
     models = [str(m) for m in rows["model"]]
 
-    def order(i: int) -> tuple:
+    def order(i: int) -> tuple:  # the runs not ranked: grouped like cohorts (never one list by score)
         missing = math.isnan(better[i])
         if eligible[i]:
             return (0, cohorts[i], rank[i], models[i])
-        return (1, (), (missing, -better[i] if not missing else 0.0), models[i])
+        return (1, cohorts[i], (missing, -better[i] if not missing else 0.0), models[i])
 
     return rows.iloc[sorted(range(len(rows)), key=order)].reset_index(drop=True)
 
@@ -185,8 +197,8 @@ def _row_columns(schema: Schema) -> list[str]:
     """The raw columns that flags, notes and links read."""
     per_card = [f"{card.name}_{m.key}" for card in schema.cards for m in card.metrics
                 if m.kind == api.COUNT or m.key == card.default_metric]
-    return ["key", "limit", "skipped", "hidden", "modes", *(f"{card.name}_coverage" for card in schema.cards),
-            *per_card]
+    return ["key", "limit", "skipped", "hidden", "modes", "judge_trial",
+            *(f"{card.name}_coverage" for card in schema.cards), *per_card]
 
 
 def shown_rows(raw: pd.DataFrame, schema: Schema, view: View, threshold: float = DEFAULT_COVERAGE,
@@ -210,6 +222,9 @@ def shown_rows(raw: pd.DataFrame, schema: Schema, view: View, threshold: float =
     rows["flag"] = [flag_text(row, cards, threshold) for row, cards in zip(records, scopes)]
     rows["notes"] = [notes_text(row, schema, cards, view.benchmark is None) for row, cards in zip(records, scopes)]
     rows["details"] = [details_links(row, cards, details_url) for row, cards in zip(records, scopes)]
+    if "judge" in rows:  # the Judge column says plainly that a trial judge's grades are not for scores
+        rows["judge"] = [f"{judge}{TRIAL_JUDGE_NOTE}" if isinstance(judge, str) and judge and trial_judge(row)
+                         else judge for judge, row in zip(rows["judge"], records)]
     hidden, only_flagged = 0, False
     if not show_flagged:
         keep = rows["flag"] == ""
@@ -237,8 +252,8 @@ def status_text(shown: Shown, schema: Schema, view: View) -> str:
         parts.append(f"no complete run yet, so the {len(shown.rows)} flagged run(s) (limited or partial, such as a "
                      "quick trial with LEADERBOARD_LIMIT) are shown, unranked: the **Flag** column says why")
     if shown.hidden_flagged:
-        parts.append(f"{shown.hidden_flagged} flagged run(s) (limited, partial or hidden by the admins) left out: "
-                     "tick **Show flagged runs** to see them, unranked")
+        parts.append(f"{shown.hidden_flagged} flagged run(s) (limited, partial, graded by a trial judge or hidden by "
+                     "the admins) left out: tick **Show flagged runs** to see them, unranked")
     return "; ".join(parts) + "."
 
 
@@ -254,8 +269,8 @@ def empty_text(shown: Shown, view: View) -> str | None:
         return (f"No finished run has {view.label} yet"
                 + (" (the runs on the board skipped it or did not run it; their notes in the Overview say why)."
                    if shown.without_benchmark else "."))
-    return ("Every matching run is flagged: limited, partial or hidden by the admins (see the status line): tick "
-            "**Show flagged runs** to see them.")
+    return ("Every matching run is flagged: limited, partial, graded by a trial judge or hidden by the admins (see "
+            "the status line): tick **Show flagged runs** to see them.")
 
 
 def view_board(raw: pd.DataFrame, schema: Schema, view_key: str | None = None, **options) -> tuple[Shown, pd.DataFrame]:

@@ -20,6 +20,7 @@ STYLE = """<style>
 .item-part table {border-collapse: collapse; font-size: 0.9em; width: 100%;}
 .item-part td, .item-part th {border: 1px solid var(--border-color-primary, #ddd); padding: 2px 6px;
   text-align: left; vertical-align: top; white-space: pre-wrap; word-break: break-word;}
+.item-part th {white-space: normal; word-break: normal; overflow-wrap: normal;}
 .item-part pre {white-space: pre-wrap; word-break: break-word; max-height: 24rem; overflow: auto; margin: 0;}
 </style>"""
 

@@ -17,7 +17,8 @@ from evaluator import api
 from leaderboard.board.frames import HUB_URL, run_choices
 from leaderboard.explorer import queries as eq
 from leaderboard.explorer.details_cache import DetailsCache, DetailsError, RunDetails, details_link, details_path
-from leaderboard.formatting import escape_markdown, format_number, format_percent, format_score
+from leaderboard.formatting import (as_float, escape_markdown, format_label, format_measure, format_percent,
+                                    format_score)
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 from leaderboard.submissions.records import is_request_key
@@ -140,7 +141,7 @@ def summary_text(summary: dict) -> str:
             f"over {summary['scored']} scored")
     if summary.get("metric"):
         value = summary["metric_value"]
-        shown = format_percent(value) if summary["metric_kind"] in api.PERCENT_KINDS else format_number(value)
+        shown = format_percent(value) if summary["metric_kind"] in api.PERCENT_KINDS else format_measure(value)
         text = (f"{escape_markdown(summary['metric_label'])} **{shown}** on these questions, as the board computes "
                 f"it · {text}")
     if summary.get("coverage") is not None:
@@ -164,8 +165,61 @@ def header(column: str) -> str:
     return HEADERS.get(column, column.replace("_", " "))
 
 
+# the questions table's columns, in this order (those the table has): what a reader compares, so that it fits a
+# 1,400 px screen with a second run's answers; the rest (no mark, the groups) are in its More columns table
+MAIN_COLUMNS = ("item", "question", "answer", "answer_b", "gold", "score", "score_b", "outcome", "outcome_b", "grade")
+
+
 def page_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """A page as the tab's table shows it: long texts shortened, scores as percentages, headers in words."""
+    """A page as the tab's questions table shows it: its MAIN_COLUMNS, long texts shortened, scores as percentages,
+    headers in words."""
+    return _frame(rows[[c for c in MAIN_COLUMNS if c in rows]])
+
+
+def more_frame(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rest of a page's columns (after the item, which names the question): whether no option mark was found
+    and the benchmark's groups, their values in words ("coarse_perception" -> "Coarse perception")."""
+    rest = [c for c in rows.columns if c not in MAIN_COLUMNS]
+    out = _frame(rows[["item", *rest]])
+    for column in rest:
+        if column != "no_mark":
+            out[header(column)] = out[header(column)].map(format_label)
+    return out
+
+
+def group_value(groups: pd.DataFrame) -> dict:
+    """The per-group accuracy table as gr.Dataframe takes it: the numbers and the group's own names as data (so
+    that sorting is numeric and selecting a row filters on it), shown with a percent sign ("41.7%", the difference
+    in points: "+3.3 points") and in words ("Dimension", "Coarse perception")."""
+    rows = [[plain(v) for v in row] for row in groups.itertuples(index=False)]
+    shown = []
+    for row in rows:
+        cells = dict(zip(groups.columns, row))
+        shown.append([format_label(v) if c in ("group", "value") else
+                      _signed_points(v) if c == "B - A" else
+                      format_percent(as_float(v) / 100) if c.startswith("accuracy") else
+                      str(v) for c, v in cells.items()])
+    return {"headers": list(groups.columns), "data": rows,
+            "metadata": {"display_value": shown, "styling": [[""] * len(groups.columns) for _ in rows]}
+            if rows else None}
+
+
+def group_labels(choices: list[str]) -> list[tuple[str, str]]:
+    """The group filter's choices ("<column> = <value>") as (label in words, choice): "Dimension = Coarse perception"."""
+    pairs = [choice.partition(eq.GROUP_SEP) for choice in choices]
+    return [(f"{format_label(column)}{sep}{format_label(value)}", f"{column}{sep}{value}")
+            for column, sep, value in pairs]
+
+
+def _signed_points(value) -> str:
+    """A difference in points with its sign ("+3.3 points", "-1.0 points", "0.0 points"); NaN as "n/a"."""
+    number = as_float(value)
+    if math.isnan(number):
+        return format_score(None)
+    return f"{'+' if number > 0 else ''}{format_score(number / 100)} points"
+
+
+def _frame(rows: pd.DataFrame) -> pd.DataFrame:
     out = rows.copy()
     for column in ("question", "answer", "gold", "answer_b"):
         if column in out:

@@ -31,13 +31,15 @@ INTRO = (f"# {TITLE}\n"
          "and the board ranks the results. Scores are percentages.")
 
 # Passed to launch() (Gradio 6 takes CSS there). Headers and labels wrap between words, never letter by letter; the
-# board's columns are at most 180 px wide (long flags and notes wrap inside them), so that the Overview fits a
-# 1,400 px screen and a phone's first screen shows the model and the overall score; "Show flagged runs" keeps its
+# columns of the board and of the Explorer's questions are at most 160 px wide (long flags, notes and answers wrap
+# inside them), so that every view of the board and the questions table fit a 1,400 px screen (the page uses its
+# whole width) and a phone's first screen shows the model and the overall score; "Show flagged runs" keeps its
 # width and goes to a line of its own on a phone.
 CSS = """
 .gradio-container th .header, .gradio-container label span { word-break: normal !important;
   overflow-wrap: normal !important; hyphens: manual; }
-#leaderboard-table .table-wrap { --df-max-col-width: 180px !important; }
+#leaderboard-table .table-wrap, #leaderboard-more .table-wrap, #explorer-table .table-wrap,
+#explorer-more .table-wrap { --df-max-col-width: 160px !important; }
 #board-show-all { min-width: 170px !important; flex: 1 1 170px !important; }
 #board-show-all label span { white-space: nowrap; }
 @media (max-width: 640px) {
@@ -91,7 +93,7 @@ def build_app(settings: Settings, store: Store, jobs=None) -> gr.Blocks:
     """The whole Space: Leaderboard, Explorer, Submit, Queue, Judge playground and About tabs. `jobs`: the
     dispatcher of Hugging Face Jobs, when evaluations run as Jobs (the Queue tab shows them)."""
     board_copy = BoardCopy(store, schema(settings.benchmarks))  # what visitors' lookups of runs are answered from
-    with LeaderboardBlocks(title=TITLE, analytics_enabled=False) as demo:
+    with LeaderboardBlocks(title=TITLE, analytics_enabled=False, fill_width=True) as demo:
         with gr.Row(equal_height=True):
             gr.Markdown(INTRO, elem_id="intro")
             if settings.require_sign_in:  # Gradio's real OAuth routes on a Space; without sign-in, no button at all

@@ -123,10 +123,12 @@ def benchmark_markdown(card: api.Card, board: Schema) -> str:
 BOARD = """\
 ## Reading the board
 The board has views: **Overview** (the model, the overall score, each benchmark's headline score, and the flag and
-notes that say whether two rows compare), one view per benchmark with all of its metrics, and **Run details** (the
-Overview's rows with every run fact: what the overall score is over, type, size, suite, limit, coverage, judge,
-details, times). When no complete run exists yet (a quick trial with `LEADERBOARD_LIMIT`), the board shows the flagged
-runs, unranked.
+notes that say whether two rows compare), one view per benchmark with all of its metrics (its main ones in the table,
+the rest under **More columns**), and **Run details** (the Overview's rows with every run fact: what the overall score
+is over, type, size, suite, limit, coverage, judge, details, times). When no complete run exists yet (a quick trial
+with `LEADERBOARD_LIMIT`), the board shows the flagged runs, unranked: a run that is not ranked says **unranked** in
+the **#** column, and such runs are grouped by the benchmarks they were scored on. A run graded by a trial judge (a
+local judge under 7B parameters, for trying the machinery) is flagged and never ranked.
 
 - **Overall score.** {overall}
 - **Coverage.** For each benchmark: items that count in its scores / items in its suite. A run that used an item

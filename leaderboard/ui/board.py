@@ -8,6 +8,11 @@ numeric, displayed as text ("54.3", "n/a"), the model linked to its Hub page and
 rows are shown, ranked and flagged is leaderboard.board.views. Through the API the same event gives `data` and
 `metadata.display_value`.
 
+A benchmark's view shows the columns that fit a 1,400 px screen (View.shown: its headline and first main metrics,
+judge, flag, notes, precision and revision); the rest of its columns (other metrics, coverage, counts, run facts,
+details) are in the More columns table, in a folded accordion under it. The `/leaderboard` endpoint gives every
+column of the view.
+
 The results are read from the store on page load, every REFRESH_SECONDS and on the Refresh button (the
 `/leaderboard` API endpoint reads them the same way); changing the view, the search or a filter re-draws the copy this browser session
 already holds (a gr.State), so it does not read the store again. Each section is an API endpoint named by its key
@@ -16,6 +21,7 @@ read from the store, so naming other runs costs no store read.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 import gradio as gr
@@ -24,9 +30,9 @@ import pandas as pd
 from evaluator import api
 from leaderboard.board.columns import OVERVIEW, Schema, schema
 from leaderboard.board.file import load_board, read_results
-from leaderboard.board.frames import SIZE_BUCKETS, board_table, datatypes, leaderboard_frame, run_choices
+from leaderboard.board.frames import SIZE_BUCKETS, board_frame, board_table, datatypes, leaderboard_frame, run_choices
 from leaderboard.board.space_copy import BoardCopy
-from leaderboard.board.views import empty_text, status_text, view_board
+from leaderboard.board.views import empty_text, shown_rows, status_text, view_board
 from leaderboard.explorer.views import details_url
 from leaderboard.formatting import format_number
 from leaderboard.settings import Settings
@@ -45,11 +51,15 @@ HELP = ("**How to read the board.** Scores are percentages (higher is better unl
         "its display name tagged \"served\" with its endpoint's host; it is asked by generation only. A run that "
         "used an item limit or scored fewer than {threshold}% of a benchmark's items, or that the admins hid (the "
         "flag says why), is **flagged** and not "
-        "ranked; while no complete run exists (a quick trial), the flagged runs are shown, unranked. Pick a "
-        "benchmark above the table to see all its metrics, or **Run details** for every fact of each run (what "
-        "the overall score is over, type, size, suite, coverage, judge). Select a score to open that run's "
-        "questions on that benchmark in the **Explorer**; the model name opens its Hub page and **Details** (in "
-        "a benchmark's view and Run details) its per-question files. Every column is explained on the About tab.")
+        "ranked, and neither is a run graded by a trial judge (a local judge under 7B parameters, for trying the "
+        "machinery); a run that is not ranked says **unranked** in the **#** column, and such runs come after the "
+        "ranked ones, grouped by the benchmarks they were scored on. While no complete run exists (a quick trial), "
+        "the flagged runs are shown, unranked. Pick a benchmark above the table to see its main metrics, and "
+        "**More columns** under the table for the rest of them (and the type, size, suite and details), or "
+        "**Run details** for every fact of each run (what the overall score is over, type, size, suite, coverage, "
+        "judge). Select a score to open that run's questions on that benchmark in the **Explorer**; the model name "
+        "opens its Hub page and **Details** (in a benchmark's More columns and Run details) its per-question files. "
+        "Every column is explained on the About tab.")
 
 EMPTY = ("### No results yet\n"
          "Nothing has been evaluated on this leaderboard so far. To add a model, open the **Submit** tab, enter its "
@@ -101,55 +111,73 @@ def _section(card: api.Card, section: api.Section, store: Store, raw_state: gr.S
                 show_progress="hidden")
 
 
+@dataclass(frozen=True)
+class Drawn:
+    """One view of the board as the tab draws it: each table's value as gr.Dataframe takes it with its columns'
+    datatypes (the board table, its More columns table, and every column at once for the API), the status line and
+    the empty-state text."""
+
+    value: dict
+    types: list[str]
+    more: dict
+    more_types: list[str]
+    whole: dict
+    status: str
+    empty: str
+    has_more: bool
+
+
 def board_value(raw: pd.DataFrame | None, board: Schema, settings: Settings, store: Store, view: str | None,
-                search: str, model_types: list[str], sizes: list[str], show_all: bool):
-    """(the table's value as gr.Dataframe takes it, its columns' datatypes, the status line, the empty-state text)
-    for one view of the board."""
+                search: str, model_types: list[str], sizes: list[str], show_all: bool) -> Drawn:
+    """One view of the board (see Drawn)."""
     raw = leaderboard_frame([], board) if raw is None else raw
-    shown, frame = view_board(raw, board, view or OVERVIEW, threshold=settings.coverage_threshold,
-                              show_flagged=bool(show_all), search=search or "", model_types=model_types or (),
-                              sizes=sizes or (), details_url=partial(details_url, settings, store))
-    value, types = board_table(frame, board), datatypes(frame, board)
-    if len(raw) == 0:
-        return value, types, "", EMPTY
-    return value, types, status_text(shown, board, board.view(view)), empty_text(shown, board.view(view)) or ""
+    picked = board.view(view or OVERVIEW)
+    shown = shown_rows(raw, board, picked, threshold=settings.coverage_threshold, show_flagged=bool(show_all),
+                       search=search or "", model_types=model_types or (), sizes=sizes or (),
+                       details_url=partial(details_url, settings, store))
+    tables = []
+    for columns in (picked.shown, picked.more or ("rank", "model"), picked.columns):
+        frame = board_frame(shown.rows, board, picked, columns)
+        tables.append((board_table(frame, board), datatypes(frame, board)))
+    (value, types), (more, more_types), (whole, _) = tables
+    status, empty = ("", EMPTY) if len(raw) == 0 else (status_text(shown, board, picked),
+                                                       empty_text(shown, picked) or "")
+    return Drawn(value, types, more, more_types, whole, status, empty, bool(picked.more))
 
 
-def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | None = None) -> gr.Dataframe:
-    """Lay out the tab inside the current Blocks context and wire its events; returns the table (selecting a
-    score opens the Explorer on that run and the benchmark of that column). `copy`: the Space's copy of the board,
-    which the per-run sections check a run's key against."""
+def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | None = None) -> list[gr.Dataframe]:
+    """Lay out the tab inside the current Blocks context and wire its events; returns the table and its More columns
+    table (selecting a score in either opens the Explorer on that run and the benchmark of that column). `copy`: the
+    Space's copy of the board, which the per-run sections check a run's key against."""
     board: Schema = schema(settings.benchmarks)
     copy = copy or BoardCopy(store, board)
     draw = partial(board_value, board=board, settings=settings, store=store)
 
     def table_only(raw, view, search, model_types, sizes, show_all):
-        """The table of another view or filter, with its columns' datatypes (Markdown links, numbers)."""
-        value, types, _, _ = draw(raw, view=view, search=search, model_types=model_types, sizes=sizes,
-                                  show_all=show_all)
-        return gr.Dataframe(value=value, datatype=types)
+        """The tables of another view or filter, with their columns' datatypes (Markdown links, numbers)."""
+        drawn = draw(raw, view=view, search=search, model_types=model_types, sizes=sizes, show_all=show_all)
+        return gr.Dataframe(value=drawn.value, datatype=drawn.types), gr.Dataframe(value=drawn.more,
+                                                                                   datatype=drawn.more_types)
 
     def reload(search: str, model_types: list[str], sizes: list[str], view: str = OVERVIEW, show_all: bool = False):
         """The board read again, as the table's value with its view's datatypes in the same update (updates that
         race a change of view each bring a value and the datatypes that go with it)."""
         raw = load_board(store, board)
-        value, types = draw(raw, view=view, search=search, model_types=model_types, sizes=sizes,
-                            show_all=show_all)[:2]
-        return gr.Dataframe(value=value, datatype=types), raw
+        return (*table_only(raw, view, search, model_types, sizes, show_all), raw)
 
     def leaderboard(search: str = "", model_types: list[str] | None = None, sizes: list[str] | None = None,
                     view: str = OVERVIEW, show_all: bool = False) -> dict:
         """The /leaderboard endpoint: the board read again, as the table's value ({headers, data, metadata})."""
         return draw(load_board(store, board), view=view, search=search, model_types=model_types or [],
-                    sizes=sizes or [], show_all=show_all)[0]
+                    sizes=sizes or [], show_all=show_all).whole
 
     def notes(raw, view, search, model_types, sizes, show_all):
-        """The status line, the empty state, and the table's visibility (never its datatypes: those come with a
+        """The status line, the empty state, and the tables' visibility (never their datatypes: those come with a
         value, or a late one would render another view's links as raw Markdown)."""
-        _, _, status, empty = draw(raw, view=view, search=search, model_types=model_types, sizes=sizes,
-                                   show_all=show_all)
+        drawn = draw(raw, view=view, search=search, model_types=model_types, sizes=sizes, show_all=show_all)
         no_runs = raw is None or len(raw) == 0
-        return status, gr.Markdown(empty, visible=bool(empty)), gr.Dataframe(visible=not no_runs)
+        return (drawn.status, gr.Markdown(drawn.empty, visible=bool(drawn.empty)), gr.Dataframe(visible=not no_runs),
+                gr.Accordion(visible=drawn.has_more and not no_runs))
 
     with gr.Row(equal_height=True):
         view = gr.Radio(choices=[(v.label, v.key) for v in board.views], value=OVERVIEW, show_label=False,
@@ -162,6 +190,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
     status = gr.Markdown(elem_id="board-status")
     empty = gr.Markdown(EMPTY, visible=False, elem_id="board-empty")
     first = view_board(leaderboard_frame([], board), board)[1]
+    more_first = first.iloc[:, :2]  # the rank and the model; events fill it
     table = gr.Dataframe(
         value=board_table(first, board),  # headers only; events fill it with numbers + display text
         datatype=datatypes(first, board),  # no `headers=`: with it, Gradio keeps the first view's datatypes
@@ -173,6 +202,11 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
         show_label=False,
         elem_id="leaderboard-table",
     )
+    with gr.Accordion("More columns (the rest of this view: metrics, coverage, counts, run facts, details)", open=False,
+                      visible=False, elem_id="board-more") as more_box:
+        more = gr.Dataframe(value=board_table(more_first, board), datatype=datatypes(more_first, board),
+                            interactive=False, wrap=True, pinned_columns=2, max_height=700, show_label=False,
+                            elem_id="leaderboard-more")
     with gr.Accordion("Filters", open=False, elem_id="board-filters"):
         with gr.Row(equal_height=True):
             model_types = gr.CheckboxGroup(choices=list(MODEL_TYPES), value=[], label="Model type", scale=2,
@@ -189,17 +223,17 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
         triggers=[demo.load, timer.tick, refresh.click],
         fn=reload,
         inputs=inputs,
-        outputs=[table, raw_state],
+        outputs=[table, more, raw_state],
         api_visibility="private",
         show_progress="hidden",
         trigger_mode="always_last",
         concurrency_limit=None,
-    ).then(notes, inputs=state_inputs, outputs=[status, empty, table], api_visibility="private",
+    ).then(notes, inputs=state_inputs, outputs=[status, empty, table, more_box], api_visibility="private",
            show_progress="hidden")
     gr.api(leaderboard, api_name="leaderboard", concurrency_limit=None,
-           api_description="The board as shown: one view (overview, runs or a benchmark's name), filtered like the "
-                           "tab; flagged (limited or partial) runs when show_all is true or when no complete run "
-                           "matches.")
+           api_description="The board: every column of one view (overview, runs or a benchmark's name), filtered "
+                           "like the tab; flagged (limited, partial or trial-judged) runs when show_all is true or "
+                           "when no complete run matches.")
     for card in board.cards:
         for section in card.sections:
             _section(card, section, store, raw_state, copy)
@@ -208,11 +242,11 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
         triggers=[view.change, search.submit, search.change, model_types.change, sizes.change, show_all.change],
         fn=table_only,
         inputs=state_inputs,
-        outputs=table,
+        outputs=[table, more],
         api_visibility="private",
         show_progress="hidden",
         trigger_mode="always_last",
         concurrency_limit=None,
-    ).then(notes, inputs=state_inputs, outputs=[status, empty, table], api_visibility="private",
+    ).then(notes, inputs=state_inputs, outputs=[status, empty, table, more_box], api_visibility="private",
            show_progress="hidden")
-    return table
+    return [table, more]

@@ -23,8 +23,9 @@ from leaderboard.board.columns import schema
 from leaderboard.board.space_copy import BoardCopy
 from leaderboard.explorer import queries as eq
 from leaderboard.explorer.details_cache import DetailsCache, DetailsError
-from leaderboard.explorer.views import (details_file, explorer_cards, header, list_items, load_snippet,
-                                        metric_choices, open_item, page_frame, run_coverage, runs_for, summary_text)
+from leaderboard.explorer.views import (details_file, explorer_cards, group_labels, group_value, header, list_items,
+                                        load_snippet, metric_choices, more_frame, open_item, page_frame, run_coverage,
+                                        runs_for, summary_text)
 from leaderboard.explorer.item_html import item_html
 from leaderboard.formatting import escape_markdown, format_score
 from leaderboard.settings import Settings
@@ -99,8 +100,9 @@ def board_cell_query(row: list, column: int, headers: list[str], labels: dict[st
 
 
 def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
-          board_table: gr.Dataframe | None = None, board: BoardCopy | None = None) -> None:
-    """Lay out the tab inside the current Blocks context and wire its events (and the board's cell selection).
+          board_table: gr.Dataframe | list[gr.Dataframe] | None = None, board: BoardCopy | None = None) -> None:
+    """Lay out the tab inside the current Blocks context and wire its events (and the cell selection of the board's
+    tables).
     `board`: the Space's copy of the board (runs not on it are never read from the store)."""
     cards = explorer_cards()
     names = [c.name for c in cards]
@@ -153,7 +155,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
                     gr.Checkbox(value=query.descending), gr.Number(value=1), "",
                     escape_markdown(note, limit=None), empty, empty, gr.Textbox(value=""), gr.Image(visible=False),
                     "", eq.query_string(query), gr.DownloadButton(visible=False), "",
-                    gr.Dropdown(choices=metrics, value=""))
+                    gr.Dropdown(choices=metrics, value=""), empty)
 
         if not query.run:
             return nothing(message or (f"No run on the board has {api.card(query.benchmark).title} results yet."
@@ -187,14 +189,14 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         if message:
             summary = f"{escape_markdown(message, limit=None)}\n\n{summary}"
         return (*base, gr.Dropdown(choices=outcome_choices, value=outcome),
-                gr.Dropdown(choices=listing.group_choices, value=groups),
+                gr.Dropdown(choices=group_labels(listing.group_choices), value=groups),
                 gr.Dropdown(choices=sort_choices, value=query.sort if query.sort in listing.columns else ""),
                 gr.Checkbox(value=query.descending), gr.Number(value=query.page), f"of {listing.pages}",
-                summary, page_frame(listing.rows), listing.groups, gr.Textbox(value=item_value), picture,
+                summary, page_frame(listing.rows), group_value(listing.groups), gr.Textbox(value=item_value), picture,
                 opened_html, eq.query_string(replace(query, outcome=outcome, groups=tuple(groups))),
                 gr.DownloadButton(value=details_file(store, settings, query.run, query.benchmark), visible=True),
                 load_snippet(store, settings, query.run, query.benchmark),
-                gr.Dropdown(choices=metrics, value=query.metric))
+                gr.Dropdown(choices=metrics, value=query.metric), more_frame(listing.rows))
 
     # -- layout ---------------------------------------------------------------------------------------------------
     gr.Markdown(HELP)
@@ -221,6 +223,9 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
     summary = gr.Markdown("", elem_id="explorer-summary")
     table = gr.Dataframe(value=pd.DataFrame(), datatype="str", interactive=False, wrap=True, max_height=600,
                          label="Questions (select a row to open it)", elem_id="explorer-table")
+    with gr.Accordion("More columns (each question's groups, and whether no option mark was found)", open=False):
+        more = gr.Dataframe(value=pd.DataFrame(), datatype="str", interactive=False, wrap=True, max_height=600,
+                            show_label=False, elem_id="explorer-more")
     with gr.Accordion("Accuracy by group (select a row to filter)", open=True):
         group_table = gr.Dataframe(value=pd.DataFrame(), interactive=False, max_height=300, show_label=False,
                                    elem_id="explorer-groups-table")
@@ -240,7 +245,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
 
     controls = Controls(benchmark, run, compare, outcome, groups, search, sort, descending, page, item, metric)
     outputs = [benchmark, run, compare, outcome, groups, sort, descending, page, pages, summary, table, group_table,
-               item, picture, opened, link, download, code, metric]
+               item, picture, opened, link, download, code, metric, more]
 
     def then_url(event, js: str = SET_URL):
         event.then(None, inputs=link, outputs=link, js=js, api_visibility="private", show_progress="hidden")
@@ -293,6 +298,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         return show(benchmark, run, compare, outcome, groups, search, sort, descending, 1, item, metric)
 
     on(table.select, open_row)
+    on(more.select, open_row)
     on(group_table.select, pick_group)
 
     def from_url(request: gr.Request):
@@ -306,7 +312,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
     then_url(demo.load(from_url, inputs=None, outputs=[tabs, *outputs], api_visibility="private",
                        show_progress="hidden"), js=SET_URL_IF_OPENED)
 
-    if board_table is not None:
+    for source in ([board_table] if isinstance(board_table, gr.Dataframe) else board_table or []):
         def from_board(board_value: pd.DataFrame, evt: gr.SelectData):
             headers = list(board_value.columns) if isinstance(board_value, pd.DataFrame) else []
             column = evt.index[1] if isinstance(evt.index, (list, tuple)) and len(evt.index) > 1 else -1
@@ -316,7 +322,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
             return (gr.Tabs(selected="explorer"),
                     *show(query.benchmark, query.run, "", "", [], "", "", False, 1, "", query.metric))
 
-        then_url(board_table.select(from_board, inputs=[board_table], outputs=[tabs, *outputs],
+        then_url(source.select(from_board, inputs=[source], outputs=[tabs, *outputs],
                                     api_visibility="private", show_progress="hidden"))
 
     # -- API ------------------------------------------------------------------------------------------------------
