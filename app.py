@@ -12,6 +12,8 @@ import sys
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+from evaluator import api  # noqa: E402
+from leaderboard import console_logging  # noqa: E402
 from leaderboard.running.scheduler import Scheduler  # noqa: E402
 from leaderboard.settings import Settings  # noqa: E402
 from leaderboard.store import open_store  # noqa: E402
@@ -24,12 +26,43 @@ PORT_BUSY = ("error: port {port} on {host} is already in use (another copy of th
              "too when LEADERBOARD_PORT is unset).")
 
 
+def judge_text(settings: Settings) -> str:
+    """The judge for people: its public name (model, and endpoint URL without user, password or query, or revision
+    and "local"), never a token; "none" without one."""
+    if not settings.judge:
+        return "none"
+    try:
+        spec = api.parse_judge_spec(settings.judge, settings.judge_bearer)
+    except ValueError:
+        return settings.scrub(settings.judge)
+    if spec.kind == "endpoint":
+        return api.judge_name({"kind": "endpoint", "model": spec.model, "base_url": spec.base_url})
+    return api.judge_name({"kind": "local", "model": spec.source, "revision": spec.revision})
+
+
+def start_line(settings: Settings, scheduler: bool) -> str:
+    """The Space's start line: where it listens, the store, what each request runs (benchmarks, suite, limit, judge),
+    where evaluations run (the executor) and the scheduler; secrets are scrubbed."""
+    limit = f"{settings.limit} items per benchmark" if settings.limit else "none (every item)"
+    if settings.executor == "hf-jobs":
+        executor = (f"Hugging Face Jobs (up to {settings.jobs_max} at once, under "
+                    f"{settings.jobs_namespace or 'the owner of HF_TOKEN'})")
+    else:
+        executor = f"local process (device: {settings.device})"
+    line = (f"listening on http://{settings.host}:{settings.port}; store: {settings.store_backend} at "
+            f"{settings.home.resolve()}; benchmarks: {', '.join(settings.benchmarks)}; suite: {settings.suite}; "
+            f"limit: {limit}; judge: {judge_text(settings)}; executor: {executor}; "
+            f"scheduler: {'every %.0f s' % settings.scheduler_interval if scheduler else 'off'}")
+    return settings.scrub(line)
+
+
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt  # SIGTERM (a Space stopping) unblocks launch() like Ctrl-C, so the scheduler shuts down
 
 
 def main() -> int:
     signal.signal(signal.SIGTERM, _interrupt)
+    console_logging()  # the project's INFO lines (admin actions, cache deletions) reach the console
     settings = Settings.from_env_or_exit()
     problem = sign_in_problem(settings)
     if problem:
@@ -51,9 +84,7 @@ def main() -> int:
         scheduler.start()
     timer = RefreshTimer(store, settings.hub_refresh_seconds, warm=lambda: warm_store(store)).start() \
         if settings.store_backend == "hub" else None
-    print(f"listening on http://{settings.host}:{settings.port}; store: {settings.store_backend} at "
-          f"{settings.home.resolve()}; suite: {settings.suite}; "
-          f"scheduler: {'every %.0f s' % settings.scheduler_interval if scheduler else 'off'}", flush=True)
+    print(start_line(settings, scheduler is not None), flush=True)
     try:
         demo.block_thread()  # until Ctrl-C or SIGTERM
     finally:

@@ -6,6 +6,10 @@ skipped) fails too, after writing its results.json. A --model that is no local f
 org/name (the Submit tab's rule, evaluator.model_ids) or a served model's spec `endpoint:<base url>|<model>`, whose
 token comes from LEADERBOARD_MODEL_TOKEN only; a served run asks every benchmark by generation, and an endpoint that
 cannot run it (unreachable, token refused, unknown model) ends it at once with its one line.
+
+What was asked is checked before anything heavy loads (benchmark names, batch size, model id, modes, the judge), so
+a command that fails on its arguments says so at once and nothing about devices; a run then says once which device
+it uses (a `device: ...` line, a `WARNING:` only where a GPU was expected).
 """
 from __future__ import annotations
 
@@ -43,8 +47,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="auto: bfloat16 on a GPU (float16 on one without native bfloat16, e.g. a T4), float32 on "
                      "the CPU")
     run.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"],
-                     help="auto: a CUDA GPU when one is usable, else the CPU with a warning (recorded in the "
-                     "results); cuda: a GPU or fail at once, before loading weights, saying what was found")
+                     help="auto: a CUDA GPU when one is usable, else the CPU (said once, and recorded in the "
+                     "results; a warning where a GPU was expected); cuda: a GPU or fail at once, before loading "
+                     "weights, saying what was found")
     run.add_argument("--benchmarks", default=",".join(DEFAULT_BENCHMARKS), help="comma-separated, from list-benchmarks")
     run.add_argument("--suite", default="sample", choices=["sample", "full"])
     run.add_argument("--limit", type=int, default=0, help="items per benchmark (0: all)")
@@ -67,7 +72,8 @@ def _parser() -> argparse.ArgumentParser:
     rescore.add_argument("--run", required=True, help="a finished run's folder (results.json + details/)")
     rescore.add_argument("--judge", required=True, help="judge spec: local:<id or dir> | endpoint:<base url>|<model>")
     rescore.add_argument("--out", required=True, help="output folder (may be the run's folder itself)")
-    commands.add_parser("list-benchmarks", help="print the registered benchmarks")
+    commands.add_parser("list-benchmarks", help="print the registered benchmarks, one line each: what it measures, "
+                        "its modes, whether it needs a judge, its sample and full suites' sizes")
     return parser
 
 
@@ -82,6 +88,8 @@ def _pairs(items: list[str], flag: str) -> dict[str, str]:
 
 
 def _config(args: argparse.Namespace):
+    benchmarks = _benchmark_names(args.benchmarks)  # before the runner is imported: a wrong name is said at once
+    _check_batch_size(args.batch_size)
     from evaluator.runner import RunConfig
 
     request: dict = {}
@@ -95,7 +103,7 @@ def _config(args: argparse.Namespace):
     out = Path(args.out)
     images_dir = Path(args.images_dir) if args.images_dir else out.resolve().parent / "cache" / "images"
     return RunConfig(model=model, revision=revision, precision=precision or "auto",
-                     benchmarks=tuple(b.strip() for b in args.benchmarks.split(",") if b.strip()),
+                     benchmarks=benchmarks,
                      suite=args.suite, limit=args.limit, batch_size=args.batch_size, device=args.device,
                      judge=args.judge,
                      images_dir=images_dir, sources=_pairs(args.source, "--source"),
@@ -112,6 +120,23 @@ def _request_model(request: dict) -> tuple[str, str | None]:
         endpoint = request.get("endpoint") if isinstance(request.get("endpoint"), dict) else {}
         return f"endpoint:{endpoint.get('base_url', '')}|{endpoint.get('model', '')}", None
     return request["model"], request["revision"]
+
+
+def _benchmark_names(text: str) -> tuple[str, ...]:
+    """The --benchmarks list; UsageError for a name that is not registered (or none at all), before anything heavy
+    (the runner, the benchmarks' packages, torch) is imported."""
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    unknown = [name for name in names if name not in REGISTRY]
+    if unknown or not names:
+        said = f"unknown benchmark {', '.join(map(repr, unknown))}" if unknown else "no benchmark named"
+        raise UsageError(f"{said}; known: {', '.join(REGISTRY)} (python -m evaluator list-benchmarks)")
+    return names
+
+
+def _check_batch_size(text: str) -> None:
+    size = str(text).strip()
+    if size != "auto" and not (size.isdigit() and int(size) >= 0):
+        raise UsageError(f"--batch-size must be a positive integer or auto, got {size!r}")
 
 
 def _check_model(model: str) -> None:
@@ -141,16 +166,17 @@ def main(argv: list[str] | None = None) -> int:
     die_with_parent()  # started by a worker: never outlive it
     args = _parser().parse_args(argv)
     if args.command == "list-benchmarks":
-        for name in REGISTRY:
-            print(name)
+        from evaluator.benchmarks.listing import benchmark_lines
+
+        print("\n".join(benchmark_lines()))
         return 0
     try:
         if args.command == "rescore":
             return _rescore(args)
-        from evaluator.runner import run
-
         config = _config(args)
         _check_model(config.model)
+        from evaluator.runner import run
+
         results = run(config, Path(args.out))
         if not results["benchmarks"]:  # results.json says what was skipped; nothing in it can be published
             skipped = "; ".join(f"{name}: {why}" for name, why in results.get("skipped", {}).items())

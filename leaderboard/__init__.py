@@ -12,12 +12,23 @@
 
 Imports point down this list's order of rooms (ui > running, explorer > board > submissions > store > settings);
 the Space imports one module of the evaluator, evaluator.api. worker.py, rescore.py, board_file.py and
-dataset_card.py here are the old spellings of their commands, kept so scripts keep working (forward_entry_point).
+dataset_card.py here are the old spellings of their commands, kept so scripts keep working (forward_entry_point);
+console_logging is how the Space and the worker show their log lines.
 """
 from __future__ import annotations
 
+import logging
 import runpy
 import sys
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def console_logging() -> None:
+    """What the Space and the worker log reaches the console: their own INFO lines (an admin's action, a model
+    deleted from the Hub cache, ...) and everyone's warnings, on stderr. Logging already configured is kept."""
+    logging.basicConfig(level=logging.WARNING, format=LOG_FORMAT)
+    logging.getLogger(__name__).setLevel(logging.INFO)
 
 
 def forward_entry_point(name: str, new: str) -> None:

@@ -1,6 +1,6 @@
-"""No silent CPU: --device / LEADERBOARD_DEVICE, the one-line failure when a GPU is asked for and missing, the loud
-CPU fallback, "auto" precision per GPU generation, and the hardware block of a results file. Every GPU case is
-simulated on the CPU (torch.cuda's answers and the nvidia-smi probe are patched)."""
+"""No silent CPU: --device / LEADERBOARD_DEVICE, the one-line failure when a GPU is asked for and missing, the CPU
+fallback said once (a warning only where a GPU was expected), "auto" precision per GPU generation, and the hardware
+block of a results file. Every GPU case is simulated on the CPU (torch.cuda's answers and the nvidia-smi probe are patched)."""
 from __future__ import annotations
 
 import json
@@ -133,19 +133,39 @@ def test_the_nvidia_smi_probe_never_raises(monkeypatch, tmp_path):
     assert devices.driver_major(said) is None
 
 
-# ---- auto: the CPU only loudly -------------------------------------------------------------------------------
+# ---- auto: the device said once, a warning only where a GPU was expected -------------------------------------
 
-def test_auto_without_a_gpu_warns_and_the_results_say_cpu(no_gpu, tiny_llama, tmp_path, capsys):
+def test_auto_without_a_gpu_says_the_device_once_without_a_warning_and_the_results_say_cpu(no_gpu, tiny_llama,
+                                                                                          tmp_path, capsys,
+                                                                                          monkeypatch):
+    monkeypatch.delenv("LEADERBOARD_DEVICE", raising=False)
     results = runner.run(RunConfig(model=tiny_llama.repo_id, revision=tiny_llama.sha, device="auto"), tmp_path)
-    err = capsys.readouterr().err
-    warning = [line for line in err.splitlines() if line.startswith("WARNING: ")]
-    assert len(warning) == 1 and "no usable CUDA GPU, running on the CPU" in warning[0]
-    assert "nvidia-smi not found" in warning[0] and "CUDA_VISIBLE_DEVICES unset" in warning[0]
+    said = capsys.readouterr()
+    assert "WARNING" not in said.err + said.out
+    lines = [line for line in said.out.splitlines() if "device" in line or "cpu" in line.split()]
+    assert len(lines) == 1 and lines[0].startswith("device: cpu; no usable CUDA GPU, running on the CPU"), said.out
+    assert "nvidia-smi not found" in lines[0] and "CUDA_VISIBLE_DEVICES unset" in lines[0]
     stored = json.loads((tmp_path / "results.json").read_text())
     assert stored == results and stored["run"]["device"] == "cpu"
     hardware = stored["run"]["hardware"]
     assert hardware == {"device": "cpu", "dtype": "float32", "gpu_name": None, "gpu_count": 0, "gpu_memory_gib": [],
-                        "driver": None, "torch_cuda": "13.0", "cpu_reason": warning[0][len("WARNING: "):]}
+                        "driver": None, "torch_cuda": "13.0", "cpu_reason": lines[0][len("device: cpu; "):]}
+
+
+def test_the_cpu_is_a_warning_only_where_a_gpu_was_expected(no_gpu, monkeypatch, gpus):
+    monkeypatch.delenv("LEADERBOARD_DEVICE", raising=False)
+    device, reason = devices.resolve_device("auto")
+    assert devices.device_notice(device, reason) == (f"device: cpu; {reason}", False)  # a CPU-only machine
+    assert devices.device_notice("cpu") == ("device: cpu (as asked)", False)
+    monkeypatch.setenv("LEADERBOARD_DEVICE", "cuda")  # a Hugging Face Job on a GPU flavor
+    line, warning = devices.device_notice(device, reason)
+    assert warning and line.endswith("(a GPU was expected: LEADERBOARD_DEVICE=cuda)")
+    monkeypatch.delenv("LEADERBOARD_DEVICE")
+    monkeypatch.setattr(devices, "nvidia_driver", lambda: "575.57.08")  # a GPU torch cannot use
+    line, warning = devices.device_notice(device, reason)
+    assert warning and line.endswith("(a GPU was expected: NVIDIA driver 575.57.08 found)")
+    gpus((9, 0), count=2)
+    assert devices.device_notice("cuda") == ("device: cuda (NVIDIA H100 80GB HBM3, 2 GPUs)", False)
 
 
 def test_device_choice(no_gpu, gpus):

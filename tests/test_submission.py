@@ -296,6 +296,30 @@ def test_duplicate_of_running_or_finished(settings, store, tiny_llava, status):
     assert load(store, first.path).status == status
 
 
+def test_a_finished_model_whose_weights_left_the_cache_is_answered_as_a_duplicate(settings, store, hub_cache):
+    """The duplicate is looked up before the model's files are: an evaluated model says so, not a cache refusal."""
+    sha = make_repo(hub_cache, "evaluated-then-deleted")
+    first = submit(settings, store, "test-org/evaluated-then-deleted").request
+    first.status = FINISHED
+    save(store, first)
+    snapshot = hub_cache / "models--test-org--evaluated-then-deleted" / "snapshots" / sha
+    (snapshot / "model.safetensors").unlink()  # the weights alone gone: inspection would find no safetensors
+    again = submit(settings, store, "test-org/evaluated-then-deleted", by=Visitor("bob"))
+    assert again.ok and again.duplicate and again.request.path == first.path, again.message
+    assert again.message == f"test-org/evaluated-then-deleted @ {sha[:12]} (auto) was already submitted and is FINISHED."
+    shutil.rmtree(hub_cache / "models--test-org--evaluated-then-deleted")  # the whole model gone from the cache
+    pinned = submit(settings, store, "test-org/evaluated-then-deleted", revision=sha, by=Visitor("bob"))
+    assert pinned.ok and pinned.duplicate and pinned.request.path == first.path, pinned.message
+    assert "already submitted and is FINISHED." in pinned.message and "Hub" not in pinned.message
+    for revision in ("", "main", sha[:7]):  # which commit it names is unknown offline: the newest request answers
+        unpinned = submit(settings, store, "test-org/evaluated-then-deleted", revision=revision, by=Visitor("bob"))
+        assert unpinned.ok and unpinned.duplicate and unpinned.request.path == first.path, unpinned.message
+        assert "could not say which commit" in unpinned.message
+    other = submit(settings, store, "test-org/evaluated-then-deleted", revision="f" * 40)  # another commit: no answer
+    assert not other.ok and not other.duplicate and "not in the local Hub cache" in other.message, other.message
+    assert store.list("requests") == [first.path] and load(store, first.path).status == FINISHED
+
+
 @pytest.mark.parametrize("status", [FAILED, CANCELLED])
 def test_failed_or_cancelled_request_can_be_resubmitted(settings, store, tiny_llava, status):
     first = submit(settings, store, "tiny-org/tiny-llava").request

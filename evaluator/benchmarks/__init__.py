@@ -87,6 +87,7 @@ def card_problems(card: Card, name: str) -> list[str]:
             problems.append(f"option key {option.key!r} must start with '{name}.'")
     if card.mode_option and card.mode_option not in {option.key for option in card.options}:
         problems.append(f"CARD.mode_option {card.mode_option!r} is not one of its options")
+    problems.extend(mode_problems(card))
     problems.extend(full_suite_problems(card))
     if not isinstance(card.item_view, ItemView):
         problems.append("CARD.item_view must be an ItemView")
@@ -101,6 +102,19 @@ def card_problems(card: Card, name: str) -> list[str]:
         problems.append("a card with a grader must need a judge")
     problems.extend(details_problems(card))
     return problems
+
+
+def mode_problems(card: Card) -> list[str]:
+    """What is wrong with a card's modes: a mode option without the values it takes, modes without a mode option, or
+    a mode option whose default is not one of them."""
+    if not card.mode_option:
+        return ["CARD.modes needs a CARD.mode_option"] if card.modes else []
+    if not card.modes or not all(isinstance(mode, str) and mode.strip() for mode in card.modes):
+        return [f"CARD.modes must name the values {card.mode_option} takes"]
+    defaults = [option.default for option in card.options if option.key == card.mode_option]
+    if defaults and defaults[0] not in card.modes:
+        return [f"{card.mode_option}'s default {defaults[0]!r} is not one of CARD.modes"]
+    return []
 
 
 def full_suite_problems(card: Card) -> list[str]:

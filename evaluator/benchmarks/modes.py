@@ -2,7 +2,8 @@
 
 A served model answers chat completions only, so its run asks every benchmark by generation: the mode options it
 leaves unset are set to "generation" (generation_only), and one it sets to anything else is refused before any
-request (likelihood_refusal). Every run records each benchmark's mode (run_modes), and runs scored in different
+request (likelihood_refusal). A mode a benchmark does not have (its card's modes) is refused before the model loads
+(mode_problem). Every run records each benchmark's mode (run_modes), and runs scored in different
 modes are never ranked together.
 """
 from __future__ import annotations
@@ -48,3 +49,12 @@ def likelihood_refusal(cards: list[Card], options: dict[str, str]) -> str | None
     return (f"{', '.join(asked)} asks for option log-likelihoods, which a served model (a chat-completions endpoint) "
             "does not give; a served model runs every benchmark by generation (drop the option or set it to "
             "generation)")
+
+
+def mode_problem(cards: list[Card], options: dict[str, str]) -> str | None:
+    """Why `options` name a mode a benchmark does not have (one line), or None; checked before the model loads."""
+    for card in cards:
+        mode = scoring_mode(card, options)
+        if card.mode_option and card.modes and mode not in card.modes:
+            return f"{card.mode_option} must be one of {', '.join(card.modes)}, got {mode!r}"
+    return None

@@ -237,6 +237,10 @@ class Card:
     # the option that picks how it asks (one of `options`); its value "generation" asks by generation alone, what a
     # served model can answer (evaluator.benchmarks.modes). Empty: the benchmark only ever generates.
     mode_option: str = ""
+    # the values its mode option takes (empty: it only generates); a run asking for another fails before the model loads
+    modes: tuple[str, ...] = ()
+    # what it measures, in a few words (`python -m evaluator list-benchmarks`; empty: the summary's first clause)
+    measures: str = ""
     # how many items its full suite has with default sources and options, counted in its plan's items (None: not
     # known here), and where that count comes from (the official files), or why it is not known; bench/gpu_check.py
     # projects a full run's time from it

@@ -1,6 +1,7 @@
-"""Where and how a model runs: the device (a GPU or a clear failure, or the CPU with a loud warning), the dtype for a
-precision, whether a model is split across the GPUs, the generation batch size (and "auto"'s starting size per
-device), what hardware a run used, and freeing CUDA memory after an out-of-memory batch."""
+"""Where and how a model runs: the device (a GPU or a clear failure, or the CPU; said once, as a warning only where a
+GPU was expected), the dtype for a precision, whether a model is split across the GPUs, the generation batch size
+(and "auto"'s starting size per device), what hardware a run used, and freeing CUDA memory after an out-of-memory
+batch."""
 from __future__ import annotations
 
 import os
@@ -91,6 +92,28 @@ def resolve_device(requested: str = "auto") -> tuple[str, str | None]:
     if requested == "cuda":
         raise DeviceUnavailable(f"--device cuda asks for a GPU, but CUDA is not usable: {found}")
     return "cpu", f"no usable CUDA GPU, running on the CPU (far slower): {found}"
+
+
+def gpu_expected() -> str | None:
+    """Why this machine should have a usable GPU, or None: LEADERBOARD_DEVICE=cuda (how a Hugging Face Job on a GPU
+    flavor is started), or an NVIDIA driver that nvidia-smi reports (a GPU that torch cannot use)."""
+    if os.environ.get("LEADERBOARD_DEVICE", "").strip().lower() == "cuda":
+        return "LEADERBOARD_DEVICE=cuda"
+    driver = nvidia_driver()
+    return f"NVIDIA driver {driver} found" if driver_major(driver) is not None else None
+
+
+def device_notice(device: str, cpu_reason: str | None = None) -> tuple[str, bool]:
+    """The one line a run says about its device, and whether it is a warning: on the CPU because "auto" found no
+    usable GPU, a warning only where a GPU was expected (gpu_expected); otherwise a plain line."""
+    if device.startswith("cuda"):
+        count = torch.cuda.device_count()
+        names = " + ".join(dict.fromkeys(torch.cuda.get_device_name(i) for i in range(count))) or "a CUDA GPU"
+        return f"device: {device} ({names}{f', {count} GPUs' if count > 1 else ''})", False
+    if not cpu_reason:
+        return "device: cpu (as asked)", False
+    expected = gpu_expected()
+    return f"device: cpu; {cpu_reason}" + (f" (a GPU was expected: {expected})" if expected else ""), bool(expected)
 
 
 def bf16_native(device: str = "cuda") -> bool:

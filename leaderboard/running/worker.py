@@ -9,12 +9,14 @@ import signal
 import sys
 import threading
 
+from leaderboard import console_logging
 from leaderboard.running.scheduler import run_worker_loop
 from leaderboard.settings import Settings
 from leaderboard.store import open_store
 
 
 def main() -> int:
+    console_logging()
     settings = Settings.from_env_or_exit()
     store = open_store(settings)
     stop = threading.Event()

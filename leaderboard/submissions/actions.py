@@ -6,18 +6,23 @@
 - **hide** a FINISHED run from the ranking with a reason the board shows as its flag, and **show** it again: admins.
 
 Each action happens under the store's lock (read, check, write) and is appended to the request's `actions` as
-{action, by, at, reason}, so the request file says who did what, when and why. Messages are Markdown-safe.
+{action, by, at, reason}, so the request file says who did what, when and why, and logged in one INFO line (the
+console shows it: leaderboard.console_logging). Messages are Markdown-safe.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Callable
 
+from evaluator import api
 from leaderboard.formatting import escape_markdown as md
 from leaderboard.store import DamagedFile, Store, StoreBusy
 from leaderboard.submissions import records as q
-from leaderboard.submissions.checks import shown_request
+from leaderboard.submissions.outcomes import shown_request
 from leaderboard.submissions.identity import SIGN_IN_NEEDED, Visitor
+
+log = logging.getLogger(__name__)
 
 MAX_REASON = 300  # characters of a reason kept
 
@@ -101,6 +106,8 @@ def _act(store: Store, path: str, action: Action, by: Visitor, reason: str) -> t
     action.apply(request, reason)
     request.actions.append({"action": action.name, "by": by.name, "at": q.iso(q.now()), "reason": reason})
     q.save(store, request)
+    log.info("%s %s by %s%s%s", action.name, request.key, by.name, " (admin)" if by.admin else "",
+             f": {api.redact(reason)}" if reason else "")
     why = f" ({md(reason, 120)})" if reason else ""
     return True, f"{action.done} {shown_request(request)}{why}."
 

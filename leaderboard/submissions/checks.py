@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -19,30 +18,18 @@ from leaderboard.running import job_flavors
 from leaderboard.submissions import limits
 from leaderboard.submissions import model_inspection as inspection
 from leaderboard.submissions.identity import SIGN_IN_NEEDED, SIGNED_OUT, Visitor
-from leaderboard.submissions.records import (CANCELLED, FAILED, MODEL_TYPES, PENDING, PRECISIONS, Request,
-                                             all_requests, load, now, pending_position, request_path, save, transact)
+from leaderboard.submissions.outcomes import (REPLACEABLE, Outcome, Refusal, duplicate_of,  # noqa: F401 - read here
+                                              existing_request, is_full_sha, shown_request, stored_duplicate)
+from leaderboard.submissions.records import (MODEL_TYPES, PRECISIONS, Request, all_requests, now, pending_position,
+                                             request_path, save, transact)
 from leaderboard.settings import Settings
-from leaderboard.store import DamagedFile, Store, StoreBusy, StoreConflict
+from leaderboard.store import Store, StoreBusy, StoreConflict
 
 log = logging.getLogger(__name__)
 
-REPLACEABLE = (FAILED, CANCELLED)  # a request in one of these states may be submitted again
 OFFLINE_NOTE = "gated/private status not checked (offline)"
 _REVISION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/\-]{0,254}$")
 _CUSTOM_CODE_KEYS = ("auto_map", "custom_pipelines")
-
-
-@dataclass
-class Outcome:
-    ok: bool
-    message: str            # one clear sentence or two, shown to the visitor as-is (Markdown-safe)
-    request: Request | None = None
-    position: int = 0       # place in the PENDING queue (1-based) when queued or duplicate-pending
-    duplicate: bool = False
-
-
-class Refusal(Exception):
-    """A check failed; the message is already Markdown-safe."""
 
 
 # ---------------------------------------------------------------- the entry point
@@ -56,7 +43,9 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
     2. local folder (./path or /path with config.json): only when settings.allow_local_models, only from an admin,
        only under settings.local_models_root (one message outside it, whether or not the path exists);
     3. Hub facts (model_inspection.inspect_model): repo and revision exist, pinned to the full commit sha;
-       gated or private repos are refused (offline: not checkable, noted on the request);
+       gated or private repos are refused (offline: not checkable, noted on the request). A duplicate (see 8) is
+       answered before it when the revision is a full sha, instead of its refusal when the Hub (or the cache)
+       cannot say which commit the revision is (leaderboard.submissions.outcomes), and right after it;
     4. remote code (auto_map) refused; architecture must be loadable (evaluator.api.describe_model_folder,
        or transformers' mappings when config.json is all there is);
     5. weights in *.safetensors;  6. parameter count <= settings.max_params_billions, and with the hf-jobs executor
@@ -102,9 +91,19 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
         if revision:
             notes.append(f"revision {revision!r} ignored: a local folder is pinned by its content hash")
     else:
-        # 3: ask the Hub (or the local cache)
-        facts = inspection.inspect_model(model_id, revision, token=settings.hf_token or None, api=api,
-                                         lookups=settings.home / "cache" / "hub-lookups")
+        # 3: ask the Hub (or the local cache), after the duplicate of a pinned commit (its weights may be gone)
+        known = existing_request(store, request_path(model_id, revision, precision)) if is_full_sha(revision) else None
+        if known is not None:
+            return duplicate_of(store, known)
+        try:
+            facts = inspection.inspect_model(model_id, revision, token=settings.hf_token or None, api=api,
+                                             lookups=settings.home / "cache" / "hub-lookups")
+        except inspection.HubLookupError:
+            known = stored_duplicate(store, model_id, revision, precision)
+            if known is None:
+                raise
+            return duplicate_of(store, known, f" (The Hub could not say which commit {md(revision or 'main')} is now; "
+                                              "this is the newest request of this model.)")
         if facts.gated:
             raise Refusal(f"Model {md(model_id)} is gated; this leaderboard only evaluates models anyone can download.")
         if facts.private:
@@ -113,6 +112,9 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
             notes.append(OFFLINE_NOTE)
     name = facts.repo_id
     shown = md(model_id if not local else name)
+    known = existing_request(store, request_path(name, facts.sha, precision))  # 8, before the model's own checks
+    if known is not None:
+        return duplicate_of(store, known)
 
     # 4: remote code, then architecture
     if facts.config is None:
@@ -172,16 +174,16 @@ def enqueue(settings: Settings, store: Store, request: Request, by: Visitor) -> 
 def _enqueue(settings: Settings, store: Store, request: Request, by: Visitor) -> Outcome:
     """Steps 8-10: the duplicate check, the limits and the write (under the store's lock)."""
     # 8: duplicate (answered before the limits: asking again about a queued model is not a new request)
-    existing = _existing(store, request.path)
+    existing = existing_request(store, request.path)
     if existing is not None:
-        return _duplicate(store, existing)
+        return duplicate_of(store, existing)
     # 9: limits
     _check_limits(settings, store, request, by)
     # 10: write, re-checking under the lock
     def write() -> Outcome:
-        existing = _existing(store, request.path)
+        existing = existing_request(store, request.path)
         if existing is not None:
-            return _duplicate(store, existing)
+            return duplicate_of(store, existing)
         _check_limits(settings, store, request, by)
         save(store, request)
         position = pending_position(store, request)
@@ -365,30 +367,6 @@ def check_license(shown: str, card: str | None, hub_license: str | None = None) 
 
 
 # ---------------------------------------------------------------- steps 8-9: queue state
-def _existing(store: Store, path: str) -> Request | None:
-    try:
-        request = load(store, path)
-    except DamagedFile as damage:
-        raise Refusal(f"The stored request for this model, revision and precision is damaged ({md(str(damage), 160)});"
-                      " nothing was queued. The maintainers see it listed in the Queue tab.") from None
-    return request if request is not None and request.status not in REPLACEABLE else None
-
-
-def shown_request(request: Request) -> str:
-    """A request in a message (Markdown-safe): "<model> @ <sha12> (<precision>)", or a served model's label."""
-    if request.served:
-        return md(request.label)
-    return f"{md(request.model)} @ {request.revision[:12]} ({request.precision})"
-
-
-def _duplicate(store: Store, existing: Request) -> Outcome:
-    what = shown_request(existing)
-    position = pending_position(store, existing) if existing.status == PENDING else 0
-    where = f", position {position} in the queue" if position else ""
-    return Outcome(True, f"{what} was already submitted and is {existing.status}{where}.", request=existing,
-                   position=position, duplicate=True)
-
-
 def _check_limits(settings: Settings, store: Store, request: Request, by: Visitor) -> None:
     if by.admin:
         return

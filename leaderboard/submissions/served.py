@@ -77,5 +77,7 @@ def add_served(settings: Settings, store: Store, base_url: str, model: str, disp
         log.error("adding a served model failed unexpectedly: %s", type(error).__name__)
         outcome = Outcome(False, "The served model could not be added because of an internal error "
                                  f"({md(type(error).__name__)}); nothing was queued. Please try again later.")
+    if outcome.ok and not outcome.duplicate and outcome.request is not None:
+        log.info("add_served %s by %s (admin)", settings.scrub(outcome.request.key), by.name)
     outcome.message = settings.scrub(outcome.message)
     return outcome

@@ -4,6 +4,7 @@ from __future__ import annotations
 from evaluator.benchmarks.cure import explore, measures
 from evaluator.benchmarks.cure.data import OFFICIAL_URL
 from evaluator.benchmarks.cure.images import SETTING as IMAGES_SETTING, SOURCE as IMAGES_SOURCE
+from evaluator.benchmarks.cure.planning import MODES
 from evaluator.benchmarks.item_tables import by_question
 from evaluator.benchmarks.spec import (BOOL, FLOAT, INT, JSON, RATIO, STRING, Card, DetailColumn, ItemView, Metric,
                                        Option, Source)
@@ -48,6 +49,7 @@ CARD = Card(
     name="cure",
     title="CURE",
     short_title="CURE",
+    measures="chain-of-thought visual reasoning about a marked image region, and its consistency",
     summary=(
         "Chain-of-thought visual reasoning and its consistency: each item has a high-level inference about a marked "
         "image region and a chain of 2-4 sub-questions leading to it, all 6-way multiple choice. How it runs here: "
@@ -124,6 +126,7 @@ CARD = Card(
         "and VCR's, under their own terms (VCR asks users to accept its terms of use before downloading); the "
         "details quote image URLs, not images."),
     mode_option="cure.mode",
+    modes=MODES,
     full_suite_items=1622,
     full_suite_note=(
         "the official data file (Yangyi-Chen/CoTConsistency, cot_consistency_eval.jsonl, the source's default): a JSON "

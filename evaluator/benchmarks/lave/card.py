@@ -71,6 +71,7 @@ CARD = Card(
     name="lave",
     title="LAVE",
     short_title="LAVE",
+    measures="free-form visual question answering, rated by an LLM judge against reference answers",
     summary=(
         "LLM-assisted VQA evaluation (arXiv 2310.02567): the model answers questions about images freely; an LLM "
         "judge rates each answer 1-3 against the reference answers, with a rationale first, from our own "

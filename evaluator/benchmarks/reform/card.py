@@ -4,7 +4,7 @@ from __future__ import annotations
 from evaluator.benchmarks.reform import explore, measures, picture
 from evaluator.benchmarks.reform.datasets import (ACCURACY_DIMENSIONS, DATASETS, DESCRIPTION, NOT_RUN,
                                                   dimension_counts)
-from evaluator.benchmarks.reform.options import DEFAULT_REPEATS, FREE_MAX_NEW_TOKENS, MC_MAX_NEW_TOKENS
+from evaluator.benchmarks.reform.options import DEFAULT_REPEATS, FREE_MAX_NEW_TOKENS, MC_MAX_NEW_TOKENS, MODES
 from evaluator.benchmarks.spec import (BOOL, FLOAT, INT, JSON, NUMBER, STRING, Card, DetailColumn, ItemView, Metric,
                                        Option, Source)
 
@@ -94,6 +94,8 @@ CARD = Card(
     name="reform",
     title="ReForm-Eval",
     short_title="ReForm",
+    measures=("perception, reasoning, OCR and captioning over re-formulated vision-language datasets, and how "
+              "stable the answers are"),
     summary=(
         "ReForm-Eval (arXiv 2310.02569): existing vision-language datasets re-formulated into multiple choice, OCR, "
         "key-information extraction and captioning, in 8 dimensions (coarse and fine perception, scene text, "
@@ -193,6 +195,7 @@ CARD = Card(
         "ReForm-Eval's code is Apache-2.0 (FudanDISC/ReForm-Eval); its data repackages public datasets (VQA, OCR, "
         "captioning and others), each under its own licence: see the dataset table in the README and each source."),
     mode_option="reform.mode",
+    modes=MODES,
     full_suite_items=None,
     full_suite_note=(
         "not known here: the full suite is the 57 datasets of datasets.py, each read from its own file of the Hub "

@@ -58,6 +58,7 @@ CARD = Card(
     name="simpleqa",
     title="SimpleQA",
     short_title="SimpleQA",
+    measures="short-form factual accuracy of text questions, graded by an LLM judge (and calibration)",
     summary=(
         "Short-form factuality (OpenAI): the model gets the bare question; an LLM judge grades each answer against "
         "the gold answer as correct, incorrect (contradicts it, even hedged) or not attempted. Fractions are of the "
