@@ -3,11 +3,21 @@
 progress.json: {"benchmark", "stage" ("loading" | "answering" | "grading"), "done", "total" (null while loading),
 "benchmark_index" (1-based), "benchmarks" (how many the run has), "requests" ({"done", "total"}: the answering
 stage's model requests, reported as each batch is answered, so the count moves inside a chunk of items; null in other
-stages), "rate" (items/s over the last WINDOW_S seconds of updates, measured on the requests where they are counted;
-null until two updates exist), "eta_s" (remaining / rate; null when unknown), "at" (ISO UTC time of the write),
-"resumed": {"reused": items filled from earlier attempts' responses, "items": items planned, both over the benchmarks
-planned so far}}. The log gets one tqdm line per printed state: a stage's first, then at most one per BAR_INTERVAL_S,
-and its last when it closes.
+stages), "unit" ("requests" where they are counted, else "items": the unit of "rate" and "eta_s"), "rate" (units per
+second, 1 / the pace below; null until the count moved), "eta_s" (seconds left; null until it rests on enough of
+the stage), "eta_sure" (the pace is steady: the Queue shows "ETA 0:33", else "ETA ~4 min"), "at" (ISO UTC time of
+the write), "moved_at" (ISO UTC time the count, done or requests, last moved; a stage's first count is a move),
+"resumed": {"reused": items filled from earlier attempts' responses, "items": items planned, both over the
+benchmarks planned so far}}. The log gets one tqdm line per printed state: a stage's first, then at most one per
+BAR_INTERVAL_S, and its last when it closes.
+
+The ETA's rule. The pace is the seconds per unit over the later half of what the stage has counted so far: from the
+last count at or before that half-way mark up to now. A slow start (a warm-up, a first batch that waits for the
+model) drops out of it as the stage goes on, and the window grows with the stage, so fast and slow batches average
+out instead of swinging the estimate. eta_s = units left x pace. It is given once the stage has counted SHOW_SHARE of
+its units (at least SHOW_MIN, at most SHOW_MAX) over SHOW_SECONDS or more, and only while the window's two halves
+(the last two quarters counted, each with a move) ran at paces within a factor SHOW_STEADY of each other (else the
+pace is changing and no estimate is honest); it is sure when they are within a factor STEADY.
 """
 from __future__ import annotations
 
@@ -23,19 +33,31 @@ from tqdm import tqdm
 from evaluator.run_files import utc_now, write_atomic
 
 LOADING, ANSWERING, GRADING = "loading", "answering", "grading"
-WINDOW_S = 60.0  # the rate is measured over the updates of the last minute
 MIN_INTERVAL_S = 0.5  # updates closer than this are not all written (a stage's first, a new total, the last are)
 BAR_INTERVAL_S = 1.0  # the log's tqdm line is printed at most this often (a new total and the closing line aside)
+SHOW_SHARE, SHOW_MIN, SHOW_MAX = 0.1, 5, 200  # an ETA rests on 10 % of the stage's units, at least 5, at most 200
+SHOW_SECONDS = 10.0  # ... counted over this many seconds or more
+SHOW_STEADY = 2.0  # ... while the last two quarters' paces are within this factor of each other
+STEADY = 1.25  # sure: those paces are within this factor of each other
 
 
-def window_rate(points: deque, window: float = WINDOW_S) -> float | None:
-    """Items per second between the oldest and newest (time, done) point, the oldest kept being the last one at or
-    before `window` seconds ago (so a slow stage keeps a rate); None for fewer than two points."""
-    while len(points) > 2 and points[1][0] <= points[-1][0] - window:
+def later_half_pace(points: deque, start: int, count: int, now: float) -> tuple[float | None, float | None]:
+    """(seconds per unit over the later half, the pace of its first half / that of its second) from a stage's
+    (time, count) points at each move (the first: the stage's start, at count `start`), for `count` at `now`.
+    Points older than the window are dropped. (None, None) before the count moved; the ratio is None while either
+    half of the window has no move in it."""
+    if count <= start:
+        return None, None
+    while len(points) > 1 and points[1][1] <= start + (count - start) / 2:
         points.popleft()
-    if len(points) < 2 or points[-1][0] <= points[0][0]:
-        return None
-    return max(0.0, (points[-1][1] - points[0][1]) / (points[-1][0] - points[0][0]))
+    since, counted = points[0]
+    if now <= since or count <= counted:
+        return None, None
+    seconds = (now - since) / (count - counted)
+    middle = [p for p in points if p[1] <= start + 3 * (count - start) / 4][-1]
+    if not (counted < middle[1] < count and since < middle[0] < now):
+        return seconds, None
+    return seconds, ((middle[0] - since) / (middle[1] - counted)) / ((now - middle[0]) / (count - middle[1]))
 
 
 class Progress:
@@ -54,8 +76,11 @@ class Progress:
         self.stage = ""
         self.total: int | None = None
         self.requests: tuple[int, int] | None = None  # (answered, planned) model requests of the answering stage
-        self.base = 0  # items done at the stage's first update (reused ones): the requests cover the rest
-        self.points: deque = deque()  # (time, requests answered) where requests are counted, else (time, items done)
+        self.points: deque = deque()  # (time, count) at the stage's start and each move: requests where counted
+        self.start_at = 0.0  # the stage's first update: its time and its count
+        self.start_count = 0
+        self.counted = (0, None)  # the last update's (done, requests): a change is a move
+        self.moved_at = ""
         self.first = True  # the stage's next write is its first
         self.last_write = 0.0
         self.last_print = 0.0
@@ -68,6 +93,7 @@ class Progress:
         self.name, self.stage, self.total, self.requests, self.first = name, stage, None, None, True
         self.points.clear()
         if stage == LOADING:
+            self.moved_at = utc_now()
             self._write(0, None)
 
     def planned(self, reused: int, items: int) -> None:
@@ -78,11 +104,18 @@ class Progress:
     def update(self, done: int, total: int, force: bool = False, requests: tuple[int, int] | None = None) -> None:
         """The stage's count: `done` of `total` items and, while answering, (answered, planned) model requests."""
         now = self.clock()
-        if self.first:
-            self.base = done
+        requests = None if requests is None else (int(requests[0]), int(requests[1]))
+        count = done if requests is None else requests[0]
+        if self.first or (requests is None) != (self.requests is None):  # a stage's count (or its unit) begins
+            self.points, self.start_at, self.start_count = deque([(now, count)]), now, count
+            self.moved_at = utc_now()
+        elif (done, requests) != self.counted:
+            self.moved_at = utc_now()
+            if count > self.points[-1][1]:
+                self.points.append((now, count))
+        self.counted = (done, requests)
         changed = total != self.total
         self.total, self.requests = total, requests
-        self.points.append((now, done if requests is None else requests[0]))
         self._show(done, total, changed, now)
         if not (force or self.first or changed or done >= total) and now - self.last_write < MIN_INTERVAL_S:
             return
@@ -106,28 +139,33 @@ class Progress:
             self.bar.refresh()
             self.last_print = now
 
-    def _rates(self, done: int, total: int | None) -> tuple[float | None, float | None]:
-        """(items/s, seconds left) over the window: from the requests where they are counted, else the items."""
-        rate = window_rate(self.points)
-        if rate is None or total is None:
-            return rate, None
-        if self.requests is None:
-            per_point, left = 1.0, total - done
-        else:
-            answered, planned = self.requests
-            per_point, left = ((total - self.base) / planned if planned > 0 else 0.0), planned - answered
-        return rate * per_point, (left / rate if rate and left >= 0 else None)
+    def _estimate(self, done: int, total: int | None) -> tuple[float | None, float | None, bool]:
+        """(units per second, seconds left, sure) by the module's rule; the units are requests where counted."""
+        if total is None or self.first:
+            return None, None, False
+        now = self.clock()
+        count, whole = (done, total) if self.requests is None else self.requests
+        seconds, ratio = later_half_pace(self.points, self.start_count, count, now)
+        if seconds is None:
+            return None, None, False
+        rate = 1 / seconds if seconds > 0 else None
+        enough = min(max(SHOW_SHARE * (whole - self.start_count), SHOW_MIN), SHOW_MAX)
+        if rate is None or ratio is None or not 1 / SHOW_STEADY <= ratio <= SHOW_STEADY or whole < count \
+                or count - self.start_count < enough or now - self.start_at < SHOW_SECONDS:
+            return rate, None, False
+        return rate, (whole - count) * seconds, 1 / STEADY <= ratio <= STEADY
 
     def _write(self, done: int, total: int | None) -> None:
+        rate, eta, sure = self._estimate(done, total)
         self.first, self.last_write = False, self.clock()
-        rate, eta = self._rates(done, total)
         requests = None if self.requests is None else {"done": self.requests[0], "total": self.requests[1]}
         state = {"benchmark": self.name, "stage": self.stage, "done": done, "total": total,
                  "benchmark_index": self.benchmarks.index(self.name) + 1 if self.name in self.benchmarks else 0,
                  "benchmarks": len(self.benchmarks), "requests": requests,
+                 "unit": "items" if self.requests is None else "requests",
                  "rate": None if rate is None else round(rate, 3),
-                 "eta_s": None if eta is None else round(eta, 1),
-                 "at": utc_now(),
+                 "eta_s": None if eta is None else round(eta, 1), "eta_sure": sure,
+                 "at": utc_now(), "moved_at": self.moved_at,
                  "resumed": {"reused": self.reused, "items": self.items}}
         write_atomic(self.path, json.dumps(state).encode())
 

@@ -93,3 +93,39 @@ def test_a_running_job_shows_its_id_flavor_price_stage_and_time():
     row = frame.iloc[0]
     assert row["Job"].startswith("0123456789ab · l40sx1 ($1.80/h) · RUNNING")
     assert row["Progress"].startswith("cure answering 3/20")  # read from the Job's log, no commit
+
+
+def test_grading_moves_in_the_queue_and_a_silent_judge_says_so():
+    """The grading stage reads like answering (its count, a rate in the count's unit, an ETA); once its count has
+    not moved for LEADERBOARD_JUDGE_STALL_SECONDS it says the judge is silent, and since when, instead."""
+    from datetime import datetime, timezone
+
+    from leaderboard.settings import Settings
+
+    now = datetime(2026, 5, 1, 18, 14, 30, tzinfo=timezone.utc)
+    grading = {"benchmark": "lave", "stage": "grading", "done": 3, "total": 6, "unit": "items", "rate": 0.4,
+               "eta_s": 7.5, "eta_sure": True, "moved_at": "2026-05-01T18:14:25+00:00",
+               "updated": "2026-05-01T18:14:27+00:00"}
+    assert progress_text(grading, now=now, judge_stall_s=600) == (
+        "lave grading 3/6 · 0.4 it/s · ETA 0:08 · heartbeat 3 s ago")
+    silent = {**grading, "moved_at": "2026-05-01T18:02:10+00:00"}
+    assert progress_text(silent, now=now, judge_stall_s=600) == (
+        "lave grading 3/6 · judge silent for 12 min (no grade since 18:02 UTC) · heartbeat 3 s ago")
+    assert "silent" not in progress_text(silent, now=now, judge_stall_s=900)  # not yet that long
+    assert "silent" not in progress_text(silent, now=now, judge_stall_s=0)  # 0: never said
+    assert "silent" not in progress_text(silent, now=now)  # no setting given
+    assert "silent" not in progress_text({**silent, "stage": "answering"}, now=now, judge_stall_s=600)
+    assert "silent" not in progress_text({**silent, "done": 6}, now=now, judge_stall_s=600)  # graded: scoring
+    for junk in ("yesterday", 12, None, "2026-05-01T19:00:00+00:00"):  # unreadable, or moved after now
+        assert "silent" not in progress_text({**silent, "moved_at": junk}, now=now, judge_stall_s=600)
+    days = progress_text({**silent, "moved_at": "2026-04-30T23:50:00+00:00"}, now=now, judge_stall_s=600)
+    assert "judge silent for 18 h (no grade since 2026-04-30 23:50 UTC)" in days
+
+    running = _request("org/judged", status=q.RUNNING, started_time="2026-05-01T17:00:00+00:00", submitter="ada",
+                       progress=silent)
+    shown = queue_frame([running], q.RUNNING, now=now, judge_stall_s=600).loc[0, "Progress"]
+    assert "judge silent for 12 min" in shown
+    assert "judge silent for 12 min" in my_requests_frame([running], "ada", now=now,
+                                                          judge_stall_s=600).loc[0, "Where it is"]
+    assert Settings.from_env({}).judge_stall_seconds == 600.0
+    assert Settings.from_env({"LEADERBOARD_JUDGE_STALL_SECONDS": "120"}).judge_stall_seconds == 120.0

@@ -87,6 +87,9 @@ class Settings:
     max_params_billions: float = setting("LEADERBOARD_MAX_PARAMS_B", "15",
                                          "largest model accepted, in billions of parameters", float)
     judge: str = setting("LEADERBOARD_JUDGE", "", "judge spec: `local:<id or dir>` or `endpoint:<base url>|<model>`")
+    judge_stall_seconds: float = setting("LEADERBOARD_JUDGE_STALL_SECONDS", "600", "Queue: a run grading whose judge "
+                                         "has graded nothing for this many seconds says \"judge silent for ...\" in "
+                                         "its progress (0: never)", float)
     judge_token: str = setting("LEADERBOARD_JUDGE_TOKEN", "",
                                "bearer token for an endpoint judge (default: HF_TOKEN); never logged", secret=True)
     model_token: str = setting(api.MODEL_TOKEN_SETTING, "", "bearer token of the served models' endpoints (the "

@@ -38,8 +38,41 @@ def _age_text(seconds: float) -> str:
     return f"{seconds // 60} min" if seconds < 7200 else f"{seconds // 3600} h"
 
 
-def _rate_text(rate: float) -> str:
-    return f"{rate:.1f} it/s" if rate >= 0.1 else f"{1 / rate:.0f} s/it"
+def _rate_text(rate: float, unit: str) -> str:
+    """0.8 -> "0.8 req/s", 0.05 -> "20 s/req" (unit "req" or "it": that of the count beside it)."""
+    return f"{rate:.1f} {unit}/s" if rate >= 0.1 else f"{1 / rate:.0f} s/{unit}"
+
+
+def eta_text(seconds: float, sure: bool) -> str:
+    """A sure ETA to the second ("ETA 0:33"); otherwise rounded, marked "~": "ETA < 1 min", "ETA ~4 min",
+    "ETA ~1.5 h" (half hours from an hour on)."""
+    if sure:
+        return f"ETA {duration_text(seconds)}"
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return "ETA < 1 min"
+    return f"ETA ~{minutes} min" if minutes < 60 else f"ETA ~{round(seconds / 1800) / 2:g} h"
+
+
+def judge_silence(progress: dict, now: datetime, stall_s: float | None) -> str:
+    """"judge silent for 12 min (no grade since 18:02 UTC)" for a grading stage whose count ("moved_at", written by
+    evaluator.progress whenever it moves) has not moved for `stall_s` seconds (LEADERBOARD_JUDGE_STALL_SECONDS;
+    None or 0: never); "" otherwise."""
+    done, total = _count(progress.get("done")), _count(progress.get("total"))
+    if not stall_s or stall_s <= 0 or progress.get("stage") != "grading" or (total and done is not None
+                                                                                and done >= total):
+        return ""
+    try:
+        moved = _aware(parse_time(progress["moved_at"])) if isinstance(progress.get("moved_at"), str) else None
+    except ValueError:
+        return ""
+    silent = (_aware(now) - moved).total_seconds() if moved is not None else -1.0
+    if silent < stall_s:
+        return ""
+    moved = moved.astimezone(timezone.utc)
+    same_day = moved.date() == _aware(now).astimezone(timezone.utc).date()
+    when = f"{moved:%H:%M}" if same_day else f"{moved:%Y-%m-%d %H:%M}"
+    return f"judge silent for {_age_text(silent)} (no grade since {when} UTC)"
 
 
 def resume_note(progress: dict | None) -> str:
@@ -67,12 +100,14 @@ def _heartbeat(updated, now: datetime) -> str:
     return f"heartbeat {_age_text((_aware(now) - _aware(moment)).total_seconds())} ago"
 
 
-def progress_text(progress: dict | None, now: datetime | None = None) -> str:
+def progress_text(progress: dict | None, now: datetime | None = None, judge_stall_s: float | None = None) -> str:
     """A running request's progress (evaluator.progress's progress.json, plus the scheduler's "updated"), e.g.
-    "benchmark 2 of 4 · simpleqa answering 4/31 · 30/217 requests · 0.8 it/s · ETA 0:33 · resumed: 412 of 980 items
-    reused · heartbeat 3 s ago" (the requests count moves inside an item); a part that is unknown is left out.
-    Stored requests may hold older or broken dicts: any value that does not read is skipped. `now` (default: the
-    current time) dates the heartbeat."""
+    "benchmark 2 of 4 · simpleqa answering 4/31 · 30/217 requests · 0.8 req/s · ETA ~4 min · resumed: 412 of 980
+    items reused · heartbeat 3 s ago" (the requests count moves inside an item; the rate is in the unit of the count
+    it is measured on, requests or items; the ETA is to the second only when evaluator.progress calls it sure); a
+    part that is unknown is left out. A grading stage silent for `judge_stall_s` seconds says so instead of its rate
+    and ETA (judge_silence). Stored requests may hold older or broken dicts: any value that does not read is
+    skipped. `now` (default: the current time) dates the heartbeat and the silence."""
     if not isinstance(progress, dict) or not progress:
         return "starting"
     index, count = _count(progress.get("benchmark_index")), _count(progress.get("benchmarks"))
@@ -95,12 +130,15 @@ def progress_text(progress: dict | None, now: datetime | None = None) -> str:
     if counting and asked is not None and planned:
         parts.append(f"{asked}/{planned} requests")
     rate, eta = as_float(progress.get("rate")), as_float(progress.get("eta_s"))
-    if counting and rate >= MIN_RATE:
-        parts.append(_rate_text(rate))
-    if counting and 0 <= eta <= MAX_ETA_S and not (done is not None and total and done >= total):
-        parts.append(f"ETA {duration_text(eta)}")
+    moment = now or q.now()
+    silence = judge_silence(progress, moment, judge_stall_s)
+    if counting and rate >= MIN_RATE and not silence:  # "unit" absent (older dicts): the rate is in items
+        parts.append(_rate_text(rate, "req" if progress.get("unit") == "requests" else "it"))
+    if counting and 0 <= eta <= MAX_ETA_S and not silence and not (done is not None and total and done >= total):
+        parts.append(eta_text(eta, progress.get("eta_sure") is True))
+    parts.append(silence)
     parts.append(resume_note(progress))
-    parts.append(_heartbeat(progress.get("updated"), now or q.now()))
+    parts.append(_heartbeat(progress.get("updated"), moment))
     return " · ".join(part for part in parts if part)
 
 
@@ -181,13 +219,14 @@ QUEUE_COLUMNS: dict[str, tuple[str, ...]] = {
 def queue_frame(requests: Iterable[q.Request], status: str, now: datetime | None = None, jobs: dict | None = None,
                 prices: dict[str, str] | None = None, max_attempts: int | None = None,
                 estimates: dict[str, tuple[str, str]] | None = None,
-                waiting: dict[str, str] | None = None) -> pd.DataFrame:
+                waiting: dict[str, str] | None = None, judge_stall_s: float | None = None) -> pd.DataFrame:
     """Requests in one status, as text. PENDING: queue order (oldest first) with the position;
     RUNNING: oldest start first, with its Hugging Face Job (`jobs`: request key -> the dispatcher's last look at its
     Job, whose progress stands in for a request that commits none; `prices`: flavor -> cost rate); the others: most
     recently finished first. `now` dates the progress heartbeat; `max_attempts` completes "attempt 1 of 3";
     `estimates`: pending request key -> (what it will probably take, when it will probably start), from the board
-    (leaderboard.board.estimates; none given: "no estimate yet", start "unknown")."""
+    (leaderboard.board.estimates; none given: "no estimate yet", start "unknown"); `judge_stall_s`:
+    LEADERBOARD_JUDGE_STALL_SECONDS, after which a silent grading stage says so (progress_text)."""
     if status not in QUEUE_COLUMNS:
         raise ValueError(f"unknown status {status!r}")
     chosen = [r for r in requests if r.status == status]
@@ -202,7 +241,7 @@ def queue_frame(requests: Iterable[q.Request], status: str, now: datetime | None
     jobs = jobs or {}
     cells = {**_QUEUE_CELLS,
              "Progress": lambda r, pos: progress_text(r.progress or getattr(jobs.get(r.key), "progress", None) or {},
-                                                      moment),
+                                                      moment, judge_stall_s),
              "Job": lambda r, pos: job_text(r, jobs.get(r.key), prices, moment),
              "Attempts": lambda r, pos: attempt_text(r, max_attempts),
              "Estimate": lambda r, pos: (estimates or {}).get(r.key, ("no estimate yet", ""))[0],
@@ -220,11 +259,12 @@ ON_BOARD_LIMITED = ("on the board, flagged and unranked (a quick trial: {limit} 
 
 
 def my_requests_frame(requests: Iterable[q.Request], submitter: str, now: datetime | None = None,
-                      limit: int = 0, waiting: dict[str, str] | None = None) -> pd.DataFrame:
+                      limit: int = 0, waiting: dict[str, str] | None = None,
+                      judge_stall_s: float | None = None) -> pd.DataFrame:
     """One person's requests, newest submission first, with their status and where each one is: the place in the
     queue, the progress, the error, what the admins did. `limit`: the Space's LEADERBOARD_LIMIT (a finished run is
     then flagged, and the board says where it is); `waiting`: key -> why a pending request waits for the Jobs
-    budget."""
+    budget; `judge_stall_s`: LEADERBOARD_JUDGE_STALL_SECONDS (progress_text)."""
     requests = list(requests)
     pending = [r.path for r in sorted((r for r in requests if r.status == q.PENDING),
                                       key=lambda r: (r.submitted_time or "", r.path))]
@@ -237,7 +277,7 @@ def my_requests_frame(requests: Iterable[q.Request], submitter: str, now: dateti
             return "; ".join(p for p in (f"position {pending.index(r.path) + 1} in the queue",
                                          (waiting or {}).get(r.key, "")) if p)
         if r.status == q.RUNNING:
-            return progress_text(r.progress, moment)
+            return progress_text(r.progress, moment, judge_stall_s)
         if r.status == q.FINISHED and r.hidden:
             return f"hidden from the ranking by the admins: {r.hidden}"
         last = r.actions[-1] if r.actions else None

@@ -180,7 +180,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None, copy=Non
         rates = jobs.budget.known_rates() if hasattr(jobs, "budget") else None  # the Jobs budget's waiting notes
         waiting = budget_notes.notes_for(settings, store, requests, rates)
         shown = tuple(queue_frame(requests, status, jobs=live, prices=prices, max_attempts=settings.max_attempts,
-                                  estimates=estimates, waiting=waiting)
+                                  estimates=estimates, waiting=waiting, judge_stall_s=settings.judge_stall_seconds)
                       for status in SECTIONS)
         failed = shown[list(SECTIONS).index(q.FAILED)]
         submitters = {r.key: r.submitter for r in requests}

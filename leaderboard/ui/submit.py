@@ -80,7 +80,8 @@ def my_requests(settings: Settings, store: Store, by: identity.Visitor):
     try:
         requests = all_requests(store)  # a request waiting for the Jobs budget says so, and until about when
         return my_requests_frame(requests, by.name, limit=settings.limit,
-                                 waiting=budget_notes.notes_for(settings, store, requests))
+                                 waiting=budget_notes.notes_for(settings, store, requests),
+                                 judge_stall_s=settings.judge_stall_seconds)
     except Exception as error:  # noqa: BLE001 - an outage of the store must not break the tab
         log.warning("the queue could not be read: %s", settings.scrub(str(error)))
         return my_requests_frame([], "")
