@@ -11,8 +11,11 @@ subprocess as the Space's worker runs it (`python -m evaluator run --suite sampl
 2. one run per benchmark on the full sample suite: its `wall_time_s`. A benchmark estimated over
    --max-full-seconds runs on fewer items (`--limit N`), its time extrapolated per item ("~" in the table).
 
-The text model skips cure, reform and lave (they need images). A scripted judge on 127.0.0.1 (tests.judge_servers)
-answers at once: the figures are the model's time.
+The text model skips cure, reform and lave (they need images). The judge: with --judge local (the default) the
+quick trials are graded by a local judge, the SmolLM2-135M-shaped model itself (`local:<its folder>`, as the README's
+quick trial suggests a small local judge), so their figures include grading's time (the trial's "grading" column:
+SimpleQA's and LAVE's scoring time); the full-sample runs, and everything with --judge scripted, are graded by a
+scripted judge on 127.0.0.1 (tests.judge_servers) that answers at once: those figures are the model's time.
 
 What the figures are not: a real model's time. Random weights almost never emit end-of-sequence, so every answer
 runs to its max_new_tokens (the card defaults, printed with the figures: simpleqa 256, 96 for stated confidence, 7
@@ -226,9 +229,9 @@ def say(text: str) -> None:
 
 
 def measure_shape(shape: Shape, work: Path, judge: str, max_full_s: float,
-                  only: tuple[str, ...] = BENCHMARKS) -> tuple[list[Figure], dict]:
+                  only: tuple[str, ...] = BENCHMARKS, trial_judge: str | None = None) -> tuple[list[Figure], dict]:
     """The figures of the shape's benchmarks (those in `only`), and the quick trial's results (all four benchmarks,
-    --limit 2)."""
+    --limit 2, graded by `trial_judge` when given, else by `judge`)."""
     folder = shape.build(work / f"model-{shape.key}")
     shape.params = parameter_count(folder)
     say(f"{shape.label}: {shape.params / 1e6:.0f}M parameters"
@@ -236,16 +239,24 @@ def measure_shape(shape: Shape, work: Path, judge: str, max_full_s: float,
     figures = [Figure(shape.label, b, *suite_size(b, work / "cache" / "images")) for b in shape.benchmarks
                if b in only]
 
-    trial, cost = evaluate(folder, BENCHMARKS, TRIAL_LIMIT, work / f"{shape.key}-trial", judge)
+    trial, cost = evaluate(folder, BENCHMARKS, TRIAL_LIMIT, work / f"{shape.key}-trial", trial_judge or judge)
     trial["cores_used"] = cost.cores_used  # kept beside the results, for the report
+    trial["grading_s"] = grading_seconds(trial)
     say(f"{shape.label}: quick trial (--limit {TRIAL_LIMIT}, {','.join(BENCHMARKS)}): "
         f"run {trial['run']['wall_time_s']:.0f} s (process {cost.wall_s:.0f} s, {cost.cores_used:.2f} cores used, "
-        f"load {cost.load:.1f}); skipped: {', '.join(trial['skipped']) or 'none'}")
+        f"load {cost.load:.1f}); grading {trial['grading_s']:.0f} s by {trial['run'].get('judge_name')}; "
+        f"skipped: {', '.join(trial['skipped']) or 'none'}")
     for fig in figures:
         fig.trial_s = trial["benchmarks"][fig.benchmark]["wall_time_s"]
         fig.trial_items = trial["run"]["item_counts"][fig.benchmark]
         measure_full(fig, folder, work / f"{shape.key}-{fig.benchmark}", judge, max_full_s)
     return figures, trial
+
+
+def grading_seconds(results: dict) -> float:
+    """The judge's share of a run: the judged benchmarks' scoring time (score_time_s), 0 where none ran."""
+    return sum(float(block.get("score_time_s") or 0) for block in results.get("benchmarks", {}).values()
+               if isinstance(block, dict))
 
 
 def measure_full(fig: Figure, model: Path, out: Path, judge: str, max_full_s: float) -> None:
@@ -339,8 +350,11 @@ def summary(figures: list[Figure], trials: dict[str, dict]) -> str:
         each = ", ".join(f"{f.benchmark} {minutes(f.wall_s)}" for f in shape_figs)
         if shape_figs:
             full.append(f"{minutes(total)} for the {shape.key} model" + (f" ({each})" if len(shape_figs) > 1 else ""))
-        trial.append(f"{minutes(trials[shape.label]['run']['wall_time_s'])} for the {shape.key} model "
-                     f"({trials[shape.label]['cores_used']:.1f} cores used)")
+        graded = trials[shape.label]
+        judge = "a local SmolLM2-135M-shaped judge" if graded["run"].get("judge_trial") else "the scripted judge"
+        trial.append(f"{minutes(graded['run']['wall_time_s'])} for the {shape.key} model "
+                     f"({graded['cores_used']:.1f} cores used; grading {minutes(graded['grading_s'])} of it, by "
+                     f"{judge})")
         models.append(f"{shape.key}: {shape.params / 1e6:.0f}M parameters, {shape.label.split(' (')[0]}")
     measured = (f"Measured on {machine()}, with random-weight models ({'; '.join(models)}) and the tests' tiny "
                 f"tokenizer; random weights use up every answer budget ({budgets()}).")
@@ -360,6 +374,9 @@ def main() -> None:
                         help="benchmarks to time on the full sample suite (the quick trial always runs all four)")
     parser.add_argument("--trial-only", action="store_true",
                         help=f"only the --limit {TRIAL_LIMIT} quick trial of each model (minutes, not half an hour)")
+    parser.add_argument("--judge", choices=("local", "scripted"), default="local",
+                        help="the quick trials' judge: the SmolLM2-135M-shaped model, local (its grading timed), "
+                             "or the scripted one that answers at once")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (models, runs, logs)")
     args = parser.parse_args()
     only = () if args.trial_only else tuple(b.strip() for b in args.benchmarks.split(",") if b.strip())
@@ -373,10 +390,13 @@ def main() -> None:
     try:
         with ScriptedServer(judge_reply) as server:
             judge = f"endpoint:{server.base_url}|scripted-judge"
+            trial_judge = None
+            if args.judge == "local":
+                trial_judge = f"local:{SHAPES['text'].build(work / 'judge-smollm2-135m')}"
             for key in args.models.split(","):
                 shape = SHAPES[key.strip()]
                 shape_figures, trials[shape.label] = measure_shape(shape, work, judge, args.max_full_seconds,
-                                                                   only)
+                                                                   only, trial_judge)
                 figures += shape_figures
             judge_calls = len(server.requests)
     finally:
@@ -396,7 +416,9 @@ def main() -> None:
           "not a real model's answer length; the tests' tiny tokenizer makes prompts longer than the real one; "
           "images are not split into tiles (64 tokens each); these are wall times under whatever load there was ("
           + (f"runs that shared the CPU: {', '.join(shared)}" if shared else "every run had about both cores")
-          + f"). The scripted judge answered {judge_calls} calls at once.")
+          + f"). The scripted judge answered {judge_calls} calls at once"
+          + ("; the quick trials were graded by the local judge (their grading time is in the figures)." if
+             args.judge == "local" else "."))
     print()
     print("README figures:", summary(figures, trials))
     print()

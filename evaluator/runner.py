@@ -11,7 +11,8 @@ many items were reused and how many model requests were made. Each benchmark's b
 that count in its headline score against the items of the whole suite (a limit lowers it).
 
 Where the time went: run.wall_time_s (the whole run), run.load_time_s (loading the model), each benchmark's
-wall_time_s, and run.call_time_s: per benchmark, the seconds in the model's generation and option-scoring calls.
+wall_time_s and score_time_s (scoring, the judge's grading included), and run.call_time_s: per benchmark, the seconds
+in the model's generation and option-scoring calls.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from evaluator.benchmarks import get_benchmark
-from evaluator.benchmarks.modes import generation_only, likelihood_refusal, run_modes
+from evaluator.benchmarks.modes import generation_only, likelihood_refusal, mode_problem, run_modes
 from evaluator.benchmarks.spec import Benchmark, PlanContext, ScoreContext, Scored
 from evaluator.details import read_details, write_details
 from evaluator.endpoints import is_model_spec
@@ -66,6 +67,7 @@ class Evaluation:
     prompts: dict[str, str]
     answered: Answered
     suite_items: int | None = None
+    score_time_s: float = 0.0  # scoring, the judge's grading included
 
 
 def judge_token() -> str | None:
@@ -86,12 +88,15 @@ def make_run_judge(spec: str, benchmarks: list[Benchmark]):
 
 
 def judge_record(judge) -> dict:
-    """What the results say about the judge: its identity, its name for people, and when it graded."""
+    """What the results say about the judge: its identity, its name for people, when it graded, its parameters
+    (a local judge's; None for an endpoint) and whether it is a trial judge (a local one under 7B: evaluator.judge)."""
     from evaluator.judge import judge_name
 
     if judge is None:
-        return {"judge": None, "judge_name": None, "judged_time": None}
-    return {"judge": dict(judge.identity), "judge_name": judge_name(judge.identity), "judged_time": utc_now()}
+        return {"judge": None, "judge_name": None, "judged_time": None, "judge_parameters": None, "judge_trial": False}
+    return {"judge": dict(judge.identity), "judge_name": judge_name(judge.identity), "judged_time": utc_now(),
+            "judge_parameters": getattr(judge, "parameters", None),
+            "judge_trial": getattr(judge, "trial", False) is True}
 
 
 def score_context(run: dict, judge, progress=None) -> ScoreContext:
@@ -104,7 +109,8 @@ def score_context(run: dict, judge, progress=None) -> ScoreContext:
 
 
 class ModeRefused(ValueError):
-    """A served model asked for an option-likelihood mode; the message is the one line that says why."""
+    """A mode a run cannot ask in (one a benchmark does not have, or option likelihoods from a served model); the
+    message is the one line that says why."""
 
 
 def served_metadata(model, usage: Usage) -> dict | None:
@@ -138,11 +144,14 @@ def evaluate(benchmark: Benchmark, model, plan_ctx: PlanContext, score_ctx: Scor
     if progress is not None and benchmark.CARD.needs_judge:
         progress.start(name, GRADING)
         score_ctx.progress = progress.update
+    scoring_started = time.monotonic()
     scored = benchmark.score(read_details(path), score_ctx)
+    score_time_s = time.monotonic() - scoring_started
     write_details(path, scored.rows, benchmark.CARD, metadata)
     if progress is not None:
         progress.close()
-    return Evaluation(scored, {**plan.prompts, **scored.prompts}, answered, getattr(plan, "suite_items", None))
+    return Evaluation(scored, {**plan.prompts, **scored.prompts}, answered, getattr(plan, "suite_items", None),
+                      score_time_s)
 
 
 def _count(value) -> int | None:
@@ -182,7 +191,7 @@ def run_benchmark(benchmark: Benchmark, model, config: RunConfig, judge, progres
     scored = done.scored
     block = {"scores": scored.scores, "counts": scored.counts, "extra": scored.extra,
              "coverage": coverage_block(scored.counts, done.answered.items, done.suite_items),
-             "wall_time_s": round(time.monotonic() - started, 2)}
+             "wall_time_s": round(time.monotonic() - started, 2), "score_time_s": round(done.score_time_s, 2)}
     return block, done.prompts, done.answered
 
 
@@ -201,10 +210,14 @@ def time_summary(answered: Answered, wall_s: float) -> str:
 
 def served_options(config: RunConfig, benchmarks: list[Benchmark]) -> RunConfig:
     """A served model's run asks every benchmark by generation: the mode options it leaves unset are set so;
-    ModeRefused (one line, before any request) when one asks for option likelihoods. Other runs: as they are."""
+    ModeRefused (one line, before any request) when one asks for option likelihoods. Other runs: as they are. Any
+    run: ModeRefused, before the model loads, for a mode a benchmark does not have."""
+    cards = [benchmark.CARD for benchmark in benchmarks]
+    problem = mode_problem(cards, config.options)
+    if problem:
+        raise ModeRefused(problem)
     if not is_model_spec(config.model):
         return config
-    cards = [benchmark.CARD for benchmark in benchmarks]
     options = generation_only(cards, config.options)
     refusal = likelihood_refusal(cards, options)
     if refusal:
@@ -215,7 +228,7 @@ def served_options(config: RunConfig, benchmarks: list[Benchmark]) -> RunConfig:
 def load_run_model(config: RunConfig, benchmarks: list[Benchmark]):
     """The run's model and why the CPU was used (None otherwise): a served model, probed (an endpoint that cannot
     run the evaluation ends the run here, before any benchmark), or the model loaded in-process on the device."""
-    from evaluator.models.devices import resolve_device
+    from evaluator.models.devices import device_notice, resolve_device
 
     if is_model_spec(config.model):
         from evaluator.models.served import load_served
@@ -228,12 +241,12 @@ def load_run_model(config: RunConfig, benchmarks: list[Benchmark]):
     from evaluator.models import load_model
 
     device, cpu_reason = resolve_device(config.device)  # --device cuda without a GPU fails here, before anything loads
-    if cpu_reason:
-        print(f"WARNING: {cpu_reason}", file=sys.stderr, flush=True)
+    line, expected = device_notice(device, cpu_reason)  # once per run; a warning only where a GPU was expected
+    print(f"WARNING: {line}" if expected else line, file=sys.stderr if expected else sys.stdout, flush=True)
     print(f"loading {config.model} @ {config.revision or 'default revision'} ({config.precision})", flush=True)
     model = load_model(config.model, revision=config.revision, precision=config.precision,
                        batch_size=config.batch_size, device=device)
-    print(f"loaded on {model.device} as {model.dtype}; vision: {model.has_vision}", flush=True)
+    print(f"loaded as {model.dtype}; vision: {model.has_vision}", flush=True)
     return model, cpu_reason
 
 

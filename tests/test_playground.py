@@ -67,6 +67,18 @@ def test_ungraded_reply_is_said_so(serve):
         out = grade(client)
         assert out["verdict"] == "ungraded: the judge's reply had no grade line"
         assert out["raw"] == "I cannot decide."
+        assert out["message"].startswith("**Not graded**: ungraded: the judge") and "Graded." not in out["message"]
+        assert "trial judge" not in out["message"] + out["identity"]  # an endpoint's size is not known
+
+
+def test_a_trial_judge_says_so_in_the_playground(serve, tiny_llama):
+    """A local judge under 7B (the tests' tiny Llama) is named a trial judge beside its verdict, graded or not."""
+    client = connect(serve(judge=f"local:{tiny_llama.repo_id}@{tiny_llama.sha}"))
+    out = grade(client)
+    assert "trial judge, not for scores" in out["identity"] and tiny_llama.repo_id in out["identity"]
+    assert "**trial judge**" in out["message"] and "not scores" in out["message"]
+    said_graded = out["message"].startswith("Graded.")
+    assert said_graded == (not out["verdict"].startswith("ungraded"))  # the message agrees with the verdict
 
 
 def test_unreachable_judge_gives_a_clear_message(serve):

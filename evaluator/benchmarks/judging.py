@@ -8,8 +8,22 @@ from typing import Callable
 from evaluator.benchmarks.spec import ScoreContext
 from evaluator.judge import JudgeResult
 
-CHUNK = 64  # conversations per complete_many call; the judge runs each chunk concurrently
+CHUNK = 64  # at most this many conversations per complete_many call; the judge runs each chunk concurrently
 REPLY_ATTEMPTS = 3  # replies asked for one conversation when the first ones are not judgements (evaluator.judgement)
+
+
+def chunk_size(judge) -> int:
+    """Conversations per complete_many call: what the judge works on at once (a local judge's batch, an endpoint's
+    concurrency), at most CHUNK, so the run's progress moves after every batch of grades."""
+    parallel = getattr(judge, "parallel", None)
+    return CHUNK if not isinstance(parallel, int) or parallel < 1 else min(CHUNK, parallel)
+
+
+def reply_attempts(judge, generation: dict) -> int:
+    """Replies asked for one conversation: one where the judge is repeatable and greedy (a local model at temperature
+    0 gives the same reply again, so asking again only costs time), else REPLY_ATTEMPTS."""
+    greedy = not float(generation.get("temperature") or 0)
+    return 1 if getattr(judge, "repeatable", False) is True and greedy else REPLY_ATTEMPTS
 
 
 def require_judge(ctx: ScoreContext, message: str):
@@ -39,7 +53,8 @@ def until_judged(judge, conversations: list[list[dict]], results: list, check: C
         if attempt == replies:
             for i in faulty:
                 r = results[i]
-                results[i] = JudgeResult(text=r.text, error=f"not a judgement after {replies} replies: {check(r.text)}",
+                asked = "1 reply" if replies == 1 else f"{replies} replies"
+                results[i] = JudgeResult(text=r.text, error=f"not a judgement after {asked}: {check(r.text)}",
                                          attempts=r.attempts)
             break
         again = _complete(judge, [conversations[i] for i in faulty], generation)
@@ -56,11 +71,12 @@ def ask_judge(ctx: ScoreContext, conversations: list[list[dict]], check: Callabl
     results: list = []
     total = len(conversations)
     ctx.progress(0, total)
-    for start in range(0, total, CHUNK):
-        part = conversations[start:start + CHUNK]
+    step, replies = chunk_size(judge), reply_attempts(judge, generation)
+    for start in range(0, total, step):
+        part = conversations[start:start + step]
         got = _complete(judge, part, generation)
         if check is not None:
-            got = until_judged(judge, part, got, check, generation)
+            got = until_judged(judge, part, got, check, generation, replies)
         results.extend(got)
         ctx.progress(len(results), total)
     return results

@@ -6,6 +6,10 @@ from dataclasses import dataclass
 from typing import Iterator, Protocol
 
 DEFAULT_MAX_TOKENS = 512
+# A local judge smaller than this is a *trial judge*: it shows the machinery works, its grades are not scores (runs it
+# grades are flagged "trial judge" and never ranked), and its replies stop at TRIAL_MAX_TOKENS new tokens.
+TRIAL_JUDGE_BELOW_PARAMETERS = 7_000_000_000
+TRIAL_MAX_TOKENS = 128
 GENERATION_KEYS = frozenset({"max_tokens", "temperature", "seed", "stop"})
 _ROLES = ("system", "user", "assistant")
 
@@ -27,6 +31,8 @@ class JudgeResult:
 
 class Judge(Protocol):
     identity: dict
+    parallel: int  # conversations it works on at once (a local judge's batch, an endpoint's concurrency)
+    repeatable: bool  # the same conversation at temperature 0 always gets the same reply (no point asking again)
 
     def complete(self, messages: list[dict], **generation) -> str: ...
 

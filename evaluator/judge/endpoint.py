@@ -27,6 +27,9 @@ class EndpointJudge:
         self.model = model
         self.identity = {"kind": "endpoint", "base_url": public_url(self.base_url), "model": model}
         self.concurrency = int(concurrency)
+        self.parallel = self.concurrency
+        self.repeatable = False  # a server may answer differently (a fault, an empty reply): asking again helps
+        self.parameters, self.trial = None, False  # an endpoint's size is not known: never a trial judge
 
     def __repr__(self) -> str:  # never shows the token
         return f"EndpointJudge(base_url={self.base_url!r}, model={self.model!r})"

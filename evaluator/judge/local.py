@@ -5,15 +5,19 @@ from __future__ import annotations
 import threading
 from typing import Any, Iterator
 
-from evaluator.judge.base import JudgeError, JudgeResult, check_generation, check_messages
+from evaluator.judge.base import (TRIAL_JUDGE_BELOW_PARAMETERS, TRIAL_MAX_TOKENS, JudgeError, JudgeResult,
+                                  check_generation, check_messages)
 from evaluator.models import GenerationRequest, load_model
 
 
-def to_request(messages: list[dict], generation: dict) -> GenerationRequest:
+def to_request(messages: list[dict], generation: dict, max_tokens: int | None = None) -> GenerationRequest:
     """One GenerationRequest for a conversation: system messages joined into the system prompt, earlier turns folded
-    into the text ("User: ...", "Assistant: ..."); the last message must come from the user."""
+    into the text ("User: ...", "Assistant: ..."); the last message must come from the user. `max_tokens` caps the
+    reply's new tokens (a trial judge's TRIAL_MAX_TOKENS)."""
     check_messages(messages)
     options = check_generation(generation)
+    if max_tokens is not None:
+        options["max_tokens"] = min(int(options["max_tokens"]), max_tokens)
     system = "\n\n".join(m["content"] for m in messages if m["role"] == "system") or None
     turns = [m for m in messages if m["role"] != "system"]
     if not turns or turns[-1]["role"] != "user":
@@ -31,14 +35,29 @@ def to_request(messages: list[dict], generation: dict) -> GenerationRequest:
     return request
 
 
+def parameter_count(model: Any) -> int | None:
+    """A loaded model's parameters, or None when it does not say."""
+    try:
+        return int(sum(p.numel() for p in model.parameters()))
+    except Exception:  # noqa: BLE001 - an adapter without a torch model
+        return None
+
+
 class LocalJudge:
-    """A local model, loaded once (never with remote code) and kept for the whole run."""
+    """A local model, loaded once (never with remote code) and kept for the whole run. Greedy, so asking it the same
+    conversation again gets the same reply (`repeatable`); under TRIAL_JUDGE_BELOW_PARAMETERS it is a trial judge
+    (`trial`), whose replies stop at TRIAL_MAX_TOKENS new tokens."""
 
     def __init__(self, source: str, revision: str | None = None, *, precision: str = "auto",
                  batch_size: int | str = 4):
         self._adapter = load_model(source, revision, precision=precision, batch_size=batch_size)
         resolved = getattr(self._adapter, "revision", None) or revision
         self.identity = {"kind": "local", "model": source, "revision": resolved}
+        self.parallel = max(1, int(getattr(self._adapter, "batch_size", 1) or 1))
+        self.repeatable = True
+        self.parameters = parameter_count(getattr(self._adapter, "model", None))
+        self.trial = self.parameters is not None and self.parameters < TRIAL_JUDGE_BELOW_PARAMETERS
+        self._cap = TRIAL_MAX_TOKENS if self.trial else None
         self._lock = threading.Lock()  # one generation at a time on the one model
 
     def __repr__(self) -> str:
@@ -49,7 +68,7 @@ class LocalJudge:
             return list(self._adapter.generate(requests))
 
     def complete(self, messages: list[dict], **generation) -> str:
-        request = to_request(messages, generation)
+        request = to_request(messages, generation, self._cap)
         try:
             return self._generate([request])[0]
         except Exception as exc:  # noqa: BLE001 - reported as a judge failure
@@ -60,7 +79,7 @@ class LocalJudge:
         pending: list[tuple[int, Any]] = []
         for i, messages in enumerate(conversations):
             try:
-                pending.append((i, to_request(messages, generation)))
+                pending.append((i, to_request(messages, generation, self._cap)))
             except Exception as exc:  # noqa: BLE001 - complete_many never raises
                 results[i] = JudgeResult(text=None, error=f"{type(exc).__name__}: {exc}", attempts=0)
         if pending:

@@ -73,6 +73,10 @@ RATE_LIMITED = {  # by the kind of the full bucket
 TRY_AGAIN = " Please wait {wait} s and try again; nothing was sent to the judge."
 GRADING = "Grading…"
 DONE = "Graded."
+NOT_GRADED = ("**Not graded**: {label}. The judge replied, but its reply holds no verdict this mode can read; it is "
+              "shown below as sent, and a run would count this answer ungraded (left out of the scores).")
+TRIAL = (" This judge is a **trial judge** (a local model under 7B parameters): it shows the machinery works; its "
+         "grades are not scores.")
 
 
 def question_label(entry: dict, width: int = 90) -> str:
@@ -280,6 +284,9 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
             yield "**The judge could not be loaded**: " + escape_markdown(redact(str(exc)), 300), "", "", "", ""
             return
         name = api.judge_name(getattr(the_judge, "identity", None))
+        trial = getattr(the_judge, "trial", False) is True
+        if trial:
+            name += " — trial judge, not for scores"
         messages = grader.messages(question.strip(), gold.strip(), candidate.strip())
         raw = ""
         yield GRADING, "", "", name, raw
@@ -297,7 +304,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
             yield "**The judge failed** because of an internal error; please try again later.", "", "", name, raw
             return
         verdict = grader.verdict(raw)
-        yield DONE, verdict.label, verdict.rationale, name, raw
+        said = DONE if verdict.score is not None else NOT_GRADED.format(label=escape_markdown(verdict.label, 200))
+        yield said + (TRIAL if trial else ""), verdict.label, verdict.rationale, name, raw
 
     # -- layout -------------------------------------------------------------------------------------------------
     if not modes:
