@@ -11,15 +11,13 @@
     ui/             the Gradio app, one module per tab
 
 Imports point down this list's order of rooms (ui > running, explorer > board > submissions > store > settings);
-the Space imports one module of the evaluator, evaluator.api. worker.py, rescore.py, board_file.py and
-dataset_card.py here are the old spellings of their commands, kept so scripts keep working (forward_entry_point);
-console_logging is how the Space and the worker show their log lines.
+the Space imports one module of the evaluator, evaluator.api. Its commands live in their rooms
+(`python -m leaderboard.running.worker`, `leaderboard.running.rescore`, `leaderboard.board.file`,
+`leaderboard.board.dataset_card`); console_logging is how the Space and the worker show their log lines.
 """
 from __future__ import annotations
 
 import logging
-import runpy
-import sys
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -30,11 +28,3 @@ def console_logging() -> None:
     logging.basicConfig(level=logging.WARNING, format=LOG_FORMAT)
     logging.getLogger(__name__).setLevel(logging.INFO)
 
-
-def forward_entry_point(name: str, new: str) -> None:
-    """Run module `new` as `python -m` would, for an old command spelling (`name` is the old module's __name__);
-    importing the old module is an error that says where its code went."""
-    if name != "__main__":
-        raise ImportError(f"{name} moved to {new}")
-    print(f"note: this command is now `python -m {new}`", file=sys.stderr, flush=True)
-    runpy.run_module(new, run_name="__main__", alter_sys=True)

@@ -52,7 +52,7 @@ def publish(store: Store, request: Request, out_dir: Path, settings: Settings | 
 
 def publish_board(settings: Settings, store: Store, request: Request, results: dict) -> bool:
     """Put a run whose request is now FINISHED on leaderboard.parquet: its row replaced or added, the rest as it
-    was (board_file.add_run: one read and one write, whatever the number of runs). A failure is logged, never
+    was (board.file.add_run: one read and one write, whatever the number of runs). A failure is logged, never
     raised: the next tick finds the board behind the store and rebuilds it. Returns whether it was written."""
     try:
         add_run(store, schema(settings.benchmarks), f"results/{request.key}.json", results, request.hidden)

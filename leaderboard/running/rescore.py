@@ -36,7 +36,7 @@ class Regraded:
 
 def _download(store: Store, key: str, folder: Path) -> dict:
     """Copy a run's results and details out of the store into `folder`; returns the results (a damaged results file
-    is refused and listed in the store's ledger, see board_file.read_results)."""
+    is refused and listed in the store's ledger, see board.file.read_results)."""
     results = read_results(store, f"results/{key}.json")
     if results is None:
         raise FileNotFoundError(f"no readable results for {key} (none, or a damaged file the Queue tab lists)")
