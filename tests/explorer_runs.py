@@ -4,7 +4,10 @@ the explorer's tests.
 - "vision-a": tiny-llava on CURE (likelihood), ReForm-Eval (seed 0) and LAVE (scripted ratings);
 - "vision-b": the same model on CURE by generation, ReForm-Eval with seed 1 and LAVE rated by a generous judge (so
   it answers differently from A and can be compared with it);
-- "text": tiny-llama on SimpleQA (scripted grades).
+- "text": tiny-llama on SimpleQA (scripted grades), every question with each of its parts (answer, stated confidence,
+  5 samples) but replies of at most TEXT_MAX_NEW_TOKENS tokens: the tiny random model never stops early, and at the
+  default budgets (256 / 96 tokens, each sample a batch of one) this run alone took most of the fixture's time.
+  The SimpleQA golden scores (tests/test_golden_scores.py) run the default budgets.
 """
 from __future__ import annotations
 
@@ -31,13 +34,21 @@ class FinishedRun:
         return f"{self.model}/{self.revision[:12]}_{self.precision}"
 
 
+# each run's scripted judge (tests/test_golden_scores.py reads the vision runs and checks their judge here)
+JUDGES = {"vision-a": scripted_judges.lave_ratings, "vision-b": scripted_judges.lave_ratings_generous,
+          "text": scripted_judges.simpleqa_grades}
+TEXT_MAX_NEW_TOKENS = 16
+TEXT_OPTIONS = {"simpleqa.max_new_tokens": str(TEXT_MAX_NEW_TOKENS),
+                "simpleqa.confidence_max_new_tokens": str(TEXT_MAX_NEW_TOKENS)}
+
+
 def make_runs(root: Path, llava, llama) -> dict[str, FinishedRun]:
     """Run the three runs above into folders under `root` (about half a minute on two cores)."""
     plans = [
-        ("vision-a", llava, "auto", ("cure", "reform", "lave"), {}, scripted_judges.lave_ratings),
+        ("vision-a", llava, "auto", ("cure", "reform", "lave"), {}, JUDGES["vision-a"]),
         ("vision-b", llava, "float32", ("cure", "reform", "lave"), {"cure.mode": "generation", "reform.seed": "1"},
-         scripted_judges.lave_ratings_generous),
-        ("text", llama, "auto", ("simpleqa",), {}, scripted_judges.simpleqa_grades),
+         JUDGES["vision-b"]),
+        ("text", llama, "auto", ("simpleqa",), TEXT_OPTIONS, JUDGES["text"]),
     ]
     runs = {}
     for name, model, precision, benchmarks, options, script in plans:

@@ -10,15 +10,67 @@ import sys
 import time
 
 import pandas as pd
+import pytest
 
 from leaderboard.submissions import records as queue
 from leaderboard.submissions.records import Request
 from tests.conftest import PROJECT
 
 
+# every test here starts the evaluator (or the worker) as a process of its own
+pytestmark = pytest.mark.slow
+
+
 def evaluator(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "evaluator", *args], cwd=PROJECT, capture_output=True, text=True,
                           timeout=timeout)
+
+
+# Runs `python -m evaluator` once per argument list, one after the other in one Python process (the module run as
+# __main__ by runpy, as `-m` runs it, and its SystemExit caught), so that torch and transformers load once rather
+# than once per command. What each command writes to file descriptors 1 and 2 is captured apart (logging and C
+# libraries included), and its exit status is the one `python -m evaluator` would exit with.
+_MANY = r"""
+import json, os, runpy, sys, tempfile
+
+def one(argv):
+    sys.argv = ["evaluator", *argv]
+    try:
+        runpy.run_module("evaluator", run_name="__main__", alter_sys=True)
+    except SystemExit as exit:
+        if exit.code is None or isinstance(exit.code, int):
+            return exit.code or 0
+        print(exit.code, file=sys.stderr)
+        return 1
+    return 0
+
+commands, report_path = json.loads(sys.argv[1]), sys.argv[2]
+done = []
+for argv in commands:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush(); sys.stderr.flush()
+        saved = os.dup(1), os.dup(2)
+        os.dup2(out.fileno(), 1); os.dup2(err.fileno(), 2)
+        try:
+            code = one(argv)
+        finally:
+            sys.stdout.flush(); sys.stderr.flush()
+            os.dup2(saved[0], 1); os.dup2(saved[1], 2)
+            os.close(saved[0]); os.close(saved[1])
+        out.seek(0); err.seek(0)
+        done.append({"args": argv, "returncode": code, "stdout": out.read().decode(), "stderr": err.read().decode()})
+with open(report_path, "w") as report:
+    json.dump(done, report)
+"""
+
+
+def evaluator_many(commands: list[list[str]], report, timeout: float = 300) -> list[subprocess.CompletedProcess]:
+    """The outcome of `python -m evaluator <args>` for each argument list, all run in one process (see _MANY)."""
+    wrapper = subprocess.run([sys.executable, "-c", _MANY, json.dumps(commands), str(report)], cwd=PROJECT,
+                             capture_output=True, text=True, timeout=timeout)
+    assert wrapper.returncode == 0, wrapper.stderr[-3000:]  # an uncaught exception would end it with a traceback
+    return [subprocess.CompletedProcess(d["args"], d["returncode"], d["stdout"], d["stderr"])
+            for d in json.loads(report.read_text())]
 
 
 def test_list_benchmarks_gives_one_line_each_with_what_it_measures_modes_judge_and_suite_sizes():
@@ -56,9 +108,11 @@ def test_an_unknown_benchmark_is_said_at_once_before_torch_and_nothing_about_dev
     assert done.stderr.splitlines() == ["error: unknown benchmark 'nope'; known: cure, simpleqa, reform, lave "
                                         "(python -m evaluator list-benchmarks)"], done.stderr
     assert done.stdout.strip() == "heavy: []"
-    for args in (["--benchmarks", "nope"], ["--batch-size", "many"], ["--option", "cure.mode=guess"],
-                 ["--benchmarks", "simpleqa"]):  # simpleqa without --judge
-        said = evaluator("run", "--model", "org/model", *args, "--out", str(tmp_path / "out"))
+    failing = (["--benchmarks", "nope"], ["--batch-size", "many"], ["--option", "cure.mode=guess"],
+               ["--benchmarks", "simpleqa"])  # simpleqa without --judge
+    runs = evaluator_many([["run", "--model", "org/model", *args, "--out", str(tmp_path / "out")] for args in failing],
+                          tmp_path / "said.json")
+    for args, said in zip(failing, runs, strict=True):
         output = said.stdout + said.stderr
         assert said.returncode == 1 and said.stderr.startswith("error: "), (args, output)
         assert not re.search(r"WARNING|CUDA|device", output, re.IGNORECASE), (args, output)
@@ -96,13 +150,16 @@ def test_failures_exit_non_zero_with_a_one_line_reason(tiny_llava, tmp_path):
         (["--model", "no-org"], "error: The model id 'no-org' is not of the form org/name; no local model folder"),
         (["--model", "org/bad--name"], "is not a valid Hub model id"),
     ]
-    for args, expected in cases:
-        done = evaluator("run", *args, "--out", str(tmp_path / "out"))
+    # the first case as its own `python -m evaluator` process; the others, and --debug, in one process (see _MANY)
+    first = evaluator("run", *cases[0][0], "--out", str(tmp_path / "out"))
+    *rest, debug = evaluator_many([["run", *args, "--out", str(tmp_path / "out")] for args, _ in cases[1:]] +
+                                  [["run", "--model", "tiny-org/not-there", "--out", str(tmp_path / "out"), "--debug"]],
+                                  tmp_path / "said.json")
+    for (args, expected), done in zip(cases, [first, *rest], strict=True):
         errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
         assert done.returncode == 1 and errors == [done.stderr.strip().splitlines()[-1]], (args, done.stderr)
         assert expected in errors[0] and "Traceback" not in done.stderr, (args, done.stderr)
     assert not (tmp_path / "out" / "results.json").exists()
-    debug = evaluator("run", "--model", "tiny-org/not-there", "--out", str(tmp_path / "out"), "--debug")
     assert debug.returncode == 1 and "Traceback (most recent call last)" in debug.stderr
     assert debug.stderr.strip().splitlines()[-1].startswith("error: ")
 

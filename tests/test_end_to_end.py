@@ -15,6 +15,12 @@ from leaderboard.submissions import records as q
 from tests import scripted_judges
 
 CURE_LABELS = ["CURE Ro", "CURE Rh", "CURE Rcot", "CURE Cf", "CURE Cb"]
+# every test here runs the real worker subprocess through a scheduler tick (or drives a browser)
+pytestmark = pytest.mark.slow
+# SimpleQA's generation budget for the end-to-end run: every question, every part (answer, stated confidence, k
+# samples), only shorter. The tiny random model never stops early, so the defaults (256 / 96 tokens, k = 5, each
+# sample a batch of one) cost about 50,000 decoding steps; this costs about 1,000, through the same code paths.
+SIMPLEQA_SMALL = ("simpleqa.max_new_tokens=8", "simpleqa.confidence_max_new_tokens=8", "simpleqa.samples=2")
 
 
 def test_submit_tick_board_through_gradio_client(client, settings, store, tiny_llava):
@@ -74,7 +80,7 @@ def test_simpleqa_sample_on_the_tiny_text_model_with_a_scripted_judge(settings, 
     token = "sk-judge-e2e-secret"
     with ScriptedServer(scripted_judges.simpleqa_grades) as server:
         settings = settings.with_(benchmarks=("simpleqa",), judge=f"endpoint:{server.base_url}|scripted-judge",
-                                  judge_token=token)
+                                  judge_token=token, options=SIMPLEQA_SMALL)
         request = q.Request(model=tiny_llama.repo_id, revision=tiny_llama.sha)
         q.save(store, request)
         report = scheduler.tick(settings, store)
@@ -96,6 +102,9 @@ def test_simpleqa_sample_on_the_tiny_text_model_with_a_scripted_judge(settings, 
     details = pd.read_parquet(store.root / "details" / request.key / "simpleqa.parquet")
     answers = details[details["part"] == "answer"]
     assert len(answers) == 31
+    # the options reached the worker's evaluator (two samples per question); each reply says if it hit its budget
+    assert details["part"].str.startswith("sample").sum() == 31 * 2
+    assert details.loc[details["part"] == "answer", "hit_token_limit"].notna().all()
     graded = answers[answers["grade"] != ""]
     assert graded["judge_rationale"].str.startswith("Scripted reason for").all()
     assert graded["judge_raw"].str.contains("\n").all()

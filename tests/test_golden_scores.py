@@ -6,6 +6,11 @@ server on loopback) and compares every score, count and breakdown, and every det
 grade, with the recording. Two things are left out because they name this machine, not the evaluation: the judge
 server's address (a random port) and the folder the sample file was read from.
 
+The vision cases read their benchmark's block and details from the explorer's finished runs (tests/explorer_runs.py,
+made once per session: the same model, suite, limit, batch size, options and scripted judge as the case, with the
+model's other benchmarks in the same run); each checks that the run is the case's before it compares. SimpleQA runs
+here, at its default budgets (the explorer's text run is a shorter one), so its case alone takes minutes.
+
 Record again (only when a change is meant to move a number; say why in the commit):
     GOLDEN_RECORD=1 .venv/bin/python -m pytest tests/test_golden_scores.py
 """
@@ -39,6 +44,8 @@ ROW_VALUES = ("prediction", "parsed_answer", "gold", "correct", "score", "grade"
               "confidence", "choice_sum", "status", "rating", "lave", "rating_fallback", "vqa_accuracy", "anls",
               "exact_match", "bleu4", "cider", "dataset", "dimension", "form", "template_id", "mark_style", "options")
 PROMPTS_AS_SENT = {"reform", "lave"}  # their prompt column was already the chat-templated text
+# cases read from the explorer's finished run of that name (the finished_runs fixture) rather than run again
+FINISHED_RUN = {"cure_likelihood": "vision-a", "cure_generation": "vision-b", "reform": "vision-a", "lave": "vision-a"}
 
 
 def _plain(value):
@@ -69,9 +76,37 @@ def _rows(details: pd.DataFrame, benchmark: str) -> list[dict]:
     return sorted(rows, key=lambda r: json.dumps([r.get(k) for k in ROW_KEYS], default=str))
 
 
+def _read(out: Path, results: dict, benchmark: str, url: str | None) -> dict:
+    block = results["benchmarks"][benchmark]
+    details = pd.read_parquet(out / "details" / f"{benchmark}.parquet")
+    return {"scores": _scrub(block["scores"], url), "counts": _scrub(block["counts"], url),
+            "extra": _scrub(block["extra"], url), "rows": _scrub(_rows(details, benchmark), url)}
+
+
+def _finished(case: str, request: pytest.FixtureRequest) -> dict:
+    """The case's numbers from the explorer's finished run, once that run is checked to be the case's run."""
+    fixture, benchmark, options, limit, script = CASES[case]
+    model = request.getfixturevalue(fixture)
+    finished = request.getfixturevalue("finished_runs")[FINISHED_RUN[case]]
+    results = json.loads((finished.out_dir / "results.json").read_text())
+    run = results["run"]
+    assert (results["model"], results["revision"]) == (model.repo_id, model.sha)
+    assert benchmark in results["benchmarks"] and run["suite"] == "sample" and run["limit"] == limit
+    assert run["batch_size"] == 4 and run["judge"]["model"] == "scripted-judge"
+    mine = {k: v for k, v in run["options"].items() if k.startswith(f"{benchmark}.")}
+    assert mine == options, (case, run["options"])  # the others are options of the run's other benchmarks
+    if script is not None:  # the same scripted judge: the explorer's plan (tests/explorer_runs.make_runs) names it
+        from tests.explorer_runs import JUDGES
+
+        assert JUDGES[FINISHED_RUN[case]] is script
+    return _read(finished.out_dir, results, benchmark, run["judge"]["base_url"])
+
+
 def _run(case: str, request: pytest.FixtureRequest, tmp_path: Path) -> dict:
     from evaluator.runner import RunConfig, run
 
+    if case in FINISHED_RUN:
+        return _finished(case, request)
     fixture, benchmark, options, limit, script = CASES[case]
     model = request.getfixturevalue(fixture)
 
@@ -79,11 +114,7 @@ def _run(case: str, request: pytest.FixtureRequest, tmp_path: Path) -> dict:
         out = tmp_path / case
         config = RunConfig(model=model.repo_id, revision=model.sha, benchmarks=(benchmark,), suite="sample",
                            limit=limit, batch_size=4, judge=judge, images_dir=tmp_path / "images", options=options)
-        results = run(config, out)
-        block = results["benchmarks"][benchmark]
-        details = pd.read_parquet(out / "details" / f"{benchmark}.parquet")
-        return {"scores": _scrub(block["scores"], url), "counts": _scrub(block["counts"], url),
-                "extra": _scrub(block["extra"], url), "rows": _scrub(_rows(details, benchmark), url)}
+        return _read(out, run(config, out), benchmark, url)
 
     if script is None:
         return go("", None)
@@ -91,6 +122,7 @@ def _run(case: str, request: pytest.FixtureRequest, tmp_path: Path) -> dict:
         return go(f"endpoint:{server.base_url}|scripted-judge", server.base_url)
 
 
+@pytest.mark.slow  # whole sample suites
 @pytest.mark.parametrize("case", list(CASES))
 def test_sample_scores_match_the_recording(case, request, tmp_path, one_torch_thread):
     got = json.loads(json.dumps(_run(case, request, tmp_path)))
