@@ -234,3 +234,13 @@ def finished_runs(tiny_llava, tiny_llama, tmp_path_factory):
         return make_runs(tmp_path_factory.mktemp("finished-runs"), tiny_llava, tiny_llama)
     finally:
         torch.set_num_threads(threads)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The quick tier (-m "not slow") leaves out every test on `finished_runs` (tests/test_explorer.py's, among
+    others): that fixture runs whole evaluations of every benchmark by the tiny models (tests/explorer_runs.py), end
+    to end, once a session. Every other slow mark is on its test or its file."""
+    slow = pytest.mark.slow
+    for item in items:
+        if "finished_runs" in getattr(item, "fixturenames", ()):
+            item.add_marker(slow)

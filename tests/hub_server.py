@@ -167,7 +167,9 @@ class HubServer:
         self.router = Router(OpenIdEndpoints(self).routes() + RepoEndpoints(self).routes() + lfs.routes()
                              + JobEndpoints(self).routes())
         self.storage_router = Router(lfs.storage_routes())
-        self._threads = [threading.Thread(target=server.serve_forever, name=name, daemon=True)
+        # a short poll: shutdown() waits out one poll (serve_forever's default is 0.5 s, paid per server and module)
+        self._threads = [threading.Thread(target=server.serve_forever, name=name, kwargs={"poll_interval": 0.02},
+                                          daemon=True)
                          for server, name in zip(self._servers, ("hub-server", "hub-lfs-storage"))]
 
     def __enter__(self) -> "HubServer":

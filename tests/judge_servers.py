@@ -123,7 +123,9 @@ class ScriptedServer:
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # a short poll: shutdown() waits out one poll, and serve_forever's default (0.5 s) was paid by every test
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
+                                        daemon=True)
 
     def _reply(self, index: int, body: dict) -> Reply:
         if callable(self.replies):

@@ -9,10 +9,13 @@ import io
 import urllib.request
 
 import pandas as pd
+import pytest
 
 from leaderboard.board.columns import schema
 from leaderboard.submissions import records as q
 from tests.results_files import SHA_B, TEXT_ONLY, board_result, write_result
+
+pytestmark = pytest.mark.slow  # browser tests (Playwright)
 
 S = schema()
 JUDGE = {"kind": "endpoint", "model": "judge-x", "base_url": "http://judge.example/v1"}

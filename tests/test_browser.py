@@ -5,9 +5,13 @@ opens a page on the served app and waits for Gradio to be up; reuse it for longe
 """
 from __future__ import annotations
 
+import pytest
+
 from leaderboard.board.columns import schema
 from leaderboard.submissions import records as q
 from tests.results_files import SHA_A, SHA_B, result, write_result
+
+pytestmark = pytest.mark.slow  # browser tests (Playwright)
 
 
 def board_cells(page, col: int) -> list[str]:

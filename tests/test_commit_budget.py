@@ -283,6 +283,7 @@ def test_no_squash_while_a_transaction_is_open(api, hub, repos):
     assert hub.squashes[repos[1]] == 0 and store.squash_history(after_commits=1)
 
 
+@pytest.mark.slow  # seconds of racing claimers
 def test_a_squash_during_claims_loses_nothing(api, hub, repos):
     """Four claimers, each with its own store, take 24 requests while the history is squashed again and again:
     each request is claimed exactly once and every claim is on the final files."""

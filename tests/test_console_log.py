@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import app
 from leaderboard.settings import Settings
 from leaderboard.store import open_store
@@ -33,6 +35,7 @@ def test_the_start_line_names_what_runs_and_where_and_never_a_token(tmp_path):
     assert "judge: org/judge @ abc123 (local);" in app.start_line(local, False)
 
 
+@pytest.mark.slow  # a python subprocess
 def test_the_console_shows_each_request_action_at_the_default_level(tmp_path):
     """The project's INFO lines reach stderr once console_logging (what app.py and the worker call) has run."""
     script = f"""
@@ -61,6 +64,7 @@ logging.getLogger("leaderboard.running.model_cache").warning("Hub cache: deleted
     assert any("Hub cache: deleted org/x@0123456789ab" in line for line in lines), done.stderr
 
 
+@pytest.mark.slow  # starts app.py
 def test_the_space_says_its_start_line_and_an_admins_action_in_its_console(tmp_path, tiny_llama):
     from gradio_client import Client
 

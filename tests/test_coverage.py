@@ -74,3 +74,18 @@ def test_coverage_block_reads_only_whole_counts():
         assert coverage_block(junk, 8, 20) == {"scored": None, "items": 8, "suite_items": 20, "share": None}
     assert coverage_block({"scored": 3}, None, "20") == {"scored": 3, "items": None, "suite_items": None,
                                                          "share": None}
+
+
+def test_list_benchmarks_in_process_gives_each_benchmarks_line(capsys, monkeypatch):
+    """`python -m evaluator list-benchmarks` called in process (tests/test_cli.py starts the command): one line per
+    registered benchmark, with its modes, its judge and the sizes its plans say."""
+    from evaluator.__main__ import main
+    from evaluator.benchmarks import REGISTRY
+
+    monkeypatch.delenv("LEADERBOARD_PARENT_PID", raising=False)  # run by hand: no parent to watch
+    assert main(["list-benchmarks"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == list(REGISTRY)
+    by_name = dict(zip(REGISTRY, lines))
+    assert "modes: likelihood (default), generation; no judge; sample suite: 20 items" in by_name["cure"]
+    assert "modes: generation; needs a judge (--judge)" in by_name["simpleqa"]

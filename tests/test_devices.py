@@ -61,6 +61,7 @@ def _never_load(monkeypatch) -> list:
 
 # ---- --device cuda: a GPU or one clear line -------------------------------------------------------------------
 
+@pytest.mark.slow  # starts python -m evaluator
 def test_cuda_without_a_gpu_fails_in_one_line_on_the_command_line(tiny_llava, tmp_path):
     """A real subprocess, every GPU hidden: one `error:` line, no traceback, nothing loaded, no results."""
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}

@@ -6,10 +6,13 @@ from __future__ import annotations
 import io
 
 import pandas as pd
+import pytest
 
 from leaderboard.board.columns import schema
 from leaderboard.explorer.details_cache import details_path
 from tests.explorer_runs import publish_run
+
+pytestmark = pytest.mark.slow  # browser tests (Playwright)
 
 EXPLORER_LOAD = "#explorer-opened h2"
 

@@ -84,6 +84,7 @@ def wait_until(condition, timeout: float, every: float = 0.5, tick=None):
     raise AssertionError("timed out")
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_eight_requests_run_as_four_jobs_at_a_time_each_published_once(hub, world, token):
     settings, store, dispatcher, folder = world
     requests = submit(store, folder, 8)
@@ -145,6 +146,7 @@ def _started(hub, dispatcher, store, request) -> str:
     return job_id
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_killed_job_is_retried_then_failed_with_its_log_tail(hub, world):
     settings, store, dispatcher, folder = world
     (request,) = submit(store, folder, 1)
@@ -168,6 +170,7 @@ def test_a_killed_job_is_retried_then_failed_with_its_log_tail(hub, world):
     assert len([j for j in hub.jobs if j.labels.get(hf_jobs.LABEL_REQUEST) == hf_jobs.request_label(request.key)]) == 2
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_cancel_from_the_queue_tab_cancels_the_job(hub, world):
     settings, store, dispatcher, folder = world
     (request,) = submit(store, folder, 1)
@@ -180,6 +183,7 @@ def test_cancel_from_the_queue_tab_cancels_the_job(hub, world):
     assert q.load(store, request.path).status == q.CANCELLED and not dispatcher.live
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_restarted_dispatcher_adopts_running_jobs(hub, world):
     settings, store, dispatcher, folder = world
     requests = submit(store, folder, 2)
@@ -201,6 +205,7 @@ def test_a_restarted_dispatcher_adopts_running_jobs(hub, world):
                        jobs=restarted)
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_job_that_ends_without_publishing_fails_its_request_with_the_log_tail(hub, world):
     settings, store, dispatcher, folder = world
     dispatcher.settings = settings.with_(jobs_setup="echo preparing the image; exit 0")  # it never evaluates
@@ -223,6 +228,7 @@ def test_the_local_worker_on_the_hub_store_renews_its_lease_a_few_times_an_hour(
     assert renewal_interval(Settings.from_env({})) == 5  # the local store: a file write, every heartbeat
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_job_stopped_by_its_timeout_fails_its_request_and_is_not_retried(hub, world, monkeypatch):
     from leaderboard.running import job_dispatch
 
@@ -241,6 +247,7 @@ def test_a_job_stopped_by_its_timeout_fails_its_request_and_is_not_retried(hub, 
     assert len([j for j in hub.jobs if j.labels.get(hf_jobs.LABEL_REQUEST) == hf_jobs.request_label(request.key)]) == 1
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_the_in_job_limit_fails_the_request_as_timed_out(hub, world):
     settings, store, dispatcher, folder = world
     dispatcher.settings = settings.with_(max_run_seconds=1.0, jobs_setup="true")
@@ -255,6 +262,7 @@ def test_the_in_job_limit_fails_the_request_as_timed_out(hub, world):
     assert dispatcher.tick().started == []  # nothing to retry
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_job_waiting_for_a_machine_keeps_its_request(hub, world):
     """A Job held in SCHEDULING past its request's lease: the dispatcher extends the lease while the Jobs API says
     the Job is live, so recovery never takes the request back and the Job is never cancelled as an orphan; the

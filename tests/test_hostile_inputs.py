@@ -57,6 +57,7 @@ def many_questions(store, settings, finished_runs, copies: int = 3) -> str:
     return key
 
 
+@pytest.mark.slow  # a browser test
 def test_a_page_three_link_opens_and_reloads(store, settings, finished_runs, app_url, open_page):
     key = many_questions(store, settings, finished_runs)
     link = f"{app_url}?{eq.query_string(eq.Query(run=key, benchmark='simpleqa', page=3))}"
@@ -75,16 +76,25 @@ def test_a_page_three_link_opens_and_reloads(store, settings, finished_runs, app
 
 # ------------------------------------------------------------------------------------------------ the API
 
+# each case below serves the app again (a second or two): the quick tier keeps the first cases of each list
+SERVED_CASE = pytest.mark.slow
+
+
 @pytest.mark.parametrize("args, says", [
     ((DOTTED, "cure"), "is not a run's key"),
     (("org/m/0123456789ab_auto", "cure", "", "", "abc"), "groups must be a list of texts"),
-    (("org/m/0123456789ab_auto", "cure", "", "", {"a": 1}), "groups must be a list of texts"),
-    (("org/m/0123456789ab_auto", "cure", "", "", [1, 2]), "groups must be a list of texts"),
-    (("org/m/0123456789ab_auto", "cure", "", "", [], "", "", False, -1), "page must be a whole number"),
-    (("org/m/0123456789ab_auto", "cure", "", "", [], "", "", False, 2.5), "page must be a whole number"),
-    (("org/m/0123456789ab_auto", "cure", "", "", [], "", "", "yes"), "descending must be true or false"),
-    ((["org/m/0123456789ab_auto"], "cure"), "run must be a text"),
-    (("org/m/0123456789ab_auto", 3), "benchmark must be a text"),
+    pytest.param(("org/m/0123456789ab_auto", "cure", "", "", {"a": 1}), "groups must be a list of texts",
+                 marks=SERVED_CASE),
+    pytest.param(("org/m/0123456789ab_auto", "cure", "", "", [1, 2]), "groups must be a list of texts",
+                 marks=SERVED_CASE),
+    pytest.param(("org/m/0123456789ab_auto", "cure", "", "", [], "", "", False, -1), "page must be a whole number",
+                 marks=SERVED_CASE),
+    pytest.param(("org/m/0123456789ab_auto", "cure", "", "", [], "", "", False, 2.5), "page must be a whole number",
+                 marks=SERVED_CASE),
+    pytest.param(("org/m/0123456789ab_auto", "cure", "", "", [], "", "", "yes"), "descending must be true or false",
+                 marks=SERVED_CASE),
+    pytest.param((["org/m/0123456789ab_auto"], "cure"), "run must be a text", marks=SERVED_CASE),
+    pytest.param(("org/m/0123456789ab_auto", 3), "benchmark must be a text", marks=SERVED_CASE),
 ])
 def test_explorer_items_answers_bad_input_with_an_error(client, args, says):
     answer = client.predict(*args, api_name="/explorer_items")
@@ -108,9 +118,9 @@ def raw_call(app_url: str, api_name: str, body: str):
     return json.loads(data)[0]
 
 
-@pytest.mark.parametrize("page", ["Infinity", "-Infinity", "NaN", "1e999", "1" + "0" * 400, "-" + "9" * 400,
-                                  "1000001", "1e300"], ids=["Infinity", "-Infinity", "NaN", "1e999", "400 digits",
-                                                            "-400 digits", "past the last page", "1e300"])
+@pytest.mark.parametrize("page", ["Infinity"] + [pytest.param(page, marks=SERVED_CASE) for page in (
+    "-Infinity", "NaN", "1e999", "1" + "0" * 400, "-" + "9" * 400, "1000001", "1e300")],
+    ids=["Infinity", "-Infinity", "NaN", "1e999", "400 digits", "-400 digits", "past the last page", "1e300"])
 def test_a_page_of_infinity_is_answered_with_an_error(app_url, page):
     body = '{"data": ["org/m/0123456789ab_auto", "cure", "", "", [], "", "", false, %s, ""]}' % page
     assert "page must be a whole number" in raw_call(app_url, "explorer_items", body)["error"]
@@ -119,8 +129,9 @@ def test_a_page_of_infinity_is_answered_with_an_error(app_url, page):
 @pytest.mark.parametrize("args, says", [
     ((DOTTED, "cure", "cure-0001"), "is not a run's key"),
     (("org/m/0123456789ab_auto", "cure", 5), "item must be a text"),
-    (("org/m/0123456789ab_auto", "cure", ["cure-0001"]), "item must be a text"),
-    (("org/m/0123456789ab_auto", "cure", "cure-0001", {"x": 1}), "compare must be a text"),
+    pytest.param(("org/m/0123456789ab_auto", "cure", ["cure-0001"]), "item must be a text", marks=SERVED_CASE),
+    pytest.param(("org/m/0123456789ab_auto", "cure", "cure-0001", {"x": 1}), "compare must be a text",
+                 marks=SERVED_CASE),
 ])
 def test_explorer_item_answers_bad_input_with_an_error(client, args, says):
     assert says in client.predict(*args, api_name="/explorer_item")["error"]
@@ -143,6 +154,7 @@ def test_a_cure_item_with_damaged_option_scores_opens(store, settings, finished_
         assert "error" not in one and one["item"] == entry["item"] and one["parts"]
 
 
+@pytest.mark.slow  # 40 lookups on the loopback Hub, seconds
 def test_unknown_runs_cost_no_store_read_per_call_and_never_add_damage(tmp_path):
     """On the Hub store (the loopback Hub, tests/hub_server.py, with the real client): once the board was read, 40
     anonymous lookups of an unknown run (explorer and a board section) make no Hub call at all (the board copy reads

@@ -271,6 +271,7 @@ def test_super_squash_leaves_one_commit_and_forgets_the_old_ones(api, hub, repo)
 
 # ------------------------------------------------------------------------------------------------ jobs
 
+@pytest.mark.slow  # Jobs (processes) on the loopback Hub
 def test_a_job_runs_with_env_and_secrets_and_logs(api, hub, token):
     job = api.run_job(image="python:3.12", command=python(
         "print('hello'); import os; print(os.environ['GREETING']); print(len(os.environ['HF_TOKEN']))"),
@@ -292,6 +293,7 @@ def test_a_job_runs_with_env_and_secrets_and_logs(api, hub, token):
     assert token in hub.tokens_used
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_follow_streams_the_logs_until_the_job_ends(api):
     job = api.run_job(image="python:3.12", namespace=USER, command=python(
         "import time\nfor i in range(3):\n    print('line', i, flush=True); time.sleep(0.3)"))
@@ -299,6 +301,7 @@ def test_follow_streams_the_logs_until_the_job_ends(api):
     assert stage_of(api, job.id) == "COMPLETED"
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_failing_command_ends_in_error(api, hub):
     job = api.run_job(image="python:3.12", command=python("import sys; print('boom'); sys.exit(3)"),
                       namespace=USER)
@@ -307,6 +310,7 @@ def test_a_failing_command_ends_in_error(api, hub):
     assert hub.job_logs(job.id) == ["boom"]
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_cancel_kills_the_process_group(api, hub):
     job = api.run_job(image="python:3.12", namespace=USER, command=python(
         "import subprocess, sys, time\n"
@@ -321,6 +325,7 @@ def test_cancel_kills_the_process_group(api, hub):
     wait_for(lambda: not alive(child), timeout=3)
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_killed_job_ends_in_error(api, hub):
     job = api.run_job(image="python:3.12", command=python("import time; time.sleep(60)"), namespace=USER)
     hub.kill_job(job.id)
@@ -329,6 +334,7 @@ def test_a_killed_job_ends_in_error(api, hub):
     assert not alive(next(r.pid for r in hub.jobs if r.id == job.id))
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_job_past_its_timeout_ends_in_error(api, hub):
     job = api.run_job(image="python:3.12", command=python("import time; time.sleep(60)"), timeout=1,
                       namespace=USER)
@@ -337,6 +343,7 @@ def test_a_job_past_its_timeout_ends_in_error(api, hub):
     assert 1 <= (done.finished_at - done.started_at).total_seconds() < 3 and done.durations.running_secs >= 1
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_list_jobs_filters_on_labels_and_stage(api):
     run_id = uuid.uuid4().hex[:8]
     started = [api.run_job(image="python:3.12", command=python("print(1)"), namespace=ORG,
@@ -386,6 +393,7 @@ def test_jobs_refuse_label_values_the_api_refuses(api, labels):
     assert wait_stage(api, ok.id).status.stage == "COMPLETED"
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_job_waits_in_scheduling_then_runs_and_can_be_cancelled_there(api, hub):
     hub.runner.scheduling_seconds = 1.0
     try:
@@ -404,12 +412,14 @@ def test_a_job_waits_in_scheduling_then_runs_and_can_be_cancelled_there(api, hub
         hub.runner.scheduling_seconds = 0.0
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_logs_answer_tail(api, hub):
     job = api.run_job(image="python:3.12", command=python("for i in range(30): print('line', i)"), namespace=USER)
     wait_stage(api, job.id)
     assert list(api.fetch_job_logs(job_id=job.id, namespace=USER, tail=3)) == ["line 27", "line 28", "line 29"]
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_job_uses_the_hub_over_http(api, hub, token, repo):
     """What a real Job does: its own huggingface_hub, pointed at the Hub by HF_ENDPOINT, with HF_TOKEN a secret."""
     script = ("import sys\nfrom huggingface_hub import CommitOperationAdd, HfApi\n"

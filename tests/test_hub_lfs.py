@@ -92,6 +92,7 @@ def test_the_hub_refuses_what_is_not_lfs_as_it_should_be(api, hub, repo, token):
     assert anonymous.status_code == 401
 
 
+@pytest.mark.slow  # waits out read budgets
 def test_read_budgets_answer_429_with_ratelimit_headers(hub, repo):
     grace = HfApi(endpoint=hub.url, token=hub.issue_token("grace"))
     time.sleep(2.0 - time.time() % 2.0 + 0.05)  # the start of a fresh 2-second window

@@ -163,6 +163,7 @@ def test_a_deep_folder_is_listed_for_the_call_and_a_top_folder_is_kept(hub, api,
     assert calls.kinds() == ["tree"]
 
 
+@pytest.mark.slow  # waits out a 429
 def test_a_tick_waits_out_a_read_429_and_then_runs(hub, api, repos, tmp_path):
     """The Hub's read budget (one API call per 2-second window here) is spent: the tick's refresh waits the seconds
     the RateLimit header names, without asking again for a repo it already refreshed, then the tick claims."""
@@ -196,6 +197,7 @@ def test_a_tick_waits_out_a_read_429_and_then_runs(hub, api, repos, tmp_path):
     assert report.error is None and ran == [made[0].path]
 
 
+@pytest.mark.slow  # a browser test
 def test_pages_of_the_space_ask_the_hub_nothing(hub, api, repos, tmp_path, open_page):
     """Once the Space's refresh timer has read what the pages read, visitors (a browser going through every tab, and
     an API client) cost no Hub call: the pages answer from the store's picture."""

@@ -246,6 +246,7 @@ def test_transactions_are_per_thread(store, hub, repos):
 
 # ------------------------------------------------------------------------------------------------ the queue
 
+@pytest.mark.slow  # seconds of racing claimers
 def test_claims_from_several_threads_each_with_its_own_store(api, hub, repos):
     setup = HubStore(api, *repos)
     requests = local_queue_tests._enqueue(setup, 12)
@@ -277,6 +278,7 @@ def test_claims_from_several_threads_each_with_its_own_store(api, hub, repos):
     assert hub.repos.rejected[repos[1]] >= 1  # some commits lost the race and their claims were run again
 
 
+@pytest.mark.slow  # seconds of racing writers
 def test_writes_racing_for_one_repo_all_land(api, hub, repos):
     """Jobs that finish together publish to one results repo at once (plain writes, each on its picture's head): a
     write that lost the race is committed again on the new head until it lands; none is refused in the end."""
@@ -483,6 +485,7 @@ def test_a_failed_repo_creation_is_logged_without_the_token(api, hub, repos, tok
 
 # ------------------------------------------------------------------------------------------------ races and outages
 
+@pytest.mark.slow  # seconds of racing claimers
 @pytest.mark.parametrize("claimers", [4, 8])
 def test_many_claimers_lose_races_but_never_crash_and_never_share(api, hub, repos, claimers):
     """4 and 8 claimers, each with its own store, over HTTP: a claim that loses every race answers None ("try next

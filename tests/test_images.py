@@ -47,7 +47,7 @@ def server():
             pass
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)  # quick to stop
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
     httpd.shutdown()

@@ -70,6 +70,7 @@ def stop_jobs(api, hub, settings) -> None:
             api.cancel_job(job_id=job.id, namespace=HUB_ORG)
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_two_dispatchers_ticking_at_once_never_start_jobs_past_the_budget(hub, api, token, repos, tmp_path):
     settings = settings_of(repos, token, tmp_path, LEADERBOARD_JOBS_BUDGET_USD=f"{2.5 * WORST}")  # room for 2
     setup = HubStore(api, settings.results_repo, settings.requests_repo)
@@ -109,6 +110,7 @@ def test_two_dispatchers_ticking_at_once_never_start_jobs_past_the_budget(hub, a
         stop_jobs(api, hub, settings)
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_restarted_dispatcher_counts_the_open_reservations(hub, api, token, repos, tmp_path):
     settings = settings_of(repos, token, tmp_path, LEADERBOARD_JOBS_BUDGET_USD=f"{1.5 * WORST}")  # room for 1
     store = HubStore(api, settings.results_repo, settings.requests_repo)
@@ -133,6 +135,7 @@ def test_a_restarted_dispatcher_counts_the_open_reservations(hub, api, token, re
         stop_jobs(api, hub, settings)
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_job_whose_end_the_dispatcher_never_saw_is_settled_from_the_jobs_api(hub, api, token, repos, tmp_path):
     """The Job closes its own request FINISHED and ends while the Space is down: a new dispatcher inspects it once
     and settles it riding along its next commit (here the claim the settlement makes room for): no commit more."""
@@ -163,6 +166,7 @@ def test_a_job_whose_end_the_dispatcher_never_saw_is_settled_from_the_jobs_api(h
         stop_jobs(api, hub, settings)
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_settlement_waits_for_a_commit_the_dispatcher_makes_anyway(hub, api, token, repos, tmp_path):
     settings = settings_of(repos, token, tmp_path, LEADERBOARD_JOBS_SETUP="exit 0")  # no budget: still recorded
     store = HubStore(api, settings.results_repo, settings.requests_repo)
@@ -187,6 +191,7 @@ def test_a_settlement_waits_for_a_commit_the_dispatcher_makes_anyway(hub, api, t
     assert ledger.rates["cpu-upgrade"] == pytest.approx(RATE)
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 @pytest.mark.parametrize("budget", ["", "1"])
 def test_the_budget_adds_no_commit_to_an_evaluation(hub, api, token, repos, tmp_path, budget):
     """Two Jobs that end without publishing: the claim, the Jobs' record and the close, with or without a budget;
@@ -205,6 +210,7 @@ def test_the_budget_adds_no_commit_to_an_evaluation(hub, api, token, repos, tmp_
     assert all(c.seconds is not None and c.usd == pytest.approx(c.seconds * RATE / 3600) for c in ledger.settled)
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_budget_of_0_starts_nothing_and_spends_no_attempt(hub, api, token, repos, tmp_path):
     settings = settings_of(repos, token, tmp_path, LEADERBOARD_JOBS_BUDGET_USD="0")
     store = HubStore(api, settings.results_repo, settings.requests_repo)
@@ -234,6 +240,7 @@ def test_a_budget_of_0_starts_nothing_and_spends_no_attempt(hub, api, token, rep
     assert shown[-1].startswith("**Jobs budget** of $0.00 over the last 30 days: $0.00 spent by 0 Job(s)")
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_no_budget_is_no_cap_and_a_space_warns_once(hub, api, token, repos, tmp_path, caplog):
     from leaderboard.running.scheduler import Scheduler
 
@@ -257,6 +264,7 @@ def test_no_budget_is_no_cap_and_a_space_warns_once(hub, api, token, repos, tmp_
     assert len(warned) == 1
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_an_unknown_price_starts_nothing_under_a_budget_and_says_why(hub, api, token, repos, tmp_path):
     settings = settings_of(repos, token, tmp_path, LEADERBOARD_JOBS_BUDGET_USD="100")
     store = HubStore(api, settings.results_repo, settings.requests_repo)
@@ -269,6 +277,7 @@ def test_an_unknown_price_starts_nothing_under_a_budget_and_says_why(hub, api, t
     assert q.load(store, request.path).attempts == 0
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_damaged_ledger_is_listed_never_read_as_a_request_and_holds_the_budget(hub, api, token, repos, tmp_path):
     settings = settings_of(repos, token, tmp_path, LEADERBOARD_JOBS_BUDGET_USD="100")
     store = HubStore(api, settings.results_repo, settings.requests_repo)

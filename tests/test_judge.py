@@ -41,6 +41,7 @@ def _katan_judge(server, **options):
     return make_judge(f"endpoint:{server.base_url}|{server.model}", TOKEN, **options)
 
 
+@pytest.mark.slow  # llm-katan servers are processes
 def test_katan_complete_returns_the_echo(katan):
     judge = _katan_judge(katan["ok"])
     text = judge.complete(MESSAGES, max_tokens=16)
@@ -50,6 +51,7 @@ def test_katan_complete_returns_the_echo(katan):
     assert "".join(judge.stream(MESSAGES)).startswith("[echo] model=echo-judge")
 
 
+@pytest.mark.slow  # llm-katan servers are processes
 def test_katan_retries_injected_500s_and_succeeds(katan):
     judge = _katan_judge(katan["flaky"], max_retries=20, concurrency=4)
     results = judge.complete_many([[{"role": "user", "content": f"q{i}"}] for i in range(12)])
@@ -58,6 +60,7 @@ def test_katan_retries_injected_500s_and_succeeds(katan):
     assert any(r.attempts > 1 for r in results)  # p(no 500 in 12 first attempts) = 1/4096
 
 
+@pytest.mark.slow  # llm-katan servers are processes
 def test_katan_failure_on_every_call(katan):
     judge = _katan_judge(katan["broken"], max_retries=2)
     results = judge.complete_many([MESSAGES, MESSAGES])
@@ -68,6 +71,7 @@ def test_katan_failure_on_every_call(katan):
     assert caught.value.attempts == 3 and TOKEN not in str(caught.value)
 
 
+@pytest.mark.slow  # llm-katan servers are processes
 def test_katan_persistent_429_fails_after_retries(katan):
     judge = _katan_judge(katan["limited"], max_retries=2)
     assert judge.complete(MESSAGES).startswith("[echo]")  # the first request passes
@@ -76,6 +80,7 @@ def test_katan_persistent_429_fails_after_retries(katan):
     assert caught.value.attempts == 3
 
 
+@pytest.mark.slow  # llm-katan servers are processes
 def test_katan_latency_beyond_timeout(katan):
     judge = _katan_judge(katan["slow"], timeout=0.3, max_retries=1)
     start = time.monotonic()
@@ -119,6 +124,7 @@ def test_token_not_in_errors_even_when_the_server_echoes_it(caplog):
     assert caplog.records and TOKEN not in caplog.text
 
 
+@pytest.mark.slow  # waits out real retries and backoffs, seconds
 def test_429_with_retry_after_is_honoured():
     replies = [Reply(status=429, headers={"Retry-After": "1"}), Reply(status=500), Reply("C")]
     with ScriptedServer(replies) as server:
@@ -128,6 +134,7 @@ def test_429_with_retry_after_is_honoured():
         assert time.monotonic() - start >= 0.95  # waited for Retry-After, not the 10 ms backoff
 
 
+@pytest.mark.slow  # a slow scripted server, seconds
 def test_concurrency_is_bounded_and_order_kept():
     def reply(index, body):
         return Reply(content=body["messages"][-1]["content"].upper(), delay=0.15)
@@ -153,6 +160,7 @@ NOT_COMPLETIONS = [Reply(body="<html><body><h1>502 Bad Gateway</h1></body></html
                    Reply(body='{"choices": [{"message": {"content": null}}]}'), Reply(body='{"object": "error"}')]
 
 
+@pytest.mark.slow  # waits out real retries and backoffs, seconds
 def test_a_200_that_is_not_a_chat_completion_is_asked_again_and_never_graded():
     with ScriptedServer(NOT_COMPLETIONS + [Reply("Reason.\nA")]) as server:
         [result] = _judge(server).complete_many([MESSAGES])
@@ -286,6 +294,7 @@ def test_bad_options_and_token_in_spec():
     assert TOKEN not in str(caught.value)
 
 
+@pytest.mark.slow  # waits out real retries and backoffs, seconds
 def test_retry_after_is_waited_then_the_call_succeeds():
     """The openai client reads Retry-After itself: a 429 asking for 1 s is waited, then answered; a date in the past
     means the client's own short backoff; one over the client's limit (120 s) is not waited for but reported."""

@@ -106,6 +106,7 @@ def _lave_judge(index: int, body: dict) -> Reply:
     return Reply(content=f"Compared with the references. So rating={_true_rating(candidate)}")
 
 
+@pytest.mark.slow  # waits out real retries and backoffs, seconds
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_judge_failing_30_percent_never_turns_a_fault_into_a_rating(tmp_path, seed):
     script = scripted_judges.faulty(_lave_judge, share=0.3, seed=seed)

@@ -69,12 +69,12 @@ def test_a_small_local_judge_is_a_trial_judge_with_short_replies(tiny_llama, one
 
 @pytest.mark.slow
 def test_a_local_judge_grades_the_simpleqa_sample_within_the_readme_bound(tiny_llama, one_torch_thread, tmp_path):
-    """The README's quick trial: the SimpleQA sample (answers given) graded by the tests' tiny local judge finishes
+    """The quick trial's grading: the SimpleQA sample (answers given) graded by the tests' tiny local judge finishes
     within TINY_JUDGE_BOUND_S and the results say the judge was a trial one."""
     from evaluator.benchmarks import get_benchmark
     from evaluator.runner import judge_record
 
-    TINY_JUDGE_BOUND_S = 60  # README, "Try it": grading the SimpleQA sample with a tiny local judge
+    TINY_JUDGE_BOUND_S = 60  # docs/cli.md, How long a run takes on a CPU: the tests' tiny local judge, SimpleQA sample
     bench = get_benchmark("simpleqa")
     from evaluator.benchmarks.spec import PlanContext
     plan = bench.plan(PlanContext(suite="sample", limit=0, images_dir=tmp_path, options={}))

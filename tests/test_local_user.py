@@ -42,6 +42,7 @@ def test_sign_in_off_on_a_public_address_is_a_problem_naming_both_ways_out(env):
     assert sign_in_problem(Settings.from_env({"LEADERBOARD_REQUIRE_SIGN_IN": "0"})) is None  # the local default
 
 
+@pytest.mark.slow  # starts app.py
 def test_app_py_refuses_to_start_with_sign_in_off_on_0000(tmp_path):
     """The real app, sign-in off, on 0.0.0.0: one error line, exit 1, and nothing answers on the port, so an admin
     action asked on loopback reaches nobody."""

@@ -287,6 +287,7 @@ def test_inside_a_hugging_face_job_nothing_is_freed(deleting, store, cache, monk
     assert len(model_cache.free_after_run(deleting, store, request).deleted) == 1  # a local tick would have freed it
 
 
+@pytest.mark.slow  # a real run: the tick runs the evaluator as a process
 def test_a_real_run_keeps_a_tiny_model_that_was_in_the_cache(deleting, store, cache, tiny_llava, one_torch_thread):
     sha = lay_into_hub_cache(cache, tiny_llava.repo_id, tiny_llava.folder)
     request = _save(store, tiny_llava.repo_id, sha, queue.PENDING, architecture="test")
@@ -296,6 +297,7 @@ def test_a_real_run_keeps_a_tiny_model_that_was_in_the_cache(deleting, store, ca
     assert (HUB_CACHE / "models--tiny-org--tiny-llava" / "snapshots" / sha).is_dir()  # the shared cache: untouched
 
 
+@pytest.mark.slow  # a real run: the tick runs the evaluator as a process
 def test_a_real_download_from_the_hub_leaves_and_nothing_else(deleting, store, cache, tiny_llava, hub, api,
                                                               monkeypatch, one_torch_thread):
     """The evaluator downloads the model from the (loopback) Hub for real: that revision, and only it, leaves."""
@@ -316,6 +318,7 @@ def test_a_real_download_from_the_hub_leaves_and_nothing_else(deleting, store, c
 
 
 # ---------------------------------------------------------------- the Space on its local default
+@pytest.mark.slow  # starts app.py and the real worker
 def test_the_space_on_its_local_default_keeps_every_model_of_a_copied_hub_cache(tmp_path, tiny_llava, tiny_llama):
     """The whole Space (app.py, its scheduler, the real worker) on a copy of a Hub cache: a quick trial, then a run
     cancelled just after its claim. Every file of the cache is still there afterwards, the judge's model included."""

@@ -118,6 +118,7 @@ def test_no_judge_configured(serve):
     assert "No judge is configured" in out["message"] and out["verdict"] == ""
 
 
+@pytest.mark.slow  # the per-address limits over the served app, seconds (tests/test_rate_limits.py checks the logic)
 def test_the_limit_per_address_holds_across_clients(serve):
     """Each new gradio_client is a new session; the limit is the address's, not the session's."""
     with ScriptedServer([Reply("Reason.\nB")]) as server:
@@ -145,6 +146,7 @@ def forwarded(url: str, header: str):
     return Client(url, verbose=False, download_files=False, headers={"X-Forwarded-For": header})
 
 
+@pytest.mark.slow  # the per-address limits over the served app, seconds (tests/test_rate_limits.py checks the logic)
 def test_behind_one_proxy_the_address_is_the_one_it_appended(serve):
     """With one trusted hop, the right-most X-Forwarded-For entry is the address: what a client forges further
     left changes nothing."""
@@ -158,6 +160,7 @@ def test_behind_one_proxy_the_address_is_the_one_it_appended(serve):
         assert len(server.requests) == 3
 
 
+@pytest.mark.slow  # the per-address limits over the served app, seconds (tests/test_rate_limits.py checks the logic)
 def test_behind_two_proxies_the_address_is_the_second_from_the_right(serve):
     """With two trusted hops the address is the second entry from the right, whatever the nearest proxy's own
     address (the right-most entry; uvicorn alone would take that one) and whatever a client forges further left."""
@@ -178,6 +181,7 @@ def grade_each(url: str, headers: list[str]) -> tuple[int, int]:
     return granted, refused
 
 
+@pytest.mark.slow  # the per-address limits over the served app, seconds (tests/test_rate_limits.py checks the logic)
 def test_without_proxies_a_forwarded_header_changes_nothing(serve):
     """With no trusted proxy (LEADERBOARD_PROXY_HOPS unset outside a Space: 0 hops) the address is the TCP peer,
     127.0.0.1 here, whatever X-Forwarded-For says: uvicorn, as Gradio starts it, would otherwise take the header of
@@ -193,6 +197,7 @@ def test_without_proxies_a_forwarded_header_changes_nothing(serve):
         assert len(server.requests) == 3
 
 
+@pytest.mark.slow  # the per-address limits over the served app, seconds (tests/test_rate_limits.py checks the logic)
 def test_behind_one_proxy_every_spelling_of_an_address_is_one_bucket(serve):
     """A port, brackets, spaces, leading zeros or an IPv4-mapped IPv6 form in the entry the proxy appended name the
     same client: one bucket, not one each."""
@@ -204,6 +209,7 @@ def test_behind_one_proxy_every_spelling_of_an_address_is_one_bucket(serve):
         assert len(server.requests) == 3
 
 
+@pytest.mark.slow  # the per-address limits over the served app, seconds (tests/test_rate_limits.py checks the logic)
 def test_the_whole_space_budget_refuses_a_new_address(serve):
     with ScriptedServer([Reply("Reason.\nA")]) as server:
         url = serve(judge=f"endpoint:{server.base_url}|scripted", playground_per_minute=2,
@@ -292,6 +298,7 @@ def _value(page, elem_id: str) -> str:
         elem_id)
 
 
+@pytest.mark.slow  # a browser test
 def test_playground_in_the_browser(serve, open_page):
     with ScriptedServer([Reply("The answer names the right number.\nA")]) as server:
         page = open_page(serve(judge=f"endpoint:{server.base_url}|scripted", judge_token=TOKEN))
@@ -341,6 +348,7 @@ def _write_run(store, model: str, sha: str, answers: dict[str, tuple[str, str]])
     store.write_bytes(f"details/{res['key']}/simpleqa.parquet", buffer.getvalue())
 
 
+@pytest.mark.slow  # a browser test
 def test_stored_answers_of_finished_runs_load_into_the_candidate_box(store, serve, open_page):
     from evaluator.benchmarks.simpleqa.data import SAMPLE_PATH, load_questions
     from tests.results_files import SHA_A, SHA_B
@@ -369,6 +377,7 @@ def test_stored_answers_of_finished_runs_load_into_the_candidate_box(store, serv
     assert page.locator("#judge-run-note b").count() == 0  # names are escaped, never HTML
 
 
+@pytest.mark.slow  # a browser test
 def test_full_suite_that_cannot_load_falls_back_to_the_sample(tmp_path, serve, open_page):
     page = open_page(serve(suite="full", sources={"simpleqa": str(tmp_path / "missing.csv")}, judge=""))
     page.get_by_role("tab", name="Judge playground").click()
@@ -461,6 +470,7 @@ def _write_lave_run(store, model: str, sha: str, answers: dict[str, tuple[str, s
     store.write_bytes(f"details/{res['key']}/lave.parquet", buffer.getvalue())
 
 
+@pytest.mark.slow  # a browser test
 def test_lave_mode_in_the_browser(store, serve, open_page):
     import json
 

@@ -190,6 +190,7 @@ def test_moved_at_is_when_the_count_last_moved(tmp_path, writes, monkeypatch):
     assert writes[-1]["moved_at"] == "2026-05-01T12:28:00+00:00"
 
 
+@pytest.mark.slow  # a real run of every benchmark
 def test_a_real_run_writes_each_benchmark_with_its_total_and_place(tiny_llava, tmp_path, writes, one_torch_thread):
     from evaluator.benchmarks.cure.data import SAMPLE_PATH, load_instances
     from evaluator.runner import RunConfig, run

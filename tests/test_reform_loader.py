@@ -346,14 +346,14 @@ def test_table_and_not_run_list_are_exactly_the_reference_61():
     assert {dim: ds.dimension_counts(dim)[1] for dim in ds.DIMENSIONS} == {d: len(n) for d, n in REFERENCE_61.items()}
 
 
-def test_readme_and_about_list_exactly_the_datasets_that_do_not_run():
-    """The README's not-run table and the card's difference (the About tab) name each not-run dataset, and no
-    dataset that is not among the reference's 61 (text legibility, text type classification, NLVR are not)."""
+def test_docs_and_about_list_exactly_the_datasets_that_do_not_run():
+    """The not-run table of docs/benchmarks.md and the card's difference (the About tab) name each not-run dataset,
+    and no dataset that is not among the reference's 61 (text legibility, text type classification, NLVR are not)."""
     from evaluator.benchmarks.reform.card import CARD
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### ReForm-Eval"):]
-    section = section[:section.index("\n## ")]
+    page = (Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    section = page[page.index("### ReForm-Eval"):]
+    section = re.split(r"\n#{1,3} ", section[len("### ReForm-Eval"):])[0]
     table = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
     named = {name.strip() for line in table for name in line.split("|")[1].split(",")}
     assert named == {n.name for n in ds.NOT_RUN}
@@ -430,6 +430,7 @@ def test_sample_ocr_words_are_rendered():
         assert not any(_contains(hay, _crop_ink(_ink(draw.text_image([other], scale=s)))) for s in (1, 2, 3, 4))
 
 
+@pytest.mark.slow  # runs tools/draw_reform_sample.py as a process
 def test_draw_script_is_deterministic(tmp_path):
     before = suite.SAMPLE_PATH.read_bytes()
     assert len(before) < 300_000

@@ -448,6 +448,7 @@ BAD_OPTIONS = ['null', '5', '"abc"', '{"a": 1}', '[{"a": 1}]', '[[1, 2]]', '[nul
 BAD_PARSED = [0, 1, -1, "x", None, 2.0, "²", True, [0]]
 
 
+@pytest.mark.slow  # a grid of 756 damaged rows, seconds
 def test_the_item_view_opens_a_row_whatever_its_options_shape():
     """A damaged ReForm-Eval details row (its options not a list of texts, its parsed answer not an index) opens in
     the item view and in the item table, fixed where it raised: choice_text, answer_text and answer_entropy."""

@@ -35,6 +35,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
+@pytest.mark.slow  # starts python -m evaluator
 def test_rescore_with_a_second_judge_changes_only_the_judged_scores(tmp_path, tiny_llava, one_torch_thread):
     first, second = tmp_path / "first", tmp_path / "second"
     with ScriptedServer(scripted_judges.simpleqa_grades) as judge_a:
@@ -77,6 +78,7 @@ def test_rescore_with_a_second_judge_changes_only_the_judged_scores(tmp_path, ti
         {k: v for k, v in before["run"].items() if not k.startswith(("judge", "previous"))}
 
 
+@pytest.mark.slow  # starts python -m evaluator
 def test_rescore_refuses_what_it_cannot_grade(tmp_path):
     missing = _cli("rescore", "--run", str(tmp_path), "--judge", "endpoint:http://127.0.0.1:9|j", "--out",
                    str(tmp_path / "out"))
@@ -88,6 +90,7 @@ def test_rescore_refuses_what_it_cannot_grade(tmp_path):
     assert not (tmp_path / "out" / "results.json").exists()
 
 
+@pytest.mark.slow  # a whole evaluation of each benchmark
 @pytest.mark.parametrize("benchmarks, fixture, script", [
     (("cure",), "tiny_llava", None),
     (("reform",), "tiny_llava", None),

@@ -141,6 +141,7 @@ def _start_tick(settings, store):
 
 
 
+@pytest.mark.slow  # the tick runs the evaluator as a process
 def test_a_killed_worker_resumes_on_the_next_tick(settings, store, tiny_llava, monkeypatch):
     # one item per chunk (each journaled as it finishes), 20 sample instances; one thread for the worker's torch
     monkeypatch.setenv("OMP_NUM_THREADS", "1")

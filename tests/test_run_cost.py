@@ -160,6 +160,7 @@ def _jobs_world(hub, tmp_path, monkeypatch):
     return settings, HubStore(api, settings.results_repo, settings.requests_repo), api
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_job_seen_reads_the_recorded_job_or_finds_it_by_its_labels(jobs_hub, tmp_path, monkeypatch):
     settings, store, api = _jobs_world(jobs_hub, tmp_path, monkeypatch)
     request = q.Request(model="org/m", revision="c" * 40, status=q.RUNNING, lease_owner="hf-job:abc")
@@ -183,6 +184,7 @@ def test_job_seen_reads_the_recorded_job_or_finds_it_by_its_labels(jobs_hub, tmp
         api.cancel_job(job_id=job.id, namespace=ORG)
 
 
+@pytest.mark.slow  # Jobs on the loopback Hub
 def test_a_job_records_its_flavor_its_seconds_from_the_jobs_api_and_its_price(jobs_hub, tmp_path, monkeypatch,
                                                                               tiny_llava):
     from leaderboard.running.job_dispatch import Dispatcher

@@ -58,6 +58,7 @@ def _evaluator_pid(settings) -> int:
     return wait_for(started, timeout=180, step=0.1)
 
 
+@pytest.mark.slow  # starts the worker process
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
 def test_a_killed_worker_leaves_no_evaluator_running(settings, store, tiny_llava):
     request = Request(model=tiny_llava.repo_id, revision=tiny_llava.sha)
@@ -76,6 +77,7 @@ def test_a_killed_worker_leaves_no_evaluator_running(settings, store, tiny_llava
     assert queue.load(store, request.path).status == queue.RUNNING  # its lease expires; recovery takes it back
 
 
+@pytest.mark.slow  # starts evaluator processes
 def test_an_earlier_live_run_of_the_request_is_stopped_before_a_new_attempt(settings, tiny_llava, tmp_path):
     request = Request(model=tiny_llava.repo_id, revision=tiny_llava.sha)
     earlier = evaluator_process.request_dir(settings, request) / "20260101T000000000000"

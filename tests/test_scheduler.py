@@ -8,6 +8,7 @@ import threading
 import time
 
 import pandas as pd
+import pytest
 
 from evaluator.models.devices import pick_device_dtype, resolve_batch_size
 from leaderboard.submissions import records as queue
@@ -26,6 +27,7 @@ def _request(model, precision="auto", **extra) -> Request:
 
 
 
+@pytest.mark.slow  # the tick runs the evaluator as a process
 def test_tick_runs_the_worker_and_publishes(settings, store, tiny_llava):
     settings = settings.with_(limit=3)
     request = _request(tiny_llava)
@@ -53,6 +55,7 @@ def test_tick_runs_the_worker_and_publishes(settings, store, tiny_llava):
     assert scheduler.tick(settings, store).request is None
 
 
+@pytest.mark.slow  # the tick runs the evaluator as a process
 def test_a_text_only_model_on_image_benchmarks_alone_fails_saying_why(settings, store, tiny_llama):
     """Every benchmark skipped: the evaluator exits non-zero, so nothing is published and the reason is shown."""
     request = _request(tiny_llama)
@@ -63,6 +66,7 @@ def test_a_text_only_model_on_image_benchmarks_alone_fails_saying_why(settings, 
     assert store.list("results") == []
 
 
+@pytest.mark.slow  # the tick runs the evaluator as a process
 def test_failed_run_records_the_reason_and_log_tail(settings, store, tiny_llava):
     request = Request(model=tiny_llava.repo_id, revision="0" * 40)  # a commit the cache does not hold
     queue.save(store, request)
@@ -74,6 +78,7 @@ def test_failed_run_records_the_reason_and_log_tail(settings, store, tiny_llava)
     assert store.list("results") == [] and store.list("details") == []
 
 
+@pytest.mark.slow  # the tick runs the evaluator as a process
 def test_token_never_reaches_the_log_tail(settings, store, tiny_llava, monkeypatch):
     token = "hf_SECRETTOKEN1234567890"
     monkeypatch.setenv("HF_TOKEN", token)
@@ -99,6 +104,7 @@ def _running_worker(settings):
     return int(pid_files[0].read_text()) if pid_files and progress else None
 
 
+@pytest.mark.slow  # the tick runs the evaluator as a process
 def test_worker_killed_mid_run_publishes_nothing_and_is_retried(settings, store, tiny_llava):
     request = _request(tiny_llava)
     queue.save(store, request)
@@ -113,6 +119,7 @@ def test_worker_killed_mid_run_publishes_nothing_and_is_retried(settings, store,
     assert load_board(store, schema()).empty  # the tick keeps leaderboard.parquet current: an empty board
 
 
+@pytest.mark.slow  # the tick runs the evaluator as a process
 def test_progress_reaches_the_request_while_running(settings, store, tiny_llava):
     queue.save(store, _request(tiny_llava))
     stop = threading.Event()
@@ -134,6 +141,37 @@ def test_scheduler_object_runs_ticks_and_shuts_down_cleanly(settings, store):
     assert not sched._scheduler.running
 
 
+def test_the_standalone_worker_runs_the_loop_on_the_spaces_store_until_a_signal(tmp_path, monkeypatch, capsys):
+    """`python -m leaderboard.running.worker` called in process (tests/test_cli.py and tests/test_run_lifecycle.py
+    start the real one): the Space's settings and store, the worker loop until SIGTERM or Ctrl-C, a line at each end."""
+    import signal
+
+    from leaderboard.running import worker
+
+    monkeypatch.setenv("LEADERBOARD_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(worker, "console_logging", lambda: None)  # leaves the test run's logging as it is
+    seen = {}
+
+    def loop(settings, store, stop):
+        seen.update(home=settings.home, files=store.list("requests"), stop=stop)
+        return 0
+
+    monkeypatch.setattr(worker, "run_worker_loop", loop)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        assert worker.main() == 0
+        assert not seen["stop"].is_set()
+        signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)  # what a SIGTERM does: the loop is asked to stop
+        assert seen["stop"].is_set()
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    assert seen["home"] == tmp_path / "home" and seen["files"] == []
+    out = capsys.readouterr().out
+    assert "[worker] store: local" in out and "[worker] stopped after 0 run(s)" in out, out
+
+
+@pytest.mark.slow  # the tick runs the evaluator as a process
 def test_worker_loop_processes_the_queue(settings, store, tiny_llava):
     queue.save(store, _request(tiny_llava, precision="float32"))
     runs = scheduler.run_worker_loop(settings.with_(scheduler_interval=0.01, limit=2), store, threading.Event(),

@@ -149,6 +149,7 @@ def test_a_request_that_keeps_failing_ends_the_call_with_one_line():
     assert asked < 12  # the requests not yet sent were not sent
 
 
+@pytest.mark.slow  # waits out real retries and backoffs, seconds
 def test_probe_failures_are_one_line_each_and_quick(monkeypatch):
     cases = [(Reply(status=401, body='{"error": "Unauthorized"}'), "refused the token (LEADERBOARD_MODEL_TOKEN)"),
              (Reply(status=403, body='{"error": "Forbidden"}'), "refused the token"),

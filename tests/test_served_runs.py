@@ -14,11 +14,14 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from evaluator.details import details_metadata
 from tests.conftest import PROJECT
 from tests.judge_servers import Reply, ScriptedServer
 from tests.served_servers import Fault, StandInServer
+
+pytestmark = pytest.mark.slow  # each test starts `python -m evaluator run`
 
 TOKEN = "sk-served-test-token-98765"
 

@@ -449,6 +449,7 @@ def test_a_published_served_run_is_on_the_board_in_the_explorer_and_in_the_resul
     assert TOKEN not in json.dumps(results) and TOKEN not in card
 
 
+@pytest.mark.slow  # end to end: the real worker process
 def test_an_admin_adds_a_served_model_and_the_real_worker_runs_it_onto_the_board(admin_settings, store,
                                                                                   monkeypatch):
     """End to end, nothing faked but the endpoints: the Queue tab's action, scheduler ticks running the real

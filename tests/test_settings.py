@@ -1,4 +1,5 @@
-"""Settings: embedded defaults, environment overrides, refusals, and the README's table of variables."""
+"""Settings: embedded defaults, environment overrides, refusals, and the table of variables in docs/deploying.md
+(written from the declarations by tools/settings_table.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -97,6 +98,7 @@ def test_the_port_comes_from_leaderboard_port_else_gradio_server_port():
     assert Settings.from_env({"LEADERBOARD_MIN_COVERAGE": "80"}).coverage_threshold == pytest.approx(0.8)
 
 
+@pytest.mark.slow  # starts app.py
 def test_a_busy_port_says_which_variable_to_set(tmp_path):
     """app.py on a port already taken: exit 1, naming LEADERBOARD_PORT (and GRADIO_SERVER_PORT), before any
     evaluation starts."""
@@ -119,6 +121,7 @@ def test_a_busy_port_says_which_variable_to_set(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # starts app.py
 def test_a_bad_judge_spec_stops_the_space_without_its_credentials(tmp_path):
     """The judge spec is checked once at start: a bad one stops app.py with one line that never holds the URL's user,
     password or query; scrubbed text (failure reasons, log tails) masks them too."""
@@ -179,8 +182,31 @@ def test_every_setting_is_declared_once():
     assert all(doc.strip() for _, _, doc in declared())
 
 
-def test_readme_lists_every_variable_with_its_default():
-    readme = (PROJECT / "README.md").read_text()
+def settings_table_tool():
+    """tools/settings_table.py, loaded as a module (tools/ is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("settings_table", PROJECT / "tools" / "settings_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_deploying_page_lists_every_variable_with_its_default():
+    page = (PROJECT / "docs" / "deploying.md").read_text(encoding="utf-8")
     for variable, default, _ in declared():
         row = f"| `{variable}` | `{default}` |" if default else f"| `{variable}` | (empty) |"
-        assert row in readme, variable
+        assert row in page, variable
+
+
+def test_the_deploying_pages_settings_table_is_the_codes():
+    """The table between the markers is exactly what tools/settings_table.py writes from the declarations: a
+    setting added, removed or reworded in the code without `python tools/settings_table.py --write` fails here."""
+    tool = settings_table_tool()
+    page = (PROJECT / "docs" / "deploying.md").read_text(encoding="utf-8")
+    shown, code = tool.page_table(page), tool.table()
+    assert shown == code, "docs/deploying.md's table differs from the code: python tools/settings_table.py --write"
+    assert tool.rewritten(page) == page
+    assert len(code.splitlines()) == len(declared()) + 2  # a header, a rule, one row per setting
+    judge = "| `LEADERBOARD_JUDGE` | (empty) | judge spec: `local:<id or dir>` or `endpoint:<base url>\\|<model>` |"
+    assert judge in code  # a | inside a cell is escaped

@@ -31,6 +31,8 @@ from tests.conftest import PROJECT, free_port, wait_for
 from tests.hub_server import CLIENT_SECRET, USER_COOKIE, HubServer, oauth_env
 from tests.judge_servers import Reply, ScriptedServer
 
+pytestmark = pytest.mark.slow  # starts app.py as a process; a browser test
+
 ADMIN = "ada"
 # the key Gradio signs session cookies with when OAUTH_CLIENT_SECRET is empty or absent (gradio.oauth.attach_oauth)
 EMPTY_SECRET_KEY = hashlib.sha256(b"-v4").hexdigest()

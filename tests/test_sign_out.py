@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 import requests
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -45,6 +46,7 @@ def signed_in(url: str, session: str | None, key: str) -> bool:
     return True
 
 
+@pytest.mark.slow  # starts app.py twice
 def test_a_session_copied_before_sign_out_signs_nobody_in_after_it(hub, tmp_path):
     env = {**oauth_env(hub), "LEADERBOARD_HOST": "127.0.0.1"}
     store = open_store(Settings.from_env({}, home=tmp_path))

@@ -72,6 +72,7 @@ def test_the_pages_and_the_api_work_as_before(served):
     assert json_body.status_code != 403  # only multipart bodies are refused there
 
 
+@pytest.mark.slow  # a browser test
 def test_a_browser_sees_the_pictures_and_downloads_the_details_without_uploading(served, store, settings,
                                                                                finished_runs, browser):
     """The components that show or hand out files (the Explorer's picture and download button, the playground's
