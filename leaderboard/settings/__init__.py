@@ -3,8 +3,8 @@
 Each setting is declared once, as a field of `Settings`: its environment variable, its default (as the text the
 variable would hold), what it sets, and how the text is read. The benchmarks' data locations are declared by the
 benchmarks themselves (their cards' sources) and land in `Settings.sources`. `Settings.from_env()` is the only
-place the environment is read; everything else receives a Settings object. The README's settings table lists
-`declared()`.
+place the environment is read; everything else receives a Settings object. The settings table of docs/deploying.md
+is `declared()`, written by tools/settings_table.py.
 """
 from __future__ import annotations
 
@@ -88,8 +88,9 @@ class Settings:
                                          "largest model accepted, in billions of parameters", float)
     judge: str = setting("LEADERBOARD_JUDGE", "", "judge spec: `local:<id or dir>` or `endpoint:<base url>|<model>`")
     judge_stall_seconds: float = setting("LEADERBOARD_JUDGE_STALL_SECONDS", "600", "Queue: a run grading whose judge "
-                                         "has graded nothing for this many seconds says \"judge silent for ...\" in "
-                                         "its progress (0: never)", float)
+                                         "has graded nothing for this many seconds says `judge silent for 12 min (no "
+                                         "grade since 18:02 UTC)` in its progress, in place of its speed and ETA (0: "
+                                         "never)", float)
     judge_token: str = setting("LEADERBOARD_JUDGE_TOKEN", "",
                                "bearer token for an endpoint judge (default: HF_TOKEN); never logged", secret=True)
     model_token: str = setting(api.MODEL_TOKEN_SETTING, "", "bearer token of the served models' endpoints (the "
@@ -100,8 +101,8 @@ class Settings:
     batch_size: str = setting("LEADERBOARD_BATCH_SIZE", "auto", "generation batch size, or `auto` (64 on a GPU, "
                               "backing off by halves on out-of-memory; 4 on the CPU)", read.lower)
     device: str = setting("LEADERBOARD_DEVICE", "auto", "where models run: `auto` (a CUDA GPU when usable, else the "
-                          "CPU with a warning), `cuda` (a GPU, or the run fails at once saying why) or `cpu`",
-                          read.lower)
+                          "CPU, said once in a `device:` line and recorded in the results; a warning where a GPU was "
+                          "expected), `cuda` (a GPU, or the run fails at once saying why) or `cpu`", read.lower)
     min_coverage: float = setting("LEADERBOARD_MIN_COVERAGE", "95", "board: a run that scored fewer than this "
                                   "percentage of a benchmark's items (or used a limit) is flagged and not ranked with "
                                   "complete runs", float)
@@ -132,14 +133,15 @@ class Settings:
                                          "beyond LEADERBOARD_MAX_RUN_SECONDS (starting, loading, publishing) before "
                                          "the platform stops it: its timeout is the sum; a Job stopped by it is "
                                          "FAILED, not retried", float)
-    jobs_budget_usd: float | None = setting("LEADERBOARD_JOBS_BUDGET_USD", "", "hf-jobs: the most the Jobs may "
-                                            "cost, in US dollars, over the last LEADERBOARD_JOBS_BUDGET_DAYS: a Job "
-                                            "starts only when its worst case (its flavor's price x its timeout), "
-                                            "reserved before it starts, fits beside what the window's Jobs cost and "
-                                            "reserved; otherwise its request waits PENDING (empty: no cap; 0: no Job "
-                                            "starts)", read.optional_float)
+    jobs_budget_usd: float | None = setting(
+        "LEADERBOARD_JOBS_BUDGET_USD", "", "hf-jobs: the most the Jobs may cost, in US dollars, over the last "
+        "`LEADERBOARD_JOBS_BUDGET_DAYS`: before a Job starts, its worst case (its flavor's price x its timeout) is "
+        "reserved in the ledger `requests/.jobs-budget.json`, and it starts only if that fits beside what the window's "
+        "Jobs cost and what the running ones reserved; otherwise its request waits PENDING (no attempt spent) and the "
+        "Queue says until about when. Empty: no cap (a warning at start on a Space); 0: no Job starts",
+        read.optional_float)
     jobs_budget_days: float = setting("LEADERBOARD_JOBS_BUDGET_DAYS", "30", "hf-jobs: the rolling window of "
-                                      "LEADERBOARD_JOBS_BUDGET_USD, in days", float)
+                                      "`LEADERBOARD_JOBS_BUDGET_USD`, in days", float)
     commit_budget: int = setting("LEADERBOARD_COMMIT_BUDGET", "100", "Hub store: commits per repository in any hour, "
                                  "counted from the repository's own history whoever made them (the Hub allows about "
                                  "128); beyond it background writes wait and a submission is refused with the minutes "
@@ -153,16 +155,21 @@ class Settings:
                                         "repository's history is longer than this, the scheduler squashes it into "
                                         "one commit (files unchanged; 0: never)", int)
     python: str = setting("LEADERBOARD_PYTHON", "", "Python used for the worker subprocess (default: this interpreter)")
-    delete_models: bool | None = setting("LEADERBOARD_DELETE_MODELS", "", "local executor: after a run, delete from "
-                                         "the Hub cache the model revisions this leaderboard downloaded (never one "
-                                         "that was there before, nor the judge's) that no queued request needs "
-                                         "(default: on on a Hugging Face Space, whose disk is the Space's; off "
-                                         "elsewhere, where the cache is the user's own)", read.optional_flag)
-    keep_models_gb: float = setting("LEADERBOARD_KEEP_MODELS_GB", "0", "local executor, with LEADERBOARD_DELETE_MODELS "
-                                    "on: the most recently run of those models kept, up to this many GB", float)
+    delete_models: bool | None = setting(
+        "LEADERBOARD_DELETE_MODELS", "", "local executor: after a run, delete from this machine's Hugging Face Hub "
+        "cache the model revisions this leaderboard itself downloaded (recorded before the download in "
+        "`<LEADERBOARD_HOME>/cache/downloaded-models.json`; never a revision that was in the cache before, never the "
+        "local judge's model, however it is named, never datasets) that no pending or running request needs (same "
+        "model and revision); each deletion is one line on the console. Default: on on a Hugging Face Space, whose "
+        "disk is the Space's; off everywhere else, where the Hub cache is the user's own. A Hugging Face Job frees "
+        "nothing: its disk goes with it", read.optional_flag)
+    keep_models_gb: float = setting("LEADERBOARD_KEEP_MODELS_GB", "0", "local executor, with "
+                                    "`LEADERBOARD_DELETE_MODELS` on: of the revisions it would delete, the most "
+                                    "recently run ones that fit in this many GB (10^9 bytes) are kept", float)
     gpu_price_per_hour: float | None = setting("LEADERBOARD_GPU_PRICE_PER_HOUR", "", "local executor: US dollars an "
-                                               "hour of this machine's GPU costs, for each run's recorded cost (a run "
-                                               "on the CPU records its time, no cost; default: no cost recorded)",
+                                               "hour of this machine's GPU costs, for each run's recorded cost, "
+                                               "`run.cost.usd` (a run on the CPU records its time, no cost; default: "
+                                               "no cost recorded). A Job's price is the Hub's own, per flavor",
                                                read.optional_float)
     model_price_per_mtok: tuple[str, ...] = setting("LEADERBOARD_MODEL_PRICE_PER_MTOK", "", "served models: "
                                                     "`<input>,<output>` US dollars per million prompt and completion "
