@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.submissions import records as q
+from tests.conftest import PROJECT
 from tests.results_files import SHA_A, SHA_B, result, write_result
 
 
@@ -128,6 +129,20 @@ def test_about_says_who_submits_with_and_without_sign_in(settings):
     assert "Sign in with Hugging Face" in space and "3 pending at once and submit 7 in any 7 days" in space
     assert "playground needs sign-in" in space and "playground needs sign-in" not in local
     assert "at most 6 answers a minute for each person and each client address, and 30 a minute for the whole" in space
+
+
+def test_about_links_every_docs_page_on_the_space_s_repository(settings):
+    """Issue 40: About links the docs pages, on the Hub when the Space is known, by path otherwise; every docs page
+    is named and every name is a page."""
+    from leaderboard.ui.about import DOCS, about_markdown
+
+    pages = sorted(path.name for path in (PROJECT / "docs").glob("*.md"))
+    assert sorted(name for name, _, _ in DOCS) == pages
+    on_hub = about_markdown(settings.with_(space_id="acme/vlm-board"))
+    for name in pages:
+        assert f"(https://huggingface.co/spaces/acme/vlm-board/blob/main/docs/{name})" in on_hub, name
+    local = about_markdown(settings.with_(space_id=""))
+    assert "(`docs/using.md`)" in local and "](" not in local.split("## Read more", 1)[1]
 
 
 def test_about_states_every_benchmark_s_differences_and_likelihood_rule(settings):

@@ -6,6 +6,7 @@ import gradio as gr
 
 from evaluator import api
 from leaderboard.board.columns import Schema, headline, schema
+from leaderboard.board.dataset_card import space_url
 from leaderboard.formatting import format_number
 from leaderboard.settings import Settings
 from leaderboard.store import Store
@@ -90,6 +91,25 @@ within a factor of 2 in size on the same hardware, suite, item limit and benchma
 earlier served runs), with how many runs it rests on, or "no estimate yet"; the Queue also shows when a pending
 request will probably start.
 """
+
+
+DOCS = (("using.md", "Using the Space", "the tabs, signing in, submitting and the API endpoints scripts call"),
+        ("benchmarks.md", "The benchmarks", "each benchmark's full suite and where it differs from its reference"),
+        ("cli.md", "The evaluator CLI", "running an evaluation by hand, the model families, GPU and CPU figures"),
+        ("deploying.md", "Deploying as a Space", "hardware, storage, secrets, sign-in and every setting"),
+        ("jobs.md", "Scaling out with Jobs", "one Hugging Face Job per request, what a run costs, the budget"),
+        ("hub-costs.md", "What the Space costs the Hub", "API calls, downloads and commits"),
+        ("reliability.md", "Reliability", "what happens when files are damaged, workers die or the judge fails"),
+        ("architecture.md", "Architecture", "how it is built and how to add a benchmark"))
+
+
+def docs_markdown(space_id: str) -> str:
+    """Where to read more: the docs pages of this Space's repository, linked on the Hub when the Space is known
+    (SPACE_ID), otherwise named by their path in the repository."""
+    base = space_url(space_id)
+    lines = [f"- [{title}]({base}/blob/main/docs/{name}): {what}" if base else f"- **{title}** (`docs/{name}`): {what}"
+             for name, title, what in DOCS]
+    return "## Read more\nThe pages in this Space's repository go further:\n\n" + "\n".join(lines)
 
 
 def _bullets(columns) -> str:
@@ -191,7 +211,8 @@ def about_markdown(settings: Settings) -> str:
         if settings.gpu_price_per_hour is not None else " (here it is not)",
         token_price=f" (here: ${format_number(prices[0])} and ${format_number(prices[1])} per million input and "
                     "output tokens)" if prices else " (here it is not)")
-    return "\n\n".join([columns_markdown(schema(settings.benchmarks), settings.min_coverage), steps, RECORDED, costs])
+    return "\n\n".join([columns_markdown(schema(settings.benchmarks), settings.min_coverage), steps, RECORDED, costs,
+                        docs_markdown(settings.space_id)])
 
 
 def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
