@@ -24,6 +24,7 @@ from leaderboard.ui import build_app, launch_options, warm_store  # noqa: E402
 PORT_BUSY = ("error: port {port} on {host} is already in use (another copy of the Space, or another server). Stop "
              "it, or start this one on a free port: LEADERBOARD_PORT=7861 python app.py (GRADIO_SERVER_PORT works "
              "too when LEADERBOARD_PORT is unset).")
+SHUTDOWN_GRACE_S = 1  # seconds the server waits for open connections (pages' event streams) when stopping
 
 
 def judge_text(settings: Settings) -> str:
@@ -80,6 +81,8 @@ def main() -> int:
             raise
         print(PORT_BUSY.format(port=settings.port, host=settings.host), file=sys.stderr, flush=True)
         return 1
+    if demo.server is not None:  # on SIGTERM, pages' open streams get 1 s, not Gradio's 5 s wait for its thread
+        demo.server.config.timeout_graceful_shutdown = SHUTDOWN_GRACE_S
     if scheduler:
         scheduler.start()
     timer = RefreshTimer(store, settings.hub_refresh_seconds, warm=lambda: warm_store(store)).start() \

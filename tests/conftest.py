@@ -20,6 +20,10 @@ os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 os.environ.pop("HF_TOKEN", None)
+# Under pytest-xdist with a process per core (`-n 2` on 2 cores), one torch thread each (and in their subprocesses):
+# two processes of two OpenMP threads on two cores spin against each other and every matrix product slows down.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0) >= (os.cpu_count() or 1):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 for _var in [v for v in os.environ if v.startswith("LEADERBOARD_")]:
     os.environ.pop(_var)
 

@@ -52,7 +52,13 @@ def test_katan_complete_returns_the_echo(katan):
 
 
 @pytest.mark.slow  # llm-katan servers are processes
-def test_katan_retries_injected_500s_and_succeeds(katan):
+def test_katan_retries_injected_500s_and_succeeds(katan, monkeypatch):
+    # the openai client waits 0.5 s doubling to 8 s between its retries of a 500 that names no Retry-After; up to 20
+    # retries of 12 requests at 50 % errors waited ~15 s here. Its waits are its own: shortened, the retries are not.
+    import openai._base_client
+
+    monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.01)
+    monkeypatch.setattr(openai._base_client, "MAX_RETRY_DELAY", 0.05)
     judge = _katan_judge(katan["flaky"], max_retries=20, concurrency=4)
     results = judge.complete_many([[{"role": "user", "content": f"q{i}"}] for i in range(12)])
     assert all(r.error is None for r in results), results

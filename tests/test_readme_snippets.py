@@ -15,7 +15,7 @@ APP = "http://127.0.0.1:7860/"  # the app's address in the snippets
 DATASET = '"<org>/<results dataset>"'  # the results dataset in the snippets
 RUN = "org/model/0123456789ab_auto"  # the run the snippets name
 START = "python3 -m venv .venv && .venv/bin/pip install -r requirements.txt && .venv/bin/python app.py"
-TESTS = "python3 -m venv .venv && .venv/bin/pip install -r requirements-dev.txt && .venv/bin/python -m pytest -q"
+TESTS = "python3 -m venv .venv && .venv/bin/pip install -r requirements-dev.txt && .venv/bin/python -m pytest -q -n 2"
 QUICK_TIER = '.venv/bin/python -m pytest -m "not slow"'
 # the screenshots tools/screenshots.py takes: checked as links only once they exist
 SCREENSHOTS = ("docs/images/board.png", "docs/images/explorer.png")

@@ -124,9 +124,10 @@ def test_a_run_that_fails_midway_resumes_from_its_journal(tmp_path):
     args = ["--benchmarks", "reform", "--limit", "3", "--batch-size", "2", "--responses", str(responses)]
 
     healthy = {"from": 14}  # the endpoint fails from its 15th request on, until it is back up
+    soon = {"retry-after-ms": "5"}  # a 503 that says when to ask again, as a proxy in front of vLLM may: no 7.5 s wait
 
     def failing(index: int, body: dict) -> Reply:
-        return Reply("The answer is (B).") if index < healthy["from"] else Reply(status=503)
+        return Reply("The answer is (B).") if index < healthy["from"] else Reply(status=503, headers=soon)
 
     with ScriptedServer(failing) as server:
         first = evaluator("--model", f"endpoint:{server.base_url}|m", *args, "--out", str(out))
