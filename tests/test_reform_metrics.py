@@ -406,7 +406,8 @@ def test_each_scene_text_dataset_names_the_reference_rule():
 
     rules = {d.name: d.rule for d in DATASETS if d.dimension == "scene_text"}
     assert rules == {"CUTE80": OCR_RULE, "IC15": OCR_RULE, "IIIT5K": OCR_RULE, "COCO-Text": OCR_RULE,
-                     "WordArt": OCR_RULE, "TextOCR": OCR_RULE, "FUNSD": KIE_RULE, "POIE": OCR_RULE,
+                     "WordArt": OCR_RULE, "TextOCR": OCR_RULE, "Grounded IC15": OCR_RULE,
+                     "Grounded COCO-Text": OCR_RULE, "Grounded TextOCR": OCR_RULE, "FUNSD": KIE_RULE, "POIE": OCR_RULE,
                      "SROIE": OCR_RULE, "DocVQA": OCR_RULE, "TextVQA": OCR_RULE, "OCR-VQA": OCR_RULE}
     assert all(d.rule is None for d in DATASETS if d.dimension != "scene_text")
     assert set(rules.values()) == set(FREE_RULES)

@@ -184,6 +184,31 @@ def open_item(qid, dataset, dimension, form, image, question, answer):
             "question": question, "answer": answer, "image": b64(image)}
 
 
+def yes_no(qid, dataset, dimension, image, question, answer):
+    """A yes/no question with the options in VizWiz-yesno's order, [yes, no] (not shuffled here)."""
+    return {"question_id": qid, "image_id": qid, "dataset": dataset, "dimension": dimension,
+            "form": "multiple_choice", "question": question, "answer": answer, "answer_options": ["yes", "no"],
+            "image": b64(image)}
+
+
+def grounded_ocr(qid, words, boxed, question):
+    """Words side by side; the record names the box of word `boxed` ("outline": two corners and a line thickness
+    of 2, as Grounded IC15 draws it), which the suite draws when it reads the image."""
+    pictures = [text_image([word]) for word in words]
+    gap = 24
+    img = Image.new("RGB", (sum(p.width for p in pictures) + gap * (len(words) + 1), max(p.height for p in pictures)
+                            + 2 * gap), (255, 255, 255))
+    x, corners = gap, None
+    for k, picture in enumerate(pictures):
+        img.paste(picture, (x, gap))
+        if k == boxed:
+            corners = [x - 6, gap - 6, x + picture.width + 5, gap + picture.height + 5]
+        x += picture.width + gap
+    item = open_item(qid, "sample-grounded-ocr", "scene_text", "ocr", img, question, words[boxed])
+    item["outline"] = corners + [2]
+    return item
+
+
 def caption(qid, image, question, references):
     return {"question_id": qid, "image_id": qid, "dataset": "sample-caption", "dimension": "description",
             "form": "caption", "question": question, "references": references, "image": b64(image)}
@@ -206,6 +231,8 @@ def build_items() -> list[dict]:
            "a beach", ["a forest", "a city street", "a kitchen"]),
         mc("coarse-06", ds, cp, scene_single("square", "white", bg=COLORS["purple"]),
            "What is the colour of the background?", "purple", ["white", "green", "orange"]),
+        yes_no("quality-01", "sample-quality", cp, scene_single("circle", (28, 28, 30), bg=(20, 20, 22)),
+               "Is the image too dark to see what it shows?", "yes"),
     ]
     ds = "sample-objects"
     items += [
@@ -237,6 +264,7 @@ def build_items() -> list[dict]:
                   "What word is on the sign?", "STOP"),
         open_item("ocr-04", "sample-ocr", st, "ocr", text_image(["42"]), "What number is written in the image?",
                   "42"),
+        grounded_ocr("gocr-01", ["OPEN", "SHUT"], 1, "What is written inside the red box?"),
         open_item("kie-01", "sample-kie", st, "kie", text_image(["RECEIPT", "TEA 2.50", "TOTAL 7.50"], scale=2),
                   'What is the "TOTAL" information in the image?', "7.50"),
         open_item("kie-02", "sample-kie", st, "kie", text_image(["NAME: ALICE", "CITY: PARIS"], scale=2),

@@ -6,10 +6,11 @@ styles, by generation and by option likelihood (reform.mode); OCR, KIE and capti
 generation.
 
     card.py        what it measures, its columns, source and options
-    datasets.py    the task forms, the 8 dimensions, the 57-dataset table of the full suite, the not-run list
+    datasets.py    the task forms, the 8 dimensions, the 61-dataset table of the full suite
     files.py       reading data files (local, http(s), hf://) and choice lists
     image_refs.py  an item's image: base64 text or a path, opened
     layouts.py     the official builders' file layouts, adapted into item records
+    grounded.py    the grounded OCR sets: their box conventions, drawn as the builders draw them
     templates.py   the layouts without a question, phrased from our templates
     dialogue.py    the multi-turn dialogue layout (VisDial, VQA-MT)
     items.py       one record checked and normalised; a file read

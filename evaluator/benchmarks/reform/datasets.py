@@ -1,6 +1,6 @@
-"""ReForm-Eval's dataset table: the task forms, the 8 capability dimensions, the 57 datasets of the full suite
-with where each file lies in the Hub dataset `Aweminus/ReForm-Eval-Data` and in which layout it is written, and the
-datasets of the reference's 61 that do not run, with why."""
+"""ReForm-Eval's dataset table: the task forms, the 8 capability dimensions, the 61 datasets of the full suite
+(every one of the reference README's list) with where each file lies in the Hub dataset `Aweminus/ReForm-Eval-Data`
+and in which layout it is written; NOT_RUN would name a dataset of the 61 that cannot run, with why (none does)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -65,10 +65,11 @@ _H = "huggingface_data/"
 _TDIUC_CHOICES = _H + "TDIUC/choice_list/"  # TDIUC answers (TDIUC_val_anns.json) sit beside the questions file
 # One line per dataset. Every hub_path (and the TDIUC question_type / choices_path, the COCO counting choices_path)
 # is the path the official config gives (FudanDISC/ReForm-Eval build/configs/, key huggingface_data / hf_*):
-#   ImageClassification_{flowers102,cifar10,imagenet1k,pets37}_val, ImageQuality_vizwiz_singleChoice_val,
+#   ImageClassification_{flowers102,cifar10,imagenet1k,pets37}_val, ImageQuality_vizwiz_{yesNo,singleChoice}_val,
 #   DisasterType_val, TDIUC_{sport,scene,color,utility,position,detection,counting}, ReferringExpression_val,
 #   MulticlassIdentification_val, GroundedObjIdentification_val, MissingObjectSelection_val, ObjectCounting_mscoco_val,
-#   OCR_{cute80,ic15,iiit5k,cocotext,wordart,textocr,docvqa,textvqa,ocrvqa}_val, KIE_{funsd,poie,sroie}_val,
+#   OCR_{cute80,ic15,iiit5k,cocotext,wordart,textocr,docvqa,textvqa,ocrvqa}_val, GroundOCR_{ic15,cocotext,textocr}_val,
+#   KIE_{funsd,poie,sroie}_val,
 #   VQA_{vqa_v2,whoops,okvqa,viquae,aokvqa,imagenetvc}_val, VQA_{gqa,scienceqa,vizwiz}_val_v2.0, KVQA_viquae_val,
 #   VQRA_aokvqa_val, VQAR_aokvqa_val,
 #   Spatial_{clevr,vsr,mp3d}_val, ImageTextMatching_val, ImageTextSelection_val, CaptionSelection_winoground_val,
@@ -82,6 +83,9 @@ DATASETS: tuple[ReformDataset, ...] = (
     ReformDataset("CIFAR10", "coarse_perception", MC, _H + "CIFAR10/cifar10_test_10p.json", True),
     ReformDataset("ImageNet-1K", "coarse_perception", MC, _H + "ImageNet-1K/imagenet1k_val_10p.json", True),
     ReformDataset("Pets37", "coarse_perception", MC, _H + "Pets37/pets37_test_10p.json", True),
+    # ImageQuality_vizwiz_yesNo_val.yaml (hf_yesNo_anns_path): VizWiz_Dataset with task_kind YesOrNo, the same
+    # record shape as the singleChoice file (id, image, question, answer (an index), options)
+    ReformDataset("VizWiz-yesno", "coarse_perception", MC, _H + "VizWiz/vizwiz_yesno_val_10p.json", True),
     ReformDataset("VizWiz-quality", "coarse_perception", MC, _H + "VizWiz/vizwiz_singleChoice_val_10p.json",
                   True, reference_name="VizWiz-singleChoice"),  # ImageQuality_vizwiz_singleChoice_val.yaml
     ReformDataset("TDIUC-sport", "coarse_perception", MC, _H + "TDIUC/TDIUC_val_ques.json", True,
@@ -112,16 +116,24 @@ DATASETS: tuple[ReformDataset, ...] = (
     # scene-text perception
     ReformDataset("CUTE80", "scene_text", OCR, _H + "CUTE80/cute80_core_open_ended.json", True,
                   layout="ocr", rule=OCR_RULE),
+    # GroundOCR_{ic15,cocotext,textocr}_val.yaml: the word's box drawn on the image (grounded.py), --formulation
+    # OCROpenEnded as for the plain sets
+    ReformDataset("Grounded IC15", "scene_text", OCR, _H + "IC15/ic15_gocr_core_open_ended.json", True,
+                  layout="gocr_ic15", rule=OCR_RULE),
     ReformDataset("IC15", "scene_text", OCR, _H + "IC15/ic15_core_open_ended.json", True,
                   layout="ocr", rule=OCR_RULE),
     ReformDataset("IIIT5K", "scene_text", OCR, _H + "IIIT5K/iiit5k_core_open_ended.json", True,
                   layout="ocr", rule=OCR_RULE),
     # OCR_cocotext_val.yaml gives 'huggingface_data/COCO_Text/cocotext_core_open_ended' (no extension); the
     # repo's own hf loading check reads COCO_Text/cocotext_core_open_ended.json (GroundOCR_cocotext_val: COCO_Text/)
+    ReformDataset("Grounded COCO-Text", "scene_text", OCR, _H + "COCO_Text/cocotext_gocr_core_open_ended.json", True,
+                  layout="gocr_cocotext", rule=OCR_RULE),
     ReformDataset("COCO-Text", "scene_text", OCR, _H + "COCO_Text/cocotext_core_open_ended.json", True,
                   layout="ocr", rule=OCR_RULE),
     ReformDataset("WordArt", "scene_text", OCR, _H + "WordArt/wordart_core_open_ended.json", True,
                   layout="ocr", rule=OCR_RULE),
+    ReformDataset("Grounded TextOCR", "scene_text", OCR, _H + "TextOCR/textocr_gocr_core_open_ended.json", True,
+                  layout="gocr_textocr", rule=OCR_RULE),
     ReformDataset("TextOCR", "scene_text", OCR, _H + "TextOCR/textocr_core_open_ended.json", True,
                   layout="ocr", rule=OCR_RULE),
     ReformDataset("FUNSD", "scene_text", KIE, _H + "FUNSD/funsd_core_open_ended.json", True, layout="kie",
@@ -192,17 +204,7 @@ class NotRun:
     why: str
 
 
-_GROUNDED = ("the Hub has their files ({ic15,cocotext,textocr}_gocr_core_open_ended.json), but their builder "
-             "(GroundOCR_OpenEnded) draws the word's box on the image before asking, and no adapter reads that "
-             "layout yet")
-NOT_RUN: tuple[NotRun, ...] = (
-    NotRun("VizWiz-yesno", "coarse_perception", "not added to the table yet (its Hub file, "
-           "VizWiz/vizwiz_yesno_val_10p.json, asks VizWiz-singleChoice's image-quality question about the same "
-           "images as yes/no questions)"),
-    NotRun("Grounded IC15", "scene_text", _GROUNDED),
-    NotRun("Grounded COCO-Text", "scene_text", _GROUNDED),
-    NotRun("Grounded TextOCR", "scene_text", _GROUNDED),
-)
+NOT_RUN: tuple[NotRun, ...] = ()  # every dataset of the reference's 61 runs
 
 
 def dimension_counts(dimension: str) -> tuple[int, int]:

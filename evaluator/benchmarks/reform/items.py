@@ -25,6 +25,7 @@ from typing import Callable
 
 from evaluator.benchmarks.reform.datasets import CAPTION, DIMENSIONS, FORMS, MC
 from evaluator.benchmarks.reform.files import item_records, read_data
+from evaluator.benchmarks.reform.grounded import draw_outline
 from evaluator.benchmarks.reform.image_refs import image_field, open_image, shown_ref
 from evaluator.benchmarks.reform.layouts import adapt
 from evaluator.images import mark_box
@@ -98,7 +99,8 @@ def _answer(record: dict, form: str, question: str) -> tuple[list[str], str | li
 
 
 def _image(record: dict, ref: str, resolve: Callable[[str], str], cache_dir: Path):
-    """The record's image, opened, with its referred region (x0, y0, x1, y1 in pixels) marked in red."""
+    """The record's image, opened, with its referred region (x0, y0, x1, y1 in pixels) marked in red, or a grounded
+    OCR word's box drawn as its builder draws it ("outline": [x1, y1, x2, y2, thickness], grounded.py)."""
     image, image_ref = open_image(ref, resolve, cache_dir)
     region = record.get("region")
     if region is not None:
@@ -106,6 +108,12 @@ def _image(record: dict, ref: str, resolve: Callable[[str], str], cache_dir: Pat
                 and all(isinstance(v, (int, float)) for v in region)):
             raise ValueError("region must be [x0, y0, x1, y1] in pixels")
         image = mark_box(image, tuple(region))
+    box = record.get("outline")
+    if box is not None:
+        if not (isinstance(box, (list, tuple)) and len(box) == 5
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in box) and box[4] >= 2):
+            raise ValueError("outline must be [x1, y1, x2, y2, thickness] in whole pixels, thickness at least 2")
+        image = draw_outline(image, tuple(box[:4]), box[4])
     return image, image_ref
 
 

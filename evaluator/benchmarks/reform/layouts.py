@@ -19,6 +19,9 @@ The layouts here were read off the official builders' huggingface branch (FudanD
             of phrasings of one request (the builder picks one per duplicate; we take the first, the one it uses
             with its default random_instruct and a single duplicate); TextOCR adds bbox [x, y, w, h], and the
             builder crops the image to it
+  "gocr_ic15", "gocr_cocotext", "gocr_textocr"
+            build/{IC15,COCO_text,textOCR}/groundocr_dataset.py: as "ocr" with bbox, the word's box, which the
+            builder draws on the image before asking (grounded.py: each set's box convention and line width)
   "caption" build/{MSCOCO,TextCaps,NoCaps,Flickr30K}/caption_dataset.py: {"dataset_name","data":[{img (base64),
             annos: [reference captions]}]}, no question and no id (the builder numbers the items)
   "mocheg"  build/MOCHEG/mcv_dataset.py: {"version","split","data":[{instance_id, image_id (base64), claim,
@@ -37,7 +40,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from evaluator.benchmarks.reform import dialogue, templates
+from evaluator.benchmarks.reform import dialogue, grounded, templates
 from evaluator.benchmarks.reform.image_refs import looks_like_path
 from evaluator.images import decode_base64_image, encode_image_base64
 from evaluator.prompt_files import prompts_dir, read_prompt
@@ -124,6 +127,23 @@ def adapt_ocr(data) -> list[dict]:
     return out
 
 
+def _grounded(layout: str) -> Adapter:
+    """Grounded IC15 / COCO-Text / TextOCR: as "ocr", with the word's box to draw (grounded.py)."""
+    convention, thickness = grounded.CONVENTIONS[layout]
+
+    def adapter(data) -> list[dict]:
+        out = []
+        for k, row in enumerate(_rows(data, ("version", "split", "data"))):
+            row = _item(row, k)
+            _need(row, k, "question_id", "image", "question", "answer_txt", "bbox")
+            out.append({"question_id": row["question_id"], "question": _first_phrasing(row["question"], k),
+                        "answer": row["answer_txt"], "image": row["image"],
+                        "outline": grounded.outline(row["bbox"], convention, thickness, k)})
+        return out
+    adapter.__name__ = f"adapt_{layout}"
+    return adapter
+
+
 def adapt_caption(data) -> list[dict]:
     """MSCOCO / TextCaps / NoCaps / Flickr30K captions: references under annos, numbered as the builder does."""
     out = []
@@ -193,6 +213,7 @@ LAYOUTS: dict[str, Adapter] = {
     "kviquae": adapt_kviquae,
     "aokvqra": adapt_aokvqra,
     "aokvqar": adapt_aokvqar,
+    **{layout: _grounded(layout) for layout in grounded.CONVENTIONS},
 }
 
 
