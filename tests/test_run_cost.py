@@ -67,6 +67,15 @@ def test_a_local_gpu_run_records_its_wall_time_and_is_priced_only_when_a_price_i
     assert raw.loc["org/unpriced", "cost_executor"] == "local" and pd.isna(raw.loc["org/unpriced", "cost_usd"])
 
 
+def test_the_dollars_follow_from_the_seconds_as_published():
+    """A reader who multiplies the published seconds by the published price gets the published dollars: 19.7449 s
+    is published as 19.74 s, and its dollars are those of 19.74 s (those of 19.7449 s round the other way)."""
+    results = {"run": {"device": "cuda", "wall_time_s": 19.7449, "hardware": {"device": "cuda", "gpu_name": "L4"}}}
+    cost = run_cost(results, Settings().with_(gpu_price_per_hour=0.03), None)
+    assert cost["seconds"] == 19.74 and cost["usd"] == round(0.03 * 19.74 / 3600, 6) == 0.000164
+    assert round(0.03 * 19.7449 / 3600, 6) == 0.000165  # what it published before
+
+
 def test_a_served_run_records_its_tokens_and_is_priced_only_when_token_prices_are_set(settings, store, tmp_path):
     def served_out(name: str) -> Path:
         out = _out(tmp_path, name, device="served", wall_time_s=40.0,

@@ -97,7 +97,8 @@ def run_cost(results: dict, settings: Settings, job: JobSeen | None = None, now:
         rate = settings.gpu_price_per_hour if device == "cuda" else None
         measured = LOCAL_MEASURE
     if seconds is not None:
-        cost.update(seconds=round(seconds, 2), measured=measured)
+        seconds = round(seconds, 2)  # the dollars follow from the seconds as published, so a reader gets them again
+        cost.update(seconds=seconds, measured=measured)
     if rate is not None:
         cost["price"] = {"usd_per_hour": rate}
         if seconds is not None:
