@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, cards
+from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY, cards, hub_eval_problems
 from evaluator.benchmarks.modes import GENERATION, run_modes, scoring_mode
 from evaluator.benchmarks.spec import (CORRECT, COUNT, DETAIL_TYPES, FRACTION, IMAGE_UNAVAILABLE, ITEM_COLUMNS, NUMBER,
-                                       OUTCOMES, PERCENT_KINDS, RATIO, Card, DetailColumn, Grader, ItemPart, ItemView,
-                                       Measure, Metric, Option, Section, Source, Verdict)
+                                       OUTCOMES, PERCENT_KINDS, RATIO, Card, DetailColumn, Grader, HubEval, ItemPart,
+                                       ItemView, Measure, Metric, Option, Section, Source, Verdict)
 from evaluator.details import DETAIL_DTYPES
 from evaluator.endpoints import (ENDPOINT_PREFIX, MODEL_TOKEN_SETTING, Endpoint, is_model_spec, parse_model_spec,
                                  public_url)
@@ -37,11 +37,11 @@ from evaluator.redaction import redact
 
 __all__ = ["DEFAULT_BENCHMARKS", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "MODEL_TOKEN_SETTING", "CORRECT",
            "COUNT", "DETAIL_DTYPES", "DETAIL_TYPES", "FRACTION", "IMAGE_UNAVAILABLE", "ITEM_COLUMNS", "NUMBER",
-           "OUTCOMES", "PARENT_PID_ENV", "PERCENT_KINDS", "RATIO", "Card", "DetailColumn", "Grader",
+           "OUTCOMES", "PARENT_PID_ENV", "PERCENT_KINDS", "RATIO", "Card", "DetailColumn", "Grader", "HubEval",
            "ImageUnavailable", "ItemPart", "ItemView", "JudgeError", "Measure", "Metric", "Option", "Section",
            "Source", "UnsupportedModelError", "Verdict", "benchmark_names", "card", "cards", "describe_model_folder",
-           "details_schema", "graders", "judge_id", "judge_name", "judged_benchmarks", "make_judge",
-           "model_id_problem", "parse_judge_spec", "default_mode", "is_model_spec", "parse_model_spec", "public_url",
+           "details_schema", "graders", "hub_eval_problems", "judge_id", "judge_name", "judged_benchmarks",
+           "make_judge", "model_id_problem", "parse_judge_spec", "default_mode", "is_model_spec", "parse_model_spec", "public_url",
            "redact", "rescore_run", "scoring_modes", "sources"]
 
 

@@ -91,8 +91,9 @@ ROOMS = {
     "explorer": {"board", "submissions", "store", "settings", "formatting"},
     "running": {"board", "submissions", "store", "settings", "formatting"},
 }
-# leaves read from below their room: they import nothing of ours but each other
-LEAVES = {"leaderboard.submissions.vocabulary", "leaderboard.running.job_flavors"}
+# leaves read from below their room: they import nothing of leaderboard/ but each other
+LEAVES = {"leaderboard.submissions.vocabulary", "leaderboard.running.job_flavors",
+          "leaderboard.explorer.queries"}  # the Explorer's URL: the board links to it too (eval_results.py)
 MAX_MODULE_LINES = 400
 
 
@@ -187,8 +188,8 @@ def test_each_room_imports_only_the_rooms_below_it():
             if _room(other) is not None and _room(other) not in allowed and other not in LEAVES:
                 wrong.append(f"{module} -> {other}")
     assert wrong == []
-    for leaf in LEAVES:
-        assert _import_graph()[leaf] <= LEAVES, leaf
+    for leaf in LEAVES:  # of leaderboard/, a leaf imports other leaves only (evaluator.api, every room's door, too)
+        assert {m for m in _import_graph()[leaf] if _room(m) is not None} <= LEAVES, leaf
 
 
 def test_the_space_is_a_few_rooms_each_saying_what_it_holds():

@@ -9,8 +9,9 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from evaluator.benchmarks.spec import (DETAIL_TYPES, METRIC_KINDS, Benchmark, Card, DetailColumn, Grader,
-                                       ItemView, Section)
+from evaluator.benchmarks.spec import (DETAIL_TYPES, HUB_EVAL_SCALES, METRIC_KINDS, Benchmark, Card, DetailColumn,
+                                       Grader, HubEval, ItemView, Section)
+from evaluator.model_ids import model_id_problem
 
 REGISTRY: dict[str, str] = {
     "cure": "evaluator.benchmarks.cure",
@@ -89,6 +90,7 @@ def card_problems(card: Card, name: str) -> list[str]:
         problems.append(f"CARD.mode_option {card.mode_option!r} is not one of its options")
     problems.extend(mode_problems(card))
     problems.extend(full_suite_problems(card))
+    problems.extend(hub_eval_problems(card))
     if not isinstance(card.item_view, ItemView):
         problems.append("CARD.item_view must be an ItemView")
     for section in card.sections:
@@ -115,6 +117,28 @@ def mode_problems(card: Card) -> list[str]:
     if defaults and defaults[0] not in card.modes:
         return [f"{card.mode_option}'s default {defaults[0]!r} is not one of CARD.modes"]
     return []
+
+
+def hub_eval_problems(card: Card) -> list[str]:
+    """What is wrong with a card's Hub benchmark dataset: an id that is not `<owner>/<name>`, no task, a metric that
+    is not one of its own, a scale that is not percent or fraction, or no word on where the task comes from."""
+    found = card.hub_eval
+    if found is None:
+        return []
+    problems = []
+    if not isinstance(found, HubEval):
+        return ["CARD.hub_eval must be a HubEval"]
+    if model_id_problem(found.dataset) or "/" not in found.dataset:
+        problems.append(f"CARD.hub_eval.dataset {found.dataset!r} must be a Hub dataset id, <owner>/<name>")
+    if not found.task_id.strip():
+        problems.append("CARD.hub_eval.task_id is empty")
+    if found.metric not in {m.key for m in card.metrics}:
+        problems.append(f"CARD.hub_eval.metric {found.metric!r} is not one of its metrics")
+    if found.scale not in HUB_EVAL_SCALES:
+        problems.append(f"CARD.hub_eval.scale must be one of {', '.join(HUB_EVAL_SCALES)}, not {found.scale!r}")
+    if not found.note.strip():
+        problems.append("CARD.hub_eval.note must say where its task and scale come from")
+    return problems
 
 
 def full_suite_problems(card: Card) -> list[str]:

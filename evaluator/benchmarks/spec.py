@@ -207,6 +207,22 @@ class DetailColumn:
     description: str
 
 
+HUB_EVAL_SCALES = ("percent", "fraction")
+
+
+@dataclass(frozen=True)
+class HubEval:
+    """Where a benchmark's number goes in the Hub's evaluation results (`.eval_results/*.yaml` of a model repo): the
+    benchmark dataset registered on the Hub (its `eval.yaml`), the task of that file, the metric of ours that is
+    that task's number, and the scale its values take there ("percent": 0-100, "fraction": 0-1)."""
+
+    dataset: str
+    task_id: str
+    metric: str
+    scale: str = "percent"
+    note: str = ""  # where the task and scale come from (its eval.yaml), or why they could not be read
+
+
 @dataclass(frozen=True)
 class Card:
     """Everything the Space and the reader need to know about a benchmark, declared once in its package."""
@@ -246,6 +262,8 @@ class Card:
     # projects a full run's time from it
     full_suite_items: int | None = None
     full_suite_note: str = ""
+    # the benchmark dataset registered on the Hub that its number goes to on model pages (None: none is registered)
+    hub_eval: HubEval | None = None
 
     def metric(self, key: str) -> Metric:
         for metric in self.metrics:

@@ -1,6 +1,7 @@
-"""A finished run into the results dataset: its details, results and dataset card in one store write (publish), its
-row on leaderboard.parquet once its request is FINISHED (publish_board), and the board rebuilt from the published
-runs when it is behind them or an admin hid or showed a run (rebuild_board)."""
+"""A finished run into the results dataset: its details, results, evaluation results in the Hub's format
+(eval_results.py) and dataset card in one store write (publish), its row on leaderboard.parquet once its request is
+FINISHED (publish_board), and the board rebuilt from the published runs when it is behind them or an admin hid or
+showed a run (rebuild_board)."""
 from __future__ import annotations
 
 import json
@@ -10,6 +11,8 @@ from pathlib import Path
 from leaderboard.board.columns import schema
 from leaderboard.board.costs import JobSeen, run_cost
 from leaderboard.board.dataset_card import card_update, with_run_columns
+from leaderboard.board.eval_results import eval_results_file
+from leaderboard.board.eval_results import path as eval_results_path
 from leaderboard.board.file import add_run, board_is_current, rebuild_leaderboard
 from leaderboard.settings import Settings
 from leaderboard.store import Store
@@ -23,11 +26,13 @@ def publish(store: Store, request: Request, out_dir: Path, settings: Settings | 
     """Copy a finished run into the store in one write (one commit on the Hub store): details first (each with the
     run's run_key, model and revision in front, so the files of every run load as one dataset), then the results
     dataset's card (README.md) when its text changed, results last; details of an earlier attempt's benchmarks
-    that this run does not have are removed, so a re-run replaces, never mixes. Reads two things whatever the
-    number of runs: the listing of the run's own details folder and the stored card. Returns the results as
-    written, with what the run cost as `run.cost` (leaderboard.board.costs; `job`: what the Jobs API said of the
-    Job publishing it, None for a run that is not a Job). The run reaches the board once its request is FINISHED
-    (close_run) and its row is added (publish_board)."""
+    that this run does not have are removed, so a re-run replaces, never mixes. The run's evaluation results in the
+    Hub's format (eval_results.py) go in the same write when it earns them. Reads the same things whatever the
+    number of runs: the listing of the run's own details folder and the stored card (and, when the run earns no
+    evaluation-results file, the listing of its model's eval_results folder, to remove an earlier attempt's).
+    Returns the results as written, with what the run cost as `run.cost` (leaderboard.board.costs; `job`: what the
+    Jobs API said of the Job publishing it, None for a run that is not a Job). The run reaches the board once its
+    request is FINISHED (close_run) and its row is added (publish_board)."""
     settings = settings or Settings()
     results = json.loads((out_dir / "results.json").read_text())
     results.update({"model": request.model, "revision": request.revision, "precision": request.precision,
@@ -44,6 +49,11 @@ def publish(store: Store, request: Request, out_dir: Path, settings: Settings | 
                                                                           request.model, request.revision)
     files.update(card_update(store, schema(settings.benchmarks), [p.stem for p in details], settings.space_id,
                              settings.results_repo))
+    evaluation = eval_results_file(results, settings, request.hidden)
+    if evaluation is not None:
+        files[eval_results_path(request.key)] = evaluation
+    elif eval_results_path(request.key) in store.list(f"eval_results/{request.model}", suffix=".yaml"):
+        files[eval_results_path(request.key)] = None  # an earlier attempt's, which this run does not earn
     encoded = json.dumps(results, indent=2, sort_keys=True).encode()
     files[f"results/{request.key}.json"] = encoded
     store.write_many(files)

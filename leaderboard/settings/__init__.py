@@ -171,6 +171,10 @@ class Settings:
                                                "`run.cost.usd` (a run on the CPU records its time, no cost; default: "
                                                "no cost recorded). A Job's price is the Hub's own, per flavor",
                                                read.optional_float)
+    eval_datasets: tuple[str, ...] = setting(
+        "LEADERBOARD_EVAL_DATASETS", "", "benchmarks' registered Hub datasets for model pages' evaluation results, "
+        "besides or instead of their cards' (About lists them): comma-separated `<benchmark>=<dataset id>|<task "
+        "id>|<metric>|percent` (or `fraction`), or `<benchmark>=off` for none", read.csv)
     model_price_per_mtok: tuple[str, ...] = setting("LEADERBOARD_MODEL_PRICE_PER_MTOK", "", "served models: "
                                                     "`<input>,<output>` US dollars per million prompt and completion "
                                                     "tokens, for each served run's recorded cost (default: tokens "
@@ -313,6 +317,14 @@ class Settings:
         from leaderboard.settings.checks import model_prices
 
         return model_prices(self.model_price_per_mtok)
+
+    @property
+    def hub_evals(self) -> dict:
+        """Each benchmark's registered Hub dataset (api.HubEval) for evaluation results: its card's, as
+        LEADERBOARD_EVAL_DATASETS adds, replaces or turns off; benchmarks without one are left out."""
+        from leaderboard.settings.checks import hub_evals
+
+        return hub_evals(self.eval_datasets)
 
     @property
     def coverage_threshold(self) -> float:

@@ -2,6 +2,8 @@
 work together (Settings.check calls `check`)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from evaluator import api
 from leaderboard.settings.readers import is_loopback
 
@@ -75,6 +77,7 @@ def check(settings) -> None:
         except ValueError as exc:  # its message never holds the URL's user, password or query, nor a token
             raise ValueError(f"LEADERBOARD_JUDGE: {exc}") from None
     model_prices(settings.model_price_per_mtok)  # a bad price pair says so at start
+    hub_evals(settings.eval_datasets)  # and so does a bad evaluation-results mapping
     if settings.gpu_price_per_hour is not None and not 0 <= settings.gpu_price_per_hour < float("inf"):
         raise ValueError(f"LEADERBOARD_GPU_PRICE_PER_HOUR must be a number of US dollars, 0 or more, not "
                          f"{settings.gpu_price_per_hour:g}")
@@ -99,3 +102,28 @@ def model_prices(entries: tuple[str, ...]) -> tuple[float, float] | None:
         raise ValueError("LEADERBOARD_MODEL_PRICE_PER_MTOK takes `<input>,<output>`: two numbers of US dollars per "
                          f"million prompt and completion tokens, 0 or more, not {','.join(entries)!r}")
     return prices[0], prices[1]
+
+
+def hub_evals(entries: tuple[str, ...]) -> dict[str, api.HubEval]:
+    """The cards' registered Hub datasets (CARD.hub_eval), with LEADERBOARD_EVAL_DATASETS's entries
+    `<benchmark>=<dataset>|<task>|<metric>|<percent or fraction>` added or replacing them and `<benchmark>=off`
+    removing one; ValueError naming the variable for an entry that does not read."""
+    found = {card.name: card.hub_eval for card in api.cards() if card.hub_eval is not None}
+    for entry in entries:
+        name, _, value = (part.strip() for part in entry.partition("="))
+        if name not in api.benchmark_names():
+            raise ValueError(f"LEADERBOARD_EVAL_DATASETS names an unknown benchmark in {entry!r}; known: "
+                             f"{', '.join(api.benchmark_names())}")
+        if value == "off":
+            found.pop(name, None)
+            continue
+        fields = [part.strip() for part in value.split("|")]
+        mapped = api.HubEval(*fields, note="LEADERBOARD_EVAL_DATASETS") if len(fields) == 4 else None
+        card = api.card(name)
+        problems = [] if mapped is None else api.hub_eval_problems(replace(card, hub_eval=mapped))
+        if mapped is None or problems:
+            why = "; ".join(problems) or "it needs four fields"
+            raise ValueError(f"LEADERBOARD_EVAL_DATASETS takes `<benchmark>=<dataset id>|<task id>|<metric>|percent` "
+                             f"(or fraction), or `<benchmark>=off`; {entry!r} does not read: {why}")
+        found[name] = mapped
+    return found

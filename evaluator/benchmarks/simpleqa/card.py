@@ -9,8 +9,8 @@ from evaluator.benchmarks.simpleqa.grader import GRADER
 from evaluator.benchmarks.simpleqa.options import DEFAULT_MAX_NEW_TOKENS
 from evaluator.benchmarks.simpleqa.planning import LIMIT_SEED
 from evaluator.benchmarks.simpleqa.views import calibration_figure
-from evaluator.benchmarks.spec import (BOOL, COUNT, FLOAT, INT, STRING, Card, DetailColumn, ItemView, Metric, Option,
-                                       Section, Source)
+from evaluator.benchmarks.spec import (BOOL, COUNT, FLOAT, INT, STRING, Card, DetailColumn, HubEval, ItemView, Metric,
+                                       Option, Section, Source)
 
 CALIBRATION = ("Accuracy against the model's stated confidence (it is asked for an answer and a 0-100 confidence) "
                "and against how often its most frequent answer came up among samples at temperature 1. Points on "
@@ -173,4 +173,10 @@ CARD = Card(
     full_suite_items=4326,
     full_suite_note=(
         "the official file (OpenAI's simple_qa_test_set.csv, the source's default): 4,326 questions, one item each"),
+    hub_eval=HubEval(
+        "OpenEvals/SimpleQA", "default", "correct", "percent",
+        note=("its eval.yaml (https://huggingface.co/datasets/OpenEvals/SimpleQA/blob/main/eval.yaml) could not be "
+              "read where this was written (no access to the Hub): the task id \"default\" (the Hub's single-task "
+              "convention), the percent scale and the correct share are assumed; a deployer corrects them with "
+              "LEADERBOARD_EVAL_DATASETS")),
 )

@@ -1,0 +1,97 @@
+"""A finished run in the Hub's evaluation-results format: the YAML list a model repo keeps in `.eval_results/*.yaml`
+(hub-docs docs/hub/eval-results.md), with one entry per benchmark of the run that has a registered Hub benchmark
+dataset (Settings.hub_evals: the cards' CARD.hub_eval, as LEADERBOARD_EVAL_DATASETS adds or changes them).
+
+Every finished run that is complete and unflagged (the board's own flag: not hidden, no trial judge, no limit, its
+coverage at the threshold) is written to the results dataset as `eval_results/<org>/<model>/<sha12>_<precision>.yaml`
+when it publishes; a run without such an entry has no file there. An entry:
+
+    - dataset: {id: <registered dataset>, task_id: <its eval.yaml task>}
+      value: <the metric, on the scale its eval.yaml documents: percent 0-100 or fraction 0-1>
+      date: <when the run finished>
+      source: {url: <the Explorer's link to this run and benchmark on the Space>, name: <the leaderboard>}
+      notes: <suite, precision, revision, limit, judge and its short id, how it was asked>
+
+`source` is left out when the Space's address is not known (SPACE_ID unset), as the spec wants a url in it.
+"""
+from __future__ import annotations
+
+import math
+
+import yaml
+
+from evaluator import api
+from leaderboard.board.columns import schema
+from leaderboard.board.dataset_card import TITLE, space_url
+from leaderboard.board.frames import leaderboard_frame
+from leaderboard.board.views import flag_text
+from leaderboard.explorer.queries import Query, query_string
+from leaderboard.settings import Settings
+
+
+def path(key: str) -> str:
+    """Where a run's evaluation results lie in the results dataset."""
+    return f"eval_results/{key}.yaml"
+
+
+def unflagged(results: dict, settings: Settings, hidden: str | None = None) -> bool:
+    """Whether the board ranks the run with complete ones: the flag its row gets in the Overview is empty."""
+    board = schema(settings.benchmarks)
+    row = leaderboard_frame([{**results, "hidden": hidden} if hidden else results], board).to_dict("records")[0]
+    ran = results.get("benchmarks") if isinstance(results.get("benchmarks"), dict) else {}
+    return not flag_text(row, [card for card in board.cards if card.name in ran], settings.coverage_threshold)
+
+
+def explorer_link(settings: Settings, key: str, benchmark: str) -> str:
+    """The Explorer opened on this run and benchmark, on the Space's page ("" when its address is not known)."""
+    base = space_url(settings.space_id)
+    return f"{base}?{query_string(Query(run=key, benchmark=benchmark))}" if base else ""
+
+
+def notes(results: dict, benchmark: str) -> str:
+    """How the number was measured, short: suite, precision, revision, limit, judge (and its short id), mode."""
+    run = results.get("run") if isinstance(results.get("run"), dict) else {}
+    judge = run.get("judge") if isinstance(run.get("judge"), dict) else None
+    graded = (f"judge {api.judge_name(judge)} [{api.judge_id(judge)}]" if judge and api.card(benchmark).needs_judge
+              else "no judge")
+    limit = run.get("limit") or 0
+    return (f"{run.get('suite', 'sample')} suite; {results.get('precision', '?')}; revision "
+            f"{str(results.get('revision', ''))[:12]}; {f'limit {limit}' if limit else 'no limit'}; {graded}; asked by "
+            f"{api.scoring_modes(results).get(benchmark, api.GENERATION)}")
+
+
+def entries(results: dict, settings: Settings) -> list[dict]:
+    """The run's entries, one per benchmark it scored that has a registered Hub dataset, in the run's order; a
+    benchmark whose metric is not a number (undefined, or not scored) has none."""
+    mapped = settings.hub_evals
+    ran = results.get("benchmarks") if isinstance(results.get("benchmarks"), dict) else {}
+    found = []
+    for benchmark, block in ran.items():
+        target = mapped.get(benchmark)
+        scores = block.get("scores") if isinstance(block, dict) and isinstance(block.get("scores"), dict) else {}
+        value = scores.get(target.metric) if target else None
+        if target is None or isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            continue
+        entry = {"dataset": {"id": target.dataset, "task_id": target.task_id},
+                 "value": round(100 * value, 2) if target.scale == "percent" else round(value, 4)}
+        if results.get("finished_time"):
+            entry["date"] = str(results["finished_time"])
+        link = explorer_link(settings, str(results.get("key", "")), benchmark)
+        if link:
+            entry["source"] = {"url": link, "name": TITLE}
+        entry["notes"] = notes(results, benchmark)
+        found.append(entry)
+    return found
+
+
+def file_text(found: list[dict]) -> bytes:
+    """The entries as the YAML file a model repo keeps."""
+    return yaml.safe_dump(found, sort_keys=False, allow_unicode=True).encode()
+
+
+def eval_results_file(results: dict, settings: Settings, hidden: str | None = None) -> bytes | None:
+    """The run's evaluation-results file, or None when it gets none (flagged, incomplete, or no entry)."""
+    if not unflagged(results, settings, hidden):
+        return None
+    found = entries(results, settings)
+    return file_text(found) if found else None

@@ -1,0 +1,113 @@
+"""Issue 42, the file: every complete, unflagged run is written to the results dataset in the Hub's evaluation-results
+format (eval_results/<key>.yaml), one entry per benchmark with a registered Hub dataset (the card's CARD.hub_eval,
+or LEADERBOARD_EVAL_DATASETS); flagged runs, and benchmarks without one, get none."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import yaml
+
+from evaluator import api
+from leaderboard.board import eval_results
+from leaderboard.settings import Settings
+from tests.published_runs import finished_output, publish_finished
+from tests.results_files import SHA_A, board_result
+
+JUDGE = {"kind": "endpoint", "base_url": "https://judge.example/v1", "model": "judge-model"}
+REQUIRED = {"dataset", "value"}
+
+
+def _results(**overrides) -> dict:
+    """A finished run of SimpleQA and CURE, complete: SimpleQA's correct share 0.4235, graded by JUDGE."""
+    res = board_result("org/model", {"simpleqa": 0.3, "cure": 0.5}, judge=JUDGE, **overrides)
+    res["benchmarks"]["simpleqa"]["scores"]["correct"] = 0.42347
+    return res
+
+
+def _valid(text: bytes) -> list[dict]:
+    """The file read as the Hub's spec wants it: a list of entries with dataset.id, dataset.task_id and a number."""
+    found = yaml.safe_load(text)
+    assert isinstance(found, list) and found
+    for entry in found:
+        assert REQUIRED <= set(entry) and {"id", "task_id"} <= set(entry["dataset"])
+        assert isinstance(entry["value"], (int, float)) and not isinstance(entry["value"], bool)
+        assert "url" in entry.get("source", {"url": ""})
+    return found
+
+
+def test_a_complete_run_has_one_entry_per_registered_benchmark(settings):
+    on_space = settings.with_(space_id="acme/vlm-board")
+    [entry] = _valid(eval_results.eval_results_file(_results(), on_space))  # CURE has no registered dataset
+    assert entry["dataset"] == {"id": "OpenEvals/SimpleQA", "task_id": "default"}
+    assert entry["value"] == 42.35  # percent, as the card's scale says
+    assert entry["date"] == "2026-11-22T02:10:00+00:00"
+    url = urlsplit(entry["source"]["url"])
+    assert (url.scheme, url.netloc, url.path) == ("https", "huggingface.co", "/spaces/acme/vlm-board")
+    assert parse_qs(url.query) == {"tab": ["explorer"], "run": [f"org/model/{SHA_A[:12]}_auto"], "bench": ["simpleqa"]}
+    assert entry["source"]["name"] == "Open VLM Reasoning Leaderboard"
+    notes = entry["notes"]
+    for said in ("sample suite", "auto", SHA_A[:12], "no limit", "judge-model", api.judge_id(JUDGE),
+                 "asked by generation"):
+        assert said in notes, said
+    off_space = _valid(eval_results.eval_results_file(_results(), settings.with_(space_id="")))
+    assert "source" not in off_space[0]  # the spec wants a url in a source: none without the Space's address
+
+
+@pytest.mark.parametrize("why, results, hidden", [
+    ("limit", _results(limit=5), None),
+    ("coverage", _results(coverage={"simpleqa": 0.5}), None),
+    ("hidden", _results(), "trained on the test set"),
+    ("trial judge", {**_results(), "run": {**_results()["run"], "judge_trial": True}}, None),
+])
+def test_a_flagged_run_gets_no_file(settings, why, results, hidden):
+    assert not eval_results.unflagged(results, settings, hidden), why
+    assert eval_results.eval_results_file(results, settings, hidden) is None, why
+
+
+def test_no_registered_benchmark_or_no_number_means_no_file(settings):
+    cure_only = board_result("org/model", {"cure": 0.5})
+    assert eval_results.eval_results_file(cure_only, settings) is None
+    undefined = _results()
+    undefined["benchmarks"]["simpleqa"]["scores"]["correct"] = float("nan")
+    assert eval_results.eval_results_file(undefined, settings) is None
+
+
+def test_a_deployer_adds_replaces_or_turns_off_a_mapping(settings):
+    mapped = settings.with_(eval_datasets=("cure=org/cure-bench|cot|Ro|fraction", "simpleqa=off"))
+    [entry] = _valid(eval_results.eval_results_file(_results(), mapped))
+    assert entry["dataset"] == {"id": "org/cure-bench", "task_id": "cot"} and entry["value"] == 0.5  # Ro, a fraction
+    for bad, said in (("nosuch=off", "unknown benchmark"), ("cure=org/x|t|nosuch|percent", "not one of its metrics"),
+                      ("cure=org/x|t|Ro|tenths", "percent, fraction"), ("cure=org/x|t", "four fields")):
+        with pytest.raises(ValueError, match="LEADERBOARD_EVAL_DATASETS") as caught:
+            Settings.from_env({"LEADERBOARD_EVAL_DATASETS": bad}).check()
+        assert said in str(caught.value), bad
+
+
+def test_every_card_mapping_is_sound_and_says_where_it_comes_from():
+    for card in api.cards():
+        assert api.hub_eval_problems(card) == [], card.name
+    simpleqa = api.card("simpleqa")
+    assert simpleqa.hub_eval is not None and "could not be read" in simpleqa.hub_eval.note
+    bad = replace(simpleqa, hub_eval=api.HubEval("SimpleQA", " ", "nosuch", "tenths", ""))
+    said = " ".join(api.hub_eval_problems(bad))
+    for part in ("<owner>/<name>", "task_id is empty", "not one of its metrics", "percent, fraction", "note"):
+        assert part in said, part
+
+
+def test_publish_writes_the_file_and_a_later_flagged_run_removes_it(settings, store, tmp_path):
+    out = finished_output(tmp_path / "a", "A", {"simpleqa": 0.3, "cure": 0.5})
+    results = json.loads((out / "results.json").read_text())
+    results["benchmarks"]["simpleqa"]["scores"]["correct"] = 0.5
+    (out / "results.json").write_text(json.dumps(results))
+    request, _ = publish_finished(settings, store, out, "org/model")
+    path = eval_results.path(request.key)
+    assert path == f"eval_results/org/model/{'a' * 12}_auto.yaml"
+    [entry] = _valid(store.read_bytes(path))
+    assert entry["value"] == 50.0
+    results["run"]["limit"] = 3  # the same run again, with a limit: flagged, so its file goes
+    (out / "results.json").write_text(json.dumps(results))
+    publish_finished(settings, store, out, "org/model")
+    assert store.read_bytes(path) is None
