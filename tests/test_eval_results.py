@@ -111,3 +111,13 @@ def test_publish_writes_the_file_and_a_later_flagged_run_removes_it(settings, st
     (out / "results.json").write_text(json.dumps(results))
     publish_finished(settings, store, out, "org/model")
     assert store.read_bytes(path) is None
+
+
+def test_about_lists_which_benchmarks_have_a_registered_dataset(settings):
+    from leaderboard.ui.about import about_markdown
+
+    said = about_markdown(settings).split("## Results on model pages", 1)[1].split("\n## ", 1)[0]
+    assert "**SimpleQA**: `OpenEvals/SimpleQA`, task `default`, its **correct** as a percent" in said
+    assert "no registered Hub dataset: CURE, ReForm-Eval, LAVE" in said and "LEADERBOARD_EVAL_DATASETS" in said
+    mapped = about_markdown(settings.with_(eval_datasets=("cure=org/cure-bench|cot|Ro|fraction",)))
+    assert "`org/cure-bench`, task `cot`" in mapped and "no registered Hub dataset: ReForm-Eval, LAVE" in mapped

@@ -99,8 +99,29 @@ DOCS = (("using.md", "Using the Space", "the tabs, signing in, submitting and th
         ("deploying.md", "Deploying as a Space", "hardware, storage, secrets, sign-in and every setting"),
         ("jobs.md", "Scaling out with Jobs", "one Hugging Face Job per request, what a run costs, the budget"),
         ("hub-costs.md", "What the Space costs the Hub", "API calls, downloads and commits"),
+        ("model-pages.md", "Results on model pages", "the Hub's evaluation-results format, and registering a "
+         "benchmark"),
         ("reliability.md", "Reliability", "what happens when files are damaged, workers die or the judge fails"),
         ("architecture.md", "Architecture", "how it is built and how to add a benchmark"))
+
+
+def model_pages_markdown(settings: Settings) -> str:
+    """Which benchmarks' numbers go to the Hub's evaluation results (their registered Hub dataset, task, metric and
+    scale), which have none, and how a benchmark gets one."""
+    mapped = settings.hub_evals
+    lines = [f"- **{card.title}**: `{mapped[card.name].dataset}`, task `{mapped[card.name].task_id}`, its "
+             f"**{card.metric(mapped[card.name].metric).label}** as a {mapped[card.name].scale}"
+             for card in api.cards() if card.name in mapped]
+    without = [card.title for card in api.cards() if card.name not in mapped]
+    if without:
+        lines.append(f"- no registered Hub dataset: {', '.join(without)}")
+    return ("## Results on model pages\nEvery complete, unflagged run is also published in the Hub's evaluation-"
+            "results format (`eval_results/<org>/<model>/<sha12>_<precision>.yaml` in the results dataset): one "
+            "entry per benchmark with a benchmark dataset registered on the Hub, its value, when it finished, how it "
+            "was measured and a link to its questions in the Explorer.\n\n" + "\n".join(lines) + "\n\nA "
+            "benchmark's authors register its dataset by adding an `eval.yaml` to its dataset repo on the Hub (see "
+            "Results on model pages below); the admins map a benchmark to a registered dataset with "
+            "`LEADERBOARD_EVAL_DATASETS`.")
 
 
 def docs_markdown(space_id: str) -> str:
@@ -212,7 +233,7 @@ def about_markdown(settings: Settings) -> str:
         token_price=f" (here: ${format_number(prices[0])} and ${format_number(prices[1])} per million input and "
                     "output tokens)" if prices else " (here it is not)")
     return "\n\n".join([columns_markdown(schema(settings.benchmarks), settings.min_coverage), steps, RECORDED, costs,
-                        docs_markdown(settings.space_id)])
+                        model_pages_markdown(settings), docs_markdown(settings.space_id)])
 
 
 def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
