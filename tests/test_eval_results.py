@@ -121,3 +121,21 @@ def test_about_lists_which_benchmarks_have_a_registered_dataset(settings):
     assert "no registered Hub dataset: CURE, ReForm-Eval, LAVE" in said and "LEADERBOARD_EVAL_DATASETS" in said
     mapped = about_markdown(settings.with_(eval_datasets=("cure=org/cure-bench|cot|Ro|fraction",)))
     assert "`org/cure-bench`, task `cot`" in mapped and "no registered Hub dataset: ReForm-Eval, LAVE" in mapped
+
+
+def test_a_run_the_admins_hide_loses_its_file_and_gets_it_back_when_shown(settings, store, tmp_path):
+    from leaderboard.submissions.identity import Visitor
+    from leaderboard.ui.queue_tab import request_action
+
+    out = finished_output(tmp_path / "a", "A", {"simpleqa": 0.3})
+    results = json.loads((out / "results.json").read_text())
+    results["benchmarks"]["simpleqa"]["scores"]["correct"] = 0.25
+    (out / "results.json").write_text(json.dumps(results))
+    request, _ = publish_finished(settings, store, out, "org/model")
+    path = eval_results.path(request.key)
+    assert _valid(store.read_bytes(path))[0]["value"] == 25.0
+    admin = Visitor("root", admin=True)
+    assert request_action(settings, store, request.key, "hide", admin, "trained on the test set").startswith("Done")
+    assert store.read_bytes(path) is None
+    assert request_action(settings, store, request.key, "show", admin).startswith("Done")
+    assert _valid(store.read_bytes(path))[0]["value"] == 25.0

@@ -4,7 +4,8 @@ dataset (Settings.hub_evals: the cards' CARD.hub_eval, as LEADERBOARD_EVAL_DATAS
 
 Every finished run that is complete and unflagged (the board's own flag: not hidden, no trial judge, no limit, its
 coverage at the threshold) is written to the results dataset as `eval_results/<org>/<model>/<sha12>_<precision>.yaml`
-when it publishes; a run without such an entry has no file there. An entry:
+when it publishes; a run without such an entry has no file there, and a run the admins hide loses its file
+(follow_hiding). An entry:
 
     - dataset: {id: <registered dataset>, task_id: <its eval.yaml task>}
       value: <the metric, on the scale its eval.yaml documents: percent 0-100 or fraction 0-1>
@@ -16,6 +17,7 @@ when it publishes; a run without such an entry has no file there. An entry:
 """
 from __future__ import annotations
 
+import logging
 import math
 
 import yaml
@@ -27,6 +29,8 @@ from leaderboard.board.frames import leaderboard_frame
 from leaderboard.board.views import flag_text
 from leaderboard.explorer.queries import Query, query_string
 from leaderboard.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 def path(key: str) -> str:
@@ -95,3 +99,20 @@ def eval_results_file(results: dict, settings: Settings, hidden: str | None = No
         return None
     found = entries(results, settings)
     return file_text(found) if found else None
+
+
+def follow_hiding(settings: Settings, store, key: str, hidden: str | None) -> bool:
+    """After an admin hides a run (or shows it again): its evaluation-results file removed (or written again), so
+    the results dataset offers only what the board ranks. A failure is logged, never raised (the run's next publish
+    sets it right). Returns whether the store was written."""
+    try:
+        results = store.read_json(f"results/{key}.json")
+        text = eval_results_file(results, settings, hidden) if isinstance(results, dict) else None
+        exists = path(key) in store.list(path(key).rsplit("/", 1)[0], suffix=".yaml")
+        if text is None and not exists:
+            return False
+        store.write_many({path(key): text})
+        return True
+    except Exception as exc:  # noqa: BLE001 - the hide itself is done; this file follows at the next publish
+        log.warning("the evaluation results of %s could not follow its hiding: %s", key, settings.scrub(str(exc)))
+        return False

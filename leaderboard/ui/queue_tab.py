@@ -14,6 +14,7 @@ import pandas as pd
 
 from leaderboard.board.columns import schema
 from leaderboard.board.estimates import queue_estimates
+from leaderboard.board.eval_results import follow_hiding
 from leaderboard.board.file import published_results
 from leaderboard.board.publish import rebuild_board
 from leaderboard.board.space_copy import BoardCopy
@@ -142,6 +143,7 @@ def request_action(settings: Settings, store: Store, key: str, action: str, by: 
         return f"The request could not be changed right now ({action}); please try again."
     if done and action in ("hide", "show"):  # the board follows at once (the next tick would notice too)
         rebuild_board(settings, store)
+        follow_hiding(settings, store, key, (reason or "hidden") if action == "hide" else None)
     if done and action == "cancel" and jobs is not None:
         _cancel_job(store, path, jobs)
     return ("Done: " if done else "Not done: ") + message
