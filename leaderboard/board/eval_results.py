@@ -38,6 +38,11 @@ def path(key: str) -> str:
     return f"eval_results/{key}.yaml"
 
 
+def stored(store, key: str) -> bool:
+    """Whether the run has an evaluation-results file in the store (one listing of its model's folder)."""
+    return path(key) in store.list(path(key).rsplit("/", 1)[0], suffix=".yaml")
+
+
 def unflagged(results: dict, settings: Settings, hidden: str | None = None) -> bool:
     """Whether the board ranks the run with complete ones: the flag its row gets in the Overview is empty."""
     board = schema(settings.benchmarks)
@@ -108,8 +113,7 @@ def follow_hiding(settings: Settings, store, key: str, hidden: str | None) -> bo
     try:
         results = store.read_json(f"results/{key}.json")
         text = eval_results_file(results, settings, hidden) if isinstance(results, dict) else None
-        exists = path(key) in store.list(path(key).rsplit("/", 1)[0], suffix=".yaml")
-        if text is None and not exists:
+        if text is None and not stored(store, key):
             return False
         store.write_many({path(key): text})
         return True

@@ -13,6 +13,7 @@ from leaderboard.board.costs import JobSeen, run_cost
 from leaderboard.board.dataset_card import card_update, with_run_columns
 from leaderboard.board.eval_results import eval_results_file
 from leaderboard.board.eval_results import path as eval_results_path
+from leaderboard.board.eval_results import stored as eval_results_stored
 from leaderboard.board.file import add_run, board_is_current, rebuild_leaderboard
 from leaderboard.settings import Settings
 from leaderboard.store import Store
@@ -52,7 +53,7 @@ def publish(store: Store, request: Request, out_dir: Path, settings: Settings | 
     evaluation = eval_results_file(results, settings, request.hidden)
     if evaluation is not None:
         files[eval_results_path(request.key)] = evaluation
-    elif eval_results_path(request.key) in store.list(f"eval_results/{request.model}", suffix=".yaml"):
+    elif eval_results_stored(store, request.key):
         files[eval_results_path(request.key)] = None  # an earlier attempt's, which this run does not earn
     encoded = json.dumps(results, indent=2, sort_keys=True).encode()
     files[f"results/{request.key}.json"] = encoded

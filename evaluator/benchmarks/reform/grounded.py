@@ -11,8 +11,8 @@ box in red with OpenCV's rectangle before asking. Each set reads its bbox its ow
     Grounded TextOCR    bbox [x, y, w, h], as COCO-Text         thickness 2
 
 Coordinates are truncated to whole pixels, as the builder's int() does. The adapters (layouts.py) keep the box on
-the record ("outline": [x1, y1, x2, y2, thickness]); items.py draws it with draw_outline when the image is opened, so a
-path image and a base64 one are drawn alike, and the Explorer shows the picture the model saw.
+the record ("outline": [x1, y1, x2, y2, thickness]); items.py draws it with draw_outline when the image is opened,
+so a path image and a base64 one are drawn alike, and the Explorer shows the picture the model saw.
 """
 from __future__ import annotations
 
@@ -24,10 +24,15 @@ RED = (255, 0, 0)
 CONVENTIONS = {"gocr_ic15": ("corners", 2), "gocr_cocotext": ("xywh", 5), "gocr_textocr": ("xywh", 2)}
 
 
+def four_numbers(bbox) -> bool:
+    """Whether a file's bbox is a list of four numbers (TextOCR's crop reads one too)."""
+    return (isinstance(bbox, (list, tuple)) and len(bbox) == 4
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in bbox))
+
+
 def outline(bbox, convention: str, thickness: int, k: int) -> list[int]:
     """The builder's two corners of `bbox` and the line thickness: [x1, y1, x2, y2, thickness]."""
-    if not (isinstance(bbox, (list, tuple)) and len(bbox) == 4
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in bbox)):
+    if not four_numbers(bbox):
         raise TypeError(f"item {k}: bbox must be four numbers")
     x, y, a, b = bbox
     x2, y2 = (a, b) if convention == "corners" else (x + a, y + b)

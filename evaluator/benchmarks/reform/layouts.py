@@ -86,8 +86,7 @@ def _first_phrasing(question, k: int) -> str:
 def _crop(image, bbox, k: int):
     """TextOCR: the image cropped to bbox [x, y, w, h] (as the builder does). A base64 image is cropped here; an
     image given as a path cannot be read at this point, so its word box is marked instead ("region")."""
-    if not (isinstance(bbox, (list, tuple)) and len(bbox) == 4
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in bbox)):
+    if not grounded.four_numbers(bbox):
         raise TypeError(f"item {k}: bbox must be [x, y, w, h]")
     x, y, w, h = bbox
     box = (int(x), int(y), int(x + w), int(y + h))
@@ -111,14 +110,20 @@ def adapt_kie(data) -> list[dict]:
     return out
 
 
+def _ocr_records(data, *needed: str):
+    """The (index, row, record) of an OCR-shaped file ("ocr" and the grounded sets): the first phrasing of the
+    question, the answer under answer_txt, the image as given; `needed`: further keys every row must have."""
+    for k, row in enumerate(_rows(data, ("version", "split", "data"))):
+        row = _item(row, k)
+        _need(row, k, "question_id", "image", "question", "answer_txt", *needed)
+        yield k, row, {"question_id": row["question_id"], "question": _first_phrasing(row["question"], k),
+                       "answer": row["answer_txt"], "image": row["image"]}
+
+
 def adapt_ocr(data) -> list[dict]:
     """CUTE80 / IC15 / IIIT5K / WordArt / TextOCR / COCO-Text: first phrasing, answer_txt, TextOCR's word crop."""
     out = []
-    for k, row in enumerate(_rows(data, ("version", "split", "data"))):
-        row = _item(row, k)
-        _need(row, k, "question_id", "image", "question", "answer_txt")
-        rec = {"question_id": row["question_id"], "question": _first_phrasing(row["question"], k),
-               "answer": row["answer_txt"], "image": row["image"]}
+    for k, row, rec in _ocr_records(data):
         if row.get("bbox") is not None:
             rec["image"], region = _crop(row["image"], row["bbox"], k)
             if region is not None:
@@ -132,14 +137,8 @@ def _grounded(layout: str) -> Adapter:
     convention, thickness = grounded.CONVENTIONS[layout]
 
     def adapter(data) -> list[dict]:
-        out = []
-        for k, row in enumerate(_rows(data, ("version", "split", "data"))):
-            row = _item(row, k)
-            _need(row, k, "question_id", "image", "question", "answer_txt", "bbox")
-            out.append({"question_id": row["question_id"], "question": _first_phrasing(row["question"], k),
-                        "answer": row["answer_txt"], "image": row["image"],
-                        "outline": grounded.outline(row["bbox"], convention, thickness, k)})
-        return out
+        return [{**rec, "outline": grounded.outline(row["bbox"], convention, thickness, k)}
+                for k, row, rec in _ocr_records(data, "bbox")]
     adapter.__name__ = f"adapt_{layout}"
     return adapter
 
