@@ -7,7 +7,8 @@ it with Xet off (HF_HUB_DISABLE_XET=1: the loopback Hub does not serve the Xet p
   A commit's regular-file line is refused (400) for a tracked path, a file over 10 MiB or a binary one over 1 MB
   (`must_be_lfs`); an LFS file the `.gitattributes` does not track gets its own line there in the same commit,
   as the Hub adds one.
-- `POST /[datasets/|spaces/]{repo}.git/info/lfs/objects/batch` (auth, write access to the namespace): for each
+- `POST /[datasets/|spaces/]{repo}.git/info/lfs/objects/batch` (auth: the namespace, or anyone who may open a pull
+  request on the repo, tests/hub_access.py): for each
   object not stored yet, an upload href on the storage server and a verify href on the Hub; no `actions` for one
   already stored. `PUT {storage}/lfs-storage/upload/{oid}` takes the bytes (400 when their sha256 or size is not
   what the batch announced); `POST {repo}.git/info/lfs/objects/verify`: 200 when stored, else 404.
@@ -148,6 +149,12 @@ class LfsStorage:
         with self._lock:
             self._objects[oid] = data
 
+    def store(self, data: bytes) -> str:
+        """Keep an object without an upload (a repo a test seeds); its sha256."""
+        with self._lock:
+            self._objects[sha256_hex(data)] = data
+        return sha256_hex(data)
+
     def resolve(self, oid: str, size: int | None, path: str) -> bytes:
         """The bytes of a commit's `lfsFile` line; a 400 when the object was never uploaded (or its size differs)."""
         data = self.get(oid)
@@ -162,6 +169,7 @@ class LfsEndpoints:
     def __init__(self, hub: "HubServer"):
         self.hub = hub
         self.storage: LfsStorage = hub.repos.storage
+        self.rules = hub.rules  # tests/hub_access.py
 
     def routes(self) -> list:
         repo = r"/(?:(?P<types>datasets|spaces)/)?(?P<repo>[^/]+/[^/]+)\.git/info/lfs/objects"
@@ -173,11 +181,8 @@ class LfsEndpoints:
                 route("HEAD GET", r"/lfs-storage/objects/(?P<oid>[0-9a-f]{64})", self.download)]
 
     def _repo(self, request: Request) -> tuple[str, str]:
-        repo_type = request.params.get("types", "models")[:-1]
-        repo_id = request.params["repo"]
-        self.hub.check_namespace(request.user, repo_id.split("/")[0])
-        self.hub.repos.snapshot(repo_type, repo_id)  # 404 for a missing repo
-        return repo_type, repo_id
+        """The namespace, or anyone who may open a pull request (the objects of a PR's files); 404: no repo."""
+        return self.rules.read(request) if self.rules.member(request) else self.rules.contribute(request)
 
     def batch(self, request: Request) -> Reply:
         repo_type, repo_id = self._repo(request)

@@ -9,9 +9,17 @@
     GET  .../commits/{rev}            ?limit=N (default 50, at most 1000)&p=K: newest first, X-Total-Count, Link
     POST .../super-squash/{branch}    {"message": ...}
     POST .../preupload/{rev}, POST .../commit/{rev} (NDJSON), POST /api/validate-yaml
+         ?create_pr=1: a new pull request (refs/pr/N) on main, answering its `pullRequestUrl` too
     HEAD/GET /[datasets/|spaces/]{repo}/resolve/{rev}/{path}     (an LFS file: 302 to the LFS storage)
+    GET  .../discussions              ?p=K&type=&status=&author=: 50 a page, newest first (count, start)
+    POST .../discussions              {title, description}: a discussion (pull requests: create_pr above)
+    GET  .../discussions/{num}        ?diff=1: events, changes {base, mergeCommitId}, filesWithConflicts, diff
+    POST .../discussions/{num}/status {status: open|closed, comment?}: the author or the namespace
+    POST .../discussions/{num}/merge  {comment?}: the namespace; one commit on main
+    (the discussion routes: tests/hub_discussions.py; `{rev}` may be a pull request's `refs%2Fpr%2FN`)
 
-Writes (create, preupload, commit, super-squash) need a token of the repo's namespace.
+Writes (create, preupload, commit, super-squash) need a token of the repo's namespace; opening a pull request
+(create_pr=1) only read access (tests/hub_access.py: private and gated repos, discussions disabled).
 """
 from __future__ import annotations
 
@@ -57,6 +65,7 @@ class RepoEndpoints:
     def __init__(self, hub: "HubServer"):
         self.hub = hub
         self.repos = hub.repos
+        self.rules = hub.rules  # tests/hub_access.py
 
     def routes(self) -> list:
         api = rf"/api/{_TYPES}/{_REPO}"
@@ -72,10 +81,12 @@ class RepoEndpoints:
                 route("HEAD GET", rf"/(?:(?P<types>datasets|spaces)/)?{_REPO}/resolve/{_REV}/(?P<path>.+)",
                       self.resolve, OPTIONAL)]
 
-    def _writer(self, request: Request) -> tuple[str, str]:
-        repo_id = request.params["repo"]
-        self.hub.check_namespace(request.user, repo_id.split("/")[0])
-        return _repo_type(request), repo_id
+    def _writer(self, request: Request, opens_pr: bool = False) -> tuple[str, str]:
+        """A branch's writer: the namespace; a pull request's (`opens_pr`: preupload or commit with create_pr=1):
+        anyone who may open one."""
+        if opens_pr and request.flag("create_pr"):
+            return self.rules.contribute(request)
+        return self.rules.write(request)
 
     def create(self, request: Request) -> Reply:
         payload = request.json() or {}
@@ -84,15 +95,18 @@ class RepoEndpoints:
             raise HubError(400, "a repo name is required")
         namespace = payload.get("organization") or request.user
         self.hub.check_namespace(request.user, namespace)
-        status, answer = self.repos.create(payload.get("type") or "model", f"{namespace}/{name}")
+        status, answer = self.repos.create(payload.get("type") or "model", f"{namespace}/{name}",
+                                           payload.get("visibility") == "private" or bool(payload.get("private")))
         return json_reply(answer, status)
 
     def info(self, request: Request) -> Reply:
+        self.rules.read(request)
         expand = request.query.get("expand", []) + request.query.get("expand[]", [])
         return json_reply(self.repos.info(_repo_type(request), request.params["repo"], request.params.get("rev"),
                                           expand))
 
     def tree(self, request: Request) -> Reply:
+        self.rules.read(request)
         params, expand = request.params, request.flag("expand")
         entries = self.repos.tree(_repo_type(request), params["repo"], params["rev"], params.get("path", ""),
                                   request.flag("recursive"))
@@ -102,6 +116,7 @@ class RepoEndpoints:
         return json_reply(entries, headers=_next_link(request.url_with(cursor=cursor)) if cursor else None)
 
     def paths_info(self, request: Request) -> Reply:
+        self.rules.read(request)
         content_type = request.headers.get("Content-Type") or ""
         if content_type.startswith("application/json"):
             body = request.json() or {}
@@ -118,6 +133,7 @@ class RepoEndpoints:
         return json_reply(entries)
 
     def commits(self, request: Request) -> Reply:
+        self.rules.read(request)
         limit = _count(request, "limit", COMMITS_PAGE, 1, COMMITS_PAGE_MAX)
         number = _count(request, "p", 0, 0)
         formatted = "formatted" in request.query.get("expand[]", []) + request.query.get("expand", [])
@@ -136,17 +152,20 @@ class RepoEndpoints:
         return json_reply({"commitOid": commit.oid})
 
     def preupload(self, request: Request) -> Reply:
-        repo_type, repo_id = self._writer(request)
+        repo_type, repo_id = self._writer(request, opens_pr=True)
         files = (request.json() or {}).get("files") or []
         return json_reply(self.repos.preupload(repo_type, repo_id, request.params["rev"], files))
 
     def commit(self, request: Request) -> Reply:
-        repo_type, repo_id = self._writer(request)
+        repo_type, repo_id = self._writer(request, opens_pr=True)
         try:
             lines = [json.loads(line) for line in request.body.splitlines() if line.strip()]
         except ValueError:
             raise HubError(400, "the commit body is not NDJSON") from None
         header, changes = parse_commit(lines)
+        if request.flag("create_pr"):
+            return json_reply(self.hub.community.open_pr(repo_type, repo_id, request.params["rev"], header, changes,
+                                                         request.user))
         return json_reply(self.repos.commit(repo_type, repo_id, request.params["rev"], header, changes, request.user))
 
     def validate_yaml(self, request: Request) -> Reply:
@@ -174,6 +193,7 @@ class RepoEndpoints:
         """A file's bytes (with Range); an LFS file: a 302 to the LFS storage carrying the file's metadata, as the
         Hub's redirect to its CDN does (X-Linked-Etag: the sha256, X-Linked-Size: the real size)."""
         params = request.params
+        self.rules.download(request)
         oid, data, lfs = self.repos.file(_repo_type(request), params["repo"], params["rev"], params["path"])
         name = urllib.parse.quote(params["path"].rsplit("/", 1)[-1])
         headers = {"X-Repo-Commit": oid, "Content-Disposition": f"inline; filename*=UTF-8''{name}"}

@@ -4,7 +4,8 @@ status, the `X-Error-Code` and extra headers the server turns into the Hub's err
 
 What it mirrors (huggingface_hub 2.4 reads exactly these fields):
 - a repo is made with one commit holding `.gitattributes` (authored by "system"); its only branch is `main`;
-- a revision is `main` or a full commit oid, anything else is `RevisionNotFound`; a missing repo `RepoNotFound`,
+- a revision is `main` (or `refs/heads/main`), a pull request's `refs/pr/N` (tests/hub_discussions.py) or a full
+  commit oid, anything else is `RevisionNotFound`; a missing repo `RepoNotFound`,
   a missing file `EntryNotFound` (with `X-Repo-Commit`, which the client uses to cache the absence);
 - repo info answers only the `expand`ed properties (plus `_id` and `id`) when asked; an unknown one is a 400;
 - a regular file's oid and ETag are its git blob sha1; an LFS file's (tests/hub_lfs.py) are the blob sha1 of its
@@ -14,7 +15,9 @@ What it mirrors (huggingface_hub 2.4 reads exactly these fields):
 - a commit whose `parentCommit` is not the branch head is refused with 412; each commit records its author (the
   token's user), its title (the header's summary) and message (its description);
 - the commit listing is newest first, with the branch's length; a super-squash makes the branch one new commit
-  holding the head's files, and the older oids stop resolving;
+  holding the head's files, and the older oids stop resolving (but those a pull request's ref reaches);
+- each repo has its access settings (tests/hub_access.py) and its discussions (tests/hub_discussions.py), changed
+  under the store's lock (`locked`);
 - failures a test injects (`fail_next`) and a rolling commit budget per repo (`set_budget`, tests/hub_limits.py)
   answer 429 with `Retry-After`, before the parent is checked.
 """
@@ -27,9 +30,12 @@ import secrets
 import threading
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Iterator
 
+from tests.hub_access import Access
 from tests.hub_http import HubError
 from tests.hub_lfs import (NOT_REGULAR, LfsLine, LfsStorage, blob_entry, git_blob_oid, gitattributes_with, lfs_patterns,
                            must_be_lfs, sha256_hex, upload_mode)
@@ -74,23 +80,31 @@ class Commit:
 
 
 class Repo:
-    def __init__(self, repo_type: str, repo_id: str):
+    def __init__(self, repo_type: str, repo_id: str, access: Access = Access()):
         self.repo_type, self.repo_id = repo_type, repo_id
         self.created_at = time.time()
         self.commits: dict[str, Commit] = {}
         self.head: str = ""
+        self.refs: dict[str, str] = {}  # a pull request's ref ("refs/pr/N") -> its commit
+        self.discussions: list = []  # tests/hub_discussions.py's Discussion, by number - 1
+        self.access = access  # who may see it, open pull requests (tests/hub_access.py)
         self.add_commit({".gitattributes": GITATTRIBUTES}, "initial commit")
 
     def add_commit(self, files: dict[str, bytes], message: str, lfs: frozenset[str] = frozenset(),
-                   author: str = SYSTEM, description: str = "") -> Commit:
-        commit = Commit(secrets.token_hex(20), files, message, self.head or None,  # random: no stale client cache
-                        lfs=frozenset(lfs), author=author, description=description)
+                   author: str = SYSTEM, description: str = "", ref: str | None = None,
+                   parent: str | None = None) -> Commit:
+        """A commit on the branch, or (`ref`) a pull request's commit on `parent`, the branch unchanged."""
+        commit = Commit(secrets.token_hex(20), files, message, parent if ref else self.head or None,  # random oids:
+                        lfs=frozenset(lfs), author=author, description=description)  # no stale client cache
         self.commits[commit.oid] = commit
-        self.head = commit.oid
+        if ref:
+            self.refs[ref] = commit.oid
+        else:
+            self.head = commit.oid
         return commit
 
     def at(self, revision: str | None) -> Commit:
-        oid = self.head if revision in (None, "", BRANCH) else revision
+        oid = self.head if revision in (None, "", BRANCH, f"refs/heads/{BRANCH}") else self.refs.get(revision, revision)
         if oid not in self.commits:
             raise HubError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
         return self.commits[oid]
@@ -106,7 +120,8 @@ class Repo:
     def squash(self, message: str, author: str) -> Commit:
         head = self.commits[self.head]
         commit = Commit(secrets.token_hex(20), dict(head.files), message, None, lfs=head.lfs, author=author)
-        self.commits, self.head = {commit.oid: commit}, commit.oid
+        kept = {old.oid: old for ref in self.refs.values() for old in self.history(ref)}
+        self.commits, self.head = {**kept, commit.oid: commit}, commit.oid
         return commit
 
 
@@ -118,7 +133,7 @@ def folder_entry(path: str) -> dict:
     return {"type": "directory", "oid": hashlib.sha1(path.encode()).hexdigest(), "size": 0, "path": path}
 
 
-def _changed(commit: Commit, parent: Commit | None) -> set[str]:
+def changed_paths(commit: Commit, parent: Commit | None) -> set[str]:
     """The paths a commit added, changed or removed."""
     if parent is None:
         return set(commit.files)
@@ -153,6 +168,12 @@ class RepoStore:
             raise HubError(404, "Repository not found", "RepoNotFound")
         return repo
 
+    @contextmanager
+    def locked(self, repo_type: str, repo_id: str) -> Iterator[Repo]:
+        """The repo, with the store's lock held (404 when there is none)."""
+        with self._lock:
+            yield self._repo(repo_type, repo_id)
+
     def snapshot(self, repo_type: str, repo_id: str, revision: str | None = None) -> Commit:
         """The commit at `revision` (default: the head); raises HubError like the endpoints."""
         with self._lock:
@@ -168,7 +189,7 @@ class RepoStore:
 
     # ------------------------------------------------------------------------------------------------ reading
 
-    def create(self, repo_type: str, repo_id: str) -> tuple[int, dict]:
+    def create(self, repo_type: str, repo_id: str, private: bool = False) -> tuple[int, dict]:
         """POST /api/repos/create: 200, or 409 with the url when it exists (the client's exist_ok reads both)."""
         if repo_type not in REPO_TYPES:
             raise HubError(400, f"Invalid repo type: {repo_type}")
@@ -176,7 +197,7 @@ class RepoStore:
         with self._lock:
             if (repo_type, repo_id) in self._repos:
                 return 409, {"error": f"You already created this {repo_type} repo", "url": url}
-            self._repos[(repo_type, repo_id)] = Repo(repo_type, repo_id)
+            self._repos[(repo_type, repo_id)] = Repo(repo_type, repo_id, Access(private=bool(private)))
         return 200, {"url": url, "name": repo_id, "id": repo_id}
 
     def info(self, repo_type: str, repo_id: str, revision: str | None, expand: list[str] | None = None) -> dict:
@@ -188,10 +209,10 @@ class RepoStore:
         with self._lock:
             repo = self._repo(repo_type, repo_id)
             commit = repo.at(revision)
-            created = repo.created_at
+            created, access = repo.created_at, repo.access
         full = {"_id": commit.oid[:24], "id": repo_id, "author": repo_id.split("/")[0], "sha": commit.oid,
-                "lastModified": iso_time(commit.at), "createdAt": iso_time(created), "private": False,
-                "gated": False, "disabled": False, "downloads": 0, "downloadsAllTime": 0, "likes": 0,
+                "lastModified": iso_time(commit.at), "createdAt": iso_time(created), "private": access.private,
+                "gated": access.gated, "disabled": False, "downloads": 0, "downloadsAllTime": 0, "likes": 0,
                 "trendingScore": 0, "tags": [], "siblings": [{"rfilename": path} for path in sorted(commit.files)],
                 "usedStorage": sum(len(data) for data in commit.files.values())}
         keys = ["_id", "id", *expand] if expand else _DEFAULT_INFO
@@ -237,7 +258,7 @@ class RepoStore:
             history = self._repo(repo_type, repo_id).history(revision)
         pending = {entry["path"]: entry for entry in entries}
         for commit, parent in zip(history, history[1:] + [None]):
-            changed = _changed(commit, parent)
+            changed = changed_paths(commit, parent)
             for path in [p for p in pending if any(c == p or c.startswith(p + "/") for c in changed)]:
                 pending.pop(path)["lastCommit"] = {"id": commit.oid, "title": commit.message,
                                                    "date": iso_time(commit.at)}
@@ -297,13 +318,8 @@ class RepoStore:
         with self._lock:
             repo = self._repo(repo_type, repo_id)
             head = repo.commits[repo.head]
-            changes = self._resolve(lines, lfs_patterns(head.files.get(".gitattributes")))
-            try:
-                self.limits.check(repo_id, now)
-            except HubError as exc:
-                if exc.status == 429:
-                    self.throttled[repo_id] += 1
-                raise
+            changes = self.resolve_lines(lines, lfs_patterns(head.files.get(".gitattributes")))
+            self.take_quota(repo_id, now)
             if all(data is not None and head.files.get(path) == data and (path in head.lfs) == lfs
                    for path, data, lfs in changes):
                 return self._commit_answer(repo, head)  # nothing changed: the head, parent not checked
@@ -311,14 +327,28 @@ class RepoStore:
             if parent is not None and parent != repo.head:
                 self.rejected[repo_id] += 1
                 raise HubError(412, "A commit has happened since. Please refresh and try again.")
-            files, lfs = _apply(head.files, head.lfs, changes)
+            files, lfs = apply_changes(head.files, head.lfs, changes)
             commit = repo.add_commit(files, header.get("summary", ""), lfs, author, header.get("description") or "")
-            self.commits[repo_id] += 1
-            self.limits.landed(repo_id, now)
+            self.landed(repo_id, now)
             return self._commit_answer(repo, commit)
 
-    def _resolve(self, lines: list[tuple[str, bytes | LfsLine | None]],
-                 patterns: list[str]) -> list[tuple[str, bytes | None, bool]]:
+    def take_quota(self, repo_id: str, now: float) -> None:
+        """Before a commit (the lock held): an injected failure, or a 429 over the commit budget."""
+        try:
+            self.limits.check(repo_id, now)
+        except HubError as exc:
+            if exc.status == 429:
+                self.throttled[repo_id] += 1
+            raise
+
+    def landed(self, repo_id: str, now: float, on_branch: bool = True) -> None:
+        """A commit made (the lock held): counted in the budget, and in `commits` when on the branch."""
+        self.limits.landed(repo_id, now)
+        if on_branch:
+            self.commits[repo_id] += 1
+
+    def resolve_lines(self, lines: list[tuple[str, bytes | LfsLine | None]],
+                      patterns: list[str]) -> list[tuple[str, bytes | None, bool]]:
         """(path, bytes or None for a deletion, stored with LFS): LFS objects looked up, regular files checked."""
         changes = []
         for path, value in lines:
@@ -344,8 +374,8 @@ class RepoStore:
                 "commitUrl": f"{self.url(repo.repo_type, repo.repo_id)}/commit/{commit.oid}"}
 
 
-def _apply(files: dict[str, bytes], lfs: frozenset[str],
-           changes: list[tuple[str, bytes | None, bool]]) -> tuple[dict[str, bytes], frozenset[str]]:
+def apply_changes(files: dict[str, bytes], lfs: frozenset[str],
+                  changes: list[tuple[str, bytes | None, bool]]) -> tuple[dict[str, bytes], frozenset[str]]:
     result, stored = dict(files), set(lfs)
     for path, data, is_lfs in changes:
         if data is not None:

@@ -2,7 +2,7 @@
 server (ThreadingHTTPServers on 127.0.0.1: the Hub's port, `hub.url`, and its LFS storage's, `hub.storage_url`,
 another origin like the Hub's CDN) for every feature that talks to the Hub over HTTP. Grow it rather than writing
 another; its pieces: tests/hub_http.py (plumbing), hub_repos.py and hub_repo_api.py (repos), hub_lfs.py (Git LFS),
-hub_limits.py (429s), hub_jobs.py (Jobs).
+hub_access.py (private, gated repos), hub_discussions.py (pull requests), hub_limits.py (429s), hub_jobs.py (Jobs).
 
 1. The OpenID Connect provider behind "Sign in with Hugging Face" (what a Space's OPENID_PROVIDER_URL points at):
    discovery, an authorize page where a person says who they are (remembered in a `hub_user` cookie, like the
@@ -11,7 +11,10 @@ hub_limits.py (429s), hub_jobs.py (Jobs).
 2. Repos, as `huggingface_hub.HfApi(endpoint=hub.url, token=...)` 2.4 calls them (tests/hub_repo_api.py lists the
    endpoints): create, info (with `expand`), tree (paginated by cursor and Link), paths-info, the commit listing
    (X-Total-Count, Link), super-squash, preupload, commit, resolve, validate-yaml; and Git LFS (tests/hub_lfs.py):
-   the batch and verify endpoints, uploads to and downloads from the storage port.
+   the batch and verify endpoints, uploads to and downloads from the storage port. Pull requests and discussions
+   (tests/hub_discussions.py): commit ?create_pr=1 opens refs/pr/N; GET and POST /api/{type}s/{repo}/discussions,
+   GET .../discussions/{num} (events, diff), POST .../{num}/status and .../{num}/merge. Private and gated repos,
+   discussions disabled: tests/hub_access.py.
 3. Jobs (tests/hub_jobs.py), each command run as a local subprocess: GET /api/whoami-v2, GET /api/jobs/hardware,
    POST and GET /api/jobs/{ns}, GET /api/jobs/{ns}/{id}, GET /api/jobs/{ns}/{id}/logs (server-sent events),
    POST /api/jobs/{ns}/{id}/cancel.
@@ -21,7 +24,8 @@ hub_limits.py (429s), hub_jobs.py (Jobs).
 
 Auth: writes (create, preupload, commit, super-squash, LFS batch), whoami and every Jobs endpoint need
 `Authorization: Bearer <token>` with a token of `hub.issue_token(user, orgs)` (or one handed out by the OpenID token
-endpoint); a repo or Job namespace must be the user or one of their orgs (else 403). Reads work without a token; an
+endpoint); a repo or Job namespace must be the user or one of their orgs (else 403), but opening a pull request
+needs only read access. Reads work without a token (not of a private repo, nor a gated repo's files); an
 unknown token is refused (401) on every repo and Jobs endpoint. Every bearer token seen is kept in `hub.tokens_used`.
 The storage port takes no token (the Hub's are signed URLs) and the client sends it none.
 
@@ -45,6 +49,10 @@ this process; a given `job_env` gets it).
         hub.calls_by_bucket(); hub.rate_limited()       # Counters per bucket: requests served, read-budget 429s
         hub.files("test-org/results")                   # {path: bytes} at the head (LFS files' real bytes)
         hub.lfs_paths("test-org/results")               # the paths stored with Git LFS
+        hub.create_model("bob/m", {"a.txt": b"1"})      # a model repo with those files (no token); its head oid
+        hub.set_repo_access("bob/m", private=True, gated="manual", discussions_disabled=True, granted=["ada"])
+        hub.discussions("bob/m")                        # [{num, title, status, author, ref, merge_commit...}]
+        hub.files("bob/m", "model", revision="refs/pr/1")   # a pull request's files
         hub.requests                                    # [(method, path)] served, both ports, in order
         hub.jobs                                        # [JobRecord] (secret names only), with stage and pid
         hub.job_logs(job_id); hub.kill_job(job_id)
@@ -67,6 +75,8 @@ from typing import Iterable, Iterator
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
+from tests.hub_access import AccessRules, seed_repo, set_access
+from tests.hub_discussions import Community, DiscussionEndpoints
 from tests.hub_http import (NONE, OPTIONAL, REQUIRED, HubError, Reply, Request, Route, Router, error_reply,
                             json_reply, redirect, route)
 from tests.hub_jobs import HARDWARE, JobRecord, JobRunner, log_stream
@@ -160,12 +170,13 @@ class HubServer:
         self._servers = [_QuietServer(("127.0.0.1", 0), _handler_for(self, storage)) for storage in (False, True)]
         self.url, self.storage_url = (f"http://127.0.0.1:{server.server_address[1]}" for server in self._servers)
         self.repos = RepoStore(self.url)
+        self.rules, self.community = AccessRules(self), Community(self.repos)
         job_env = None if job_env is None else {**CLIENT_ENV, **job_env}
         self.runner = JobRunner(cwd=job_cwd, base_env=job_env, kill_grace=kill_grace,
                                 scheduling_seconds=job_scheduling)
         lfs = LfsEndpoints(self)
         self.router = Router(OpenIdEndpoints(self).routes() + RepoEndpoints(self).routes() + lfs.routes()
-                             + JobEndpoints(self).routes())
+                             + DiscussionEndpoints(self).routes() + JobEndpoints(self).routes())
         self.storage_router = Router(lfs.storage_routes())
         # a short poll: shutdown() waits out one poll (serve_forever's default is 0.5 s, paid per server and module)
         self._threads = [threading.Thread(target=server.serve_forever, name=name, kwargs={"poll_interval": 0.02},
@@ -220,10 +231,12 @@ class HubServer:
             user = self._tokens.get(token) if token else None
         return f"user:{user}" if user else f"ip:{address}"
 
-    def check_namespace(self, user: str, namespace: str) -> None:
+    def in_namespace(self, user: str, namespace: str) -> bool:
         with self._lock:
-            allowed = namespace == user or namespace in self._orgs.get(user, ())
-        if not allowed:
+            return namespace == user or namespace in self._orgs.get(user, ())
+
+    def check_namespace(self, user: str, namespace: str) -> None:
+        if not self.in_namespace(user, namespace):
             raise HubError(403, f"You don't have the rights to act in the namespace {namespace}")
 
     def whoami(self, user: str) -> dict:
@@ -267,6 +280,22 @@ class HubServer:
     def lfs_paths(self, repo_id: str, repo_type: str = "dataset", revision: str | None = None) -> set[str]:
         """The paths stored with Git LFS at the head (or `revision`)."""
         return set(self.repos.snapshot(repo_type, repo_id, revision).lfs)
+
+    def create_model(self, repo_id: str, files: dict[str, bytes] | None = None) -> str:
+        """A model repo (any namespace, no token) holding `files` in one commit; its head oid."""
+        return seed_repo(self.repos, "model", repo_id, files)
+
+    def set_repo_access(self, repo_id: str, repo_type: str = "model", private: bool | None = None,
+                        gated: bool | str | None = None, discussions_disabled: bool | None = None,
+                        granted: Iterable[str] = ()) -> None:
+        """A repo's settings (None: unchanged; gated: False, "auto" or "manual"); `granted` users are given access
+        to it (tests/hub_access.py)."""
+        set_access(self.repos, repo_type, repo_id, private=private, gated=gated,
+                   discussions_disabled=discussions_disabled, granted=granted)
+
+    def discussions(self, repo_id: str, repo_type: str = "model") -> list[dict]:
+        """Oldest first: {num, title, status, author, is_pull_request, description, ref, merge_commit}."""
+        return self.community.hook_view(repo_type, repo_id)
 
     @property
     def squashes(self):
