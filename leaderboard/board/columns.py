@@ -9,8 +9,8 @@ they are computed when the board is drawn (leaderboard.board.views) and are not 
 
 A view is the set of columns the board shows at once: Overview (the overall score and each benchmark's headline
 score), then one view per benchmark (every metric of that benchmark), then Run details (the Overview's rows with every
-run fact: coverage, suite, limit, judge, details). The Leaderboard tab, the parquet
-file and the About tab all read one `Schema`.
+run fact: coverage, suite, limit, judge, details). The Leaderboard tab, the parquet file and the About tab all read one
+`Schema`.
 """
 from __future__ import annotations
 
@@ -109,13 +109,11 @@ def _served_flag(results: dict) -> str:
 
 def _endpoint_url(results: dict) -> str | None:
     """A served run's endpoint as it may be shown: scheme, host, port and path (never a user, password or query)."""
-    url = _served(results).get("base_url")
-    return api.public_url(url) if isinstance(url, str) and url else None
+    return api.public_url(url) if isinstance(url := _served(results).get("base_url"), str) and url else None
 
 
 def _endpoint_model(results: dict) -> str | None:
-    model = _served(results).get("model")
-    return model if isinstance(model, str) and model else None
+    return model if isinstance(model := _served(results).get("model"), str) and model else None
 
 
 def _modes(results: dict) -> str | None:
@@ -129,15 +127,16 @@ def _judge_trial(results: dict) -> str:  # run.judge_trial, read defensively: mi
 
 
 def _judge_id(results: dict) -> str | None:
-    run = results.get("run")
-    return api.judge_id(run.get("judge")) if isinstance(run, dict) and isinstance(run.get("judge"), dict) else None
+    judge = run.get("judge") if isinstance(run := results.get("run"), dict) else None
+    return api.judge_id(judge) if isinstance(judge, dict) else None
 
 
 MODEL_COLUMNS: tuple[Column, ...] = (
     Column("model", "Model", ("model",), TEXT,
            "The Hugging Face Hub model id (or local folder) that was evaluated; it links to the model's Hub page. A "
            "served model shows its display name tagged \"served\" with its endpoint's host (linked to the Hub page of "
-           "the endpoint's model name when that is a Hub id); its id here is served--<host>/<model>."),
+           "the endpoint's model name when that is a Hub id); its id here is served--<host>/<model>. A run whose results were "
+           "proposed to its model page shows a PR link to that pull request beside it."),
     Column("revision", "Revision", ("revision",), SHA,
            "The commit the model was pinned to (first 12 characters of the sha on the board)."),
     Column("precision", "Precision", ("precision",), TEXT,
@@ -187,6 +186,8 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column("hidden", "Hidden", ("hidden",), TEXT,
            "Why the leaderboard's admins hid the run from the ranking (for example a model trained on the test "
            "data); empty for other runs. A hidden run is flagged with this reason and not ranked.", group="run"),
+    Column("pull_request", "Pull request", ("pull_request",), TEXT, "The pull request that proposed the run's "
+           "results to its model page (the Explorer's button), as its URL; empty for other runs.", group="run"),
     Column("key", "Key", ("key",), TEXT, "<org>/<model>/<sha12>_<precision>: names the request, results and details.",
            group="run"),
     Column("architecture", "Architecture", ("architecture",), TEXT, "The model's architecture class.", group="run"),

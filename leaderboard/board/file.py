@@ -2,7 +2,7 @@
 
 The board reads this one file however many runs there are. Publishing a run costs the same whatever the number of
 runs (`add_run`): one read of the file, the run's row replaced or added (built from its results, already in
-memory), one write; the file's metadata (the results files it was built from, the hidden runs) follows, so
+memory), one write; the file's metadata (the results files it was built from, the runs' marks) follows, so
 `board_is_current` still holds. A missing, damaged or outdated file (one that lacks a column of the schema, because
 a benchmark was added) is rebuilt from the results files (`rebuild_leaderboard`), as is a board that a tick finds
 behind the store; `python -m leaderboard.board.file --rebuild` does it by hand.
@@ -53,24 +53,28 @@ def _results_key(path: str) -> str:
     return path[len("results/"):-len(".json")]
 
 
-def _publication(store: Store) -> tuple[set[str], dict[str, str]]:
+def _publication(store: Store) -> tuple[set[str], dict[str, dict[str, str]]]:
     """(keys of runs whose request exists but is not FINISHED: a run that stopped between writing its results and
     closing its request, or one running again, or whose request file is damaged: their results stay off the board;
-    key -> reason of each finished run an admin hid from the ranking)."""
+    key -> the marks of each finished run that has some: why an admin hid it from the ranking, the pull request that
+    proposed it to its model page (leaderboard.submissions.actions.board_marks))."""
     from leaderboard.submissions import records as queue  # the queue imports the store only; no circle at import time
+    from leaderboard.submissions.actions import board_marks
 
     requests = queue.all_requests(store)
     unpublished = {r.key for r in requests if r.status != queue.FINISHED}
     unpublished |= {path[len("requests/"):-len(".json")] for path, _ in store.damaged.listing()
                     if path.startswith("requests/") and path.endswith(".json")}
-    return unpublished, {r.key: r.hidden for r in requests if r.status == queue.FINISHED and r.hidden}
+    marks = {r.key: board_marks(r) for r in requests if r.status == queue.FINISHED}
+    return unpublished, {key: found for key, found in marks.items() if found}
 
 
 def published_results(store: Store) -> dict[str, dict]:
     """Path -> results of every published run: each readable results file whose request is FINISHED (or that has no
-    request, e.g. results published by hand). A run an admin hid carries the reason under "hidden". A damaged file
-    is skipped and listed in the store's ledger."""
-    unpublished, hidden = _publication(store)
+    request, e.g. results published by hand). A run an admin hid carries the reason under "hidden", a run proposed to
+    its model page the pull request's URL under "pull_request". A damaged file is skipped and listed in the store's
+    ledger."""
+    unpublished, marks = _publication(store)
     found, damaged = {}, set()
     for path in store.list("results", suffix=".json"):
         key = _results_key(path)
@@ -81,7 +85,7 @@ def published_results(store: Store) -> dict[str, dict]:
             if any(p == path for p, _ in store.damaged.listing()):
                 damaged.add(path)
             continue
-        found[path] = {**data, "hidden": hidden[key]} if key in hidden else data
+        found[path] = {**data, **marks[key]} if key in marks else data
     store.damaged.settle("results", damaged)
     return found
 
@@ -91,40 +95,50 @@ def load_results(store: Store) -> list[dict]:
     return list(published_results(store).values())
 
 
-def _published_paths(store: Store) -> tuple[set[str], dict[str, str]]:
+def _published_paths(store: Store) -> tuple[set[str], dict[str, dict[str, str]]]:
     """The paths published_results would read, from the listing, the requests and the ledger (no results read), and
-    the hidden runs' reasons."""
-    unpublished, hidden = _publication(store)
+    the finished runs' marks."""
+    unpublished, marks = _publication(store)
     damaged = {path for path, _ in store.damaged.listing()}
     paths = {p for p in store.list("results", suffix=".json") if _results_key(p) not in unpublished and p not in damaged}
-    return paths, hidden
+    return paths, marks
 
 
 def board_is_current(store: Store) -> bool:
-    """Whether leaderboard.parquet was built from exactly the published runs' files, with the same runs hidden (a
-    publish that stopped between closing its request and rebuilding the board leaves it behind; the scheduler then
-    rebuilds it)."""
+    """Whether leaderboard.parquet was built from exactly the published runs' files, with the same runs hidden and
+    the same pull requests (a publish that stopped between closing its request and rebuilding the board leaves it
+    behind; the scheduler then rebuilds it)."""
     import pyarrow.parquet as pq
 
     data = store.read_bytes(LEADERBOARD_PATH)
     if data is None:
         return False
     try:
-        built_from, hidden_then = _sources(pq.read_schema(io.BytesIO(data)).metadata)
+        built_from, marks_then = _sources(pq.read_schema(io.BytesIO(data)).metadata)
     except Exception:  # noqa: BLE001 - a damaged or older board file is not current
         return False
-    paths, hidden = _published_paths(store)
-    return set(built_from) == paths and hidden_then == hidden
+    paths, marks = _published_paths(store)
+    return set(built_from) == paths and marks_then == marks
 
 
-def _sources(metadata: dict[bytes, bytes] | None) -> tuple[list[str], dict[str, str]]:
-    """(the results files, the hidden runs) that the board file's metadata lists; DamagedFile when it lists none."""
+MARK_METADATA = {"hidden": b"hidden", "pull_request": b"pull_requests"}  # a mark -> the metadata key listing it
+
+
+def _sources(metadata: dict[bytes, bytes] | None) -> tuple[list[str], dict[str, dict[str, str]]]:
+    """(the results files, the runs' marks: key -> {hidden, pull_request}) that the board file's metadata lists;
+    DamagedFile when it lists no results files."""
     if not metadata or b"results" not in metadata:
         raise DamagedFile("leaderboard.parquet lists no results files")
-    sources, hidden = parse_json(metadata[b"results"]), parse_json(metadata.get(b"hidden", b"{}"))
-    if not isinstance(sources, list) or not isinstance(hidden, dict):
-        raise DamagedFile("leaderboard.parquet's list of results files or of hidden runs is of the wrong kind")
-    return [str(p) for p in sources], {str(k): str(v) for k, v in hidden.items()}
+    sources = parse_json(metadata[b"results"])
+    listed = {mark: parse_json(metadata.get(name, b"{}")) for mark, name in MARK_METADATA.items()}
+    if not isinstance(sources, list) or not all(isinstance(v, dict) for v in listed.values()):
+        raise DamagedFile("leaderboard.parquet's list of results files, hidden runs or pull requests is of the wrong "
+                          "kind")
+    marks: dict[str, dict[str, str]] = {}
+    for mark, runs in listed.items():
+        for key, value in runs.items():
+            marks.setdefault(str(key), {})[mark] = str(value)
+    return [str(p) for p in sources], marks
 
 
 def _text_array(values: pd.Series):
@@ -146,9 +160,11 @@ def _fields(schema: Schema) -> list:
                      metadata={"label": col.label, "description": col.description}) for col in schema.columns]
 
 
-def _file_metadata(schema: Schema, sources: list[str] | None, hidden: dict[str, str] | None) -> dict[str, str]:
-    return {"columns": json.dumps(schema.names), "results": json.dumps(sorted(sources or [])),
-            "hidden": json.dumps(dict(sorted((hidden or {}).items())))}
+def _file_metadata(schema: Schema, sources: list[str] | None,
+                   marks: dict[str, dict[str, str]] | None) -> dict[str, str]:
+    listed = {name.decode(): json.dumps({key: found[mark] for key, found in sorted((marks or {}).items())
+                                         if found.get(mark)}) for mark, name in MARK_METADATA.items()}
+    return {"columns": json.dumps(schema.names), "results": json.dumps(sorted(sources or [])), **listed}
 
 
 def _table(df: pd.DataFrame, schema: Schema):
@@ -175,12 +191,13 @@ def _file_bytes(table) -> bytes:
 
 
 def parquet_bytes(df: pd.DataFrame, schema: Schema, sources: list[str] | None = None,
-                  hidden: dict[str, str] | None = None) -> bytes:
+                  marks: dict[str, dict[str, str]] | None = None) -> bytes:
     """The raw frame as parquet (pyarrow), with explicit types so an empty board is a valid file too; each column
     carries its label and description in the file's metadata, and the file lists the results files it was built
-    from (`sources`) and the runs hidden by an admin (`hidden`: key -> reason)."""
+    from (`sources`), the runs hidden by an admin and the runs' pull requests (`marks`: key -> {hidden,
+    pull_request})."""
     table = _table(df, schema)
-    return _file_bytes(table.replace_schema_metadata(_file_metadata(schema, sources, hidden)))
+    return _file_bytes(table.replace_schema_metadata(_file_metadata(schema, sources, marks)))
 
 
 def _ordered(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
@@ -205,14 +222,15 @@ def rebuild_leaderboard(store: Store, schema: Schema) -> pd.DataFrame:
     request: the repair, not the publish); returns the raw frame."""
     published = published_results(store)
     df = _ordered(leaderboard_frame(list(published.values()), schema), schema)
-    hidden = {_results_key(path): data["hidden"] for path, data in published.items() if data.get("hidden")}
-    store.write_bytes(LEADERBOARD_PATH, parquet_bytes(df, schema, list(published), hidden))
+    marks = {_results_key(path): {mark: data[mark] for mark in MARK_METADATA if data.get(mark)}
+             for path, data in published.items()}
+    store.write_bytes(LEADERBOARD_PATH, parquet_bytes(df, schema, list(published), {k: m for k, m in marks.items() if m}))
     return df
 
 
 def read_board(store: Store, schema: Schema):
-    """The stored board as (arrow table of the schema's columns, the results files it was built from, the hidden
-    runs), in one read; None when it is missing, damaged, lacks its metadata or a column of the schema (then only a
+    """The stored board as (arrow table of the schema's columns, the results files it was built from, the runs'
+    marks), in one read; None when it is missing, damaged, lacks its metadata or a column of the schema (then only a
     rebuild will do)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -222,7 +240,7 @@ def read_board(store: Store, schema: Schema):
         return None
     try:
         table = pq.read_table(io.BytesIO(data))
-        sources, hidden = _sources(table.schema.metadata)
+        sources, marks = _sources(table.schema.metadata)
         if any(name not in table.column_names for name in schema.names):
             return None
         fields = _fields(schema)
@@ -231,14 +249,14 @@ def read_board(store: Store, schema: Schema):
     except Exception as exc:  # noqa: BLE001 - a damaged or older board file is rebuilt
         log.warning("leaderboard.parquet unreadable (%s); it will be rebuilt from the results", exc)
         return None
-    return table, sources, hidden
+    return table, sources, marks
 
 
-def add_run(store: Store, schema: Schema, path: str, results: dict, hidden: str | None = None) -> None:
+def add_run(store: Store, schema: Schema, path: str, results: dict, marks: dict[str, str] | None = None) -> None:
     """Put one published run on the board in constant work: read leaderboard.parquet once, replace the run's row
     (or add it) with the one built from `results` (the run's results file at `path`, already in memory), and write
-    it back in the board's order, its metadata listing `path` and the run's hidden reason (`hidden`: its
-    request's) as a rebuild would, so the board stays current. Call it only once the run's request is FINISHED. A
+    it back in the board's order, its metadata listing `path` and the run's marks (`marks`: its
+    request's hidden reason and pull request, leaderboard.submissions.actions.board_marks) as a rebuild would, so the board stays current. Call it only once the run's request is FINISHED. A
     board that is missing, damaged or lacks a column is rebuilt from the results files instead. Under the store's
     lock, so two publishers on one folder do not lose a row (on the Hub store a row lost to a race is restored by
     the next tick's check, board_is_current). The rows stay arrow columns throughout: no per-row or per-cell work
@@ -247,20 +265,21 @@ def add_run(store: Store, schema: Schema, path: str, results: dict, hidden: str 
     import pyarrow.compute as pc
 
     key = _results_key(path)
-    entry = {**results, "hidden": hidden} if hidden else results
+    marks = {mark: str(value) for mark, value in (marks or {}).items() if mark in MARK_METADATA and value}
+    entry = {**results, **marks}
     with store.lock():
         board = read_board(store, schema)
         if board is None:
             rebuild_leaderboard(store, schema)
             return
-        table, sources, hidden_runs = board
+        table, sources, marked = board
         same = pc.fill_null(pc.equal(table["key"], pa.scalar(key, pa.string())), False)
         others = table.filter(pc.invert(same)) if pc.any(same).as_py() else table  # a re-run replaces its row
         table = _sorted(pa.concat_tables([others, _table(leaderboard_frame([entry], schema), schema)]), schema)
-        hidden_runs.pop(key, None)
-        if entry.get("hidden"):
-            hidden_runs[key] = str(entry["hidden"])
-        metadata = _file_metadata(schema, sorted(set(sources) | {path}), hidden_runs)
+        marked.pop(key, None)
+        if marks:
+            marked[key] = marks
+        metadata = _file_metadata(schema, sorted(set(sources) | {path}), marked)
         store.write_bytes(LEADERBOARD_PATH, _file_bytes(table.replace_schema_metadata(metadata)))
 
 

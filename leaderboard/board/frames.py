@@ -21,7 +21,8 @@ from leaderboard.formatting import (as_float, escape_markdown, format_billions, 
 
 SIZE_BUCKETS: tuple[str, ...] = ("<1B", "1-3B", "3-7B", "7-15B", ">15B", "unknown")
 HUB_URL = "https://huggingface.co"
-MODEL_FACTS = ("model", "served", "display_name", "endpoint", "endpoint_model")  # what a model cell is drawn from
+MODEL_FACTS = ("model", "served", "display_name", "endpoint", "endpoint_model", "pull_request")  # a model cell's facts
+PULL_REQUEST_URL = re.compile(r"^https?://[A-Za-z0-9.:-]+/[A-Za-z0-9._/-]+/discussions/\d+$")  # a PR the board links
 UNRANKED = "unranked"  # the # of a run that is not ranked (flagged, or without a score)
 MODEL_ROWS = "model_rows"  # board_frame's attrs: each row's MODEL_FACTS, for drawing its model cell
 COST_ROWS = "cost_rows"  # board_frame's attrs: whether each row's cost was recorded (else its cost cells say so)
@@ -127,13 +128,21 @@ def _text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
+def pull_request_link(facts: dict) -> str:
+    """" · PR" linked to the pull request that proposed the run's results to its model page ("" when it has none, or
+    when the stored URL is not a Hub discussion's)."""
+    url = _text(facts.get("pull_request"))
+    return f" · [PR]({url})" if PULL_REQUEST_URL.match(url) else ""
+
+
 def model_shown(facts: dict, endpoint: str = HUB_URL) -> tuple[str, str]:
     """A row's model cell (facts: its MODEL_FACTS) as (Markdown, plain text): the model id linked to its Hub page (a
-    local folder: no link), or a served model's display name (else its endpoint's model name) tagged "served" with
-    its endpoint's host, linked to the Hub page of the endpoint's model name only when that is a Hub id."""
+    local folder: no link), with a PR link when its results were proposed to its model page, or a served model's
+    display name (else its endpoint's model name) tagged "served" with its endpoint's host, linked to the Hub page of
+    the endpoint's model name only when that is a Hub id."""
     model = _text(facts.get("model"))
     if facts.get("served") != "true":
-        return model_link(model, endpoint), model
+        return model_link(model, endpoint) + pull_request_link(facts), model
     target, url = _text(facts.get("endpoint_model")), _text(facts.get("endpoint"))
     name = _text(facts.get("display_name")) or target or model
     tag = f"served: {api.Endpoint(url, name).host}" if url else "served"

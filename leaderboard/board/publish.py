@@ -17,6 +17,7 @@ from leaderboard.board.eval_results import stored as eval_results_stored
 from leaderboard.board.file import add_run, board_is_current, rebuild_leaderboard
 from leaderboard.settings import Settings
 from leaderboard.store import Store
+from leaderboard.submissions.actions import board_marks
 from leaderboard.submissions.records import Request
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,7 @@ def publish_board(settings: Settings, store: Store, request: Request, results: d
     was (board.file.add_run: one read and one write, whatever the number of runs). A failure is logged, never
     raised: the next tick finds the board behind the store and rebuilds it. Returns whether it was written."""
     try:
-        add_run(store, schema(settings.benchmarks), f"results/{request.key}.json", results, request.hidden)
+        add_run(store, schema(settings.benchmarks), f"results/{request.key}.json", results, board_marks(request))
         return True
     except Exception as exc:  # noqa: BLE001 - the board is rebuilt from the store at the next tick
         log.warning("adding %s to leaderboard.parquet failed (the next tick rebuilds it): %s", request.key,

@@ -3,7 +3,9 @@
 - **cancel** a PENDING or RUNNING request: its submitter, or an admin (a running evaluation is stopped: a local
   worker sees its lease gone at its next heartbeat, a Hugging Face Job is cancelled);
 - **requeue** a FAILED request (back to PENDING, attempts reset): admins;
-- **hide** a FINISHED run from the ranking with a reason the board shows as its flag, and **show** it again: admins.
+- **hide** a FINISHED run from the ranking with a reason the board shows as its flag, and **show** it again: admins;
+- **propose** a FINISHED run's results to its model page (leaderboard.board.proposals opens the pull request and
+  records it here with its `url`; `proposed` reads it back, and the board links it).
 
 Each action happens under the store's lock (read, check, write) and is appended to the request's `actions` as
 {action, by, at, reason}, so the request file says who did what, when and why, and logged in one INFO line (the
@@ -25,6 +27,7 @@ from leaderboard.submissions.identity import SIGN_IN_NEEDED, Visitor
 log = logging.getLogger(__name__)
 
 MAX_REASON = 300  # characters of a reason kept
+PROPOSE = "propose"  # the action that records a pull request proposing a run's results to its model page
 
 
 @dataclass(frozen=True)
@@ -114,3 +117,39 @@ def _act(store: Store, path: str, action: Action, by: Visitor, reason: str) -> t
 
 def _participle(name: str) -> str:
     return {"cancel": "cancelled", "requeue": "re-queued", "hide": "hidden", "show": "shown again"}[name]
+
+
+def proposed(request: q.Request) -> str | None:
+    """The URL of the latest pull request that proposed the run's results to its model page (None: none)."""
+    for entry in reversed(request.actions):
+        if isinstance(entry, dict) and entry.get("action") == PROPOSE and isinstance(entry.get("url"), str):
+            return entry["url"]
+    return None
+
+
+def board_marks(request: q.Request) -> dict[str, str]:
+    """What the board shows of a finished run from its request, beside its results: why the admins hid it
+    ("hidden") and the pull request that proposed it to its model page ("pull_request"); only those it has."""
+    found = {"hidden": request.hidden, "pull_request": proposed(request)}
+    return {name: value for name, value in found.items() if value}
+
+
+def record_proposal(store: Store, path: str, by: Visitor, url: str, opened: bool = True) -> bool:
+    """Append the pull request just opened (`opened`), or found on the Hub, for the run at `path` to its request's
+    `actions`, under the store's lock: {action: propose, by, at, reason: "", url, opened}. Returns whether it was
+    written (False: the request is gone or damaged, or already records that URL)."""
+    def step() -> bool:
+        try:
+            request = q.load(store, path)
+        except DamagedFile:
+            return False
+        if request is None or url in {a.get("url") for a in request.actions if isinstance(a, dict)}:
+            return False
+        request.actions.append({"action": PROPOSE, "by": by.name, "at": q.iso(q.now()), "reason": "", "url": url,
+                                "opened": opened})
+        q.save(store, request)
+        log.info("%s %s by %s: %s", PROPOSE, request.key, by.name, url)
+        return True
+
+    with store.without_waiting():
+        return q.transact(store, step)
