@@ -179,6 +179,9 @@ def test_a_client_without_a_session_is_refused(space):
             assert "Not done" in client.predict(pending.key, "reason", api_name=api_name)
         with pytest.raises(Exception, match="admins"):
             client.predict(api_name="/damaged_files")
+        assert "sign in" in client.predict(pending.key, api_name="/propose_results").lower()
+        signed_in = client_with(url, sign_in_over_http(url, "carol")).predict(pending.key, api_name="/propose_results")
+        assert "sign in" not in signed_in.lower() and "no pull request was opened" in signed_in  # carol got further
     finally:
         store.delete(pending.path)
 

@@ -43,12 +43,18 @@ def stored(store, key: str) -> bool:
     return path(key) in store.list(path(key).rsplit("/", 1)[0], suffix=".yaml")
 
 
-def unflagged(results: dict, settings: Settings, hidden: str | None = None) -> bool:
-    """Whether the board ranks the run with complete ones: the flag its row gets in the Overview is empty."""
+def flag(results: dict, settings: Settings, hidden: str | None = None) -> str:
+    """The flag the run's row gets in the Overview: why the board does not rank it with complete ones ("" when it
+    does)."""
     board = schema(settings.benchmarks)
     row = leaderboard_frame([{**results, "hidden": hidden} if hidden else results], board).to_dict("records")[0]
     ran = results.get("benchmarks") if isinstance(results.get("benchmarks"), dict) else {}
-    return not flag_text(row, [card for card in board.cards if card.name in ran], settings.coverage_threshold)
+    return flag_text(row, [card for card in board.cards if card.name in ran], settings.coverage_threshold)
+
+
+def unflagged(results: dict, settings: Settings, hidden: str | None = None) -> bool:
+    """Whether the board ranks the run with complete ones: the flag its row gets in the Overview is empty."""
+    return not flag(results, settings, hidden)
 
 
 def explorer_link(settings: Settings, key: str, benchmark: str) -> str:

@@ -175,6 +175,11 @@ class Settings:
         "LEADERBOARD_EVAL_DATASETS", "", "benchmarks' registered Hub datasets for model pages' evaluation results, "
         "besides or instead of their cards' (About lists them): comma-separated `<benchmark>=<dataset id>|<task "
         "id>|<metric>|percent` (or `fraction`), or `<benchmark>=off` for none", read.csv)
+    eval_results_prs: str = setting("LEADERBOARD_EVAL_RESULTS_PRS", "on", "who may propose a run's results to its "
+                                    "model page (a pull request on the model repo, opened with HF_TOKEN): `on` (any "
+                                    "signed-in visitor), `admins` or `off`", read.lower)
+    eval_prs_per_day: int = setting("LEADERBOARD_EVAL_PRS_PER_DAY", "20", "pull requests to model pages the whole "
+                                    "Space may open in any 24 hours (besides 3 per person)", int)
     model_price_per_mtok: tuple[str, ...] = setting("LEADERBOARD_MODEL_PRICE_PER_MTOK", "", "served models: "
                                                     "`<input>,<output>` US dollars per million prompt and completion "
                                                     "tokens, for each served run's recorded cost (default: tokens "

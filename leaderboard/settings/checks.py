@@ -13,7 +13,8 @@ def check(settings) -> None:
     for name, value, allowed in (("LEADERBOARD_STORE", settings.store_backend, ("local", "hub")),
                                  ("LEADERBOARD_SUITE", settings.suite, ("sample", "full")),
                                  ("LEADERBOARD_EXECUTOR", settings.executor, ("local", "hf-jobs")),
-                                 ("LEADERBOARD_DEVICE", settings.device, ("auto", "cuda", "cpu"))):
+                                 ("LEADERBOARD_DEVICE", settings.device, ("auto", "cuda", "cpu")),
+                                 ("LEADERBOARD_EVAL_RESULTS_PRS", settings.eval_results_prs, ("on", "admins", "off"))):
         if value not in allowed:
             raise ValueError(f"{name} must be {', '.join(map(repr, allowed[:-1]))} or {allowed[-1]!r}, not "
                              f"{value!r}")
@@ -41,7 +42,8 @@ def check(settings) -> None:
                         ("LEADERBOARD_SQUASH_AFTER_COMMITS", settings.squash_after_commits),
                         ("LEADERBOARD_PROXY_HOPS", settings.proxy_hops or 0),
                         ("LEADERBOARD_HUB_CACHE_MB", settings.hub_cache_mb),
-                        ("LEADERBOARD_KEEP_MODELS_GB", settings.keep_models_gb)):
+                        ("LEADERBOARD_KEEP_MODELS_GB", settings.keep_models_gb),
+                        ("LEADERBOARD_EVAL_PRS_PER_DAY", settings.eval_prs_per_day)):
         if value < 0:
             raise ValueError(f"{name} must be 0 or more, not {value:g}")
     if settings.executor == "hf-jobs" and settings.store_backend != "hub":

@@ -291,7 +291,7 @@ def _params_from_headers(api, repo_id: str, sha: str) -> int | None:
     return int(sum(counts.values())) if counts else None
 
 
-def _transport_errors() -> tuple[type[BaseException], ...]:
+def transport_errors() -> tuple[type[BaseException], ...]:
     """Connection-level errors of the HTTP clients huggingface_hub may use (httpx2 in 2.x, httpx before)."""
     found = []
     for module in ("httpx2", "httpx"):
@@ -321,6 +321,6 @@ def _ask(repo_id: str, revision: str, call):
         status = getattr(getattr(error, "response", None), "status_code", None)
         raise HubLookupError(HUB_ERROR, f"The Hub answered with an error{f' (HTTP {status})' if status else ''} "
                                         f"about {repo_id}; please try again later.") from None
-    except (OfflineModeIsEnabled, LocalEntryNotFoundError, ConnectionError, TimeoutError, *_transport_errors()) as error:
+    except (OfflineModeIsEnabled, LocalEntryNotFoundError, ConnectionError, TimeoutError, *transport_errors()) as error:
         raise HubLookupError(UNREACHABLE, f"The Hub could not be reached ({type(error).__name__}); "
                                           "please try again later.") from None

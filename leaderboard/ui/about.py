@@ -7,6 +7,7 @@ import gradio as gr
 from evaluator import api
 from leaderboard.board.columns import Schema, headline, schema
 from leaderboard.board.dataset_card import space_url
+from leaderboard.board.proposals import PER_PERSON_PER_DAY, slug
 from leaderboard.formatting import format_number
 from leaderboard.settings import Settings
 from leaderboard.store import Store
@@ -121,7 +122,21 @@ def model_pages_markdown(settings: Settings) -> str:
             "was measured and a link to its questions in the Explorer.\n\n" + "\n".join(lines) + "\n\nA "
             "benchmark's authors register its dataset by adding an `eval.yaml` to its dataset repo on the Hub (see "
             "Results on model pages below); the admins map a benchmark to a registered dataset with "
-            "`LEADERBOARD_EVAL_DATASETS`.")
+            "`LEADERBOARD_EVAL_DATASETS`.\n\n" + proposing_markdown(settings))
+
+
+def proposing_markdown(settings: Settings) -> str:
+    """Who may propose a run's results to its model page on this Space, and the limits."""
+    if settings.eval_results_prs == "off":
+        return "Proposing a run's results to its model page is turned off on this leaderboard."
+    who = "the leaderboard's admins" if settings.eval_results_prs == "admins" else "any signed-in visitor"
+    return (f"**Propose these results to the model page** (in the Explorer, above a run's questions): {who} can have "
+            "the leaderboard open a pull request on the model's Hub repo adding `.eval_results/"
+            f"{slug()}.yaml`, with the entries above. Only for complete runs the board ranks of a Hub "
+            "model at its current revision (never a served endpoint); one pull request per run (asking again links "
+            "it, and nothing reopens one the model's authors closed); at most "
+            f"{settings.eval_prs_per_day} a day for the whole leaderboard and {PER_PERSON_PER_DAY} per person. The "
+            "board shows a **PR** link beside a proposed run.")
 
 
 def docs_markdown(space_id: str) -> str:

@@ -30,7 +30,7 @@ from leaderboard.explorer.item_html import item_html
 from leaderboard.formatting import escape_markdown, format_score
 from leaderboard.settings import Settings
 from leaderboard.store import Store
-from leaderboard.ui import explorer_api
+from leaderboard.ui import explorer_api, proposals
 from leaderboard.ui.explorer_api import to_query
 
 log = logging.getLogger(__name__)
@@ -206,6 +206,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         run = gr.Dropdown(choices=[], value=None, label="Run (A)", scale=2, elem_id="explorer-run")
         compare = gr.Dropdown(choices=[NO_RUN], value="", label="Compare with run (B)", scale=2,
                               elem_id="explorer-compare")
+    proposals.build(settings, store, run)
     with gr.Row():
         outcome = gr.Dropdown(choices=[ALL], value="", label="Outcome", scale=1, elem_id="explorer-outcome")
         groups = gr.Dropdown(choices=[], value=[], multiselect=True, label="Groups (select a row of the table "
