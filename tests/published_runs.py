@@ -65,3 +65,18 @@ def publish_finished(settings, store, out: Path, model: str, revision: str = "a"
     assert closed is not None and closed.status == queue.FINISHED
     assert publishing.publish_board(settings, store, closed, results)
     return closed, results
+
+
+def publish_hub_model_run(hub, settings, store, folder: Path, model: str, correct: float = 0.5,
+                          limit: int = 0) -> Request:
+    """A model repo `model` made on the loopback Hub (tests/hub_server.py) and a finished run of it at its head,
+    scored on SimpleQA (its correct share `correct`: the benchmark with a registered Hub dataset) and CURE, published
+    as the scheduler does; the closed request."""
+    head = hub.create_model(model, {"config.json": b"{}"})
+    out = finished_output(folder, "A", {"simpleqa": 0.3, "cure": 0.5})
+    results = json.loads((out / "results.json").read_text())
+    results["benchmarks"]["simpleqa"]["scores"]["correct"] = correct
+    results["run"]["limit"] = limit
+    (out / "results.json").write_text(json.dumps(results))
+    request, _ = publish_finished(settings, store, out, model, revision=head)
+    return request

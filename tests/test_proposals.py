@@ -19,7 +19,7 @@ from leaderboard.board.frames import board_frame, board_table
 from leaderboard.board.views import shown_rows
 from leaderboard.submissions import records as queue
 from leaderboard.submissions.identity import Visitor
-from tests.published_runs import finished_output, publish_finished
+from tests.published_runs import publish_hub_model_run
 
 SPACE_USER = "leaderboard-bot"  # whose token the Space holds (HF_TOKEN)
 ADA, BOB = Visitor("ada"), Visitor("bob")
@@ -47,17 +47,10 @@ def space_hub(hub, space_token):
 _models = iter(range(10_000))
 
 
-def _published(hub, space, store, tmp_path, correct: float = 0.5, limit: int = 0, owner: str = "acme") -> tuple:
-    """A model repo on the loopback Hub and a finished run of it at its head, scored on SimpleQA (correct share
-    `correct`) and CURE; (model id, the closed request)."""
-    model = f"{owner}/vlm-{next(_models)}"
-    head = hub.create_model(model, {"config.json": b"{}"})
-    out = finished_output(tmp_path / model.replace("/", "_"), "A", {"simpleqa": 0.3, "cure": 0.5})
-    results = json.loads((out / "results.json").read_text())
-    results["benchmarks"]["simpleqa"]["scores"]["correct"] = correct
-    results["run"]["limit"] = limit
-    (out / "results.json").write_text(json.dumps(results))
-    request, _ = publish_finished(space, store, out, model, revision=head)
+def _published(hub, space, store, tmp_path, correct: float = 0.5, limit: int = 0) -> tuple:
+    """(model id, the closed request) of a new model's finished run (tests/published_runs.publish_hub_model_run)."""
+    model = f"acme/vlm-{next(_models)}"
+    request = publish_hub_model_run(hub, space, store, tmp_path / model.replace("/", "_"), model, correct, limit)
     return model, request
 
 
@@ -167,7 +160,9 @@ def test_refusals_say_one_sentence_and_open_nothing(hub, space, store, tmp_path,
         assert answer.message.count(". ") <= 1, answer.message
     assert proposals.propose(space.with_(eval_results_prs="admins"), store, request.key,
                              Visitor("root", admin=True), hub=space_hub).opened
-    for key, said in (("not a key", "Pick a run"), ("acme/none/0123456789ab_auto", "No such run")):
+    for key, said in (("not a key", "Pick a run"), ("acme/none/0123456789ab_auto", "No such run"),
+                      ("../../etc/passwd", "Pick a run"), ("acme/x/../../y/0123456789ab_auto", "Pick a run"),
+                      ("a/" * 200 + "0123456789ab_auto", "Pick a run"), (None, "Pick a run")):
         assert said in proposals.propose(space, store, key, ADA, hub=space_hub).message
 
 
@@ -284,3 +279,15 @@ def test_the_explorer_button_proposes_the_run_as_the_sessions_visitor(hub, setti
             demo.close()
     [action] = queue.load(store, request.path).actions
     assert action["by"] == local_user() and action["url"].endswith(f"/{model}/discussions/1")
+
+
+def test_about_says_who_may_propose_and_the_limits(settings):
+    from leaderboard.ui.about import about_markdown
+
+    said = about_markdown(settings).split("## Results on model pages", 1)[1].split("\n## ", 1)[0]
+    assert "**Propose these results to the model page**" in said and "any signed-in visitor" in said
+    assert ".eval_results/open-vlm-reasoning-leaderboard.yaml" in said and "at most 20 a day" in said
+    assert "3 per person" in said
+    admins = about_markdown(settings.with_(eval_results_prs="admins", eval_prs_per_day=5))
+    assert "the leaderboard's admins can have" in admins and "at most 5 a day" in admins
+    assert "turned off on this leaderboard" in about_markdown(settings.with_(eval_results_prs="off"))

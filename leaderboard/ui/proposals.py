@@ -17,6 +17,7 @@ LABEL = "Propose these results to the model page"
 HELP = ("Opens a pull request on the model's Hub repo adding this run's scores in the Hub's evaluation-results "
         "format, with links back to every question: for complete runs of Hub models the board ranks, at the "
         "model's current revision; sign in first.")
+NO_TOKEN = "(This leaderboard has no Hub token, HF_TOKEN, so it cannot open one.)"
 
 
 def build(settings: Settings, store: Store, run: gr.Dropdown) -> None:
@@ -25,10 +26,11 @@ def build(settings: Settings, store: Store, run: gr.Dropdown) -> None:
     if settings.eval_results_prs == "off":
         return
     lock = threading.Lock()  # this Space's: two clicks on one run never open two pull requests
+    help_text = HELP if settings.hf_token else f"{HELP} {NO_TOKEN}"
 
     with gr.Row(equal_height=True):
         button = gr.Button(LABEL, size="sm", scale=0, min_width=300, elem_id="explorer-propose")
-        answer = gr.Markdown(HELP, elem_id="explorer-propose-answer")
+        answer = gr.Markdown(help_text, elem_id="explorer-propose-answer")
 
     def on_propose(key: str | None, profile: gr.OAuthProfile | None) -> str:
         by = identity.visitor(settings, profile)
@@ -42,4 +44,4 @@ def build(settings: Settings, store: Store, run: gr.Dropdown) -> None:
     gr.api(propose_results, api_name="propose_results", concurrency_limit=2,
            api_description="Propose one finished run's results (by its key) to its model page as a pull request on "
                            "the model repo; returns a message.")
-    run.input(lambda: HELP, outputs=answer, api_visibility="private", show_progress="hidden")
+    run.input(lambda: help_text, outputs=answer, api_visibility="private", show_progress="hidden")
