@@ -211,6 +211,10 @@ def test_a_hub_error_opens_nothing_and_the_next_ask_works(hub, space, store, tmp
     answer = proposals.propose(space, store, request.key, ADA, hub=space_hub)
     assert not answer.opened and "HTTP 500" in answer.message and "boom" not in answer.message
     _nothing_opened(hub, store, model, request)
+    hub.fail_next_request(f"/api/models/{model}/discussions", 429, "slow down")
+    answer = proposals.propose(space, store, request.key, ADA, hub=space_hub)
+    assert "limiting how fast" in answer.message and "slow down" not in answer.message
+    _nothing_opened(hub, store, model, request)
     assert proposals.propose(space, store, request.key, ADA, hub=space_hub).opened
 
 

@@ -196,6 +196,8 @@ def hub_problem(error: Exception, model: str, gated: bool) -> str:
     status = getattr(getattr(error, "response", None), "status_code", None)
     if isinstance(error, HfHubHTTPError) and status == 403:
         return f"The authors of {name} have turned off pull requests (discussions) on its repo, so {NOTHING}."
+    if isinstance(error, HfHubHTTPError) and status == 429:
+        return f"The Hub is limiting how fast this leaderboard opens pull requests, so {NOTHING}: try again later."
     if isinstance(error, HfHubHTTPError):
         return f"The Hub answered with an error (HTTP {status or '?'}); {NOTHING}: please try again later."
     return f"The Hub could not be reached ({type(error).__name__}); {NOTHING}: please try again later."
