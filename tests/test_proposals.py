@@ -295,3 +295,18 @@ def test_about_says_who_may_propose_and_the_limits(settings):
     admins = about_markdown(settings.with_(eval_results_prs="admins", eval_prs_per_day=5))
     assert "the leaderboard's admins can have" in admins and "at most 5 a day" in admins
     assert "turned off on this leaderboard" in about_markdown(settings.with_(eval_results_prs="off"))
+
+
+def test_a_store_that_cannot_be_read_opens_nothing(hub, space, store, tmp_path, space_hub, monkeypatch):
+    model, request = _published(hub, space, store, tmp_path)
+
+    def down(*_args, **_kwargs):
+        raise OSError("the store is down")
+
+    monkeypatch.setattr(queue, "all_requests", down)  # the daily limits cannot be counted
+    answer = proposals.propose(space, store, request.key, ADA, hub=space_hub)
+    assert not answer.opened and "requests could not be read" in answer.message and "down" not in answer.message
+    monkeypatch.setattr(queue, "load", down)
+    assert "results could not be read" in proposals.propose(space, store, request.key, ADA, hub=space_hub).message
+    monkeypatch.undo()
+    _nothing_opened(hub, store, model, request)

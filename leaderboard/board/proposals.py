@@ -215,13 +215,15 @@ def propose(settings: Settings, store: Store, key: str, by: Visitor, hub=None,
         return Proposal(False, problem)
     if not q.is_request_key(key):
         return Proposal(False, "Pick a run first; " + NOTHING + ".")
-    path = f"requests/{key}.json"
     try:
-        request = q.load(store, path)
+        request = q.load(store, f"requests/{key}.json")
+        results = read_results(store, f"results/{key}.json") if request is not None else None
     except DamagedFile:
         return Proposal(False, "The run's request file is damaged (the admins see it in the Queue tab); " + NOTHING
                         + ".")
-    results = read_results(store, f"results/{key}.json") if request is not None else None
+    except (OSError, StoreConflict) as error:  # the Hub store unreachable, say
+        log.warning("proposing %s: the store could not be read: %s", key, settings.scrub(str(error))[:300])
+        return Proposal(False, "The leaderboard's results could not be read right now; " + NOTHING + ".")
     problem = run_problem(settings, request, results)
     if problem:
         return Proposal(False, problem)
@@ -244,15 +246,17 @@ def propose(settings: Settings, store: Store, key: str, by: Visitor, hub=None,
             limited = over_limit(settings, q.all_requests(store), by, q.now())
             if limited:
                 return Proposal(False, limited)
-            text = file_text(entries(results, settings))
-            commit = hub.create_commit(request.model, [CommitOperationAdd(repo_file(), text)],
+            found = entries(results, settings)
+            commit = hub.create_commit(request.model, [CommitOperationAdd(repo_file(), file_text(found))],
                                        commit_message=pr_title(request),
-                                       commit_description=pr_description(settings, request, results,
-                                                                         entries(results, settings), by),
+                                       commit_description=pr_description(settings, request, results, found, by),
                                        create_pr=True)
         except (HfHubHTTPError, OfflineModeIsEnabled, ConnectionError, TimeoutError, *transport_errors()) as error:
             log.warning("proposing %s to its model page failed: %s", key, settings.scrub(str(error))[:300])
             return Proposal(False, hub_problem(error, request.model, gated))
+        except (OSError, StoreConflict) as error:  # the requests, for the daily limits
+            log.warning("proposing %s: the store could not be read: %s", key, settings.scrub(str(error))[:300])
+            return Proposal(False, "The leaderboard's requests could not be read right now; " + NOTHING + ".")
         url = commit.pr_url or ""
         _record(settings, store, request, by, url)
     log.info("proposed %s to its model page: %s", key, url)
