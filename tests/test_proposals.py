@@ -60,10 +60,13 @@ def _pull_requests(hub, model: str) -> list[dict]:
 
 def _entries(text: bytes) -> list[dict]:
     """The file as the Hub's spec reads it: a list of entries with dataset.id, dataset.task_id and a number."""
+    from huggingface_hub import parse_eval_result_entries
+
     found = yaml.safe_load(text)
     assert isinstance(found, list) and found
     for entry in found:
         assert {"id", "task_id"} <= set(entry["dataset"]) and isinstance(entry["value"], (int, float))
+    assert [e.dataset_id for e in parse_eval_result_entries(found)] == [e["dataset"]["id"] for e in found]  # the client
     return found
 
 
@@ -273,7 +276,8 @@ def test_the_explorer_button_proposes_the_run_as_the_sessions_visitor(hub, setti
                     **launch_options(space, store))
         try:
             url = f"http://127.0.0.1:{port}/"
-            ids = {c.get("props", {}).get("elem_id") for c in httpx.get(f"{url}config", timeout=30).json()["components"]}
+            config = httpx.get(f"{url}config", timeout=30).json()
+            ids = {c.get("props", {}).get("elem_id") for c in config["components"]}
             assert ("explorer-propose" in ids) is shown, mode
             if shown:
                 answer = Client(url, verbose=False, download_files=False).predict(request.key,

@@ -21,6 +21,7 @@ import logging
 import math
 
 import yaml
+from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
 from evaluator import api
 from leaderboard.board.columns import schema
@@ -76,8 +77,9 @@ def notes(results: dict, benchmark: str) -> str:
 
 
 def entries(results: dict, settings: Settings) -> list[dict]:
-    """The run's entries, one per benchmark it scored that has a registered Hub dataset, in the run's order; a
-    benchmark whose metric is not a number (undefined, or not scored) has none."""
+    """The run's entries, one per benchmark it scored that has a registered Hub dataset, in the run's order, as the
+    Hub's client writes them (huggingface_hub.EvalResultEntry); a benchmark whose metric is not a number (undefined,
+    or not scored) has none."""
     mapped = settings.hub_evals
     ran = results.get("benchmarks") if isinstance(results.get("benchmarks"), dict) else {}
     found = []
@@ -87,16 +89,13 @@ def entries(results: dict, settings: Settings) -> list[dict]:
         value = scores.get(target.metric) if target else None
         if target is None or isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             continue
-        entry = {"dataset": {"id": target.dataset, "task_id": target.task_id},
-                 "value": round(100 * value, 2) if target.scale == "percent" else round(value, 4)}
-        if results.get("finished_time"):
-            entry["date"] = str(results["finished_time"])
         link = explorer_link(settings, str(results.get("key", "")), benchmark)
-        if link:
-            entry["source"] = {"url": link, "name": TITLE}
-        entry["notes"] = notes(results, benchmark)
-        found.append(entry)
-    return found
+        found.append(EvalResultEntry(
+            dataset_id=target.dataset, task_id=target.task_id,
+            value=round(100 * value, 2) if target.scale == "percent" else round(value, 4),
+            date=str(results["finished_time"]) if results.get("finished_time") else None,
+            source_url=link or None, source_name=TITLE if link else None, notes=notes(results, benchmark)))
+    return eval_result_entries_to_yaml(found)
 
 
 def file_text(found: list[dict]) -> bytes:

@@ -224,7 +224,8 @@ def rebuild_leaderboard(store: Store, schema: Schema) -> pd.DataFrame:
     df = _ordered(leaderboard_frame(list(published.values()), schema), schema)
     marks = {_results_key(path): {mark: data[mark] for mark in MARK_METADATA if data.get(mark)}
              for path, data in published.items()}
-    store.write_bytes(LEADERBOARD_PATH, parquet_bytes(df, schema, list(published), {k: m for k, m in marks.items() if m}))
+    marks = {key: found for key, found in marks.items() if found}
+    store.write_bytes(LEADERBOARD_PATH, parquet_bytes(df, schema, list(published), marks))
     return df
 
 
@@ -255,12 +256,12 @@ def read_board(store: Store, schema: Schema):
 def add_run(store: Store, schema: Schema, path: str, results: dict, marks: dict[str, str] | None = None) -> None:
     """Put one published run on the board in constant work: read leaderboard.parquet once, replace the run's row
     (or add it) with the one built from `results` (the run's results file at `path`, already in memory), and write
-    it back in the board's order, its metadata listing `path` and the run's marks (`marks`: its
-    request's hidden reason and pull request, leaderboard.submissions.actions.board_marks) as a rebuild would, so the board stays current. Call it only once the run's request is FINISHED. A
-    board that is missing, damaged or lacks a column is rebuilt from the results files instead. Under the store's
-    lock, so two publishers on one folder do not lose a row (on the Hub store a row lost to a race is restored by
-    the next tick's check, board_is_current). The rows stay arrow columns throughout: no per-row or per-cell work
-    in Python."""
+    it back in the board's order, its metadata listing `path` and the run's marks (`marks`: its request's hidden
+    reason and pull request, leaderboard.submissions.actions.board_marks) as a rebuild would, so the board stays
+    current. Call it only once the run's request is FINISHED. A board that is missing, damaged or lacks a column is
+    rebuilt from the results files instead. Under the store's lock, so two publishers on one folder do not lose a
+    row (on the Hub store a row lost to a race is restored by the next tick's check, board_is_current). The rows
+    stay arrow columns throughout: no per-row or per-cell work in Python."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

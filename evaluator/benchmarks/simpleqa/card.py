@@ -176,7 +176,8 @@ CARD = Card(
     hub_eval=HubEval(
         "OpenEvals/SimpleQA", "default", "correct", "percent",
         note=("its eval.yaml (https://huggingface.co/datasets/OpenEvals/SimpleQA/blob/main/eval.yaml) could not be "
-              "read where this was written (no access to the Hub): the task id \"default\" (the Hub's single-task "
-              "convention), the percent scale and the correct share are assumed; a deployer corrects them with "
-              "LEADERBOARD_EVAL_DATASETS")),
+              "read where this was written (no access to the Hub); the one proposed in that repo's discussion #2 "
+              "has a single task on the dataset's `default` subset, test split, scored by a model-graded fact check "
+              "(a correct share). The task id \"default\" (the Hub's single-task convention), the percent scale and "
+              "the correct share are assumed from it; a deployer corrects them with LEADERBOARD_EVAL_DATASETS")),
 )
