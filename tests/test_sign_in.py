@@ -180,8 +180,6 @@ def test_a_client_without_a_session_is_refused(space):
         with pytest.raises(Exception, match="admins"):
             client.predict(api_name="/damaged_files")
         assert "sign in" in client.predict(pending.key, api_name="/propose_results").lower()
-        signed_in = client_with(url, sign_in_over_http(url, "carol")).predict(pending.key, api_name="/propose_results")
-        assert "sign in" not in signed_in.lower() and "no pull request was opened" in signed_in  # carol got further
     finally:
         store.delete(pending.path)
 
@@ -389,7 +387,7 @@ def test_the_mock_sign_in_vouches_for_no_admin_and_stays_on_loopback(mock_space)
 
 def test_the_judge_playground_needs_sign_in_on_a_space(space, judge_server):
     """Signed-out clients (each a new session, as a script would open them) are refused before anything reaches the
-    judge; a signed-in one grades."""
+    judge; a signed-in one grades (and /propose_results takes her for signed in too)."""
     url, _store, _log = space
     question = ("SimpleQA grade", "Which element has the symbol W?", "Tungsten", "It is tungsten.")
     for _ in range(3):
@@ -397,5 +395,8 @@ def test_the_judge_playground_needs_sign_in_on_a_space(space, judge_server):
         assert "sign in with Hugging Face" in message and "nothing was sent to the judge" in message
         assert verdict == identity == raw == ""
     assert judge_server.requests == []
-    message, verdict, *_ = client_with(url, sign_in_over_http(url, "carol")).predict(*question, api_name="/grade")
+    carol = client_with(url, sign_in_over_http(url, "carol"))
+    message, verdict, *_ = carol.predict(*question, api_name="/grade")
     assert message == "Graded." and verdict and len(judge_server.requests) == 1
+    proposed = carol.predict("tiny-org/none/0123456789ab_auto", api_name="/propose_results")  # her session, not a name
+    assert "sign in" not in proposed.lower() and "no pull request was opened" in proposed
