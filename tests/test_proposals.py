@@ -126,7 +126,9 @@ def test_a_pull_request_the_authors_closed_or_merged_is_never_opened_again(hub, 
 
 
 def test_a_pull_request_opened_but_not_recorded_is_found_by_its_marker(hub, space, store, tmp_path, space_hub):
-    from huggingface_hub import CommitOperationAdd
+    """Ours is found among a same-titled pull request of ours without the marker, and one a stranger opened with our
+    title and marker (whose numbers the board must never link as ours)."""
+    from huggingface_hub import CommitOperationAdd, HfApi
 
     model, request = _published(hub, space, store, tmp_path)
     other, _ = _published(hub, space, store, tmp_path)
@@ -137,11 +139,15 @@ def test_a_pull_request_opened_but_not_recorded_is_found_by_its_marker(hub, spac
     space_hub.create_commit(model, [CommitOperationAdd("notes.md", b"hello")], create_pr=True,
                             commit_message=proposals.pr_title(request),
                             commit_description="the same title, but not ours: no marker")
+    stranger = HfApi(endpoint=hub.url, token=hub.issue_token("mallory"))  # our title and marker, not our token
+    stranger.create_commit(model, [CommitOperationAdd(proposals.repo_file(), b"- fake: 1\n")], create_pr=True,
+                           commit_message=proposals.pr_title(request),
+                           commit_description=proposals.pr_description(space, request, {}, [], ADA))
     found = proposals.propose(space, store, request.key, BOB, hub=space_hub)
     assert not found.opened and found.url == opened.url
     [action] = queue.load(store, request.path).actions
     assert action["url"] == opened.url and action["opened"] is False  # recorded now; it does not count as opened
-    assert len(_pull_requests(hub, model)) == 2 and _pull_requests(hub, other) == []
+    assert len(_pull_requests(hub, model)) == 3 and _pull_requests(hub, other) == []
 
 
 def _nothing_opened(hub, store, model: str, request) -> None:

@@ -9,8 +9,9 @@ model page shows them as community-provided while the pull request is open, and 
   (the board ranks them), with at least one entry, whose revision is still the head of the model's main branch, on
   a public repo.
 - **One pull request per (model, run)**: its description ends with a marker naming the run's key. Asking again finds
-  it among the repo's pull requests (the same title, then the marker in its first comment) and links it, whether
-  open, merged or closed: nothing reopens one its authors closed, or opens another.
+  it among the repo's pull requests opened by the Space's token's user (the same title, then the marker in its
+  first comment) and links it, whether open, merged or closed: nothing reopens one its authors closed, or opens
+  another. A pull request someone else opened with the same title and marker is never taken for ours.
 - **Limits**: LEADERBOARD_EVAL_PRS_PER_DAY for the whole Space and PER_PERSON_PER_DAY per person over the last 24
   hours, counted from the requests' recorded actions, so they hold across restarts.
 - **The record**: each pull request opened (or found and not yet recorded) is appended to the run's request
@@ -171,11 +172,13 @@ def over_limit(settings: Settings, requests: list[q.Request], by: Visitor, momen
     return ""
 
 
-def find_pull_request(hub, request: q.Request):
-    """The model repo's pull request for this run (title, then the marker in its first comment), or None."""
+def find_pull_request(hub, request: q.Request, author: str):
+    """The model repo's pull request for this run opened by `author` (the Space's token's user: a pull request
+    anyone else opened, with our title and marker or not, is never taken for ours), by its title, then the marker in
+    its first comment; None when there is none."""
     title, mark = pr_title(request), marker(request.key)
-    for discussion in hub.get_repo_discussions(request.model, discussion_type="pull_request"):
-        if discussion.title != title:
+    for discussion in hub.get_repo_discussions(request.model, author=author, discussion_type="pull_request"):
+        if discussion.title != title or discussion.author != author:
             continue
         details = hub.get_discussion_details(request.model, discussion.num)
         first = details.events[0] if details.events else None
@@ -206,7 +209,8 @@ def hub_problem(error: Exception, model: str, gated: bool) -> str:
 def propose(settings: Settings, store: Store, key: str, by: Visitor, hub=None,
             lock: threading.Lock | None = None) -> Proposal:
     """Propose the run named by `key` to its model page as `by` (see the module). `hub`: the huggingface_hub.HfApi to
-    use (default: the Hub's, with HF_TOKEN); `lock`: the Space's, so two clicks cannot both open one."""
+    use (default: a new one on the Hub, with HF_TOKEN; the Space keeps one, whose whoami is asked once); `lock`: the
+    Space's, so two clicks cannot both open one."""
     from huggingface_hub import CommitOperationAdd, HfApi
     from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
@@ -236,7 +240,8 @@ def propose(settings: Settings, store: Store, key: str, by: Visitor, hub=None,
             if getattr(info, "private", False):
                 return Proposal(False, f"**{md(request.model, 120)}** is private: results are proposed to public "
                                        f"model pages only, so {NOTHING}.")
-            existing = find_pull_request(hub, request)
+            author = hub.whoami(cache=True)["name"]  # the client keeps it: the Hub limits whoami hard
+            existing = find_pull_request(hub, request, author)
             if existing is not None:
                 return _found(settings, store, request, by, existing)
             if getattr(info, "sha", None) != request.revision:

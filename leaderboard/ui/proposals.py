@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import gradio as gr
+from huggingface_hub import HfApi
 
 from leaderboard.board.proposals import propose
 from leaderboard.settings import Settings
@@ -26,6 +27,7 @@ def build(settings: Settings, store: Store, run: gr.Dropdown) -> None:
     if settings.eval_results_prs == "off":
         return
     lock = threading.Lock()  # this Space's: two clicks on one run never open two pull requests
+    hub = HfApi(token=settings.hf_token) if settings.hf_token else None  # one client: it keeps its whoami
     help_text = HELP if settings.hf_token else f"{HELP} {NO_TOKEN}"
 
     with gr.Row(equal_height=True):
@@ -34,7 +36,7 @@ def build(settings: Settings, store: Store, run: gr.Dropdown) -> None:
 
     def on_propose(key: str | None, profile: gr.OAuthProfile | None) -> str:
         by = identity.visitor(settings, profile)
-        return propose(settings, store, key if isinstance(key, str) else "", by, lock=lock).message
+        return propose(settings, store, key if isinstance(key, str) else "", by, hub=hub, lock=lock).message
 
     def propose_results(key: str, profile: gr.OAuthProfile | None) -> str:
         """The /propose_results endpoint: propose the run named by its key as the session's visitor."""
