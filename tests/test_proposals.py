@@ -142,7 +142,7 @@ def test_a_pull_request_opened_but_not_recorded_is_found_by_its_marker(hub, spac
     stranger = HfApi(endpoint=hub.url, token=hub.issue_token("mallory"))  # our title and marker, not our token
     stranger.create_commit(model, [CommitOperationAdd(proposals.repo_file(), b"- fake: 1\n")], create_pr=True,
                            commit_message=proposals.pr_title(request),
-                           commit_description=proposals.pr_description(space, request, {}, [], ADA))
+                           commit_description=proposals.pr_description(space, request, {}, ADA))
     found = proposals.propose(space, store, request.key, BOB, hub=space_hub)
     assert not found.opened and found.url == opened.url
     [action] = queue.load(store, request.path).actions

@@ -76,13 +76,13 @@ def notes(results: dict, benchmark: str) -> str:
             f"{api.scoring_modes(results).get(benchmark, api.GENERATION)}")
 
 
-def entries(results: dict, settings: Settings) -> list[dict]:
-    """The run's entries, one per benchmark it scored that has a registered Hub dataset, in the run's order, as the
-    Hub's client writes them (huggingface_hub.EvalResultEntry); a benchmark whose metric is not a number (undefined,
-    or not scored) has none."""
+def benchmark_entries(results: dict, settings: Settings) -> dict[str, dict]:
+    """The run's entries by benchmark name, one per benchmark it scored that has a registered Hub dataset, in the
+    run's order, as the Hub's client writes them (huggingface_hub.EvalResultEntry); a benchmark whose metric is not a
+    number (undefined, or not scored) has none."""
     mapped = settings.hub_evals
     ran = results.get("benchmarks") if isinstance(results.get("benchmarks"), dict) else {}
-    found = []
+    found = {}
     for benchmark, block in ran.items():
         target = mapped.get(benchmark)
         scores = block.get("scores") if isinstance(block, dict) and isinstance(block.get("scores"), dict) else {}
@@ -90,12 +90,17 @@ def entries(results: dict, settings: Settings) -> list[dict]:
         if target is None or isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             continue
         link = explorer_link(settings, str(results.get("key", "")), benchmark)
-        found.append(EvalResultEntry(
+        found[benchmark] = EvalResultEntry(
             dataset_id=target.dataset, task_id=target.task_id,
             value=round(100 * value, 2) if target.scale == "percent" else round(value, 4),
             date=str(results["finished_time"]) if results.get("finished_time") else None,
-            source_url=link or None, source_name=TITLE if link else None, notes=notes(results, benchmark)))
-    return eval_result_entries_to_yaml(found)
+            source_url=link or None, source_name=TITLE if link else None, notes=notes(results, benchmark))
+    return dict(zip(found, eval_result_entries_to_yaml(list(found.values()))))
+
+
+def entries(results: dict, settings: Settings) -> list[dict]:
+    """The run's entries (benchmark_entries), as the list its file holds."""
+    return list(benchmark_entries(results, settings).values())
 
 
 def file_text(found: list[dict]) -> bytes:

@@ -30,7 +30,7 @@ from datetime import timedelta
 
 from evaluator import api
 from leaderboard.board.dataset_card import TITLE, space_url
-from leaderboard.board.eval_results import entries, explorer_link, file_text, flag
+from leaderboard.board.eval_results import benchmark_entries, entries, explorer_link, file_text, flag
 from leaderboard.board.file import read_results
 from leaderboard.board.publish import rebuild_board
 from leaderboard.formatting import escape_markdown as md
@@ -78,12 +78,10 @@ def pr_title(request: q.Request) -> str:
     return f"Add {TITLE} results (revision {request.revision[:12]}, {request.precision})"
 
 
-def pr_description(settings: Settings, request: q.Request, results: dict, found: list[dict], by: Visitor) -> str:
-    """The pull request's text, our own words: what the numbers are, how they were measured, where every question
-    behind them is, and what the model's authors may do with it; the marker last."""
-    mapped = settings.hub_evals
-    ran = results.get("benchmarks") if isinstance(results.get("benchmarks"), dict) else {}
-    names = {(t.dataset, t.task_id): name for name, t in mapped.items() if name in ran}
+def pr_description(settings: Settings, request: q.Request, found: dict[str, dict], by: Visitor) -> str:
+    """The pull request's text, our own words: what the numbers are (`found`: the run's entries by benchmark), how
+    they were measured, where every question behind them is, and what the model's authors may do with it; the
+    marker last."""
     space = space_url(settings.space_id)
     board = f"[{TITLE}]({space})" if space else TITLE
     lines = [f"This pull request adds `{repo_file()}`: the scores the {board} measured for this model at revision "
@@ -92,14 +90,12 @@ def pr_description(settings: Settings, request: q.Request, results: dict, found:
              "show there as community-provided.", "",
              "| benchmark | Hub dataset | task | score |", "| --- | --- | --- | --- |"]
     evidence, measured = [], []
-    for entry in found:
-        dataset, task = entry["dataset"]["id"], entry["dataset"]["task_id"]
-        name = names.get((dataset, task), "")
-        title = api.card(name).title if name else dataset
-        percent = name and mapped[name].scale == "percent"
-        lines.append(f"| {md(title, 80)} | `{dataset}` | `{task}` | {entry['value']}{'%' if percent else ''} |")
+    for name, entry in found.items():
+        dataset, task, title = entry["dataset"]["id"], entry["dataset"]["task_id"], api.card(name).title
+        percent = "%" if settings.hub_evals[name].scale == "percent" else ""
+        lines.append(f"| {md(title, 80)} | `{dataset}` | `{task}` | {entry['value']}{percent} |")
         measured.append(f"- {md(title, 80)}: {md(entry.get('notes', ''), 300)}")
-        link = explorer_link(settings, request.key, name) if name else ""
+        link = explorer_link(settings, request.key, name)
         if link:
             evidence.append(f"[{md(title, 80)}]({link})")
     lines += ["", "How they were measured:", *measured, ""]
@@ -163,8 +159,8 @@ def over_limit(settings: Settings, requests: list[q.Request], by: Visitor, momen
     """Why one more pull request may not be opened now ("" when it may): the Space's daily limit, or the person's."""
     recent = proposals_in_window(requests, moment)
     if len(recent) >= settings.eval_prs_per_day:
-        return (f"This leaderboard has opened {len(recent)} pull requests to model pages in the last 24 hours, the most "
-                f"it opens in a day (LEADERBOARD_EVAL_PRS_PER_DAY); try again tomorrow; {NOTHING}.")
+        return (f"This leaderboard has opened {len(recent)} pull requests to model pages in the last 24 hours, the "
+                f"most it opens in a day (LEADERBOARD_EVAL_PRS_PER_DAY); try again tomorrow; {NOTHING}.")
     mine = [a for a in recent if a.get("by") == by.name]
     if len(mine) >= PER_PERSON_PER_DAY:
         return (f"You have had {len(mine)} pull requests opened in the last 24 hours, the most one person may "
@@ -251,10 +247,11 @@ def propose(settings: Settings, store: Store, key: str, by: Visitor, hub=None,
             limited = over_limit(settings, q.all_requests(store), by, q.now())
             if limited:
                 return Proposal(False, limited)
-            found = entries(results, settings)
-            commit = hub.create_commit(request.model, [CommitOperationAdd(repo_file(), file_text(found))],
+            found = benchmark_entries(results, settings)
+            added = CommitOperationAdd(repo_file(), file_text(list(found.values())))
+            commit = hub.create_commit(request.model, [added],
                                        commit_message=pr_title(request),
-                                       commit_description=pr_description(settings, request, results, found, by),
+                                       commit_description=pr_description(settings, request, found, by),
                                        create_pr=True)
         except (HfHubHTTPError, OfflineModeIsEnabled, ConnectionError, TimeoutError, *transport_errors()) as error:
             log.warning("proposing %s to its model page failed: %s", key, settings.scrub(str(error))[:300])
@@ -285,7 +282,7 @@ def _found(settings: Settings, store: Store, request: q.Request, by: Visitor, ex
 def _record(settings: Settings, store: Store, request: q.Request, by: Visitor, url: str, opened: bool = True) -> None:
     """The pull request into the request's actions and onto the board; a failure is logged, never raised (the next
     ask finds the pull request on the Hub and records it then)."""
-    if not url or url in {a.get("url") for a in request.actions if isinstance(a, dict)}:
+    if not url:
         return
     try:
         if record_proposal(store, request.path, by, url, opened):
