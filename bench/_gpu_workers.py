@@ -4,7 +4,8 @@ its figures as JSON on its last line, after the RESULT marker.
 
 - build: build and save a LLaVA of --shape (bench/_models.py) into --folder; its parameters, bytes and the machine;
 - scoring: bench/option_scoring.py's many_questions on the saved model;
-- generation: bench/generation.py's requests at each of --batches, each batch size warmed once first;
+- generation: bench/generation.py's requests at each of --batches, each batch size warmed once first, and the
+  first generated position's log-probabilities at batch 1 against the largest batch (bench/batch_drift.py);
 - answer: a judged benchmark's sample suite answered as the executor answers it (plan + the model's calls), with
   the full suite's default options, and never graded: no judge is needed.
 """
@@ -48,8 +49,10 @@ def work_scoring(args) -> dict:
 
 
 def work_generation(args) -> dict:
-    """The same requests at each batch size (generation.py), end-of-sequence off; the seconds and how many answers
-    the largest batch and the smallest share."""
+    """The same requests at each batch size (generation.py), end-of-sequence off; the seconds, how many answers the
+    largest batch and the smallest share, and how far the largest batch moves the first generated position's
+    log-probabilities (batch_drift.first_position_drift)."""
+    import batch_drift
     import generation
 
     adapter = _models.load_folder(Path(args.folder), device=args.device)
@@ -59,8 +62,9 @@ def work_generation(args) -> dict:
     for size in sizes:  # warm: one batch of each size
         generation.generate_at(adapter, requests[:size], size)
     seconds, answers = generation.timed_batches(adapter, requests, sizes, repeats=1)
-    return {"requests": len(requests), "new_tokens": args.new_tokens, "seconds": seconds,
-            "identical": sum(a == b for a, b in zip(answers[max(sizes)], answers[min(sizes)]))}
+    drift = batch_drift.first_position_drift(adapter, requests, max(sizes))
+    return {"requests": len(requests), "new_tokens": args.new_tokens, "seconds": seconds, "dtype": adapter.dtype,
+            "identical": sum(a == b for a, b in zip(answers[max(sizes)], answers[min(sizes)])), "drift": drift}
 
 
 def work_answer(args) -> dict:

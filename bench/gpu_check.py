@@ -11,7 +11,9 @@ one-line reason and the rest still run):
   2. option scoring: bench/option_scoring.py's many-questions figure, 32 questions batched against one at a time and
      the bare model's floor, and in how many both ways choose the same option (bfloat16 on a GPU); against the 7B
      shape's targets on one H100: under 0.6 s for 32 questions, within 1.2x the floor, the same choice in >= 99 %;
-  3. generation: bench/generation.py's requests, 64 x 32 new tokens (end-of-sequence off), at batch 1, 8 and 64;
+  3. generation: bench/generation.py's requests, 64 x 32 new tokens (end-of-sequence off), at batch 1, 8 and 64, and
+     how far the largest batch moves the log-probabilities of the first generated position (bench/batch_drift.py;
+     the summary's "batch size and the numbers" line, beside part 2's largest option-score difference);
   4. sample suites: CURE and ReForm-Eval through the CLI (`python -m evaluator run --model <folder> --suite sample`),
      timed by phase from their results.json: loading (run.load_time_s), the model's generation and option-scoring
      calls (run.call_time_s) and everything else. SimpleQA and LAVE need a judge: only their answering is timed
@@ -354,6 +356,25 @@ def targets(figures: dict, shape: str, device: str) -> str:
                                                        for what, value, ok in checks)
 
 
+def batch_effect(scoring: Part, generation: Part) -> str:
+    """What the batch size does to the numbers, from parts 2 and 3: how far log-probabilities moved between batch 1
+    and the largest batch, and how many requests could change their first token by it."""
+    found = []
+    if generation.status == OK and "drift" in generation.data:
+        d, g = generation.data["drift"], generation.data
+        found.append(f"at the first generated position ({g.get('dtype', '?')}) log-probabilities moved by up to "
+                     f"{d['drift']:.2e} between batch 1 and batch {max(int(b) for b in g['seconds'])} (over each "
+                     f"request's 20 most likely tokens); {d['could_flip']} of {d['requests']} requests have their two "
+                     f"most likely tokens closer than that (the smallest gap {d['min_gap']:.2e}), and only those can "
+                     f"change their first token with the batch; the most likely token was the same in "
+                     f"{d['same_top']} of {d['requests']}")
+    if scoring.status == OK and "worst" in scoring.data:
+        found.append(f"option scores moved by up to {scoring.data['worst']:.2e} (summed log-likelihood, "
+                     f"{scoring.data['questions']} questions batched against one at a time)")
+    return "batch size and the numbers: " + ("; ".join(found) if found else "not measured (parts 2 and 3 did "
+                                                                            "not run)")
+
+
 def report(parts: dict[str, Part], args) -> str:
     """The summary, part 4's phases and part 5's projection, as printed at the end."""
     summary = aligned(("part", "status", "time (s)", "result"),
@@ -364,6 +385,7 @@ def report(parts: dict[str, Part], args) -> str:
     lines += [f"part 1 failure: {line}" for line in failures[:10]]
     if parts["scoring"].status == OK:
         lines.append(targets(parts["scoring"].data, args.shape, args.device))
+    lines.append(batch_effect(parts["scoring"], parts["generation"]))
     runs = parts["suites"].data or None
     if runs:
         lines += ["", "sample suites by phase (seconds, per item, share of the run)", aligned(

@@ -10,6 +10,11 @@ and a run of the same request that starts again reuses them; results["run"]["res
 many items were reused and how many model requests were made. Each benchmark's block has its coverage: the items
 that count in its headline score against the items of the whole suite (a limit lowers it).
 
+What decides the numbers besides the model and its revision is recorded beside them: run.batch_size, run.dtype,
+run.device, run.hardware (the GPU's name among it), run.attention (the attention implementation), run.generation_path
+(how generate ran: "dynamic", "static", "static-compiled", or "served"), run.sampling (how sampled requests draw) and
+run.versions (torch, transformers and the rest).
+
 Where the time went: run.wall_time_s (the whole run), run.load_time_s (loading the model), each benchmark's
 wall_time_s and score_time_s (scoring, the judge's grading included), and run.call_time_s: per benchmark, the seconds
 in the model's generation and option-scoring calls.
@@ -36,6 +41,11 @@ from evaluator.journal import Journal
 from evaluator.progress import ANSWERING, GRADING, LOADING, Progress
 from evaluator.prompt_files import prompt_hash
 from evaluator.run_files import json_safe, library_versions, project_commit, utc_now, write_atomic
+
+
+# How sampled requests draw (recorded with every run, so that a change of method shows): each from a seed of its own,
+# per item and repeat, never per batch (evaluator.models.sampling; a served model gets the seed with each request).
+SAMPLING = "per-request seed (item, repeat)"
 
 
 @dataclass
@@ -306,6 +316,8 @@ def run(config: RunConfig, out_dir: Path) -> dict:
         "run": {
             "dtype": model.dtype, "device": model.device, "batch_size": model.batch_size,
             "has_vision": model.has_vision, "scoring_path": model.scoring_path,
+            "generation_path": getattr(model, "generation_path", None), "attention": getattr(model, "attention", None),
+            "sampling": SAMPLING,
             "hardware": hardware_record(model, cpu_reason), "served": served,
             "modes": run_modes([benchmark.CARD for benchmark in benchmarks], config.options),
             "versions": library_versions(), "git_commit": project_commit(), "host": platform.node(),

@@ -6,7 +6,7 @@ the explorer's tests.
   it answers differently from A and can be compared with it);
 - "text": tiny-llama on SimpleQA (scripted grades), every question with each of its parts (answer, stated confidence,
   5 samples) but replies of at most TEXT_MAX_NEW_TOKENS tokens: the tiny random model never stops early, and at the
-  default budgets (256 / 96 tokens, each sample a batch of one) this run alone took most of the fixture's time.
+  default budgets (256 / 96 tokens) this run alone took most of the fixture's time.
   The SimpleQA golden scores (tests/test_golden_scores.py) run the default budgets.
 """
 from __future__ import annotations

@@ -18,8 +18,8 @@ CURE_LABELS = ["CURE Ro", "CURE Rh", "CURE Rcot", "CURE Cf", "CURE Cb"]
 # every test here runs the real worker subprocess through a scheduler tick (or drives a browser)
 pytestmark = pytest.mark.slow
 # SimpleQA's generation budget for the end-to-end run: every question, every part (answer, stated confidence, k
-# samples), only shorter. The tiny random model never stops early, so the defaults (256 / 96 tokens, k = 5, each
-# sample a batch of one) cost about 50,000 decoding steps; this costs about 1,000, through the same code paths.
+# samples), only shorter. The tiny random model never stops early, so the defaults (256 / 96 tokens, k = 5) cost
+# tens of thousands of decoding steps; this costs about 1,000, through the same code paths.
 SIMPLEQA_SMALL = ("simpleqa.max_new_tokens=8", "simpleqa.confidence_max_new_tokens=8", "simpleqa.samples=2")
 
 

@@ -52,6 +52,9 @@ def test_every_part_runs_on_the_cpu_and_the_summary_and_projection_are_printed()
     assert "batch 1 " in rows["3 generation"] and "batch 4 " in rows["3 generation"]
     assert all(f"{name} " in rows["4 sample suites"] for name in REGISTRY)
     assert "part 2 targets" in done.stdout and "sample suites by phase" in done.stdout
+    effect = next(line for line in done.stdout.splitlines() if line.startswith("batch size and the numbers: "))
+    assert "(float32) log-probabilities moved by up to" in effect and "between batch 1 and batch 4" in effect
+    assert "option scores moved by up to" in effect
     projection = projection_rows(done.stdout)
     assert set(projection) == set(REGISTRY)
     assert "per 1,000 items" in projection["reform"] and "not known" in projection["reform"]

@@ -13,6 +13,7 @@ from PIL import Image
 from evaluator.benchmarks import card_problems, get_benchmark
 from evaluator.benchmarks.reform import CARD, datasets, files, planning, prompts, scoring
 from evaluator.benchmarks.reform.datasets import DIMENSIONS, MC
+from evaluator.benchmarks.seeds import item_seed
 from evaluator.benchmarks.spec import NUMBER, PlanContext, ScoreContext
 from evaluator.details import read_details, write_details
 from evaluator.images import encode_image_base64
@@ -151,8 +152,6 @@ def test_generation_and_likelihood_texts():
     item = {"history": [{"from": "human", "value": "hi"}, {"from": "assistant", "value": "(A) red"}]}
     assert prompts.dialogue_history(item) == [{"role": "user", "content": "hi"},
                                               {"role": "assistant", "content": "(A) red"}]
-    assert prompts.repeat_seed(0, 1) == prompts.repeat_seed(0, 1) != prompts.repeat_seed(0, 2) \
-        != prompts.repeat_seed(1, 2)
 
 
 def test_history_folds_into_the_text_without_a_chat_template():
@@ -239,8 +238,8 @@ def test_plan_asks_item_by_item_and_repeat_by_repeat():
             continue
         # generation then likelihood for repeat 0, then for repeat 1; one image loader for the item
         assert [a.options is None for a in asks] == [True, False, True, False]
-        assert [a.request.seed for a in asks if a.options is None] == [prompts.repeat_seed(0, 0),
-                                                                       prompts.repeat_seed(0, 1)]
+        assert [a.request.seed for a in asks if a.options is None] == [item_seed("reform", 0, item, 0),
+                                                                       item_seed("reform", 0, item, 1)]
         assert len({id(a.images) for a in asks}) == 1 and asks[0].images()[0].mode == "RGB"
         assert [(r["mode"], r["repeat"], r["extraction"]) for r in rows] == [
             ("generation", 0, "mark"), ("generation", 1, "mark"),
@@ -438,20 +437,20 @@ def test_same_seed_same_prompts_and_modes_alone(llava, both, tmp_path_factory):
         _run(llava, tmp_path_factory, **{"reform.mode": "bogus"})
 
 
-def test_sampled_repeats_share_a_seed_so_they_batch(llava, monkeypatch):
-    """All items of one repeat carry the same sampling seed, so the adapter runs them as one batch (a seed per item
-    would make every sampled request a batch of one)."""
+def test_sampled_requests_have_a_seed_each_and_still_batch(llava, monkeypatch):
+    """Every sampled request carries its own seed (the item's and the repeat's), and the adapter still runs them in
+    batches: it samples each row from its own seed, so no batch changes an answer."""
     batches = []
     original = llava._generate_batch
 
-    def spy(batch, temperature, seed):
-        batches.append((temperature, seed, len(batch)))
-        return original(batch, temperature, seed)
+    def spy(batch):
+        batches.append([(r.temperature, r.seed) for r in batch])
+        return original(batch)
 
     monkeypatch.setattr(llava, "_generate_batch", spy)
     result = run_benchmark("reform", llava, limit=1, options={"reform.mode": "generation", "reform.repeats": "2"},
                            batch_size=64)
-    sampled = [b for b in batches if b[0] > 0]
-    assert {seed for _, seed, _ in sampled} == {prompts.repeat_seed(0, 0), prompts.repeat_seed(0, 1)}
+    sampled = [seed for batch in batches for temperature, seed in batch if temperature > 0]
     n_mc = result.counts["multiple_choice"]
-    assert sum(size for *_, size in sampled) == 2 * n_mc and max(size for *_, size in sampled) > 1
+    assert len(sampled) == len(set(sampled)) == 2 * n_mc  # one seed per item and repeat
+    assert max(sum(1 for t, _ in batch if t > 0) for batch in batches) > 1  # and they share batches

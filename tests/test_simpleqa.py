@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.benchmarks import card_problems, get_benchmark
+from evaluator.benchmarks.seeds import item_seed
 from evaluator.benchmarks.simpleqa import CARD, plan, score
 from evaluator.benchmarks.simpleqa import answers, data, grader, planning, prompts
 from evaluator.benchmarks.simpleqa import options as simpleqa_options
@@ -231,7 +232,7 @@ def test_plan_has_one_ask_per_request_in_the_old_order():
     assert qs[0]["problem"] in conf.text and conf.max_new_tokens == 96 and conf.temperature == 0.0
     assert {(s.text, s.temperature, s.max_new_tokens) for s in samples} == {(qs[0]["problem"], 1.0, budget)}
     # one seed per sample: from the base seed, the question and the sample's number
-    assert [s.seed for s in samples] == [planning.sample_seed(7, qs[0]["question_id"], j) for j in (1, 2, 3)]
+    assert [s.seed for s in samples] == [item_seed("simpleqa", 7, qs[0]["question_id"], j) for j in (1, 2, 3)]
     seeds = [a.request.seed for a in got.asks if a.request.temperature > 0]
     assert len(seeds) == 6 and len(set(seeds)) == 6
     again = plan(PlanContext(suite="sample", limit=2, options={"simpleqa.samples": "3", "simpleqa.seed": "7"}))

@@ -72,6 +72,8 @@ class ServedAdapter:
     dtype = "served"
     device = "served"
     scoring_path = "none"  # no option scoring: generation only
+    generation_path = "served"  # the endpoint generates; how, it does not say
+    attention = None  # unknown: the server's
 
     def __init__(self, base_url: str, model: str, token: str | None = None, *, batch_size: int = AUTO_IN_FLIGHT,
                  timeout: float = TIMEOUT_S, max_retries: int = 4, backoff: float = 0.5,

@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 import torch
+from transformers import LogitsProcessorList
 
 from evaluator.models import batched_scoring, scoring
 from evaluator.models.architectures import describe_model_folder
 from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore, cut_at_stop
 from evaluator.models.devices import free_cuda_memory, pick_device_dtype, resolve_batch_size, split_across_gpus
 from evaluator.models.prompts import PROMPT_STYLES, TEXT_STYLE, chat_role, fold_history, fold_qa_history, prompt_style
+from evaluator.models.sampling import RowSampler
 
 # What callers read from here, the family table and the helpers of the sibling modules included.
 __all__ = ["PROMPT_STYLES", "TransformersAdapter", "cut_at_stop", "describe_model_folder", "ending", "fold_history",
@@ -57,6 +59,10 @@ class TransformersAdapter:
         # "shared_prefix" (the prompt's KV cache reused for every option) where the architecture allows, else
         # "reference" (one full forward pass per option); recorded in the run metadata.
         self.scoring_path = "shared_prefix" if scoring.supports_shared_prefix(model) else "reference"
+        # what decides the numbers besides the weights, recorded in the run metadata: the attention implementation
+        # the model loaded with, and how generate keeps its KV cache ("dynamic": transformers' DynamicCache)
+        self.attention = str(getattr(model.config, "_attn_implementation", None) or "default")
+        self.generation_path = "dynamic"
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -196,21 +202,20 @@ class TransformersAdapter:
                          on_answered: Callable[[list[int]], None] | None = None) -> list[GenerationResult]:
         """Completions in the order of `requests`, each with its token count and whether it hit max_new_tokens.
 
-        A batch shares temperature and seed (and, for families that cannot mix them, having images or not). A batch
-        that runs out of GPU memory is retried at half the size (and later batches use the smaller size); at
-        batch size 1 the error is raised. on_answered, if given, is told the indices of each batch once answered.
+        Requests go in batches of self.batch_size in their order (families that cannot mix prompts with and without
+        images batch those apart). Greedy and sampled requests share batches: a sampled request draws from its own
+        seeded stream (evaluator.models.sampling), so no answer depends on its batch. A batch that runs out of GPU
+        memory is retried at half the size (and later batches use the smaller size); at batch size 1 the error is
+        raised. on_answered, if given, is told the indices of each batch once answered.
         """
         outputs: list[GenerationResult | None] = [None] * len(requests)
-        groups: dict[tuple, list[int]] = {}
+        groups: dict[bool, list[int]] = {}
         for i, r in enumerate(requests):
-            key = (0.0, None) if r.temperature <= 0 else (float(r.temperature), r.seed)
-            if self.has_vision and not self.style.mixes:
-                key = (*key, bool(r.images))
-            groups.setdefault(key, []).append(i)
-        for key, indices in groups.items():
-            temperature, seed = key[0], key[1]
-            self._in_batches(indices, lambda chunk: self._generate_batch(
-                [requests[i] for i in chunk], temperature, seed), outputs, on_answered=on_answered)
+            apart = self.has_vision and not self.style.mixes
+            groups.setdefault(bool(r.images) if apart else False, []).append(i)
+        for indices in groups.values():
+            self._in_batches(indices, lambda chunk: self._generate_batch([requests[i] for i in chunk]), outputs,
+                             on_answered=on_answered)
         return [o or GenerationResult("") for o in outputs]
 
     def _in_batches(self, indices: list[int], run: Callable[[list[int]], list], outputs: list,
@@ -249,19 +254,19 @@ class TransformersAdapter:
         return {int(i) for i in (ids if isinstance(ids, (list, tuple)) else [ids])}
 
     @torch.inference_mode()
-    def _generate_batch(self, batch: list[GenerationRequest], temperature: float,
-                        seed: int | None) -> list[GenerationResult]:
+    def _generate_batch(self, batch: list[GenerationRequest]) -> list[GenerationResult]:
         prompts = [self.build_prompt(r) for r in batch]
         images = [r.images for r in batch]
         inputs = self._cast(self._encode(prompts, images))
         max_new = max(r.max_new_tokens for r in batch)
-        gen: dict[str, Any] = {"max_new_tokens": max_new, "pad_token_id": self.tokenizer.pad_token_id}
-        if temperature > 0:
-            gen.update(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
-            if seed is not None:
-                torch.manual_seed(seed)
-        else:
-            gen.update(do_sample=False, temperature=None, top_k=None, top_p=None)
+        # greedy search; sampled rows are drawn by RowSampler, last after the model's own processors
+        gen: dict[str, Any] = {"max_new_tokens": max_new, "pad_token_id": self.tokenizer.pad_token_id,
+                               "do_sample": False, "temperature": None, "top_k": None, "top_p": None}
+        temperatures = [max(0.0, float(r.temperature)) for r in batch]
+        if any(t > 0 for t in temperatures):
+            sampler = RowSampler(temperatures, [r.seed for r in batch], max_new, inputs["input_ids"].shape[1],
+                                 inputs["input_ids"].device)
+            gen["logits_processor"] = LogitsProcessorList([sampler])
         runner = self._runner(any(images))
         out = runner.generate(**inputs, **gen)
         new_tokens = out[:, inputs["input_ids"].shape[1]:]

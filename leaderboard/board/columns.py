@@ -14,13 +14,14 @@ run fact: coverage, suite, limit, judge, details). The Leaderboard tab, the parq
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from evaluator import api
 from leaderboard.board.costs import gpu_hours, hardware
+from leaderboard.board.run_facts import (endpoint_model, endpoint_url, judge_id, judge_name, judge_trial, modes,
+                                         served_flag, skipped)
 from leaderboard.formatting import as_float
 from leaderboard.submissions.vocabulary import MODEL_TYPES
 
@@ -76,61 +77,6 @@ class View:
         return tuple(dict.fromkeys(("rank", "model", *rest, "precision", "revision"))) if rest else ()
 
 
-def _skipped(results: dict) -> str | None:
-    """The benchmarks the run skipped, as JSON {name: reason}; None when it skipped none."""
-    skipped = results.get("skipped")
-    if not isinstance(skipped, dict) or not skipped:
-        return None
-    return json.dumps({str(k): str(v) for k, v in skipped.items()}, sort_keys=True)
-
-
-def _judge_name(results: dict) -> str | None:
-    """The judge named for people, from its identity: endpoint scheme, host, path and model only (a stored name is
-    redacted the same way when the identity is missing)."""
-    run = results.get("run")
-    if not isinstance(run, dict):
-        return None
-    if isinstance(run.get("judge"), dict) and run["judge"]:
-        return api.judge_name(run["judge"])
-    name = run.get("judge_name")
-    return api.redact(name) if isinstance(name, str) and name else None
-
-
-def _served(results: dict) -> dict:
-    """A served run's record of its endpoint (run.served: base_url, host, model, ...); {} for an in-process run."""
-    run = results.get("run")
-    served = run.get("served") if isinstance(run, dict) else None
-    return served if isinstance(served, dict) else {}
-
-
-def _served_flag(results: dict) -> str:
-    return "true" if results.get("served") is True or _served(results) else "false"
-
-
-def _endpoint_url(results: dict) -> str | None:
-    """A served run's endpoint as it may be shown: scheme, host, port and path (never a user, password or query)."""
-    return api.public_url(url) if isinstance(url := _served(results).get("base_url"), str) and url else None
-
-
-def _endpoint_model(results: dict) -> str | None:
-    return model if isinstance(model := _served(results).get("model"), str) and model else None
-
-
-def _modes(results: dict) -> str | None:
-    """How each benchmark the run ran was asked, "name=mode" sorted by name and joined by commas."""
-    return ",".join(f"{name}={mode}" for name, mode in sorted(api.scoring_modes(results).items())) or None
-
-
-def _judge_trial(results: dict) -> str:  # run.judge_trial, read defensively: missing is not a trial
-    run = results.get("run")
-    return "true" if isinstance(run, dict) and run.get("judge_trial") is True else "false"
-
-
-def _judge_id(results: dict) -> str | None:
-    judge = run.get("judge") if isinstance(run := results.get("run"), dict) else None
-    return api.judge_id(judge) if isinstance(judge, dict) else None
-
-
 MODEL_COLUMNS: tuple[Column, ...] = (
     Column("model", "Model", ("model",), TEXT,
            "The Hugging Face Hub model id (or local folder) that was evaluated; it links to the model's Hub page. A "
@@ -155,34 +101,34 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column("modes", "Asked by", (), TEXT,
            "How each benchmark the run ran was asked, as name=mode (generation: by generation alone; likelihood or "
            "both: also by each option's likelihood). Part of comparability: runs asked differently are never ranked "
-           "together, and a served model is asked by generation only.", group="run", derive=_modes),
+           "together, and a served model is asked by generation only.", group="run", derive=modes),
     Column("served", "Served", (), TEXT,
            "true for a served model (one behind an OpenAI-compatible chat-completions endpoint, added by the admins "
            "and asked by generation only: the board tags its row \"served\" with the endpoint's host); false for a "
-           "model the evaluator loaded itself.", group="run", derive=_served_flag),
+           "model the evaluator loaded itself.", group="run", derive=served_flag),
     Column("endpoint", "Endpoint", (), TEXT,
            "A served model's endpoint: its base URL (scheme, host, port and path only; never a key); empty for other "
-           "runs.", group="run", derive=_endpoint_url),
+           "runs.", group="run", derive=endpoint_url),
     Column("endpoint_model", "Endpoint model", (), TEXT,
            "The model name a served model's endpoint was asked for (the board links it to its Hub page when it is a "
-           "Hub id); empty for other runs.", group="run", derive=_endpoint_model),
+           "Hub id); empty for other runs.", group="run", derive=endpoint_model),
     Column("judge", "Judge", (), TEXT,
            "The LLM judge that graded the run's judged benchmarks (its model and endpoint, or a local model at its "
            "revision); empty when no benchmark of the run needs one. A run graded again shows its latest judge.",
-           group="run", derive=_judge_name),
+           group="run", derive=judge_name),
     Column("judge_id", "Judge id", (), TEXT,
            "8 characters of the hash of the judge's identity: two runs with the same id were graded by the same "
-           "judge (model, revision or endpoint).", group="run", derive=_judge_id),
+           "judge (model, revision or endpoint).", group="run", derive=judge_id),
     Column("judge_trial", "Trial judge", (), TEXT,
            "true when a local judge under 7B parameters graded the run's judged benchmarks: a trial judge, for trying "
            "the machinery, whose grades are not for scores, so the run is flagged and never ranked; false otherwise.",
-           group="run", derive=_judge_trial),
+           group="run", derive=judge_trial),
     Column("limit", "Limit", ("run", "limit"), COUNT,
            "The run's item limit per benchmark (LEADERBOARD_LIMIT; a benchmark may apply it per group); 0 or empty: the "
            "whole suite. A limited run is flagged and not ranked with complete ones.", group="run"),
     Column("skipped", "Skipped", (), TEXT,
            "The benchmarks the run skipped, with the reason (JSON: benchmark -> reason), for example a benchmark "
-           "that needs images on a text-only model.", group="run", derive=_skipped),
+           "that needs images on a text-only model.", group="run", derive=skipped),
     Column("hidden", "Hidden", ("hidden",), TEXT,
            "Why the leaderboard's admins hid the run from the ranking (for example a model trained on the test "
            "data); empty for other runs. A hidden run is flagged with this reason and not ranked.", group="run"),
@@ -191,8 +137,26 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column("key", "Key", ("key",), TEXT, "<org>/<model>/<sha12>_<precision>: names the request, results and details.",
            group="run"),
     Column("architecture", "Architecture", ("architecture",), TEXT, "The model's architecture class.", group="run"),
-    Column("dtype", "Dtype", ("run", "dtype"), TEXT, "The dtype the weights were loaded in.", group="run"),
+    Column("dtype", "Dtype", ("run", "dtype"), TEXT,
+           "The dtype the weights were loaded in. Shown, not ranked apart: runs in float32 and bfloat16 are ranked "
+           "together, and the batch-size figures in the About tab say how far rounding moves a score.", group="run"),
     Column("device", "Device", ("run", "device"), TEXT, "cuda or cpu.", group="run"),
+    Column("gpu", "GPU", ("run", "hardware", "gpu_name"), TEXT, "The GPU the run used (empty on the CPU).",
+           group="run"),
+    Column("batch_size", "Batch size", ("run", "batch_size"), COUNT,
+           "Requests the model answered at once (after any halving on out-of-memory). Shown, not ranked apart: an "
+           "answer never depends on its batch (each sampled request draws from a seed of its own).", group="run"),
+    Column("attention", "Attention", ("run", "attention"), TEXT,
+           "The attention implementation the model ran with (sdpa, eager, ...); empty for a served model. Shown, not "
+           "ranked apart.", group="run"),
+    Column("generation_path", "Generation", ("run", "generation_path"), TEXT,
+           "How the model generated: dynamic (a growing KV cache), static or static-compiled (a fixed-size cache, "
+           "compiled on a GPU), or served (an endpoint's own). Shown, not ranked apart: the paths give the same "
+           "greedy tokens.", group="run"),
+    Column("torch_version", "torch", ("run", "versions", "torch"), TEXT, "The torch version the run used.",
+           group="run"),
+    Column("transformers_version", "transformers", ("run", "versions", "transformers"), TEXT,
+           "The transformers version the run used.", group="run"),
     Column("submitted_time", "Submitted", ("submitted_time",), TIME, "When the request was submitted (UTC).",
            group="run"),
     Column("finished_time", "Finished", ("finished_time",), TIME, "When the run finished (UTC).", group="run"),
@@ -228,8 +192,9 @@ BOARD_COLUMNS: tuple[Column, ...] = (
     Column("rank", "#", (), RANK,
            "The run's place among the runs it is comparable with: the same suite, each benchmark asked the same way "
            "(**Asked by**: by generation alone, or also by option likelihood) and, in the Overview, an overall score "
-           "over the same benchmarks. \"unranked\" for a flagged run or a run without the score (listed after the "
-           "ranked ones).", group="board"),
+           "over the same benchmarks. How it ran (dtype, device, GPU, batch size, attention, generation path, library "
+           "versions) is shown in Run details and never ranks runs apart. \"unranked\" for a flagged run or a run "
+           "without the score (listed after the ranked ones).", group="board"),
     Column("flag", "Flag", (), TEXT,
            "Why the run is not ranked with complete runs: the admins hid it (with their reason), a trial judge graded "
            "it, it used an item limit, or it scored fewer than the coverage threshold of a benchmark's items. Flagged "
@@ -347,12 +312,14 @@ def _overview(cards: Sequence[api.Card]) -> View:
 
 def _runs(cards: Sequence[api.Card]) -> View:
     """The Overview's rows with every run fact: what the overall score is over, coverage, suite, limit, judge,
-    hardware, GPU time and cost, details, times."""
+    hardware, GPU time and cost, details, how it ran (dtype, device, GPU, batch size, attention, generation path,
+    library versions), times."""
     coverage = [f"{card.name}_coverage" for card in cards]
     return View(RUNS, "Run details", None,
                 ("rank", "model", "overall", "scored_on", "precision", "model_type", "params_billions", "suite",
                  "modes", "limit", *coverage, "judge", "judge_id", "endpoint", "cost_flavor", "gpu_hours", "cost_usd",
-                 "flag", "notes", "details", "revision", "submitted_time", "finished_time"), "overall")
+                 "flag", "notes", "details", "dtype", "device", "gpu", "batch_size", "attention", "generation_path",
+                 "torch_version", "transformers_version", "revision", "submitted_time", "finished_time"), "overall")
 
 
 def _benchmark_view(card: api.Card) -> View:

@@ -12,7 +12,10 @@
   it is ranked with in-process runs asked by generation, never against runs scored by likelihood) and, in the
   Overview, an overall score over the same benchmarks (so a text-only model that could run SimpleQA alone is ranked
   among runs scored on SimpleQA alone, and a vision model is never averaged with a zero for a benchmark it did not
-  run). Cohorts with more benchmarks come first, the full suite before the sample one.
+  run). Cohorts with more benchmarks come first, the full suite before the sample one. How a run ran (dtype, device,
+  GPU, batch size, attention implementation, generation path, torch and transformers versions) is shown in Run
+  details and never splits a cohort: a batch size or a generation path never changes an answer, and the rounding of
+  a dtype is measured and said in the About tab.
 - **Notes** say what the scores leave out: benchmarks skipped and why, benchmarks asked otherwise than by their
   default, answers the judge could not grade or rate.
 """

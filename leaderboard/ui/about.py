@@ -54,6 +54,8 @@ coverage (items that count in the scores, items run, items in the suite, and the
 - the model id, the **full commit sha**, the precision, the model type, the parameter count and architecture;
 - `run.dtype`, `run.device` and `run.batch_size` used, and `run.hardware`: the GPUs (name, count, memory of each),
   the NVIDIA driver, torch's CUDA version, and why the CPU was used when no GPU was usable;
+- `run.attention` (the attention implementation), `run.generation_path` (how the model generated) and
+  `run.sampling` (how sampled answers draw: each from a seed of its own, per question and repeat);
 - `run.versions`: the versions of torch, transformers and the other libraries involved;
 - `run.git_commit`: this project's commit that ran the evaluation;
 - `run.judge` and `run.judge_name`: the judge's identity (model id and revision, or endpoint and model name) where
@@ -70,6 +72,15 @@ coverage (items that count in the scores, items run, items in the suite, and the
   and how many model requests were made afresh;
 - `run.cost`: what the run cost (see What a run costs);
 - the submitted and finished times, and the benchmarks that were skipped, with the reason.
+
+**Batch size and the numbers.** No answer depends on the batch size, the GPU or the questions that share a batch:
+every sampled answer (a benchmark that samples says so in its options below) draws from a seed of its own, from the
+benchmark, the run's seed, the question and the repeat, whatever batch it is in. On the CPU in
+float32 every sample suite gives the same answers, grades and choices at batch size 1 and 8, and option scores agree
+within 1e-5 per token. On a GPU in bfloat16 a different batch shape rounds differently: log-probabilities move by an
+amount not yet measured on a GPU, and an answer can change only where its two most likely tokens are closer than
+that. Submit in float32 where that must not happen. The batch size, dtype, device, GPU, attention, generation path
+and library versions are shown in **Run details**; none of them ranks runs apart.
 """
 
 COSTS = """\

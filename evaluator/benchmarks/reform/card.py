@@ -153,7 +153,8 @@ CARD = Card(
                "instruction, option order and mark style"),
         Option("reform.marks", "random", "option mark style in generation: `random` (drawn per repeat), `upper` "
                "(A), `lower` (a) or `number` (1)"),
-        Option("reform.seed", "0", "seed of the templates, option orders, mark styles and sampling"),
+        Option("reform.seed", "0", "seed of the templates, option orders, mark styles and sampling: each sampled "
+               "repeat draws from a seed of its own (this one, the question and the repeat), whatever its batch"),
         Option("reform.max_new_tokens", str(MC_MAX_NEW_TOKENS),
                "tokens the model may generate per multiple-choice answer"),
         Option("reform.free_max_new_tokens", str(FREE_MAX_NEW_TOKENS),

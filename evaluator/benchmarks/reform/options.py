@@ -9,7 +9,7 @@ from evaluator.benchmarks.run_options import choice_option, int_option
 MODES = ("both", "generation", "likelihood")
 MARK_MODES = ("random", *MARK_STYLES)
 DEFAULT_REPEATS = 5
-TEMPERATURE = 0.2  # generation samples multiple choice at this temperature (one seed per repeat)
+TEMPERATURE = 0.2  # generation samples multiple choice at this temperature (a seed per item and repeat)
 MC_MAX_NEW_TOKENS = 16
 FREE_MAX_NEW_TOKENS = 32
 ANY_SEED = -(2 ** 63)  # a seed may be any integer

@@ -7,8 +7,8 @@ Per item, in suite order (ctx.limit > 0 keeps that many items per dimension, rou
   option-scoring request (mode likelihood / both) whose scores fill two rows, "likelihood" (chosen by the summed
   log-likelihood) and "likelihood_mean" (by the per-token mean). Both modes carry the one-shot example turn before
   the item's own dialogue history, as the reference does with its in-context sample in either mode.
-The Asks go item by item, repeat by repeat, so the executor sends the sampled requests in that order and a seed and
-batch size give the same outputs. Rows are stored per item: generation rows by repeat, then likelihood rows by
+The Asks go item by item, repeat by repeat. Each sampled request has a seed of its own (evaluator.benchmarks.seeds:
+from reform.seed, the item and the repeat), so its answer is the same at any batch size and beside any other item. Rows are stored per item: generation rows by repeat, then likelihood rows by
 repeat (sum before mean).
 """
 from __future__ import annotations
@@ -20,9 +20,10 @@ from collections import Counter
 from evaluator.benchmarks.reform.datasets import MC, free_rule
 from evaluator.benchmarks.reform.options import TEMPERATURE, RunSettings, run_settings
 from evaluator.benchmarks.reform.prompts import (dialogue_history, example_history, free_text, generation_text,
-                                                 likelihood_text, load_prompts, plan_repeat, repeat_seed,
-                                                 split_templates, used_prompts)
+                                                 likelihood_text, load_prompts, plan_repeat, split_templates,
+                                                 used_prompts)
 from evaluator.benchmarks.reform.suite import load_full_suite, load_sample_suite
+from evaluator.benchmarks.seeds import item_seed
 from evaluator.benchmarks.spec import Ask, Plan, PlanContext
 from evaluator.models.base import GenerationRequest
 
@@ -129,7 +130,7 @@ class _Planner:
         shown = [options[i] for i in how["order"]]
         text = generation_text(self.gen_templates[how["template_id"]], item["question"], shown, how["mark_style"])
         request = GenerationRequest(text=text, max_new_tokens=s.max_new_tokens, temperature=TEMPERATURE,
-                                    seed=repeat_seed(s.seed, repeat), history=self.example + dialogue_history(item))
+                                    seed=item_seed(NAME, s.seed, key, repeat), history=self.example + dialogue_history(item))
         row = _row(item, key, "generation", repeat, "mark")
         row.update(gold=str(how["order"].index(options.index(item["answer"]))), mark_style=how["mark_style"],
                    template_id=how["template_id"], options=json.dumps(shown, ensure_ascii=False))

@@ -12,7 +12,6 @@ generation, a mark style; all drawn from a random.Random seeded by (seed, questi
 from __future__ import annotations
 
 import random
-import zlib
 
 from evaluator.benchmarks.reform.datasets import CAPTION, OCR
 from evaluator.prompt_files import prompts_dir, read_prompt, read_prompts
@@ -73,15 +72,6 @@ def list_options(options: list[str], style: str) -> str:
 
 def repeat_rng(seed: int, question_id: str, repeat: int) -> random.Random:
     return random.Random(f"reform|{seed}|{question_id}|{repeat}")
-
-
-def repeat_seed(seed: int, repeat: int) -> int:
-    """The sampling seed of one repeat, shared by every item (stable across runs and processes).
-
-    One seed per repeat, not per item: the adapter batches requests that share temperature and seed, so per-item
-    seeds would run every sampled request alone.
-    """
-    return zlib.crc32(f"reform|{seed}|{repeat}".encode("utf-8"))
 
 
 def plan_repeat(question_id: str, options: list[str], repeat: int, n_templates: int, *, seed: int = 0,

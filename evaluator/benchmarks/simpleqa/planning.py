@@ -4,9 +4,9 @@ Per question, in this order: the bare question, greedy ("answer"); with stated c
 prompt, greedy ("confidence"); with answer frequency on, k samples of the bare question at temperature 1
 ("sample1".."sampleK"). The "frequency" row is derived from the samples when scoring.
 
-Each sample has its own seed (sample_seed: from the base seed, the question id and the sample's number), so the k
-samples are k independent draws and a rerun or a resumed run draws them again. The adapter puts only requests that
-share a seed in one batch, so each sample runs alone, as a batch of one, and no batch size or neighbour changes it.
+Each sample has its own seed (evaluator.benchmarks.seeds: from the base seed, the question id and the sample's
+number), so the k samples are k independent draws and a rerun or a resumed run draws them again. The adapter samples
+each request from its own seed, so samples batch with any other request and no batch size or neighbour changes them.
 Every row records whether its reply used up its max_new_tokens budget ("hit_token_limit": True or False, filled by
 the executor from the adapter's generation result; None when the model does not report it).
 
@@ -15,13 +15,13 @@ A limit (--limit N) draws N questions at random with the fixed seed LIMIT_SEED, 
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import random
 
 from evaluator.benchmarks.simpleqa.data import load_questions, suite_location
 from evaluator.benchmarks.simpleqa.prompts import fill, load_prompts
 from evaluator.benchmarks.simpleqa.options import SAMPLE_TEMPERATURE, RunSettings, read_settings
+from evaluator.benchmarks.seeds import item_seed
 from evaluator.benchmarks.spec import Ask, Plan, PlanContext
 from evaluator.models.base import GenerationRequest
 
@@ -62,13 +62,6 @@ def new_row(q: dict, part: str, repeat: int, prompt: str) -> dict:
     }
 
 
-def sample_seed(seed: int, question_id: str, sample: int) -> int:
-    """The sampling seed of one sample of one question: 63 bits of a hash of the base seed, the question id and the
-    sample's number (1..k), the same in every run and process."""
-    digest = hashlib.sha256(f"simpleqa|{seed}|{question_id}|{sample}".encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
-
-
 def _asks(q: dict, settings: RunSettings, confidence_template: str) -> list[Ask]:
     """One question's requests, each with the row it fills, in the order the model gets them."""
     problem, item = q["problem"], q["question_id"]
@@ -81,7 +74,7 @@ def _asks(q: dict, settings: RunSettings, confidence_template: str) -> list[Ask]
     if settings.frequency:
         for j in range(1, settings.samples + 1):
             request = GenerationRequest(text=problem, max_new_tokens=settings.max_new_tokens,
-                                        temperature=SAMPLE_TEMPERATURE, seed=sample_seed(settings.seed, item, j))
+                                        temperature=SAMPLE_TEMPERATURE, seed=item_seed(NAME, settings.seed, item, j))
             asks.append(Ask(item, request, [new_row(q, f"sample{j}", j, problem)]))
     return asks
 

@@ -1,0 +1,63 @@
+"""Run facts the board derives from a whole results file (its derived columns, leaderboard.board.columns): what was
+skipped, the judge (named for people, its id, whether it is a trial judge), a served model's endpoint, and how each
+benchmark was asked. Each reads the file defensively: a missing or odd value is None (or "false"), never an error."""
+from __future__ import annotations
+
+import json
+
+from evaluator import api
+
+
+def skipped(results: dict) -> str | None:
+    """The benchmarks the run skipped, as JSON {name: reason}; None when it skipped none."""
+    found = results.get("skipped")
+    if not isinstance(found, dict) or not found:
+        return None
+    return json.dumps({str(k): str(v) for k, v in found.items()}, sort_keys=True)
+
+
+def judge_name(results: dict) -> str | None:
+    """The judge named for people, from its identity: endpoint scheme, host, path and model only (a stored name is
+    redacted the same way when the identity is missing)."""
+    run = results.get("run")
+    if not isinstance(run, dict):
+        return None
+    if isinstance(run.get("judge"), dict) and run["judge"]:
+        return api.judge_name(run["judge"])
+    name = run.get("judge_name")
+    return api.redact(name) if isinstance(name, str) and name else None
+
+
+def served_record(results: dict) -> dict:
+    """A served run's record of its endpoint (run.served: base_url, host, model, ...); {} for an in-process run."""
+    run = results.get("run")
+    served = run.get("served") if isinstance(run, dict) else None
+    return served if isinstance(served, dict) else {}
+
+
+def served_flag(results: dict) -> str:
+    return "true" if results.get("served") is True or served_record(results) else "false"
+
+
+def endpoint_url(results: dict) -> str | None:
+    """A served run's endpoint as it may be shown: scheme, host, port and path (never a user, password or query)."""
+    return api.public_url(url) if isinstance(url := served_record(results).get("base_url"), str) and url else None
+
+
+def endpoint_model(results: dict) -> str | None:
+    return model if isinstance(model := served_record(results).get("model"), str) and model else None
+
+
+def modes(results: dict) -> str | None:
+    """How each benchmark the run ran was asked, "name=mode" sorted by name and joined by commas."""
+    return ",".join(f"{name}={mode}" for name, mode in sorted(api.scoring_modes(results).items())) or None
+
+
+def judge_trial(results: dict) -> str:  # run.judge_trial, read defensively: missing is not a trial
+    run = results.get("run")
+    return "true" if isinstance(run, dict) and run.get("judge_trial") is True else "false"
+
+
+def judge_id(results: dict) -> str | None:
+    judge = run.get("judge") if isinstance(run := results.get("run"), dict) else None
+    return api.judge_id(judge) if isinstance(judge, dict) else None

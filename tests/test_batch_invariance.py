@@ -1,0 +1,144 @@
+"""The batch size never changes a number: every benchmark's sample suite through the CLI at --batch-size 1 and 8.
+
+On the tests' tiny models in float32 on the CPU (tiny-llava for the vision benchmarks, CURE in both of its modes;
+tiny-llama for SimpleQA, whose answers and samples are kept short so that batch 1 stays quick), graded by one
+scripted judge: every details row is the same at both sizes, answers, parses, grades and chosen options alike, and
+every option's log-likelihood agrees within OPTION_TOLERANCE per token (its mean within 1e-5, its sum within 1e-5
+per token: float rounding over a longer padded batch; a 16-token option's sum near -96 has a float32 resolution of
+7.6e-6, and moved by two of those steps). A served
+model is asked with 1 and with 8 requests in flight: a stand-in that answers out of order (each reply after a random
+delay) and by its seed, as a real server samples, gets the same details both ways.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests import scripted_judges
+from tests.cli_runs import evaluator_many
+from tests.judge_servers import ScriptedServer
+from tests.served_servers import StandInServer
+
+pytestmark = pytest.mark.slow  # whole sample suites through the CLI
+
+OPTION_TOLERANCE = 1e-5
+SIMPLEQA_SHORT = ("simpleqa.max_new_tokens=8", "simpleqa.confidence_max_new_tokens=8")
+
+
+def judge(index: int, body: dict):
+    """The scripted SimpleQA grades or LAVE ratings, whichever the request asks for."""
+    prompt = body["messages"][-1]["content"]
+    if "Candidate answer: '" in prompt:
+        return scripted_judges.lave_ratings(index, body)
+    return scripted_judges.simpleqa_grades(index, body)
+
+
+def _options(args: tuple[str, ...]) -> list[str]:
+    return [part for option in args for part in ("--option", option)]
+
+
+def _commands(out: Path, judge_url: str, llava: str, llama: str, size: int) -> list[list[str]]:
+    common = ["--suite", "sample", "--device", "cpu", "--precision", "float32", "--batch-size", str(size),
+              "--judge", f"endpoint:{judge_url}|scripted-judge", "--images-dir", str(out / "images")]
+    return [
+        ["run", "--model", llava, "--benchmarks", "cure,reform,lave", *common, "--out", str(out / f"vision-{size}")],
+        ["run", "--model", llava, "--benchmarks", "cure", *common, *_options(("cure.mode=generation",)),
+         "--out", str(out / f"cure-gen-{size}")],
+        ["run", "--model", llama, "--benchmarks", "simpleqa", *common, *_options(SIMPLEQA_SHORT),
+         "--out", str(out / f"text-{size}")],
+    ]
+
+
+def _scores(cell) -> list[dict]:
+    return json.loads(cell) if isinstance(cell, str) and cell else []
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def _close(a: dict, b: dict) -> bool:
+    """Two scores of one option within OPTION_TOLERANCE per token, and of the same length."""
+    return (a["n_tokens"] == b["n_tokens"] and abs(a["mean"] - b["mean"]) <= OPTION_TOLERANCE
+            and abs(a["sum"] - b["sum"]) <= OPTION_TOLERANCE * max(1, a["n_tokens"]))
+
+
+def assert_same_details(a: Path, b: Path) -> list[str]:
+    """Every details file of run `a` equals run `b`'s row by row (option scores within OPTION_TOLERANCE per token);
+    the benchmarks compared."""
+    names = sorted(path.name for path in (a / "details").glob("*.parquet"))
+    assert names and names == sorted(path.name for path in (b / "details").glob("*.parquet"))
+    for name in names:
+        x, y = pd.read_parquet(a / "details" / name), pd.read_parquet(b / "details" / name)
+        assert list(x.columns) == list(y.columns) and len(x) == len(y), name
+        for column in x.columns:
+            if column == "option_scores":
+                for p, q in zip(x[column], y[column]):
+                    sp, sq = _scores(p), _scores(q)
+                    assert len(sp) == len(sq) and all(_close(u, v) for u, v in zip(sp, sq)), (name, p, q)
+                continue
+            differ = [(i, u, v) for i, (u, v) in enumerate(zip(x[column], y[column]))
+                      if not (_missing(u) and _missing(v)) and str(u) != str(v)]
+            assert not differ, (name, column, len(differ), differ[:3])
+    return [name.removesuffix(".parquet") for name in names]
+
+
+def test_every_sample_suite_gives_the_same_details_at_batch_1_and_8(tiny_llava, tiny_llama, tmp_path):
+    llava, llama = str(tiny_llava.folder), str(tiny_llama.folder)
+    with ScriptedServer(judge) as server:
+        commands = [c for size in (1, 8) for c in _commands(tmp_path, server.base_url, llava, llama, size)]
+        done = evaluator_many(commands, tmp_path / "report.json", timeout=900)
+    for result in done:
+        assert result.returncode == 0, (result.args, result.stderr[-2000:])
+    compared = []
+    for run in ("vision", "cure-gen", "text"):
+        compared += assert_same_details(tmp_path / f"{run}-1", tmp_path / f"{run}-8")
+        one, eight = (json.loads((tmp_path / f"{run}-{size}" / "results.json").read_text()) for size in (1, 8))
+        assert (one["run"]["batch_size"], eight["run"]["batch_size"]) == (1, 8)
+        # what decides the numbers is recorded beside the model and its revision
+        for results in (one, eight):
+            run_block = results["run"]
+            assert (run_block["dtype"], run_block["device"], run_block["hardware"]["gpu_name"]) == ("float32", "cpu",
+                                                                                                    None)
+            assert (run_block["attention"], run_block["generation_path"]) == ("sdpa", "dynamic")
+            assert run_block["sampling"] and {"torch", "transformers"} <= set(run_block["versions"])
+        for name, block in one["benchmarks"].items():
+            assert block["scores"] == eight["benchmarks"][name]["scores"], name
+            assert block["counts"] == eight["benchmarks"][name]["counts"], name
+    assert sorted(set(compared)) == ["cure", "lave", "reform", "simpleqa"] and compared.count("cure") == 2
+    reform = pd.read_parquet(tmp_path / "vision-1" / "details" / "reform.parquet")
+    sampled = reform[(reform["mode"] == "generation") & (reform["form"] == "multiple_choice")]
+    assert len(sampled) > 100 and sampled["prediction"].nunique() > 5  # sampled answers were compared, not blanks
+
+
+def _seeded_answer(messages: list, body: dict) -> str:
+    """A reply that depends on the request and its seed, as a server's sampled reply does, after a random delay (so
+    that replies arrive in another order than they were sent)."""
+    time.sleep(random.uniform(0, 0.01))
+    digest = hashlib.sha256(json.dumps([messages, body.get("seed"), body.get("temperature")],
+                                       sort_keys=True).encode()).hexdigest()
+    return f"({'ABCD'[int(digest[:2], 16) % 4]}) answer {digest[:6]}"
+
+
+def test_a_served_model_gives_the_same_details_with_1_and_8_requests_in_flight(tmp_path):
+    with StandInServer("org/vlm", answer=_seeded_answer) as model, ScriptedServer(judge) as grader:
+        commands = [["run", "--model", f"endpoint:{model.base_url}|org/vlm", "--benchmarks",
+                     "cure,simpleqa,reform,lave", "--suite", "sample", "--limit", "6", "--batch-size", str(size),
+                     "--judge", f"endpoint:{grader.base_url}|scripted-judge", "--images-dir", str(tmp_path / "img"),
+                     "--out", str(tmp_path / f"served-{size}")] for size in (1, 8)]
+        done = evaluator_many(commands, tmp_path / "report.json", timeout=600)
+        assert model.max_inflight > 1  # at 8 in flight the replies overlapped
+        sampled = [r.body["seed"] for r in model.chat_requests if (r.body.get("temperature") or 0) > 0]
+    for result in done:
+        assert result.returncode == 0, (result.args, result.stderr[-2000:])
+    assert assert_same_details(tmp_path / "served-1", tmp_path / "served-8") == ["cure", "lave", "reform", "simpleqa"]
+    run_block = json.loads((tmp_path / "served-8" / "results.json").read_text())["run"]
+    assert (run_block["batch_size"], run_block["generation_path"], run_block["attention"]) == (8, "served", None)
+    # every sampled request had a seed of its own (its item's and repeat's), the same in both runs
+    assert sampled and all(sampled.count(seed) == 2 for seed in sampled)
