@@ -4,8 +4,11 @@ its figures as JSON on its last line, after the RESULT marker.
 
 - build: build and save a LLaVA of --shape (bench/_models.py) into --folder; its parameters, bytes and the machine;
 - scoring: bench/option_scoring.py's many_questions on the saved model;
-- generation: bench/generation.py's requests at each of --batches, each batch size warmed once first, and the
-  first generated position's log-probabilities at batch 1 against the largest batch (bench/batch_drift.py);
+- generation: bench/generation.py's requests at each of --batches on the dynamic and the static KV cache (compiled
+  on CUDA), each batch size warmed once first, the floor of a decode step, and the first generated position's
+  log-probabilities at batch 1 against the largest batch (bench/batch_drift.py);
+- warm_up: a second process's compile warm-up on the compiled path, for the same shapes, with the compile cache the
+  generation job filled (CUDA only);
 - answer: a judged benchmark's sample suite answered as the executor answers it (plan + the model's calls), with
   the full suite's default options, and never graded: no judge is needed.
 """
@@ -49,9 +52,9 @@ def work_scoring(args) -> dict:
 
 
 def work_generation(args) -> dict:
-    """The same requests at each batch size (generation.py), end-of-sequence off; the seconds, how many answers the
-    largest batch and the smallest share, and how far the largest batch moves the first generated position's
-    log-probabilities (batch_drift.first_position_drift)."""
+    """The same requests at each batch size on the dynamic path and on the static one (generation.both_paths: compiled
+    on CUDA), end-of-sequence off, with the floor of a decode step, and how far the largest batch moves the first
+    generated position's log-probabilities (batch_drift.first_position_drift)."""
     import batch_drift
     import generation
 
@@ -59,12 +62,22 @@ def work_generation(args) -> dict:
     adapter.model.generation_config.eos_token_id = None  # every request generates all its new tokens
     requests = generation.make_requests(args.requests, args.new_tokens)
     sizes = tuple(int(b) for b in args.batches.split(","))
-    for size in sizes:  # warm: one batch of each size
-        generation.generate_at(adapter, requests[:size], size)
-    seconds, answers = generation.timed_batches(adapter, requests, sizes, repeats=1)
-    drift = batch_drift.first_position_drift(adapter, requests, max(sizes))
-    return {"requests": len(requests), "new_tokens": args.new_tokens, "seconds": seconds, "dtype": adapter.dtype,
-            "identical": sum(a == b for a, b in zip(answers[max(sizes)], answers[min(sizes)])), "drift": drift}
+    figures = generation.both_paths(adapter, requests, sizes)
+    figures["drift"] = batch_drift.first_position_drift(adapter, requests, max(sizes))
+    return {"requests": len(requests), "new_tokens": args.new_tokens, "dtype": adapter.dtype, **figures}
+
+
+def work_warm_up(args) -> dict:
+    """A second process on the compiled path, with the compile cache the first one filled: its warm-up for the same
+    shapes (generation.path_timings)."""
+    import generation
+
+    adapter = _models.load_folder(Path(args.folder), device=args.device)
+    adapter.model.generation_config.eos_token_id = None
+    requests = generation.make_requests(args.requests, args.new_tokens)
+    sizes = tuple(int(b) for b in args.batches.split(","))
+    timings = generation.path_timings(adapter, requests, sizes, "static-compiled")
+    return {"warm_up_s": timings["warm_up_s"], "shapes": timings["shapes"], "fallback": timings["fallback"]}
 
 
 def work_answer(args) -> dict:
@@ -82,7 +95,10 @@ def work_answer(args) -> dict:
     answered = execute(adapter, plan, adapter.batch_size)
     done = time.perf_counter()
     return {"items": len(plan.items), "load_s": loaded - started, "total": done - started, "answer_s": done - loaded,
-            "generation_s": answered.generate_s, "option_scoring_s": answered.score_s}
+            "generation_s": answered.generate_s, "option_scoring_s": answered.score_s,
+            "path": adapter.generation_path, "compile_s": adapter.cache.compile_time_s,
+            "shapes": len(adapter.cache.shapes),
+            "images": adapter.image_features.record() if adapter.image_features is not None else {}}
 
 
 def full_suite_options(benchmark: str) -> dict[str, str]:
@@ -97,7 +113,8 @@ def full_suite_options(benchmark: str) -> dict[str, str]:
             "simpleqa.frequency": "on" if full.frequency else "off"}
 
 
-JOBS = {"build": work_build, "scoring": work_scoring, "generation": work_generation, "answer": work_answer}
+JOBS = {"build": work_build, "scoring": work_scoring, "generation": work_generation, "warm_up": work_warm_up,
+        "answer": work_answer}
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:

@@ -17,10 +17,12 @@ at every step for all 8 rows. The more tokens generated, the larger the ratio
 (CURE's chain-of-thought answers are far longer than 16 tokens): pass `--new-tokens 32` to see it.
 
 Run: `.venv/bin/python bench/generation.py [repeats] [--new-tokens N]`. Not part of the test suite. bench/gpu_check.py
-times the same requests (make_requests, timed_batches) on a LLaVA-1.5-7B-shaped model at batch 1, 8 and 64.
+times the same requests (make_requests, both_paths) on a LLaVA-1.5-7B-shaped model at batch 1, 8 and 64, on the
+dynamic KV cache and on the static one with its compiled decode step, against the floor of a decode step.
 """
 from __future__ import annotations
 
+import math
 import statistics
 import time
 
@@ -55,6 +57,80 @@ def timed_batches(adapter, requests: list, batch_sizes: tuple[int, ...],
             answers[size] = generate_at(adapter, requests, size)
             times[size].append(time.perf_counter() - started)
     return {size: statistics.median(seconds) for size, seconds in times.items()}, answers
+
+
+BATCH_1_REQUESTS = 8  # batch 1 answers this many of the requests (one at a time is slow; 8 tell its pace)
+
+
+def weight_bytes(adapter) -> int:
+    """The bytes of the model's weights (and buffers): what every decode step must read at least once."""
+    model = adapter.model
+    return sum(t.numel() * t.element_size() for t in [*model.parameters(), *model.buffers()])
+
+
+def copy_bandwidth(device: str, megabytes: int = 1024, repeats: int = 5) -> float:
+    """Bytes per second of a device-to-device copy (read and write counted), the best of `repeats`: the memory's
+    pace, against which a decode step's floor is set."""
+    import torch
+
+    size = megabytes * 2 ** 20 // 4
+    source = torch.empty(size, dtype=torch.float32, device=device)
+    target = torch.empty_like(source)
+    best = math.inf
+    for _ in range(repeats + 1):  # the first copy warms
+        started = time.perf_counter()
+        target.copy_(source)
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        best = min(best, time.perf_counter() - started)
+    return 2 * source.numel() * source.element_size() / best
+
+
+def path_timings(adapter, requests: list, sizes: tuple[int, ...], path: str) -> dict:
+    """The requests at each batch size on one generation path (evaluator.models.generation_cache): per size the
+    seconds, ms per decode step and the answers, after one warm-up batch of that size (on the compiled path, the
+    compile: its seconds are the path's warm_up_s, apart from the timings). Batch 1 answers the first
+    BATCH_1_REQUESTS requests."""
+    from evaluator.models.generation_cache import GenerationCache
+
+    choice = "dynamic" if path == "dynamic" else "static"
+    adapter.cache = GenerationCache.for_device(choice, adapter.device)
+    if adapter.cache.path != path:
+        raise ValueError(f"the {path} path is not this device's ({adapter.cache.path})")
+    found = {"path": path, "seconds": {}, "ms_per_step": {}, "answers": {}, "warm_up_s": 0.0}
+    for size in sizes:
+        asked = requests[:BATCH_1_REQUESTS] if size == 1 else requests
+        started = time.perf_counter()
+        generate_at(adapter, asked[:size], size)  # warm: one batch of this size
+        warm = time.perf_counter() - started
+        started = time.perf_counter()
+        answers = generate_at(adapter, asked, size)
+        seconds = time.perf_counter() - started
+        steps = math.ceil(len(asked) / size) * max(r.max_new_tokens for r in asked)
+        found["seconds"][size], found["answers"][size] = seconds, answers
+        found["ms_per_step"][size] = 1000 * seconds / steps
+        found["warm_up_s"] += adapter.cache.compile_time_s if adapter.cache.compiled else warm
+        adapter.cache.compile_time_s = 0.0
+    found["shapes"] = len(adapter.cache.shapes)
+    found["fallback"] = adapter.cache.fallback
+    return found
+
+
+def both_paths(adapter, requests: list, sizes: tuple[int, ...]) -> dict:
+    """The dynamic path against the static one this device takes (compiled on CUDA, not on the CPU): each path's
+    path_timings, how many answers agree at each size, and the floor of a decode step (the weights' bytes over the
+    device's copy bandwidth)."""
+    static = "static-compiled" if adapter.device.startswith("cuda") else "static"
+    dynamic = path_timings(adapter, requests, sizes, "dynamic")
+    fixed = path_timings(adapter, requests, sizes, static)
+    agree = {size: sum(a == b for a, b in zip(dynamic["answers"][size], fixed["answers"][size])) for size in sizes}
+    asked = {size: len(dynamic["answers"][size]) for size in sizes}
+    bandwidth = copy_bandwidth(adapter.device, 1024 if adapter.device.startswith("cuda") else 256)
+    weights = weight_bytes(adapter)
+    for timings in (dynamic, fixed):
+        timings.pop("answers")
+    return {"dynamic": dynamic, "static": fixed, "agree": agree, "asked": asked, "weight_bytes": weights,
+            "bandwidth": bandwidth, "floor_ms": 1000 * weights / bandwidth}
 
 
 def main(repeats: int = 9, new_tokens: int = NEW_TOKENS) -> None:

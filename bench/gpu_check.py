@@ -1,8 +1,8 @@
 """The one command for a GPU loan: the model tests on CUDA, option scoring and generation on a LLaVA-1.5-7B-shaped
 model, the sample suites through the CLI, and a projection of each benchmark's full suite; one summary at the end.
 
-Parts (each in a subprocess with its own time limit, all within --budget-s, 470 s by default so that the whole command
-ends within 8 minutes, the model's building included; a part that fails or runs out of time is reported with its
+Parts (each in a subprocess with its own time limit, all within --budget-s, 540 s by default so that the whole command
+ends within 9 minutes and one device call of 10 minutes holds it, the model's building included; a part that fails or runs out of time is reported with its
 one-line reason and the rest still run):
   build  a LLaVA of --shape (bench/_models.py: "7b" is LLaVA-1.5-7B's shape, random weights in bfloat16, about 14 GB
          on disk) saved to a work folder, which every later part loads;
@@ -11,13 +11,22 @@ one-line reason and the rest still run):
   2. option scoring: bench/option_scoring.py's many-questions figure, 32 questions batched against one at a time and
      the bare model's floor, and in how many both ways choose the same option (bfloat16 on a GPU); against the 7B
      shape's targets on one H100: under 0.6 s for 32 questions, within 1.2x the floor, the same choice in >= 99 %;
-  3. generation: bench/generation.py's requests, 64 x 32 new tokens (end-of-sequence off), at batch 1, 8 and 64, and
-     how far the largest batch moves the log-probabilities of the first generated position (bench/batch_drift.py;
-     the summary's "batch size and the numbers" line, beside part 2's largest option-score difference);
+  3. generation: bench/generation.py's requests, 64 x 32 new tokens (end-of-sequence off; batch 1 answers the first
+     8), at batch 1, 8 and 64 on the dynamic KV cache and on the static one with transformers' compiled decode step
+     (on the CPU: the static cache uncompiled), each with its warm-up apart (the compile, on CUDA), ms per decode step,
+     the floor of a decode step (the weights' bytes over the bandwidth of a device-to-device copy measured in the same
+     run), and how many answers the two paths share; on CUDA a second process then warms the same shapes with the
+     compile cache the first filled. Against the 7B shape's targets: a decode step at batch 1 within 2.5x the floor,
+     64 x 32 tokens at batch 64 in at most 1.2 s, a sample suite's warm-up in at most 90 s, less in a second
+     process. Also how far the largest batch moves the log-probabilities of the first generated position
+     (bench/batch_drift.py; the summary's "batch size and the numbers" line, beside part 2's largest option-score
+     difference);
   4. sample suites: CURE and ReForm-Eval through the CLI (`python -m evaluator run --model <folder> --suite sample`),
-     timed by phase from their results.json: loading (run.load_time_s), the model's generation and option-scoring
-     calls (run.call_time_s) and everything else. SimpleQA and LAVE need a judge: only their answering is timed
-     (plan + the model's calls, in a worker, with the full suite's default options), never their grading;
+     on the path the evaluator takes (auto: compiled on CUDA, with the check's compile cache), timed by phase from
+     their results.json: loading (run.load_time_s), the model's generation and option-scoring calls
+     (run.call_time_s) and everything else, with each suite's compile warm-up and the shapes it compiled. SimpleQA
+     and LAVE need a judge: only their answering is timed (plan + the model's calls, in a worker, with the full
+     suite's default options, on the same path), never their grading;
   5. projection: each benchmark's time per item in part 4 (loading aside) x its full suite's items
      (Card.full_suite_items), or per 1,000 items where the card does not know the count; no judge time.
 
@@ -66,13 +75,16 @@ TESTS = ("tests/test_families.py", "tests/test_models.py")
 PARTS = ("tests", "scoring", "generation", "suites")
 CLI_RUNS = ("cure", "reform")  # through `python -m evaluator run`
 # each part's own limit in seconds (the budget left cuts it shorter)
-LIMITS = {"build": 150, "tests": 240, "scoring": 120, "generation": 180, "cure": 120, "reform": 150, "simpleqa": 90,
-          "lave": 90}
+LIMITS = {"build": 150, "tests": 240, "scoring": 120, "generation": 240, "warm_up": 120, "cure": 120, "reform": 150,
+          "simpleqa": 90, "lave": 90}
 MIN_S = 10  # a part with less time left than this is not started
 # what each device runs unless told otherwise: the CPU's is smaller, to end within 5 minutes on 2 cores
 DEFAULTS = {"cuda": {"questions": 32, "repeats": 3, "requests": 64, "batches": "1,8,64", "limit": 0},
             "cpu": {"questions": 32, "repeats": 1, "requests": 16, "batches": "1,4,16", "limit": 4}}
 TARGETS = {"batched_s": 0.6, "over_floor": 1.2, "agreement": 0.99}  # part 2's, for the 7B shape on one H100
+# part 3's, for the 7B shape on one H100 or H200: a decode step at batch 1 within this many times the floor, 64 x 32
+# new tokens at batch 64 in at most this many seconds, a sample suite's compile warm-up in at most this many seconds
+GENERATION_TARGETS = {"step_over_floor": 2.5, "batch_64_s": 1.2, "suite_warm_up_s": 90.0}
 OK, FAILED, TIMED_OUT, SKIPPED, NOT_ASKED = "ok", "failed", "timed out", "skipped", "not asked"
 
 
@@ -129,12 +141,20 @@ def wait(process: subprocess.Popen, timeout: float) -> int | None:
         return None
 
 
-def child_env(device: str) -> dict:
-    """The environment of every subprocess: offline, and no GPU visible on a CPU run."""
+def child_env(device: str, work: Path | None = None) -> dict:
+    """The environment of every subprocess: offline, no GPU visible on a CPU run, and PyTorch's compile caches in the
+    work folder (fresh for each check, so that the first compile is a cold one and a second process finds it)."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
+    if work is not None:
+        env["TORCHINDUCTOR_CACHE_DIR"] = str(compile_cache(work) / "inductor")
+        env["TRITON_CACHE_DIR"] = str(compile_cache(work) / "triton")
     return env
+
+
+def compile_cache(work: Path) -> Path:
+    return work / "compile-cache"
 
 
 def timed(part: Part, clock: Clock, key: str, run) -> None:
@@ -158,7 +178,7 @@ def worker(args, name: str, limit: float, work: Path, *extra: str) -> dict:
     the output's one line."""
     command = [sys.executable, str(Path(__file__).resolve().parent / "_gpu_workers.py"), name, "--folder",
                str(work / "model"), "--device", args.device, "--shape", args.shape, *map(str, extra)]
-    code, output = run_command(command, limit, work / f"{name}.log", child_env(args.device))
+    code, output = run_command(command, limit, work / f"{name}.log", child_env(args.device, work))
     if code is None:
         raise TimeoutError(f"ran past its {limit:.0f} s limit")
     found = [line[len(RESULT):] for line in output.splitlines() if line.startswith(RESULT)]
@@ -235,18 +255,41 @@ def scoring(part: Part, args, clock: Clock, work: Path) -> None:
 
 
 def generation(part: Part, args, clock: Clock, work: Path) -> None:
-    """Part 3: the same requests at each batch size."""
+    """Part 3: the same requests at each batch size, on the dynamic KV cache and on the static one (compiled on
+    CUDA), and on CUDA a second process's compile warm-up."""
     def run(limit: float) -> None:
         figures = worker(args, "generation", limit, work, "--requests", args.requests, "--new-tokens",
                          args.new_tokens, "--batches", args.batches)
         part.data, part.status = figures, OK
-        seconds = {int(b): s for b, s in figures["seconds"].items()}
-        low, high = min(seconds), max(seconds)
-        part.result = (f"{figures['requests']} requests x {figures['new_tokens']} new tokens: "
-                       + ", ".join(f"batch {b} {s:.1f} s" for b, s in seconds.items())
-                       + f" (batch {high} is {seconds[low] / seconds[high]:.1f}x batch {low}); identical outputs "
-                       f"{figures['identical']} of {figures['requests']}")
+        part.result = generation_text(figures)
     timed(part, clock, "generation", run)
+    if part.status != OK or args.device != "cuda":
+        return
+    second = Part("warm_up", "second process")
+    timed(second, clock, "warm_up", lambda limit: second.data.update(worker(
+        args, "warm_up", limit, work, "--requests", args.requests, "--new-tokens", args.new_tokens, "--batches",
+        args.batches)))
+    part.data["second_process"] = second.data if not second.result else {"error": second.result}
+    part.result += (f"; a second process's warm-up {second.data['warm_up_s']:.1f} s" if not second.result
+                    else f"; the second process: {second.status}: {second.result}")
+
+
+def generation_text(figures: dict) -> str:
+    """Part 3's result: each path's seconds and ms per decode step per batch size, its warm-up, the floor and how
+    many answers agree."""
+    def path_text(timings: dict) -> str:
+        cells = ", ".join(f"batch {b} {s:.2f} s ({timings['ms_per_step'][b]:.1f} ms/step)"
+                          for b, s in timings["seconds"].items())
+        fell = f", fell back: {timings['fallback']}" if timings.get("fallback") else ""
+        return (f"{timings['path']}: {cells}; warm-up {timings['warm_up_s']:.1f} s"
+                + (f" ({timings['shapes']} shapes)" if timings.get("shapes") else "") + fell)
+
+    agree = ", ".join(f"batch {b} {n} of {figures['asked'][b]}" for b, n in figures["agree"].items())
+    return (f"{figures['requests']} requests x {figures['new_tokens']} new tokens ({figures['dtype']}; batch 1 "
+            f"answers the first {min(figures['asked'].values())}): {path_text(figures['dynamic'])}; "
+            f"{path_text(figures['static'])}; the floor {figures['floor_ms']:.1f} ms/step "
+            f"({figures['weight_bytes'] / 1e9:.2f} GB of weights at {figures['bandwidth'] / 1e9:.0f} GB/s); the same "
+            f"answers on both paths: {agree}")
 
 
 def suites(part: Part, args, clock: Clock, work: Path) -> None:
@@ -263,8 +306,17 @@ def suites(part: Part, args, clock: Clock, work: Path) -> None:
     part.status = OK if not failed else FAILED
     part.seconds = sum(run.seconds for run in runs.values() if not math.isnan(run.seconds))
     part.result = "; ".join(
-        f"{run.key} {run.data['items']} items in {run.data['total']:.1f} s" if run.status == OK
+        f"{run.key} {run.data['items']} items in {run.data['total']:.1f} s ({run.data.get('path')}"
+        + (f", warm-up {run.data['compile_s']:.1f} s for {run.data['shapes']} shapes" if run.data.get("shapes")
+           else "") + vision_passes(run.data.get("images") or {}) + ")" if run.status == OK
         else f"{run.key} {run.status}: {run.result}" for run in runs.values())
+
+
+def vision_passes(images: dict) -> str:
+    """How many vision passes a suite saved (each image encoded once), for its summary."""
+    if not images.get("cached") or not (images.get("encoded") or images.get("reused")):
+        return ""
+    return f", {images['encoded']} images encoded, {images['reused']} vision passes saved"
 
 
 def suite_run(run: Part, name: str, args, limit: float, work: Path) -> None:
@@ -281,15 +333,19 @@ def cli_phases(name: str, args, limit: float, work: Path) -> dict:
     """A CLI run of one benchmark's sample suite, and its phases from results.json."""
     out = work / f"run-{name}"
     try:
-        results, _ = sample_suites.evaluate(work / "model", (name,), args.limit, out, "", args.device, limit)
+        results, _ = sample_suites.evaluate(work / "model", (name,), args.limit, out, "", args.device, limit,
+                                            compile_cache(work))
     except subprocess.TimeoutExpired:
         raise TimeoutError(f"ran past its {limit:.0f} s limit") from None
     except RuntimeError:
         raise RuntimeError(last_line((out / "worker.log").read_text(errors="replace"))) from None
     run, calls = results["run"], results["run"]["call_time_s"][name]
+    cache = run.get("generation_cache") or {}
     return {"items": run["item_counts"][name], "total": run["wall_time_s"], "load_s": run["load_time_s"],
-            "generation_s": calls["generation"], "option_scoring_s": calls["option_scoring"],
-            "answer_s": results["benchmarks"][name]["wall_time_s"]}
+            "generation_s": calls["generation"],
+            "option_scoring_s": calls["option_scoring"], "answer_s": results["benchmarks"][name]["wall_time_s"],
+            "path": run.get("generation_path"), "compile_s": cache.get("compile_time_s", 0.0),
+            "shapes": cache.get("compiled_shapes", 0), "images": run.get("image_features") or {}}
 
 
 # ---- the report --------------------------------------------------------------------------------------------------
@@ -356,6 +412,31 @@ def targets(figures: dict, shape: str, device: str) -> str:
                                                        for what, value, ok in checks)
 
 
+def generation_targets(figures: dict, runs: dict, shape: str, device: str) -> str:
+    """Part 3 against its targets (set for the 7B shape on one H100 or H200), on the path the evaluator takes."""
+    static = {key: ({int(b): v for b, v in value.items()} if isinstance(value, dict) else value)
+              for key, value in figures["static"].items()}  # batch sizes come back from JSON as text
+    checks = []
+    if 1 in static["ms_per_step"]:
+        over = static["ms_per_step"][1] / figures["floor_ms"]
+        checks.append((f"a decode step at batch 1 within {GENERATION_TARGETS['step_over_floor']}x the floor",
+                       f"{over:.2f}x", over <= GENERATION_TARGETS["step_over_floor"]))
+    if 64 in static["seconds"]:
+        checks.append((f"64 x 32 new tokens at batch 64 in at most {GENERATION_TARGETS['batch_64_s']} s",
+                       f"{static['seconds'][64]:.2f} s", static["seconds"][64] <= GENERATION_TARGETS["batch_64_s"]))
+    warm = [run.data["compile_s"] for run in runs.values() if run.status == OK and "compile_s" in run.data]
+    if warm:
+        checks.append((f"a sample suite's warm-up at most {GENERATION_TARGETS['suite_warm_up_s']:.0f} s",
+                       f"{max(warm):.1f} s", max(warm) <= GENERATION_TARGETS["suite_warm_up_s"]))
+    second = figures.get("second_process") or {}
+    if "warm_up_s" in second:
+        checks.append(("less in a second process", f"{second['warm_up_s']:.1f} s against {static['warm_up_s']:.1f} s",
+                       second["warm_up_s"] < static["warm_up_s"]))
+    note = "" if (shape, device) == ("7b", "cuda") else " (set for the 7b shape on a GPU: for reference only)"
+    return f"part 3 targets ({static['path']}){note}: " + "; ".join(
+        f"{what}: {value}, {'met' if ok else 'missed'}" for what, value, ok in checks)
+
+
 def batch_effect(scoring: Part, generation: Part) -> str:
     """What the batch size does to the numbers, from parts 2 and 3: how far log-probabilities moved between batch 1
     and the largest batch, and how many requests could change their first token by it."""
@@ -363,7 +444,7 @@ def batch_effect(scoring: Part, generation: Part) -> str:
     if generation.status == OK and "drift" in generation.data:
         d, g = generation.data["drift"], generation.data
         found.append(f"at the first generated position ({g.get('dtype', '?')}) log-probabilities moved by up to "
-                     f"{d['drift']:.2e} between batch 1 and batch {max(int(b) for b in g['seconds'])} (over each "
+                     f"{d['drift']:.2e} between batch 1 and batch {max(int(b) for b in g['asked'])} (over each "
                      f"request's 20 most likely tokens); {d['could_flip']} of {d['requests']} requests have their two "
                      f"most likely tokens closer than that (the smallest gap {d['min_gap']:.2e}), and only those can "
                      f"change their first token with the batch; the most likely token was the same in "
@@ -385,6 +466,9 @@ def report(parts: dict[str, Part], args) -> str:
     lines += [f"part 1 failure: {line}" for line in failures[:10]]
     if parts["scoring"].status == OK:
         lines.append(targets(parts["scoring"].data, args.shape, args.device))
+    if parts["generation"].status == OK:
+        lines.append(generation_targets(parts["generation"].data, parts["suites"].data or {}, args.shape,
+                                        args.device))
     lines.append(batch_effect(parts["scoring"], parts["generation"]))
     runs = parts["suites"].data or None
     if runs:
@@ -422,7 +506,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--batches", help="part 3's batch sizes, comma-separated")
     parser.add_argument("--limit", type=int, help="part 4's items per benchmark (per dimension for ReForm-Eval; 0: "
                         "the whole sample suite)")
-    parser.add_argument("--budget-s", type=float, default=470.0, help="the whole check's time, every part in it")
+    parser.add_argument("--budget-s", type=float, default=540.0, help="the whole check's time, every part in it")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (model, runs, logs)")
     args = parser.parse_args(argv)
     for name, value in DEFAULTS[args.device].items():

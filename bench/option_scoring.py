@@ -71,8 +71,8 @@ def one_question(adapter, request, repeats: int) -> None:
     times = {"shared_prefix": [], "reference": []}
     for _ in range(repeats):
         for path in times:
-            times[path].append(_models.median_seconds(lambda p=path: adapter.score_options(request, OPTIONS, path=p),
-                                                      repeats=1))
+            times[path].append(_models.median_seconds(lambda p=path: forget_images(adapter) or adapter.score_options(
+                request, OPTIONS, path=p), repeats=1))
     shared_s, reference_s = (statistics.median(times[p]) for p in ("shared_prefix", "reference"))
     print(f"shared prefix (one prompt pass + one batch of {len(OPTIONS)} options): median {shared_s * 1000:.1f} ms")
     print(f"reference (one forward pass per option): median {reference_s * 1000:.1f} ms")
@@ -93,6 +93,7 @@ def many_questions(adapter, count: int, repeats: int) -> dict:
 
     def scored(size: int):
         adapter.scoring_batch_size = size
+        forget_images(adapter)
         return adapter.score_options_many(asks)
 
     batched, single = scored(count), scored(1)
@@ -134,6 +135,13 @@ def many_questions(adapter, count: int, repeats: int) -> dict:
           f"{batched_s / floor_s:.2f}x the floor")
     return {"questions": count, "batched_s": batched_s, "single_s": single_s, "floor_s": floor_s, "agree": agree,
             "worst": worst}
+
+
+def forget_images(adapter) -> None:
+    """Let the adapter's kept image features go (evaluator.models.image_features), so that each timing encodes its
+    images once, as the floor does."""
+    if getattr(adapter, "image_features", None) is not None:
+        adapter.image_features.clear()
 
 
 def torch_sync() -> None:

@@ -203,13 +203,14 @@ class Process:
 
 
 def evaluate(model: Path, benchmarks: tuple[str, ...], limit: int, out: Path, judge: str, device: str = "cpu",
-             timeout: float | None = None) -> tuple[dict, Process]:
-    """Run the evaluator as the worker does; its results.json and what the subprocess cost. RuntimeError (with the
-    log's tail) when it fails; subprocess.TimeoutExpired (the evaluator killed) when it runs past `timeout` s."""
+             timeout: float | None = None, compile_cache: Path | None = None) -> tuple[dict, Process]:
+    """Run the evaluator as the worker does (with `compile_cache` as its --compile-cache); its results.json and what
+    the subprocess cost. RuntimeError (with the log's tail) when it fails; subprocess.TimeoutExpired (the evaluator
+    killed) when it runs past `timeout` s."""
     command = [sys.executable, "-m", "evaluator", "run", "--model", str(model), "--suite", "sample",
                "--benchmarks", ",".join(benchmarks), "--out", str(out), "--batch-size", "auto",
                "--limit", str(limit), "--images-dir", str(out.parent / "cache" / "images"), "--judge", judge,
-               "--device", device]
+               "--device", device] + (["--compile-cache", str(compile_cache)] if compile_cache else [])
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     out.mkdir(parents=True, exist_ok=True)
     started, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -58,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--request", help="a queue request JSON file: model, revision and precision come from it")
     run.add_argument("--batch-size", default="auto", help="generation batch size, or auto (64 on a GPU with "
                      "out-of-memory backoff, 4 on the CPU); for a served model, the requests in flight (auto: 8)")
+    run.add_argument("--generation-cache", default="auto", choices=["auto", "static", "dynamic"],
+                     help="how generate keeps its KV cache: auto (static with a compiled decode step on a GPU, dynamic "
+                     "on the CPU), static (static everywhere; compiled on a GPU) or dynamic; a model whose static "
+                     "cache or compile fails falls back to dynamic for the run, and says so")
+    run.add_argument("--compile-cache", default=None, metavar="DIR",
+                     help="keep PyTorch's compiled code in DIR for the next run (default: PyTorch's own, in /tmp)")
     run.add_argument("--images-dir", default=None, help="image download cache (default: <out>/../cache/images)")
     run.add_argument("--responses", default=None, metavar="DIR",
                      help="journal every model response in DIR/<benchmark>.jsonl as it comes, and reuse the ones "
@@ -108,7 +114,9 @@ def _config(args: argparse.Namespace):
                      judge=args.judge,
                      images_dir=images_dir, sources=_pairs(args.source, "--source"),
                      options=_pairs(args.option, "--option"), request=request,
-                     responses=Path(args.responses) if args.responses else None)
+                     responses=Path(args.responses) if args.responses else None,
+                     generation_cache=args.generation_cache,
+                     compile_cache=Path(args.compile_cache) if args.compile_cache else None)
 
 
 def _request_model(request: dict) -> tuple[str, str | None]:

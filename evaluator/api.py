@@ -13,6 +13,7 @@
 - served models: the spec `endpoint:<base url>|<model>` (parse_model_spec, public_url, MODEL_TOKEN_SETTING) and
   how each benchmark of a run was asked (scoring_modes: by generation alone, or also by option likelihood);
 - the one secret redactor;
+- the generation-cache choices a run may be given (GENERATION_CACHES: auto, static, dynamic);
 - how a worker ties the evaluator's life to its own (PARENT_PID_ENV).
 The Space runs the evaluator itself as a subprocess (`python -m evaluator run ...`), never in-process.
 """
@@ -32,10 +33,11 @@ from evaluator.images import ImageUnavailable
 from evaluator.judge import JudgeError, judge_id, judge_name, make_judge, parse_judge_spec
 from evaluator.model_ids import model_id_problem
 from evaluator.models.base import UnsupportedModelError
+from evaluator.models.generation_cache import CHOICES as GENERATION_CACHES
 from evaluator.parent_watch import PARENT_PID_ENV
 from evaluator.redaction import redact
 
-__all__ = ["DEFAULT_BENCHMARKS", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "MODEL_TOKEN_SETTING", "CORRECT",
+__all__ = ["DEFAULT_BENCHMARKS", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "GENERATION_CACHES", "MODEL_TOKEN_SETTING", "CORRECT",
            "COUNT", "DETAIL_DTYPES", "DETAIL_TYPES", "FRACTION", "IMAGE_UNAVAILABLE", "ITEM_COLUMNS", "NUMBER",
            "OUTCOMES", "PARENT_PID_ENV", "PERCENT_KINDS", "RATIO", "Card", "DetailColumn", "Grader", "HubEval",
            "ImageUnavailable", "ItemPart", "ItemView", "JudgeError", "Measure", "Metric", "Option", "Section",

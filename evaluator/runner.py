@@ -12,8 +12,9 @@ that count in its headline score against the items of the whole suite (a limit l
 
 What decides the numbers besides the model and its revision is recorded beside them: run.batch_size, run.dtype,
 run.device, run.hardware (the GPU's name among it), run.attention (the attention implementation), run.generation_path
-(how generate ran: "dynamic", "static", "static-compiled", or "served"), run.sampling (how sampled requests draw) and
-run.versions (torch, transformers and the rest).
+(how generate ran: "dynamic", "static", "static-compiled", or "served"; after a fallback, "dynamic"), run.sampling (how
+sampled requests draw) and run.versions (torch, transformers and the rest). run.compile_time_s is the compiled path's
+warm-up, and run.generation_cache says what was asked, the shapes compiled and why a run fell back, if it did.
 
 Where the time went: run.wall_time_s (the whole run), run.load_time_s (loading the model), each benchmark's
 wall_time_s and score_time_s (scoring, the judge's grading included), and run.call_time_s: per benchmark, the seconds
@@ -66,6 +67,8 @@ class RunConfig:
     options: dict[str, str] = field(default_factory=dict)
     request: dict = field(default_factory=dict)  # the queue's request record, copied into results
     responses: Path | None = None  # the responses journal's folder (None: no journal, nothing resumed)
+    generation_cache: str = "auto"  # auto | static | dynamic (evaluator.models.generation_cache)
+    compile_cache: Path | None = None  # where PyTorch keeps compiled code for the next run (None: its default)
 
 
 @dataclass
@@ -239,6 +242,7 @@ def load_run_model(config: RunConfig, benchmarks: list[Benchmark]):
     """The run's model and why the CPU was used (None otherwise): a served model, probed (an endpoint that cannot
     run the evaluation ends the run here, before any benchmark), or the model loaded in-process on the device."""
     from evaluator.models.devices import device_notice, resolve_device
+    from evaluator.models.generation_cache import use_compile_cache
 
     if is_model_spec(config.model):
         from evaluator.models.served import load_served
@@ -254,10 +258,30 @@ def load_run_model(config: RunConfig, benchmarks: list[Benchmark]):
     line, expected = device_notice(device, cpu_reason)  # once per run; a warning only where a GPU was expected
     print(f"WARNING: {line}" if expected else line, file=sys.stderr if expected else sys.stdout, flush=True)
     print(f"loading {config.model} @ {config.revision or 'default revision'} ({config.precision})", flush=True)
+    use_compile_cache(config.compile_cache)
     model = load_model(config.model, revision=config.revision, precision=config.precision,
-                       batch_size=config.batch_size, device=device)
-    print(f"loaded as {model.dtype}; vision: {model.has_vision}", flush=True)
+                       batch_size=config.batch_size, device=device, generation_cache=config.generation_cache)
+    print(f"loaded as {model.dtype}; vision: {model.has_vision}; generation: {model.generation_path}", flush=True)
     return model, cpu_reason
+
+
+def generation_record(model) -> dict:
+    """How the model generated, for results.json: run.compile_time_s (the warm-up of the compiled shapes, 0 without
+    compile), run.generation_cache (the setting, the path, the shapes compiled, a fallback's reason) and, for a vision
+    model, run.image_features (images encoded and reused, or why its features are not kept); nothing for a served
+    model."""
+    cache = getattr(model, "cache", None)
+    if cache is None or not callable(getattr(cache, "record", None)):
+        return {}
+    record = cache.record()
+    found = {"compile_time_s": record["compile_time_s"], "generation_cache": record}
+    if getattr(model, "has_vision", False):
+        from evaluator.models.image_features import NOT_CACHED
+
+        features = getattr(model, "image_features", None)
+        found["image_features"] = features.record() if features is not None else {
+            "cached": False, "why": NOT_CACHED.get(getattr(model, "model_type", "") or "", "not cached for this family")}
+    return found
 
 
 def hardware_record(model, cpu_reason: str | None) -> dict:
@@ -317,7 +341,7 @@ def run(config: RunConfig, out_dir: Path) -> dict:
             "dtype": model.dtype, "device": model.device, "batch_size": model.batch_size,
             "has_vision": model.has_vision, "scoring_path": model.scoring_path,
             "generation_path": getattr(model, "generation_path", None), "attention": getattr(model, "attention", None),
-            "sampling": SAMPLING,
+            "sampling": SAMPLING, **generation_record(model),
             "hardware": hardware_record(model, cpu_reason), "served": served,
             "modes": run_modes([benchmark.CARD for benchmark in benchmarks], config.options),
             "versions": library_versions(), "git_commit": project_commit(), "host": platform.node(),

@@ -1,4 +1,6 @@
-"""The batch size never changes a number: every benchmark's sample suite through the CLI at --batch-size 1 and 8.
+"""The batch size never changes a number: every benchmark's sample suite through the CLI at --batch-size 1 and 8;
+nor does the generation path: the vision suites again at batch 8 on the static KV cache (--generation-cache static,
+uncompiled on the CPU) give the same details.
 
 On the tests' tiny models in float32 on the CPU (tiny-llava for the vision benchmarks, CURE in both of its modes;
 tiny-llama for SimpleQA, whose answers and samples are kept short so that batch 1 stays quick), graded by one
@@ -43,16 +45,21 @@ def _options(args: tuple[str, ...]) -> list[str]:
     return [part for option in args for part in ("--option", option)]
 
 
-def _commands(out: Path, judge_url: str, llava: str, llama: str, size: int) -> list[list[str]]:
+def _commands(out: Path, judge_url: str, llava: str, llama: str, size: int, cache: str = "dynamic") -> list[list[str]]:
+    """The sample suites at one batch size on one generation path; the static path runs the vision ones (the text
+    run has no more to show)."""
     common = ["--suite", "sample", "--device", "cpu", "--precision", "float32", "--batch-size", str(size),
-              "--judge", f"endpoint:{judge_url}|scripted-judge", "--images-dir", str(out / "images")]
-    return [
-        ["run", "--model", llava, "--benchmarks", "cure,reform,lave", *common, "--out", str(out / f"vision-{size}")],
+              "--judge", f"endpoint:{judge_url}|scripted-judge", "--images-dir", str(out / "images"),
+              "--generation-cache", cache]
+    tag = f"{size}" if cache == "dynamic" else f"{size}-{cache}"
+    runs = [
+        ["run", "--model", llava, "--benchmarks", "cure,reform,lave", *common, "--out", str(out / f"vision-{tag}")],
         ["run", "--model", llava, "--benchmarks", "cure", *common, *_options(("cure.mode=generation",)),
-         "--out", str(out / f"cure-gen-{size}")],
+         "--out", str(out / f"cure-gen-{tag}")],
         ["run", "--model", llama, "--benchmarks", "simpleqa", *common, *_options(SIMPLEQA_SHORT),
-         "--out", str(out / f"text-{size}")],
+         "--out", str(out / f"text-{tag}")],
     ]
+    return runs if cache == "dynamic" else runs[:2]
 
 
 def _scores(cell) -> list[dict]:
@@ -93,6 +100,7 @@ def test_every_sample_suite_gives_the_same_details_at_batch_1_and_8(tiny_llava, 
     llava, llama = str(tiny_llava.folder), str(tiny_llama.folder)
     with ScriptedServer(judge) as server:
         commands = [c for size in (1, 8) for c in _commands(tmp_path, server.base_url, llava, llama, size)]
+        commands += _commands(tmp_path, server.base_url, llava, llama, 8, "static")
         done = evaluator_many(commands, tmp_path / "report.json", timeout=900)
     for result in done:
         assert result.returncode == 0, (result.args, result.stderr[-2000:])
@@ -107,11 +115,23 @@ def test_every_sample_suite_gives_the_same_details_at_batch_1_and_8(tiny_llava, 
             assert (run_block["dtype"], run_block["device"], run_block["hardware"]["gpu_name"]) == ("float32", "cpu",
                                                                                                     None)
             assert (run_block["attention"], run_block["generation_path"]) == ("sdpa", "dynamic")
+            assert run_block["generation_cache"]["setting"] == "dynamic" and run_block["compile_time_s"] == 0
+            if run in ("vision", "cure-gen"):  # each picture encoded once, then reused by its other requests
+                images = run_block["image_features"]
+                assert images["cached"] is True and images["reused"] > images["encoded"] > 0
             assert run_block["sampling"] and {"torch", "transformers"} <= set(run_block["versions"])
         for name, block in one["benchmarks"].items():
             assert block["scores"] == eight["benchmarks"][name]["scores"], name
             assert block["counts"] == eight["benchmarks"][name]["counts"], name
     assert sorted(set(compared)) == ["cure", "lave", "reform", "simpleqa"] and compared.count("cure") == 2
+    # the static KV cache (uncompiled on the CPU) answers CURE by generation, ReForm-Eval and LAVE item by item as the
+    # dynamic one does
+    for run in ("vision", "cure-gen"):
+        assert assert_same_details(tmp_path / f"{run}-1", tmp_path / f"{run}-8-static")
+        static = json.loads((tmp_path / f"{run}-8-static" / "results.json").read_text())["run"]
+        assert (static["generation_path"], static["compile_time_s"]) == ("static", 0)
+        assert static["generation_cache"] == {"setting": "static", "path": "static", "compile_time_s": 0,
+                                              "compiled_shapes": 0, "fallback": None}
     reform = pd.read_parquet(tmp_path / "vision-1" / "details" / "reform.parquet")
     sampled = reform[(reform["mode"] == "generation") & (reform["form"] == "multiple_choice")]
     assert len(sampled) > 100 and sampled["prediction"].nunique() > 5  # sampled answers were compared, not blanks

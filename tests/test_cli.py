@@ -27,6 +27,51 @@ def evaluator(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
                           timeout=timeout)
 
 
+def test_list_benchmarks_gives_one_line_each_with_what_it_measures_modes_judge_and_suite_sizes():
+    from evaluator.api import benchmark_names, cards
+
+    done = evaluator("list-benchmarks")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == list(benchmark_names())
+    for line, card in zip(lines, cards()):
+        what = line.split(":", 1)[1].split(". modes: ")[0].strip()
+        assert len(what.split()) >= 4, line  # a few words on what it measures, not a bare name
+        assert ("needs a judge" in line) == card.needs_judge and ("no judge" in line) != card.needs_judge, line
+        assert re.search(r"; sample suite: [\d,]+ items; ", line), line
+        full = f"{card.full_suite_items:,} items" if card.full_suite_items else "not known"
+        assert line.endswith(f"; full suite: {full}"), line
+    by_name = dict(zip(benchmark_names(), lines))
+    assert "modes: likelihood (default), generation;" in by_name["cure"]
+    assert "full suite: 1,622 items" in by_name["cure"]
+    assert "modes: generation;" in by_name["simpleqa"] and "sample suite: 20 items" in by_name["cure"]
+
+
+def test_an_unknown_benchmark_is_said_at_once_before_torch_and_nothing_about_devices(tmp_path):
+    """The name is checked before anything heavy is imported: neither torch nor the runner has loaded when the
+    error line comes, and a command that fails on its arguments says nothing about devices."""
+    wrapper = ("import runpy, sys\n"
+               "sys.argv = ['evaluator', 'run', '--model', 'org/model', '--benchmarks', 'cure,nope', '--out', "
+               f"{str(tmp_path / 'out')!r}]\n"
+               "try:\n    runpy.run_module('evaluator', run_name='__main__', alter_sys=True)\n"
+               "except SystemExit as exit:\n    code = exit.code\n"
+               "heavy = [name for name in ('torch', 'transformers', 'evaluator.runner') if name in sys.modules]\n"
+               "print('heavy:', heavy)\nsys.exit(code)\n")
+    done = subprocess.run([sys.executable, "-c", wrapper], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == ["error: unknown benchmark 'nope'; known: cure, simpleqa, reform, lave "
+                                        "(python -m evaluator list-benchmarks)"], done.stderr
+    assert done.stdout.strip() == "heavy: []"
+    failing = (["--benchmarks", "nope"], ["--batch-size", "many"], ["--option", "cure.mode=guess"],
+               ["--benchmarks", "simpleqa"])  # simpleqa without --judge
+    runs = evaluator_many([["run", "--model", "org/model", *args, "--out", str(tmp_path / "out")] for args in failing],
+                          tmp_path / "said.json")
+    for args, said in zip(failing, runs, strict=True):
+        output = said.stdout + said.stderr
+        assert said.returncode == 1 and said.stderr.startswith("error: "), (args, output)
+        assert not re.search(r"WARNING|CUDA|device", output, re.IGNORECASE), (args, output)
+
+
 def test_run_by_generation_on_a_pinned_hub_model(tiny_llava, tmp_path):
     out = tmp_path / "out"
     done = evaluator("run", "--model", tiny_llava.repo_id, "--revision", tiny_llava.sha, "--limit", "2",

@@ -1,8 +1,8 @@
 """Every model family on a real tiny random-weight model, loaded offline from a hand-made Hub cache.
 
 Parametrised over tests.tiny_models.FAMILIES: loading, prompts, batch invariance (batch 1 vs batch 4, float32 on the
-CPU: greedy and sampled answers identical, option scores within OPTION_DRIFT), requests without an image and mixed
-batches, option scoring, architecture checks and out-of-memory backoff.
+CPU: greedy and sampled answers identical, option scores within OPTION_DRIFT), the static KV cache against the dynamic
+one, requests without an image and mixed batches, option scoring, architecture checks and out-of-memory backoff.
 """
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from PIL import Image
 from evaluator.benchmarks.seeds import item_seed
 from evaluator.models import GenerationRequest, UnsupportedModelError, describe_model_folder, load_model
 from evaluator.models.devices import pick_device_dtype
+from evaluator.models import image_features
+from evaluator.models.generation_cache import GenerationCache
 from evaluator.models.transformers_adapter import PROMPT_STYLES, prompt_style, resolve_batch_size
 from tests.hub_cache import lay_into_hub_cache
 from tests.tiny_models import FAMILIES
@@ -191,6 +193,52 @@ def test_sampled_answers_are_the_same_in_any_batch(family, name):
                                                                                  plain[3]]
     reseeded = adapter.generate([replace(r, seed=item_seed("test", 1, str(i), 0)) for i, r in enumerate(sampled)])
     assert reseeded != together  # the seed decides the draw
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_the_static_cache_answers_as_the_dynamic_one(family, name):
+    """The static KV cache (uncompiled on the CPU) gives the dynamic cache's greedy tokens and sampled draws, for
+    requests with and without images."""
+    adapter, _ = family(name)
+    greedy = _requests(with_images=adapter.has_vision)
+    if adapter.has_vision:
+        greedy += _requests(with_images=[False, True, False, True])
+    sampled = [replace(r, temperature=1.0, seed=item_seed("test", 0, str(i), 0)) for i, r in enumerate(greedy)]
+    dynamic = adapter.generate(greedy + sampled)
+    adapter.cache = GenerationCache.for_device("static", "cpu")
+    try:
+        static = adapter.generate(greedy + sampled)
+        assert adapter.generation_path == "static" and adapter.cache.fallback is None
+    finally:
+        adapter.cache = GenerationCache.for_device("auto", "cpu")
+    assert static == dynamic
+
+
+@pytest.mark.parametrize("name", VLMS)
+def test_each_image_is_encoded_once_and_answers_do_not_change(family, tiny_folder, name):
+    """A request that shows an image already seen reuses its features (evaluator.models.image_features): the same
+    answers and option scores as a model that encodes every image each time, with fewer vision passes."""
+    adapter, _ = family(name)
+    requests = _requests(with_images=True)
+    asked = requests + [replace(r, text=r.text + " Look again.") for r in requests]
+    options = [" A", " red", " The ball is red."]
+    plain = load_model(str(tiny_folder(name)), batch_size=4)
+    for owner in (plain.model, getattr(plain.model, "model", None)):
+        if owner is not None:
+            owner.__dict__.pop("get_image_features", None)  # the model's own encoding, every time
+    before = adapter.image_features.record() if adapter.image_features is not None else None
+    assert adapter.generate(asked) == plain.generate(asked)
+    cached = adapter.score_options_many([(r, options) for r in asked])
+    for mine, theirs in zip(cached, plain.score_options_many([(r, options) for r in asked])):
+        assert [round(s.sum_logprob, 4) for s in mine] == [round(s.sum_logprob, 4) for s in theirs]
+    if name in image_features.NOT_CACHED:
+        assert adapter.image_features is None
+        return
+    after = adapter.image_features.record()
+    assert after["encoded"] - before["encoded"] <= len(requests)  # each picture once (none, when seen before)
+    # the repeats and every option-scoring pass; BLIP-2's generate encodes its images itself, so only its scoring
+    reused = len(requests) if adapter.model_type in image_features.SCORING_ONLY else len(asked)
+    assert after["reused"] - before["reused"] >= reused
 
 
 @pytest.mark.parametrize("name", FAMILIES)

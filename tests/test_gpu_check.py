@@ -21,12 +21,12 @@ ROWS = ("build the model", "1 tests", "2 option scoring", "3 generation", "4 sam
 
 
 def run_check(*extra: str) -> subprocess.CompletedProcess:
-    """The shrunk check in a subprocess; its time limit is above the script's own budget (--budget-s, 470 s), so on a
+    """The shrunk check in a subprocess; its time limit is above the script's own budget (--budget-s, 540 s), so on a
     loaded machine the script reports the parts it had to cut rather than being killed (it took over 240 s once, with
     two whole suites running beside it)."""
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
     return subprocess.run([sys.executable, "bench/gpu_check.py", *SHRUNK, *extra], cwd=PROJECT, capture_output=True,
-                          text=True, timeout=540, env=env)
+                          text=True, timeout=600, env=env)
 
 
 def summary_rows(stdout: str) -> dict[str, str]:
@@ -50,7 +50,14 @@ def test_every_part_runs_on_the_cpu_and_the_summary_and_projection_are_printed()
     assert "1 passed, 0 failed, 0 errors, 0 skipped" in rows["1 tests"]
     assert "4 questions x 6 options" in rows["2 option scoring"] and "the same choice in" in rows["2 option scoring"]
     assert "batch 1 " in rows["3 generation"] and "batch 4 " in rows["3 generation"]
+    # both paths, the static one uncompiled on the CPU, with the floor and the answers they share
+    assert "dynamic: batch 1 " in rows["3 generation"] and "static: batch 1 " in rows["3 generation"]
+    assert "ms/step" in rows["3 generation"] and "the floor " in rows["3 generation"]
+    assert "the same answers on both paths: batch 1 4 of 4, batch 4 4 of 4" in rows["3 generation"]
+    assert "part 3 targets (static) (set for the 7b shape on a GPU: for reference only)" in done.stdout
     assert all(f"{name} " in rows["4 sample suites"] for name in REGISTRY)
+    assert "(dynamic, " in rows["4 sample suites"]  # the path the evaluator takes on the CPU
+    assert "vision passes saved" in rows["4 sample suites"]  # each image encoded once
     assert "part 2 targets" in done.stdout and "sample suites by phase" in done.stdout
     effect = next(line for line in done.stdout.splitlines() if line.startswith("batch size and the numbers: "))
     assert "(float32) log-probabilities moved by up to" in effect and "between batch 1 and batch 4" in effect

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import threading
-import time
 
 import openai
 import pytest
@@ -112,13 +111,12 @@ def test_max_inflight_counts_concurrent_requests():
         client = _client(server)
         threads = [threading.Thread(target=client.chat.completions.create,
                                     kwargs=dict(model="m", messages=USER)) for _ in range(6)]
-        start = time.monotonic()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
+        # six in flight at once: answered side by side, not one after another (no clock read: a busy machine is slow)
         assert server.max_inflight == 6 and server.inflight == 0
-        assert time.monotonic() - start < 1.5  # answered side by side, not one after another
 
 
 # ---- what it refuses -------------------------------------------------------------------------------------------

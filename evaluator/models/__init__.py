@@ -1,7 +1,9 @@
 """Model adapters behind one small interface: generate(...) and score_options(...).
 
 base.py holds the interface; transformers_adapter.py the one adapter, with prompts.py (each family's prompt style),
-architectures.py (which model folders run), devices.py (device, dtype, batch size) and scoring.py (option scoring).
+architectures.py (which model folders run), devices.py (device, dtype, batch size), scoring.py and batched_scoring.py
+(option scoring), sampling.py (each sampled row from its own seed) and generation_cache.py (the dynamic or static KV
+cache, compiled on CUDA); served.py is the adapter for a model behind an endpoint.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ def resolve_model_folder(source: str, revision: str | None = None) -> tuple[Path
 
 
 def load_model(source: str, revision: str | None = None, precision: str = "auto", batch_size: int | str = 4,
-               device: str | None = None) -> ModelAdapter:
+               device: str | None = None, generation_cache: str = "auto") -> ModelAdapter:
     """Load a Hub model (`org/name`, at `revision`) or a local folder behind the ModelAdapter interface.
 
     device: "cuda" or "cpu" (evaluator.models.devices.resolve_device's choice); None: CUDA when available.
@@ -42,10 +44,12 @@ def load_model(source: str, revision: str | None = None, precision: str = "auto"
     "float32", "bfloat16" or "float16".
     batch_size: generation batch size, or "auto" (64 on CUDA, 4 on the CPU). Either way a batch that runs out of
     GPU memory is retried at half the size, and later batches keep the smaller size (adapter.batch_size).
+    generation_cache: "auto" (a static KV cache with a compiled decode step on CUDA, the dynamic cache elsewhere),
+    "static" (static everywhere, compiled on CUDA) or "dynamic" (evaluator.models.generation_cache).
     Raises UnsupportedModelError ("unsupported architecture ...", "needs remote code") before loading weights.
     """
     from evaluator.models.transformers_adapter import TransformersAdapter
 
     folder, resolved = resolve_model_folder(source, revision)
     return TransformersAdapter.from_folder(folder, model_id=source, revision=resolved, precision=precision,
-                                           batch_size=batch_size, device=device)
+                                           batch_size=batch_size, device=device, generation_cache=generation_cache)

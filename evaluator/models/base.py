@@ -86,6 +86,16 @@ def cut_at_stop(text: str, stop: list[str]) -> str:
     return text[:cut]
 
 
+def ending(new_tokens: list[int], limit: int, eos_ids: set[int]) -> tuple[int, bool]:
+    """(tokens generated, whether it ran out of budget) for one row of new token ids: the tokens before the first
+    end-of-sequence id within `limit`, and True when there is none and the row reached `limit`."""
+    tokens = new_tokens[:limit]
+    for index, token in enumerate(tokens):
+        if token in eos_ids:
+            return index, False
+    return len(tokens), len(tokens) >= limit
+
+
 class UnsupportedModelError(ValueError):
     """The model cannot be loaded by any adapter (architecture, remote code, ...)."""
 

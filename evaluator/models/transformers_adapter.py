@@ -13,10 +13,11 @@ from typing import Any, Callable
 import torch
 from transformers import LogitsProcessorList
 
-from evaluator.models import batched_scoring, scoring
+from evaluator.models import batched_scoring, image_features, option_tokens, scoring
 from evaluator.models.architectures import describe_model_folder
-from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore, cut_at_stop
+from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore, cut_at_stop, ending
 from evaluator.models.devices import free_cuda_memory, pick_device_dtype, resolve_batch_size, split_across_gpus
+from evaluator.models.generation_cache import WARM_UP_TOKENS, GenerationCache, timed
 from evaluator.models.prompts import PROMPT_STYLES, TEXT_STYLE, chat_role, fold_history, fold_qa_history, prompt_style
 from evaluator.models.sampling import RowSampler
 
@@ -27,21 +28,12 @@ __all__ = ["PROMPT_STYLES", "TransformersAdapter", "cut_at_stop", "describe_mode
 log = logging.getLogger(__name__)
 
 
-def ending(new_tokens: list[int], limit: int, eos_ids: set[int]) -> tuple[int, bool]:
-    """(tokens generated, whether it ran out of budget) for one row of new token ids: the tokens before the first
-    end-of-sequence id within `limit`, and True when there is none and the row reached `limit`."""
-    tokens = new_tokens[:limit]
-    for index, token in enumerate(tokens):
-        if token in eos_ids:
-            return index, False
-    return len(tokens), len(tokens) >= limit
-
-
 class TransformersAdapter:
     """ModelAdapter for AutoModelForImageTextToText (with a processor) or AutoModelForCausalLM (with a tokenizer)."""
 
     def __init__(self, model: Any, processor: Any, tokenizer: Any, *, model_id: str, revision: str | None,
-                 has_vision: bool, batch_size: int = 4, model_type: str | None = None) -> None:
+                 has_vision: bool, batch_size: int = 4, model_type: str | None = None,
+                 generation_cache: str = "auto") -> None:
         self.model = model
         self.processor = processor  # None for text-only models
         self.tokenizer = tokenizer
@@ -60,16 +52,24 @@ class TransformersAdapter:
         # "reference" (one full forward pass per option); recorded in the run metadata.
         self.scoring_path = "shared_prefix" if scoring.supports_shared_prefix(model) else "reference"
         # what decides the numbers besides the weights, recorded in the run metadata: the attention implementation
-        # the model loaded with, and how generate keeps its KV cache ("dynamic": transformers' DynamicCache)
+        # the model loaded with, and how generate keeps its KV cache (generation_cache.py)
         self.attention = str(getattr(model.config, "_attn_implementation", None) or "default")
-        self.generation_path = "dynamic"
+        self.cache = GenerationCache.for_device(generation_cache, self.device, model)
+        # each image encoded once per run (None: a family whose features are not the image's alone, or text-only)
+        self.image_features = image_features.install(model, self.model_type) if has_vision else None
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
 
+    @property
+    def generation_path(self) -> str:
+        """How generate runs: "dynamic", "static" or "static-compiled" (after a fallback, "dynamic")."""
+        return self.cache.path
+
     @classmethod
     def from_folder(cls, folder: Path | str, *, model_id: str, revision: str | None = None, precision: str = "auto",
-                    batch_size: int | str = 4, device: str | None = None) -> "TransformersAdapter":
+                    batch_size: int | str = 4, device: str | None = None,
+                    generation_cache: str = "auto") -> "TransformersAdapter":
         """Load a model folder (never with remote code); the class is picked from its config."""
         from transformers import (AutoModelForCausalLM, AutoModelForImageTextToText, AutoProcessor,
                                   AutoTokenizer)
@@ -101,7 +101,8 @@ class TransformersAdapter:
             model.to(device)
         model.eval()
         return cls(model, processor, tokenizer, model_id=model_id, revision=revision,
-                   has_vision=info["has_vision"], batch_size=size, model_type=info["model_type"])
+                   has_vision=info["has_vision"], batch_size=size, model_type=info["model_type"],
+                   generation_cache=generation_cache)
 
     # ---- prompts -------------------------------------------------------------------------------------------
 
@@ -255,6 +256,9 @@ class TransformersAdapter:
 
     @torch.inference_mode()
     def _generate_batch(self, batch: list[GenerationRequest]) -> list[GenerationResult]:
+        answered = len(batch)
+        if self.cache.compiled and answered < self.batch_size:  # one compiled shape: the batch filled up, cut after
+            batch = batch + [batch[-1]] * (self.batch_size - answered)
         prompts = [self.build_prompt(r) for r in batch]
         images = [r.images for r in batch]
         inputs = self._cast(self._encode(prompts, images))
@@ -268,8 +272,8 @@ class TransformersAdapter:
                                  inputs["input_ids"].device)
             gen["logits_processor"] = LogitsProcessorList([sampler])
         runner = self._runner(any(images))
-        out = runner.generate(**inputs, **gen)
-        new_tokens = out[:, inputs["input_ids"].shape[1]:]
+        out = self._run_generate(runner, inputs, gen)
+        new_tokens = out[:answered, inputs["input_ids"].shape[1]:]
         eos_ids = self._eos_ids(runner)
         results = []
         for row, r in zip(new_tokens, batch):
@@ -278,6 +282,23 @@ class TransformersAdapter:
             n_tokens, ran_out = ending(row.tolist(), r.max_new_tokens, eos_ids)
             results.append(GenerationResult(cut, n_tokens=n_tokens, hit_limit=ran_out and cut == text))
         return results
+
+    def _run_generate(self, runner: Any, inputs: dict[str, Any], gen: dict[str, Any]) -> torch.Tensor:
+        """runner.generate on the run's path: a static cache (with a timed warm-up before each new compiled shape),
+        or the dynamic one; a static path that fails for any reason but memory falls back to the dynamic path for the
+        rest of the run, and this batch is generated again there."""
+        if self.cache.static:
+            extra = self.cache.generate_kwargs(inputs["input_ids"].shape[1], gen["max_new_tokens"])
+            try:
+                if self.cache.new_shape(inputs["input_ids"].shape[0], extra["max_cache_len"]):
+                    warm = {**gen, **extra, "max_new_tokens": min(gen["max_new_tokens"], WARM_UP_TOKENS)}
+                    self.cache.warmed(timed(lambda: runner.generate(**inputs, **warm))[1])
+                return runner.generate(**inputs, **gen, **extra)
+            except torch.cuda.OutOfMemoryError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - an architecture the static cache or compile cannot run
+                self.cache.fall_back(exc)
+        return runner.generate(**inputs, **gen)
 
     # ---- option scoring ------------------------------------------------------------------------------------
 
@@ -294,38 +315,12 @@ class TransformersAdapter:
         return torch.tensor(self.tokenizer(option, add_special_tokens=False)["input_ids"], dtype=prompt_ids.dtype,
                             device=prompt_ids.device)
 
-    def _special_ids(self) -> set[int]:
-        """The tokenizer's special and added special token ids (an image placeholder among them)."""
-        if not hasattr(self, "_special_id_set"):
-            added = getattr(self.tokenizer, "added_tokens_decoder", {}) or {}
-            self._special_id_set = set(self.tokenizer.all_special_ids) | {i for i, tok in added.items()
-                                                                         if getattr(tok, "special", False)}
-        return self._special_id_set
-
     def _options_from_text(self, prompt: str, options: list[str], prompt_ids: torch.Tensor) -> list[list[int]] | None:
-        """Each option's token ids as a continuation of the prompt, from the text alone (no image processed): the
-        prompt's text after its last special token (an image placeholder) is tokenized as in the processed prompt,
-        so the options are found as _option_ids finds them. None when the processed prompt does not end as the text
-        does (a family that adds text around the prompt): the caller asks the processor then."""
-        bos = self.tokenizer.bos_token
-        add_special = not (bos and prompt.startswith(bos))
-        text_ids = self.tokenizer(prompt, add_special_tokens=add_special)["input_ids"]
-        special = self._special_ids()
-        last = max((j for j, token in enumerate(text_ids) if token in special), default=-1)
-        segment = text_ids[last + 1:]
-        processed = prompt_ids.tolist()
-        if len(segment) > len(processed) or (segment and processed[-len(segment):] != segment):
-            return None
-        if last >= 0 and (len(processed) <= len(segment) or processed[-len(segment) - 1] not in special):
-            return None
-        joints = self.tokenizer([prompt + option for option in options], add_special_tokens=add_special)["input_ids"]
-        found = []
-        for option, joint in zip(options, joints):
-            if len(joint) > len(text_ids) and joint[:len(text_ids)] == text_ids:
-                found.append(list(joint[len(text_ids):]))
-            else:
-                found.append(list(self.tokenizer(option, add_special_tokens=False)["input_ids"]))
-        return found
+        """Each option's token ids after the prompt, from the text alone (option_tokens.options_from_text); None when
+        the processor must be asked."""
+        if not hasattr(self, "_special_id_set"):
+            self._special_id_set = option_tokens.special_ids(self.tokenizer)
+        return option_tokens.options_from_text(self.tokenizer, self._special_id_set, prompt, options, prompt_ids)
 
     @torch.inference_mode()
     def score_options(self, request: GenerationRequest, options: list[str],

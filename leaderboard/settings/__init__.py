@@ -100,6 +100,15 @@ class Settings:
                                        "(default: `<home>/cache/images`)", read.optional_path)
     batch_size: str = setting("LEADERBOARD_BATCH_SIZE", "auto", "generation batch size, or `auto` (64 on a GPU, "
                               "backing off by halves on out-of-memory; 4 on the CPU)", read.lower)
+    generation_cache: str = setting("LEADERBOARD_GENERATION_CACHE", "auto", "how models generate: `auto` (a static "
+                                    "KV cache with a compiled decode step on a GPU, the dynamic cache on the CPU), "
+                                    "`static` (static everywhere, compiled on a GPU) or `dynamic`; a model whose "
+                                    "static cache or compile fails falls back to dynamic for that run, recorded",
+                                    read.lower)
+    compile_cache: Path | None = setting("LEADERBOARD_COMPILE_CACHE", "", "where PyTorch keeps the compiled decode "
+                                         "steps for the next run (default: `<home>/cache/torch-compile`; a Job's "
+                                         "home is its working folder, so there it lasts one Job unless this names "
+                                         "mounted storage)", read.optional_path)
     device: str = setting("LEADERBOARD_DEVICE", "auto", "where models run: `auto` (a CUDA GPU when usable, else the "
                           "CPU, said once in a `device:` line and recorded in the results; a warning where a GPU was "
                           "expected), `cuda` (a GPU, or the run fails at once saying why) or `cpu`", read.lower)
@@ -344,6 +353,10 @@ class Settings:
     @property
     def images_dir(self) -> Path:
         return self.image_cache or (self.home / "cache" / "images")
+
+    @property
+    def compile_dir(self) -> Path:
+        return self.compile_cache or (self.home / "cache" / "torch-compile")
 
 
 def declared() -> list[tuple[str, str, str]]:

@@ -14,6 +14,7 @@ def check(settings) -> None:
                                  ("LEADERBOARD_SUITE", settings.suite, ("sample", "full")),
                                  ("LEADERBOARD_EXECUTOR", settings.executor, ("local", "hf-jobs")),
                                  ("LEADERBOARD_DEVICE", settings.device, ("auto", "cuda", "cpu")),
+                                 ("LEADERBOARD_GENERATION_CACHE", settings.generation_cache, api.GENERATION_CACHES),
                                  ("LEADERBOARD_EVAL_RESULTS_PRS", settings.eval_results_prs, ("on", "admins", "off"))):
         if value not in allowed:
             raise ValueError(f"{name} must be {', '.join(map(repr, allowed[:-1]))} or {allowed[-1]!r}, not "

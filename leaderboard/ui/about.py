@@ -54,8 +54,11 @@ coverage (items that count in the scores, items run, items in the suite, and the
 - the model id, the **full commit sha**, the precision, the model type, the parameter count and architecture;
 - `run.dtype`, `run.device` and `run.batch_size` used, and `run.hardware`: the GPUs (name, count, memory of each),
   the NVIDIA driver, torch's CUDA version, and why the CPU was used when no GPU was usable;
-- `run.attention` (the attention implementation), `run.generation_path` (how the model generated) and
-  `run.sampling` (how sampled answers draw: each from a seed of its own, per question and repeat);
+- `run.attention` (the attention implementation), `run.generation_path` (how the model generated: a dynamic KV
+  cache, or a static one compiled on a GPU), `run.generation_cache` and `run.compile_time_s` (the setting, the
+  shapes compiled, the compile warm-up, and why a run fell back to the dynamic cache if it did),
+  `run.image_features` (images encoded and reused: each image is encoded once per run) and `run.sampling` (how
+  sampled answers draw: each from a seed of its own, per question and repeat);
 - `run.versions`: the versions of torch, transformers and the other libraries involved;
 - `run.git_commit`: this project's commit that ran the evaluation;
 - `run.judge` and `run.judge_name`: the judge's identity (model id and revision, or endpoint and model name) where

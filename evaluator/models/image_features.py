@@ -1,0 +1,180 @@
+"""Each image encoded once per run: the vision tower's output for an image is kept by the image's content and reused by
+every later request that shows it again (ReForm-Eval asks each item several times, by generation and by likelihood;
+CURE asks several questions of one picture).
+
+transformers 5 encodes a batch's images in one call of the model's `get_image_features` (before the prefill in
+generate, and in forward). ImageFeatures wraps that call on the loaded model: the call's inputs are split into images
+(LAYOUTS: one row each, or a Qwen2-VL image's patches by its grid), each image is known by a hash of its pixels, only
+the images not seen before are encoded (together, in one call), and the features the language model reads (the
+output's `pooler_output`, one entry per image) are put back together in the call's order. Kept features live on the
+model's device, the least recently used let go past `max_bytes`.
+
+Not cached, said so: Idefics3 and SmolVLM (a prompt's images arrive padded with blank images, split into crops), and
+InstructBLIP (its Q-Former reads the question beside the image, so the features are not the image's alone). BLIP-2
+is cached when its options are scored, not when it generates: its generate encodes the images itself
+(SCORING_ONLY). A call whose inputs or output do not split as expected is passed through untouched.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+# model_type -> how a get_image_features call's inputs split into images
+ROWS, GRID = "rows", "grid"
+LAYOUTS = {"llava": ROWS, "llava_next": ROWS, "paligemma": ROWS, "blip-2": ROWS, "qwen2_vl": GRID, "qwen2_5_vl": GRID}
+NOT_CACHED = {
+    "idefics3": "a prompt's images arrive padded with blank images and split into crops",
+    "smolvlm": "a prompt's images arrive padded with blank images and split into crops",
+    "instructblip": "its Q-Former reads the question beside the image, so the features are not the image's alone",
+}
+SCORING_ONLY = {"blip-2": "its generate encodes the images itself, not through get_image_features"}
+MAX_BYTES = 1 << 30  # kept features, at most (on the model's device)
+PER_IMAGE_INPUTS = ("pixel_values", "image_sizes", "image_grid_thw")
+
+
+def _fingerprint(parts: dict[str, torch.Tensor]) -> str:
+    """One image's inputs, hashed: shapes, dtypes and bytes."""
+    digest = hashlib.blake2b(digest_size=20)
+    for name in sorted(parts):
+        tensor = parts[name].detach().contiguous().cpu()
+        digest.update(f"{name}|{tuple(tensor.shape)}|{tensor.dtype}|".encode())
+        digest.update(tensor.view(torch.uint8).numpy().tobytes() if tensor.numel() else b"")
+    return digest.hexdigest()
+
+
+def split_images(layout: str, inputs: dict[str, Any]) -> list[dict[str, torch.Tensor]] | None:
+    """The call's per-image inputs, in order; None when they do not split as the layout says."""
+    pixels = inputs.get("pixel_values")
+    if not torch.is_tensor(pixels) or pixels.dim() < 2:
+        return None
+    if layout == GRID:
+        grid = inputs.get("image_grid_thw")
+        if not torch.is_tensor(grid) or grid.dim() != 2 or int(grid.prod(-1).sum()) != pixels.shape[0]:
+            return None
+        rows = grid.prod(-1).tolist()
+        starts = [sum(rows[:i]) for i in range(len(rows))]
+        return [{"pixel_values": pixels[s:s + n], "image_grid_thw": grid[i:i + 1]}
+                for i, (s, n) in enumerate(zip(starts, rows))]
+    count = pixels.shape[0]
+    extra = {name: value for name, value in inputs.items() if name in PER_IMAGE_INPUTS and name != "pixel_values"
+             and value is not None}
+    if any(not torch.is_tensor(v) or v.shape[0] != count for v in extra.values()):
+        return None
+    return [{"pixel_values": pixels[i:i + 1], **{n: v[i:i + 1] for n, v in extra.items()}} for i in range(count)]
+
+
+def join_images(parts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    return {name: torch.cat([part[name] for part in parts]) for name in parts[0]}
+
+
+@dataclass
+class ImageFeatures:
+    """A run's kept image features and what they saved: images encoded, and images reused (vision passes saved)."""
+
+    layout: str
+    max_bytes: int = MAX_BYTES
+    encoded: int = 0
+    reused: int = 0
+    kept: OrderedDict = field(default_factory=OrderedDict)  # fingerprint -> one image's pooler entry
+    kept_bytes: int = 0
+    output_type: type | None = None
+    as_list: bool = True  # the pooler output is a list of per-image tensors (else one tensor, a row per image)
+
+    def record(self) -> dict:
+        return {"cached": True, "encoded": self.encoded, "reused": self.reused}
+
+    def clear(self) -> None:
+        """Let every kept feature go (a bench that times the vision tower each time)."""
+        self.kept.clear()
+        self.kept_bytes = 0
+
+    def _keep(self, key: str, entry: torch.Tensor) -> None:
+        self.kept[key] = entry
+        self.kept_bytes += entry.numel() * entry.element_size()
+        while self.kept_bytes > self.max_bytes and len(self.kept) > 1:
+            _, old = self.kept.popitem(last=False)
+            self.kept_bytes -= old.numel() * old.element_size()
+
+    def _entries(self, output: Any, count: int) -> list[torch.Tensor] | None:
+        """The output's pooler entries, one per image; None when it does not split so."""
+        pooled = getattr(output, "pooler_output", None)
+        if isinstance(pooled, (list, tuple)) and len(pooled) == count:
+            self.as_list = True
+            return list(pooled)
+        if torch.is_tensor(pooled) and pooled.shape[0] == count:
+            self.as_list = False
+            return [pooled[i:i + 1] for i in range(count)]
+        return None
+
+    def wrap(self, encode: Callable[..., Any]) -> Callable[..., Any]:
+        """`encode` (a model's get_image_features) answering from the kept features where it can."""
+        signature = inspect.signature(encode)
+
+        @functools.wraps(encode)  # its signature too: generate reads it to find the call's inputs
+        def cached(*args, **kwargs):
+            named = _named(signature, args, kwargs)
+            parts = split_images(self.layout, named) if named is not None else None
+            if not parts:
+                return encode(*args, **kwargs)
+            keys = [_fingerprint(part) for part in parts]
+            found = {key: self.kept[key] for key in keys if key in self.kept}  # taken before anything is let go
+            for key in found:
+                self.kept.move_to_end(key)
+            fresh = list(dict.fromkeys(key for key in keys if key not in found))
+            if fresh:
+                rest = {name: value for name, value in named.items() if name not in PER_IMAGE_INPUTS}
+                output = encode(**join_images([parts[keys.index(key)] for key in fresh]), **rest)
+                entries = self._entries(output, len(fresh))
+                if entries is None:  # not as expected: this call is the model's own, nothing kept
+                    return encode(*args, **kwargs)
+                self.output_type = type(output)
+                for key, entry in zip(fresh, entries):
+                    found[key] = entry
+                    self._keep(key, entry)
+            self.encoded += len(fresh)
+            self.reused += len(keys) - len(fresh)
+            entries = [found[key] for key in keys]
+            return self.output_type(pooler_output=entries if self.as_list else torch.cat(entries))
+        return cached
+
+
+def _named(signature: inspect.Signature, args: tuple, kwargs: dict) -> dict[str, Any] | None:
+    """A call's arguments by name (its **kwargs folded in); None when it does not bind or passes *args."""
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return None
+    named: dict[str, Any] = {}
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            named.update(value)
+        elif kind is inspect.Parameter.VAR_POSITIONAL:
+            if value:
+                return None
+        else:
+            named[name] = value
+    return named
+
+
+def install(model: Any, model_type: str | None, max_bytes: int = MAX_BYTES) -> ImageFeatures | None:
+    """Cache the image features of `model` (a loaded vision-language model) for the rest of its run; None for a family
+    that is not cached (NOT_CACHED) or has no get_image_features to wrap."""
+    layout = LAYOUTS.get(model_type or "")
+    if layout is None:
+        return None
+    inner = getattr(model, "model", None)
+    owner = inner if inner is not None and callable(getattr(inner, "get_image_features", None)) else model
+    if not callable(getattr(owner, "get_image_features", None)):
+        return None
+    features = ImageFeatures(layout, max_bytes)
+    owner.get_image_features = features.wrap(owner.get_image_features)
+    if owner is not model and callable(getattr(model, "get_image_features", None)):
+        model.get_image_features = owner.get_image_features  # the outer model's delegates: one wrapper for both
+    return features
