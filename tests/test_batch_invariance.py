@@ -149,7 +149,7 @@ def _seeded_answer(messages: list, body: dict) -> str:
 def test_a_served_model_gives_the_same_details_with_1_and_8_requests_in_flight(tmp_path):
     with StandInServer("org/vlm", answer=_seeded_answer) as model, ScriptedServer(judge) as grader:
         commands = [["run", "--model", f"endpoint:{model.base_url}|org/vlm", "--benchmarks",
-                     "cure,simpleqa,reform,lave", "--suite", "sample", "--limit", "6", "--batch-size", str(size),
+                     "cure,simpleqa,reform,lave", "--suite", "sample", "--limit", "3", "--batch-size", str(size),
                      "--judge", f"endpoint:{grader.base_url}|scripted-judge", "--images-dir", str(tmp_path / "img"),
                      "--out", str(tmp_path / f"served-{size}")] for size in (1, 8)]
         done = evaluator_many(commands, tmp_path / "report.json", timeout=600)
