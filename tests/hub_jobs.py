@@ -10,7 +10,13 @@ when a container stops, so the log pipe closes; the stage turns terminal only on
 
 What the real API refuses is refused here: a flavor that is not one of huggingface_hub's own `JobHardware` names
 (the hardware list is built from that enum), a label key or value outside `^[A-Za-z0-9_-]{1,63}$` (400), a timeout
-that is not a positive integer.
+that is not a positive integer, a volume (huggingface_hub's `Volume`) of another type than bucket, model, dataset or
+space, without an `<owner>/<name>` source, or whose mount path is not absolute or is used twice (400); the server
+refuses a bucket that does not exist (404) or whose owner's namespace the caller may not act in (403).
+
+A volume is mounted, not copied: every Job that mounts one bucket sees the same folder, kept between Jobs (under the
+runner's `mounts` folder). A container's mount point cannot be made here without root, so the one liberty taken is
+that the Job's environment values that start with a volume's mount path are given the folder's path instead.
 
 A `JobRecord` is what a test may look at and never holds a secret value: only the secret NAMES.
 """
@@ -24,7 +30,8 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Iterator
 
 from huggingface_hub import JobHardware
@@ -86,6 +93,7 @@ class JobRecord:
     flavor: str
     timeout: int | None
     created_at: float
+    volumes: list[dict] = field(default_factory=list)  # as the API took them: type, source, mountPath, ...
     stage: str = "SCHEDULING"
     message: str | None = None
     pid: int | None = None
@@ -163,7 +171,7 @@ class Job:
             "id": rec.id, "createdAt": iso_time(rec.created_at), "dockerImage": rec.image, "spaceId": None,
             "command": rec.command, "arguments": [], "environment": rec.env,
             "secrets": {name: None for name in rec.secret_names}, "flavor": rec.flavor, "labels": rec.labels,
-            "timeout": rec.timeout, "status": {"stage": stage, "message": message},
+            "timeout": rec.timeout, "status": {"stage": stage, "message": message}, "volumes": rec.volumes,
             "owner": {"id": _id_of(rec.namespace), "name": rec.namespace,
                       "type": "user" if rec.namespace == rec.user else "org"},
             "initiator": {"type": "user", "id": _id_of(rec.user), "name": rec.user},
@@ -217,6 +225,30 @@ def _validate(spec: dict) -> None:
     timeout = spec.get("timeoutSeconds")
     if timeout is not None and (not isinstance(timeout, int) or timeout <= 0):
         raise HubError(400, "timeoutSeconds must be a positive integer")
+    volumes(spec)
+
+
+VOLUME_TYPES = ("bucket", "model", "dataset", "space")
+SOURCE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def volumes(spec: dict) -> list[dict]:
+    """The spec's volumes, checked as the API checks them (400 for a bad one)."""
+    found = spec.get("volumes") or []
+    if not isinstance(found, list) or not all(isinstance(v, dict) for v in found):
+        raise HubError(400, "volumes must be a list of objects")
+    paths = [v.get("mountPath") for v in found]
+    for volume in found:
+        if volume.get("type") not in VOLUME_TYPES:
+            raise HubError(400, f"Invalid volume type {volume.get('type')!r}: one of {', '.join(VOLUME_TYPES)}")
+        if not isinstance(volume.get("source"), str) or not SOURCE_RE.match(volume["source"]):
+            raise HubError(400, f"Invalid volume source {volume.get('source')!r}: expected <owner>/<name>")
+        path = volume.get("mountPath")
+        if not isinstance(path, str) or not path.startswith("/") or path.rstrip("/") == "":
+            raise HubError(400, f"Invalid mountPath {path!r}: an absolute path other than /")
+        if paths.count(path) > 1:
+            raise HubError(400, f"Two volumes are mounted at {path}")
+    return found
 
 
 class JobRunner:
@@ -226,6 +258,7 @@ class JobRunner:
     def __init__(self, cwd: str | os.PathLike | None = None, base_env: dict[str, str] | None = None,
                  kill_grace: float = 2.0, scheduling_seconds: float = 0.0):
         self.cwd = cwd
+        self.mounts = Path(cwd if cwd is not None else ".").resolve() / "mounts"  # each volume's folder, kept
         self.base_env = base_env
         self.kill_grace = kill_grace
         self.scheduling_seconds = scheduling_seconds  # how long a new Job waits in SCHEDULING (tests may set it)
@@ -242,11 +275,17 @@ class JobRunner:
                            command=list(spec["command"]) + list(spec.get("arguments") or []), env=env,
                            secret_names=sorted(hidden), labels=_string_map(spec, "labels"),
                            flavor=spec.get("flavor", "cpu-basic"), timeout=spec.get("timeoutSeconds"),
-                           created_at=time.time())
+                           created_at=time.time(), volumes=[dict(v) for v in volumes(spec)])
         job = Job(record)
         with self._lock:
             self._jobs[record.id] = job
         process_env = {**(os.environ if self.base_env is None else self.base_env), **env, **hidden}
+        for volume in record.volumes:  # the mount point, as this machine has it
+            folder = self.mount_folder(volume)
+            folder.mkdir(parents=True, exist_ok=True)
+            point = volume["mountPath"].rstrip("/")
+            process_env = {name: (str(folder) + value[len(point):] if value == point or value.startswith(point + "/")
+                                  else value) for name, value in process_env.items()}
         if self.scheduling_seconds <= 0:
             self._start(job, process_env)
         else:
@@ -254,6 +293,10 @@ class JobRunner:
             timer.daemon = True
             timer.start()
         return job
+
+    def mount_folder(self, volume: dict) -> Path:
+        """The folder a volume mounts: one per source (and sub-path), shared by every Job that mounts it."""
+        return self.mounts / volume["type"] / volume["source"] / (volume.get("path") or "").strip("/")
 
     def _start(self, job: Job, process_env: dict[str, str]) -> None:
         """SCHEDULING is over: the command starts (unless the Job was cancelled meanwhile)."""

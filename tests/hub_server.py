@@ -56,6 +56,7 @@ this process; a given `job_env` gets it).
         hub.requests                                    # [(method, path)] served, both ports, in order
         hub.jobs                                        # [JobRecord] (secret names only), with stage and pid
         hub.job_logs(job_id); hub.kill_job(job_id)
+        hub.add_bucket("test-org/cache")                # a storage bucket a Job may mount (runner.mount_folder)
         hub.logins                                      # [(username, client_id), ...] OpenID codes exchanged
 """
 from __future__ import annotations
@@ -79,7 +80,7 @@ from tests.hub_access import AccessRules, seed_repo, set_access
 from tests.hub_discussions import Community, DiscussionEndpoints
 from tests.hub_http import (NONE, OPTIONAL, REQUIRED, HubError, Reply, Request, Route, Router, error_reply,
                             json_reply, redirect, route)
-from tests.hub_jobs import HARDWARE, JobRecord, JobRunner, log_stream
+from tests.hub_jobs import HARDWARE, JobRecord, JobRunner, log_stream, volumes
 from tests.hub_lfs import LfsEndpoints
 from tests.hub_limits import QUOTA_MESSAGE, ReadBudget, RequestFailures, bucket_of
 from tests.hub_repo_api import RepoEndpoints
@@ -164,6 +165,7 @@ class HubServer:
         self._codes: dict[str, dict] = {}  # code -> {user, client_id, redirect_uri, nonce}
         self._tokens: dict[str, str] = {}  # token -> user (OpenID access tokens and issue_token's)
         self._orgs: dict[str, tuple[str, ...]] = {}  # user -> orgs
+        self.buckets: set[str] = set()  # storage buckets (`<owner>/<name>`) a Job may mount
         self._lock = threading.Lock()
         self.budget = ReadBudget()
         self.failures = RequestFailures()
@@ -340,6 +342,10 @@ class HubServer:
     def job_logs(self, job_id: str) -> list[str]:
         return self.runner.by_id(job_id).log_lines()
 
+    def add_bucket(self, bucket_id: str) -> None:
+        """A storage bucket that Jobs of its owner's namespace may mount (hub.jobs' volumes, runner.mount_folder)."""
+        self.buckets.add(bucket_id)
+
     def kill_job(self, job_id: str) -> None:
         """The Job's processes die mid-run (SIGKILL); it ends in ERROR."""
         self.runner.kill(job_id)
@@ -472,6 +478,11 @@ class JobEndpoints:
         spec = request.json()
         if not isinstance(spec, dict):
             raise HubError(400, "a job spec is required")
+        for volume in volumes(spec):  # a bucket must exist, and be its caller's (or its org's) to mount
+            if volume["type"] == "bucket":
+                if volume["source"] not in self.hub.buckets:
+                    raise HubError(404, f"Bucket {volume['source']} not found")
+                self.hub.check_namespace(request.user, volume["source"].split("/")[0])
         return json_reply(self.runner.run(namespace, request.user, spec).json())
 
     def list_jobs(self, request: Request) -> Reply:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -318,3 +319,58 @@ def test_a_job_on_a_gpu_flavor_runs_with_cuda():
     assert hf_jobs.job_env(settings, "l40sx4")["LEADERBOARD_DEVICE"] == "cuda"
     assert hf_jobs.job_env(settings, "cpu-basic")["LEADERBOARD_DEVICE"] == "cpu"
     assert hf_jobs.job_env(settings)["TQDM_DISABLE"] == "1"  # no progress bars in a Job's log
+
+
+@pytest.mark.slow  # Jobs on the loopback Hub
+def test_every_job_mounts_the_cache_bucket_and_keeps_its_compile_cache_there(hub, world):
+    """With LEADERBOARD_JOBS_CACHE_BUCKET each Job mounts that bucket read-write and its evaluator keeps PyTorch's
+    compile cache in it, so the next Job finds it; a bucket that does not exist sends the request back PENDING with
+    the Hub's reason and starts nothing."""
+    settings, store, dispatcher, folder = world
+    bucket = f"{ORG}/compile-cache-{uuid.uuid4().hex[:6]}"
+    missing = Dispatcher(replace(settings, jobs_cache_bucket=f"{ORG}/no-such-bucket"), store, dispatcher.api)
+    (refused,) = submit(store, folder, 1)
+    report = missing.tick()
+    assert report.returned == [refused.key] and not report.started
+    back = q.load(store, refused.path)
+    assert back.status == q.PENDING and "Bucket test-org/no-such-bucket not found" in back.error
+    hub.add_bucket(bucket)
+    mounting = Dispatcher(replace(settings, jobs_cache_bucket=bucket), store, dispatcher.api)
+    wait_until(lambda: q.load(store, refused.path).status in (q.FINISHED, q.FAILED), timeout=300, every=1.0,
+               tick=mounting.tick)
+    assert q.load(store, refused.path).status == q.FINISHED
+    job = next(j for j in hub.jobs if j.labels.get(hf_jobs.LABEL_REQUEST) == hf_jobs.request_label(refused.key))
+    assert job.volumes == [{"type": "bucket", "source": bucket, "mountPath": hf_jobs.JOB_CACHE_MOUNT}]
+    assert job.env["LEADERBOARD_COMPILE_CACHE"] == "/leaderboard-cache/torch-compile"
+    assert (hub.runner.mount_folder(job.volumes[0]) / "torch-compile").is_dir()  # the evaluator put its cache there
+    plain = hf_jobs.job_env(settings)  # no bucket: the Job's own home, never the Space's folder
+    assert plain["LEADERBOARD_COMPILE_CACHE"] == "" and hf_jobs.job_volumes(settings) is None
+
+
+def test_a_cache_bucket_is_named_as_owner_and_name():
+    with pytest.raises(ValueError, match="LEADERBOARD_JOBS_CACHE_BUCKET names a Hub storage bucket as "
+                                         "<owner>/<name>, not 'cache'"):
+        Settings.from_env({"LEADERBOARD_JOBS_CACHE_BUCKET": "cache"})
+    assert Settings.from_env({"LEADERBOARD_JOBS_CACHE_BUCKET": "org/cache"}).jobs_cache_bucket == "org/cache"
+
+
+@pytest.mark.slow  # Jobs on the loopback Hub
+def test_the_loopback_jobs_api_refuses_volumes_the_hub_refuses(hub, token):
+    from huggingface_hub import Volume
+    from huggingface_hub.errors import HfHubHTTPError
+
+    api = HfApi(endpoint=hub.url, token=token)
+    hub.add_bucket(f"{ORG}/volumes")
+    hub.add_bucket("someone-else/theirs")
+    cases = [(Volume(type="bucket", source=f"{ORG}/volumes", mount_path="relative"), 400, "Invalid mountPath"),
+             (Volume(type="bucket", source="no-owner", mount_path="/data"), 400, "Invalid volume source"),
+             (Volume(type="blob", source=f"{ORG}/volumes", mount_path="/data"), 400, "Invalid volume type"),
+             (Volume(type="bucket", source=f"{ORG}/nothing", mount_path="/data"), 404, "not found"),
+             (Volume(type="bucket", source="someone-else/theirs", mount_path="/data"), 403, "rights")]
+    for volume, status, said in cases:
+        with pytest.raises(HfHubHTTPError) as caught:
+            api.run_job(image="python:3.12", command=["true"], volumes=[volume], namespace=ORG)
+        assert caught.value.response.status_code == status and said in str(caught.value), (volume, caught.value)
+    twice = [Volume(type="bucket", source=f"{ORG}/volumes", mount_path="/data")] * 2
+    with pytest.raises(HfHubHTTPError, match="Two volumes are mounted at /data"):
+        api.run_job(image="python:3.12", command=["true"], volumes=twice, namespace=ORG)

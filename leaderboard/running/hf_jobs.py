@@ -28,6 +28,7 @@ LABEL_STORE = "leaderboard-store"  # which store (results repo) the Job publishe
 LABEL_REQUEST = "leaderboard-request"  # which request it evaluates: a hash of its key
 LABEL_OWNER = "leaderboard-lease"  # the lease owner it runs under, sanitised
 JOB_HOME = "leaderboard-job-data"  # the Job's own LEADERBOARD_HOME, in its working folder (run folders, image cache)
+JOB_CACHE_MOUNT = "/leaderboard-cache"  # where a Job mounts LEADERBOARD_JOBS_CACHE_BUCKET (its compile cache)
 LIVE_STAGES = ("SCHEDULING", "RUNNING")
 LOG_LINES = 50  # log lines kept on a FAILED request
 PROGRESS_TAIL = 20  # log lines read from a live Job's log for its progress (the API's `tail`)
@@ -75,7 +76,8 @@ def job_command(settings: Settings, request: Request, owner: str) -> list[str]:
 def job_env(settings: Settings, flavor: str = "") -> dict[str, str]:
     """The Job's environment: this Space's settings (no secrets), run locally inside the Job, with the Hub store. On
     a GPU flavor the device is `cuda`: a Job billed for a GPU that cannot use it stops at once with the reason
-    instead of evaluating on its CPU; on a CPU flavor it is `cpu`."""
+    instead of evaluating on its CPU; on a CPU flavor it is `cpu`. The compile cache goes into the mounted cache
+    bucket where there is one (job_volumes), else into the Job's own home."""
     env = settings.as_env()
     if flavor:
         env["LEADERBOARD_DEVICE"] = "cpu" if flavor.startswith("cpu-") else "cuda"
@@ -83,8 +85,18 @@ def job_env(settings: Settings, flavor: str = "") -> dict[str, str]:
                 "LEADERBOARD_PYTHON": "", "PYTHONUNBUFFERED": "1", **QUIET_PROGRESS})
     if not settings.image_cache:
         env["LEADERBOARD_IMAGE_CACHE"] = ""
+    env["LEADERBOARD_COMPILE_CACHE"] = f"{JOB_CACHE_MOUNT}/torch-compile" if settings.jobs_cache_bucket else ""
     env.update({name: os.environ[name] for name in PASSED_THROUGH if os.environ.get(name)})
     return env
+
+
+def job_volumes(settings: Settings) -> list | None:
+    """What a Job mounts: the cache bucket (LEADERBOARD_JOBS_CACHE_BUCKET) read-write at JOB_CACHE_MOUNT, or nothing."""
+    if not settings.jobs_cache_bucket:
+        return None
+    from huggingface_hub import Volume
+
+    return [Volume(type="bucket", source=settings.jobs_cache_bucket, mount_path=JOB_CACHE_MOUNT)]
 
 
 def job_secrets(settings: Settings) -> dict[str, str]:

@@ -317,6 +317,7 @@ class Dispatcher:
                                                                                                request.lease_owner),
                                        env=hf_jobs.job_env(settings, flavor), secrets=hf_jobs.job_secrets(settings),
                                        flavor=flavor, timeout=job_timeout(settings),
+                                       volumes=hf_jobs.job_volumes(settings),
                                        name=hf_jobs.job_name(request),
                                        labels=hf_jobs.job_labels(settings, request, request.lease_owner),
                                        namespace=self.namespace)

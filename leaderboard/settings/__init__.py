@@ -135,6 +135,11 @@ class Settings:
         "smallest first (a float32 model counts double); a larger model is refused at submission", read.csv)
     jobs_image: str = setting("LEADERBOARD_JOBS_IMAGE", "", "hf-jobs: the Docker image the Jobs run (default: this "
                               "Space's own image, `hf.co/spaces/<SPACE_ID>`, so a Job runs the Space's code)")
+    jobs_cache_bucket: str = setting("LEADERBOARD_JOBS_CACHE_BUCKET", "", "hf-jobs: a Hub storage bucket "
+                                     "(`<owner>/<name>`, in the Jobs' namespace or one its token may write) every Job "
+                                     "mounts read-write at /leaderboard-cache: its compile cache lives there, so a "
+                                     "later Job reuses the compiled decode steps (default: none; a Job's cache lasts "
+                                     "that Job)")
     jobs_setup: str = setting("LEADERBOARD_JOBS_SETUP", "", "hf-jobs: a shell command run in the Job before the "
                               "evaluation (for an image without this project: fetch it and install its "
                               "requirements; default: none)")

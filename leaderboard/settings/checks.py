@@ -30,6 +30,9 @@ def check(settings) -> None:
     for option in settings.options:
         if "=" not in option or not option.split("=", 1)[0].strip():
             raise ValueError(f"LEADERBOARD_OPTIONS takes comma-separated key=value pairs, not {option!r}")
+    bucket = settings.jobs_cache_bucket
+    if bucket and (bucket.count("/") != 1 or not all(part.strip() for part in bucket.split("/"))):
+        raise ValueError(f"LEADERBOARD_JOBS_CACHE_BUCKET names a Hub storage bucket as <owner>/<name>, not {bucket!r}")
     if settings.batch_size != "auto" and not (settings.batch_size.isdigit() and int(settings.batch_size) > 0):
         raise ValueError(f"LEADERBOARD_BATCH_SIZE must be a positive integer or 'auto', not {settings.batch_size!r}")
     if not 0 <= settings.min_coverage <= 100:
