@@ -1,7 +1,8 @@
 """OpenAI-compatible endpoints, named once for the judge and for served models: `endpoint:<base url>|<model>`.
 
 parse_endpoint checks a base url and a model name (no user, password, query or fragment in the url: a key goes in
-the token setting, never in the url); public_url is the only form of a URL that is ever shown or stored (scheme,
+the token setting, never in the url; a host that is not plain ASCII is refused with its punycode form, so a
+look-alike such as a Cyrillic letter or a full-width dot never receives the token); public_url is the only form of a URL that is ever shown or stored (scheme,
 host, port and path). A model spec `endpoint:<base url>|<model>` names a served model (`--model`), as the same text
 names an endpoint judge (`--judge`).
 """
@@ -68,11 +69,23 @@ def parse_endpoint(rest: str, what: str, token_setting: str) -> Endpoint:
         raise ValueError(f"{bad} (base url {shown}): expected 'endpoint:<base url>|<model>'")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"{bad}: the base url must be http(s)://host[:port]/path, not {shown}")
+    if not parts.netloc.isascii():
+        raise ValueError(f"{bad}: the host {parts.hostname!r} is not plain ASCII (a look-alike of another host?); "
+                         f"its punycode form is {punycode(parts.hostname)}: write that if it is the host you mean")
     if any(c.isspace() for c in base_url + model):
         raise ValueError(f"{bad} (base url {shown}): whitespace in the url or model")
     if any(ord(c) < 32 or ord(c) == 127 for c in model) or len(model) > 300:
         raise ValueError(f"{bad} (base url {shown}): the model name must be printable and at most 300 characters")
     return Endpoint(base_url.rstrip("/"), model)
+
+
+def punycode(host: str) -> str:
+    """The ASCII (IDNA) form of a host name, as a resolver would look it up ("<not a valid host name>" when it has
+    none)."""
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return "<not a valid host name>"
 
 
 def is_model_spec(text: object) -> bool:

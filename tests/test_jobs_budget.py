@@ -347,8 +347,43 @@ def test_the_ledger_stays_small_over_a_long_window_and_reads_back(tmp_path):
     window = 30 * 86400.0
     spent = ledger.spent(moment, window)
     jl.write(store, ledger, window, moment)
-    again = jl.read(store)
+    again = jl.read(store, moment)
     assert again.spent(moment, window) == pytest.approx(spent) and again.reserved() == 2.5
     assert sum(c.jobs for c in again.settled) == sum(1 for n in range(600) if 36 * n / 30 + 1 < 30 * 24)
     assert len(again.settled) <= 30 + 2 * 20 and len((tmp_path / "store" / jl.PATH).read_bytes()) < 20_000
     assert [r.path for r in q.all_requests(store)] == [] and store.damaged.listing() == []
+
+
+@pytest.mark.parametrize("entry, said", [
+    ({"settled": [{"lease": "hf-job:x", "request": "o/m/0123456789ab_auto", "flavor": "t4-small", "job": "j",
+                   "seconds": 10.0, "usd": 0.01, "ended": "2999-01-01T00:00:00+00:00"}]},
+     "settled[0].ended (2999-01-01T00:00:00+00:00) is in the future"),
+    ({"settled": [{"lease": "hf-job:x", "request": "o/m/0123456789ab_auto", "flavor": "t4-small", "job": "j",
+                   "seconds": 10.0, "usd": 0.01, "ended": "1970-01-01T00:00:00+00:00"}]},
+     "is before any Job of this leaderboard could have run"),
+    ({"open": {"hf-job:y": {"request": "o/m/0123456789ab_auto", "flavor": "t4-small", "usd": 2.5,
+                            "usd_per_hour": 0.4, "reserved": "2999-01-01T00:00:00+00:00",
+                            "until": "2999-01-01T06:00:00+00:00"}}},
+     "open.hf-job:y.reserved (2999-01-01T00:00:00+00:00) is in the future"),
+    ({"open": {"hf-job:z": {"request": "o/m/0123456789ab_auto", "flavor": "t4-small", "usd": 2.5,
+                            "usd_per_hour": 0.4, "reserved": "2026-11-01T00:00:00+00:00",
+                            "until": "2026-10-01T00:00:00+00:00"}}},
+     "open.hf-job:z.until is before its reservation"),
+])
+def test_a_time_no_job_can_have_is_damage_not_a_charge(tmp_path, entry, said):
+    """A charge dated in 2999 would be counted as live until 2999 plus the window, holding every Job; it is reported
+    as damage instead, like any other, and the ledger is never overwritten."""
+    from leaderboard.store.local import LocalStore
+
+    store = LocalStore(tmp_path / "store")
+    store.write_bytes(jl.PATH, json.dumps({"version": 1, "rates": {}, "open": {}, "settled": [], **entry}).encode())
+    ledger = jl.read(store)
+    assert said in ledger.damaged
+    assert [path for path, _ in store.damaged.listing()] == [jl.PATH]
+    jl.write(store, ledger, 86400.0)
+    assert json.loads((tmp_path / "store" / jl.PATH).read_text())  # left as it was, for an admin
+    skewed = q.iso(q.now() + timedelta(seconds=60))  # a clock a minute ahead is no damage
+    store.write_bytes(jl.PATH, json.dumps({"version": 1, "rates": {}, "open": {}, "settled": [
+        {"lease": "a", "request": "o/m/0123456789ab_auto", "flavor": "t4-small", "job": "j", "seconds": 1.0,
+         "usd": 0.5, "ended": skewed}]}).encode())
+    assert jl.read(store).damaged == "" and jl.read(store).spent(q.now(), 86400.0) == 0.5

@@ -86,14 +86,17 @@ def test_an_earlier_live_run_of_the_request_is_stopped_before_a_new_attempt(sett
                "--batch-size", "1", "--option", "cure.mode=generation", "--out", str(earlier / "out")]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     env.pop("LEADERBOARD_PARENT_PID", None)
-    orphan = subprocess.Popen(command, cwd=PROJECT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)
+    log = earlier / "orphan.log"
+    with open(log, "wb") as out:
+        orphan = subprocess.Popen(command, cwd=PROJECT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
     try:
         (earlier / "worker.pid").write_text(str(orphan.pid))
         other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # not an evaluator of it
         (earlier.parent / "x").mkdir()
         (earlier.parent / "x" / "worker.pid").write_text(str(other.pid))
-        assert evaluator_process.stop_earlier_runs(evaluator_process.request_dir(settings, request)) == [orphan.pid]
+        stopped = evaluator_process.stop_earlier_runs(evaluator_process.request_dir(settings, request))
+        assert stopped == [orphan.pid], (orphan.poll(), log.read_text(errors="replace")[-2000:])
         assert orphan.wait(5) == -signal.SIGKILL
         assert other.poll() is None  # a process that is not this request's evaluator is left alone
         other.kill()

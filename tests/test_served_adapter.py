@@ -200,3 +200,19 @@ def test_the_token_goes_only_in_the_bearer_header(monkeypatch, caplog):
         adapter = load_served(f"endpoint:{server.base_url}|m")
         assert "Authorization" not in server.requests[0].headers  # no token, no header
     assert token not in repr(adapter)
+
+
+@pytest.mark.parametrize("host, puny", [
+    ("r\u043euter.huggingface.co", "xn--ruter-jye.huggingface.co"),  # a Cyrillic o
+    ("127.0.0.1\uff0e1", "127.0.0.1.1"),  # a full-width dot
+])
+def test_a_look_alike_host_is_refused_for_a_served_model_and_a_judge_with_its_punycode(host, puny):
+    from evaluator.judge import parse_judge_spec
+
+    for parse, what in ((parse_model_spec, "model"), (parse_judge_spec, "judge")):
+        with pytest.raises(ValueError) as refused:
+            parse(f"endpoint:https://{host}/v1|m")
+        message = str(refused.value)
+        assert message.startswith(f"bad endpoint {what} spec: the host") and "not plain ASCII" in message
+        assert f"its punycode form is {puny}" in message and len(message.splitlines()) == 1
+    assert parse_model_spec(f"endpoint:https://{puny}/v1|m").host == puny  # the ASCII form, written out, is taken

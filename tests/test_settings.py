@@ -160,6 +160,11 @@ def test_a_bad_judge_spec_stops_the_space_without_its_credentials(tmp_path):
     ({"LEADERBOARD_PROXY_HOPS": "-1"}, "LEADERBOARD_PROXY_HOPS"),
     ({"LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE": "0"}, "LEADERBOARD_PLAYGROUND_BUDGET_PER_MINUTE"),
     ({"LEADERBOARD_BENCHMARKS": "cure,vibes"}, "LEADERBOARD_BENCHMARKS names unknown benchmarks vibes"),
+    ({"LEADERBOARD_HOST": "::1"}, "LEADERBOARD_HOST '::1' is an IPv6 address, which the Space cannot listen on: for "
+                                  "this machine alone use 127.0.0.1 or localhost"),
+    ({"LEADERBOARD_HOST": "[::1]"}, "LEADERBOARD_HOST"),
+    ({"LEADERBOARD_GENERATION_CACHE": "compiled"}, "LEADERBOARD_GENERATION_CACHE must be 'auto', 'static' or "
+                                                   "'dynamic'"),
 ])
 def test_bad_settings_are_refused_naming_the_variable(env, message):
     with pytest.raises(ValueError, match=message):

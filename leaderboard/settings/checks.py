@@ -19,6 +19,9 @@ def check(settings) -> None:
         if value not in allowed:
             raise ValueError(f"{name} must be {', '.join(map(repr, allowed[:-1]))} or {allowed[-1]!r}, not "
                              f"{value!r}")
+    if ":" in settings.host:  # an IPv6 literal: Gradio's start-up check cannot reach it and the start fails
+        raise ValueError(f"LEADERBOARD_HOST {settings.host!r} is an IPv6 address, which the Space cannot listen on: "
+                         f"for this machine alone use 127.0.0.1 or localhost, for every interface 0.0.0.0")
     if settings.store_backend == "hub" and not settings.results_repo:
         raise ValueError("LEADERBOARD_STORE=hub needs LEADERBOARD_RESULTS_REPO")
     unknown = [b for b in settings.benchmarks if b not in api.benchmark_names()]

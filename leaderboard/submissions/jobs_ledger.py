@@ -19,14 +19,16 @@ that writes requests anyway (a claim, a Job's record, a close), so it costs no c
 are serialised by the store. When it is written, settled entries older than the window leave it and those older than
 two days are summed up per day (`jobs`: how many), so it stays small however long the window. A damaged
 ledger is listed with the store's damaged files and never overwritten: with a budget set, no Job starts until an
-admin repairs or removes it.
+admin repairs or removes it. A time no Job can have is damage too: a charge that ends, or a reservation that starts,
+more than SKEW_S after now (a clock far ahead would otherwise hold the budget until that date), a time before EPOCH,
+or a reservation that ends before it starts.
 """
 from __future__ import annotations
 
 import json
 import math
 from dataclasses import asdict, dataclass, field, fields
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Callable
 
 from leaderboard.running.job_flavors import TooLarge, flavor_for
@@ -37,6 +39,8 @@ from leaderboard.submissions.vocabulary import iso, now, parse_time
 PATH = "requests/.jobs-budget.json"
 VERSION = 1
 DETAIL_S = 2 * 86400.0  # charges younger than this are kept one by one; older ones are summed up per day
+SKEW_S = 300.0  # how far ahead of this machine's clock another writer's may be: a later time is damage
+EPOCH = datetime(2025, 1, 1, tzinfo=timezone.utc)  # no Job of this leaderboard ran before: an earlier time is damage
 # why a request waits: its price is unknown, the budget is 0, its worst case alone is over the budget, the budget is
 # full now, or an earlier request waits for room
 UNKNOWN, ZERO, NEVER, FULL, BEHIND = "unknown", "zero", "never", "full", "behind"
@@ -148,23 +152,42 @@ def _entry(kind, data, what: str):
     return kind(**values)
 
 
-def parse(data) -> Ledger:
-    """The ledger a stored JSON value holds; DamagedFile (the reason) when it is not one."""
+def _plausible(when: str, what: str, moment: datetime, ends: bool) -> None:
+    """DamagedFile for a time no Job of this ledger can have: before EPOCH, or past `moment` plus SKEW_S (a charge's
+    end or a reservation's start written by a clock far ahead, which would hold the budget until then)."""
+    at = parse_time(when)
+    if at < EPOCH:
+        raise DamagedFile(f"{what} ({when}) is before any Job of this leaderboard could have run")
+    if (at - moment).total_seconds() > SKEW_S:
+        raise DamagedFile(f"{what} ({when}) is in the future: {'a Job ends' if ends else 'a reservation starts'} "
+                          f"no later than now")
+
+
+def parse(data, moment: datetime | None = None) -> Ledger:
+    """The ledger a stored JSON value holds; DamagedFile (the reason) when it is not one, or when one of its times
+    cannot be (_plausible, against `moment`, by default now)."""
     if not isinstance(data, dict) or not isinstance(data.get("open", {}), dict) \
             or not isinstance(data.get("settled", []), list) or not isinstance(data.get("rates", {}), dict):
         raise DamagedFile("not a Jobs budget ledger: an object with open, settled and rates")
     rates = {str(k): _number(v, f"rates.{str(k)[:40]}", optional=False) for k, v in data.get("rates", {}).items()}
     opened = {str(k): _entry(Reservation, v, f"open.{str(k)[:40]}") for k, v in data.get("open", {}).items()}
     settled = [_entry(Charge, v, f"settled[{i}]") for i, v in enumerate(data.get("settled", []))]
+    moment = moment or now()
+    for lease, reservation in opened.items():
+        _plausible(reservation.reserved, f"open.{lease[:40]}.reserved", moment, ends=False)
+        if parse_time(reservation.until) < parse_time(reservation.reserved):
+            raise DamagedFile(f"open.{lease[:40]}.until is before its reservation")
+    for i, charge in enumerate(settled):
+        _plausible(charge.ended, f"settled[{i}].ended", moment, ends=True)
     return Ledger(rates, opened, settled)
 
 
-def read(store: Store) -> Ledger:
+def read(store: Store, moment: datetime | None = None) -> Ledger:
     """The ledger as the store holds it (inside a step of the store: as that step sees it); empty when there is none.
     A damaged one is reported to the store's ledger of damaged files and comes back with `damaged` set."""
     try:
         data = store.read_json(PATH)
-        ledger = Ledger() if data is None else parse(data)
+        ledger = Ledger() if data is None else parse(data, moment)
     except DamagedFile as exc:
         store.damaged.report(PATH, exc)
         return Ledger(damaged=str(exc))
