@@ -51,6 +51,17 @@ def work_scoring(args) -> dict:
                                          args.repeats)
 
 
+def generation_setup(args) -> tuple:
+    """The saved model loaded with end-of-sequence off (every request generates all its new tokens), the requests and
+    the batch sizes of the generation jobs."""
+    import generation
+
+    adapter = _models.load_folder(Path(args.folder), device=args.device)
+    adapter.model.generation_config.eos_token_id = None
+    return (adapter, generation.make_requests(args.requests, args.new_tokens),
+            tuple(int(b) for b in args.batches.split(",")))
+
+
 def work_generation(args) -> dict:
     """The same requests at each batch size on the dynamic path and on the static one (generation.both_paths: compiled
     on CUDA), end-of-sequence off, with the floor of a decode step, and how far the largest batch moves the first
@@ -58,10 +69,7 @@ def work_generation(args) -> dict:
     import batch_drift
     import generation
 
-    adapter = _models.load_folder(Path(args.folder), device=args.device)
-    adapter.model.generation_config.eos_token_id = None  # every request generates all its new tokens
-    requests = generation.make_requests(args.requests, args.new_tokens)
-    sizes = tuple(int(b) for b in args.batches.split(","))
+    adapter, requests, sizes = generation_setup(args)
     figures = generation.both_paths(adapter, requests, sizes)
     figures["drift"] = batch_drift.first_position_drift(adapter, requests, max(sizes))
     return {"requests": len(requests), "new_tokens": args.new_tokens, "dtype": adapter.dtype, **figures}
@@ -72,10 +80,7 @@ def work_warm_up(args) -> dict:
     shapes (generation.path_timings)."""
     import generation
 
-    adapter = _models.load_folder(Path(args.folder), device=args.device)
-    adapter.model.generation_config.eos_token_id = None
-    requests = generation.make_requests(args.requests, args.new_tokens)
-    sizes = tuple(int(b) for b in args.batches.split(","))
+    adapter, requests, sizes = generation_setup(args)
     timings = generation.path_timings(adapter, requests, sizes, "static-compiled")
     return {"warm_up_s": timings["warm_up_s"], "shapes": timings["shapes"], "fallback": timings["fallback"]}
 
@@ -85,6 +90,7 @@ def work_answer(args) -> dict:
     from evaluator.benchmarks import get_benchmark
     from evaluator.benchmarks.spec import PlanContext
     from evaluator.executor import execute
+    from evaluator.models.image_features import describe
 
     started = time.perf_counter()
     adapter = _models.load_folder(Path(args.folder), batch_size="auto", device=args.device)
@@ -98,7 +104,7 @@ def work_answer(args) -> dict:
             "generation_s": answered.generate_s, "option_scoring_s": answered.score_s,
             "path": adapter.generation_path, "compile_s": adapter.cache.compile_time_s,
             "shapes": len(adapter.cache.shapes),
-            "images": adapter.image_features.record() if adapter.image_features is not None else {}}
+            "images": describe(adapter.image_features, adapter.model_type)}
 
 
 def full_suite_options(benchmark: str) -> dict[str, str]:

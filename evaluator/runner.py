@@ -44,11 +44,6 @@ from evaluator.prompt_files import prompt_hash
 from evaluator.run_files import json_safe, library_versions, project_commit, utc_now, write_atomic
 
 
-# How sampled requests draw (recorded with every run, so that a change of method shows): each from a seed of its own,
-# per item and repeat, never per batch (evaluator.models.sampling; a served model gets the seed with each request).
-SAMPLING = "per-request seed (item, repeat)"
-
-
 @dataclass
 class RunConfig:
     """What to run: one model at one revision, some benchmarks, one suite."""
@@ -276,11 +271,9 @@ def generation_record(model) -> dict:
     record = cache.record()
     found = {"compile_time_s": record["compile_time_s"], "generation_cache": record}
     if getattr(model, "has_vision", False):
-        from evaluator.models.image_features import NOT_CACHED
+        from evaluator.models.image_features import describe
 
-        features = getattr(model, "image_features", None)
-        found["image_features"] = features.record() if features is not None else {
-            "cached": False, "why": NOT_CACHED.get(getattr(model, "model_type", "") or "", "not cached for this family")}
+        found["image_features"] = describe(getattr(model, "image_features", None), getattr(model, "model_type", None))
     return found
 
 
@@ -341,7 +334,7 @@ def run(config: RunConfig, out_dir: Path) -> dict:
             "dtype": model.dtype, "device": model.device, "batch_size": model.batch_size,
             "has_vision": model.has_vision, "scoring_path": model.scoring_path,
             "generation_path": getattr(model, "generation_path", None), "attention": getattr(model, "attention", None),
-            "sampling": SAMPLING, **generation_record(model),
+            "sampling": getattr(model, "sampling", None), **generation_record(model),
             "hardware": hardware_record(model, cpu_reason), "served": served,
             "modes": run_modes([benchmark.CARD for benchmark in benchmarks], config.options),
             "versions": library_versions(), "git_commit": project_commit(), "host": platform.node(),

@@ -56,6 +56,7 @@ class ModelAdapter(Protocol):
     scoring_path: str  # how score_options computes ("reference": one forward per option)
     generation_path: str  # how generate runs ("dynamic", "static", "static-compiled"; "served": an endpoint's)
     attention: str | None  # the attention implementation ("sdpa", "eager", ...); None where unknown
+    sampling: str  # how sampled requests draw (recorded as run.sampling)
 
     def generate(self, requests: list[GenerationRequest]) -> list[str]:
         """Greedy (or sampled, per request) completions, in the order of `requests`.

@@ -163,6 +163,14 @@ def _named(signature: inspect.Signature, args: tuple, kwargs: dict) -> dict[str,
     return named
 
 
+def describe(features: ImageFeatures | None, model_type: str | None) -> dict:
+    """What results.json says of a vision model's image features (run.image_features): images encoded and reused,
+    or why they are not kept."""
+    if features is not None:
+        return features.record()
+    return {"cached": False, "why": NOT_CACHED.get(model_type or "", "not cached for this family")}
+
+
 def install(model: Any, model_type: str | None, max_bytes: int = MAX_BYTES) -> ImageFeatures | None:
     """Cache the image features of `model` (a loaded vision-language model) for the rest of its run; None for a family
     that is not cached (NOT_CACHED) or has no get_image_features to wrap."""

@@ -17,6 +17,7 @@ import torch
 from transformers import LogitsProcessor
 
 SEED_BITS = 63  # a row's seed is reduced to this many bits (torch.Generator takes up to 64)
+METHOD = "per-request seed (item, repeat), a stream of its own per row"  # what results.json says (run.sampling)
 
 
 def unseeded() -> int:

@@ -74,6 +74,7 @@ class ServedAdapter:
     scoring_path = "none"  # no option scoring: generation only
     generation_path = "served"  # the endpoint generates; how, it does not say
     attention = None  # unknown: the server's
+    sampling = "the server's, asked with a seed per request (item, repeat)"  # whether it honours it is its own
 
     def __init__(self, base_url: str, model: str, token: str | None = None, *, batch_size: int = AUTO_IN_FLIGHT,
                  timeout: float = TIMEOUT_S, max_retries: int = 4, backoff: float = 0.5,

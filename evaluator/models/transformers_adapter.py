@@ -19,6 +19,7 @@ from evaluator.models.base import GenerationRequest, GenerationResult, OptionSco
 from evaluator.models.devices import free_cuda_memory, pick_device_dtype, resolve_batch_size, split_across_gpus
 from evaluator.models.generation_cache import WARM_UP_TOKENS, GenerationCache, timed
 from evaluator.models.prompts import PROMPT_STYLES, TEXT_STYLE, chat_role, fold_history, fold_qa_history, prompt_style
+from evaluator.models.sampling import METHOD as SAMPLING_METHOD
 from evaluator.models.sampling import RowSampler
 
 # What callers read from here, the family table and the helpers of the sibling modules included.
@@ -54,6 +55,7 @@ class TransformersAdapter:
         # what decides the numbers besides the weights, recorded in the run metadata: the attention implementation
         # the model loaded with, and how generate keeps its KV cache (generation_cache.py)
         self.attention = str(getattr(model.config, "_attn_implementation", None) or "default")
+        self.sampling = SAMPLING_METHOD
         self.cache = GenerationCache.for_device(generation_cache, self.device, model)
         # each image encoded once per run (None: a family whose features are not the image's alone, or text-only)
         self.image_features = image_features.install(model, self.model_type) if has_vision else None
