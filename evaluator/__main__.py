@@ -20,6 +20,7 @@ import traceback
 from pathlib import Path
 
 from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY
+from evaluator.endpoint_limits import limits_from_env
 from evaluator.endpoints import is_model_spec, parse_model_spec
 from evaluator.model_ids import model_id_problem
 from evaluator.models.base import DeviceUnavailable
@@ -30,7 +31,7 @@ class UsageError(ValueError):
     """A mistake in what was asked (a malformed model id, a run where nothing ran): its one line, no type name."""
 
 
-_PLAIN = ("ServedError", "ModeRefused")  # a served run's one-line reasons (no type name; loaded lazily)
+_PLAIN = ("ServedError", "ModeRefused", "JudgeStalled")  # a served run's one-line reasons (no type name; loaded lazily)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -152,6 +153,7 @@ def _check_model(model: str) -> None:
     if is_model_spec(model):
         try:
             parse_model_spec(model)
+            limits_from_env()  # a bad LEADERBOARD_ENDPOINT_* says so before anything is sent
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         return

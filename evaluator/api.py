@@ -30,7 +30,9 @@ from evaluator.details import DETAIL_DTYPES
 from evaluator.endpoints import (ENDPOINT_PREFIX, MODEL_TOKEN_SETTING, Endpoint, is_model_spec, parse_model_spec,
                                  public_url)
 from evaluator.images import ImageUnavailable
-from evaluator.judge import JudgeError, judge_id, judge_name, make_judge, parse_judge_spec
+from evaluator.endpoint_limits import Limits as EndpointLimits
+from evaluator.endpoint_limits import limits_from_env as endpoint_limits
+from evaluator.judge import JudgeError, JudgeStalled, judge_id, judge_name, make_judge, parse_judge_spec
 from evaluator.model_ids import model_id_problem
 from evaluator.models.base import UnsupportedModelError
 from evaluator.models.generation_cache import CHOICES as GENERATION_CACHES
@@ -40,9 +42,9 @@ from evaluator.redaction import redact
 __all__ = ["DEFAULT_BENCHMARKS", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "GENERATION_CACHES", "MODEL_TOKEN_SETTING", "CORRECT",
            "COUNT", "DETAIL_DTYPES", "DETAIL_TYPES", "FRACTION", "IMAGE_UNAVAILABLE", "ITEM_COLUMNS", "NUMBER",
            "OUTCOMES", "PARENT_PID_ENV", "PERCENT_KINDS", "RATIO", "Card", "DetailColumn", "Grader", "HubEval",
-           "ImageUnavailable", "ItemPart", "ItemView", "JudgeError", "Measure", "Metric", "Option", "Section",
+           "EndpointLimits", "ImageUnavailable", "ItemPart", "ItemView", "JudgeError", "JudgeStalled", "Measure", "Metric", "Option", "Section",
            "Source", "UnsupportedModelError", "Verdict", "benchmark_names", "card", "cards", "describe_model_folder",
-           "details_schema", "graders", "hub_eval_problems", "judge_id", "judge_name", "judged_benchmarks",
+           "details_schema", "endpoint_limits", "graders", "hub_eval_problems", "judge_id", "judge_name", "judged_benchmarks",
            "make_judge", "model_id_problem", "parse_judge_spec", "default_mode", "is_model_spec", "parse_model_spec", "public_url",
            "redact", "rescore_run", "scoring_modes", "sources"]
 

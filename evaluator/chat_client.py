@@ -9,6 +9,10 @@ body, no message content) is asked again within the same budget of max_retries +
 becomes a text that gets scored; every failure is a ChatError that counts the attempts it took and keeps the HTTP
 status; the token never appears in a message, a log line or a repr, and without a token no Authorization header is
 sent.
+
+Every call runs under evaluator.endpoint_limits: a deadline for the whole call (its retries included) and a cap on
+the bytes of the answer (LEADERBOARD_ENDPOINT_DEADLINE, LEADERBOARD_ENDPOINT_MAX_REPLY_MB). A call that misses
+either fails at once with a ChatError whose `limit` says which (a streamed answer, read after the call returned, too).
 """
 from __future__ import annotations
 
@@ -18,8 +22,11 @@ import random
 import time
 from typing import Any
 
+import httpx2
 import openai
 
+from evaluator.bounded_http import Budget, LimitMissed, http_client, iterate_within, within
+from evaluator.endpoint_limits import Limits
 from evaluator.endpoints import public_url
 from evaluator.redaction import redact
 
@@ -38,13 +45,15 @@ class NotACompletion(Exception):
 
 class ChatError(RuntimeError):
     """A call that never gave a chat completion (after its retries, for retryable failures). status: the HTTP status
-    of the last answer (None: no answer, a timeout, or a 200 that was no completion). The message never holds a
-    token."""
+    of the last answer (None: no answer, a timeout, or a 200 that was no completion); limit: the endpoint limit the
+    call missed (evaluator.endpoint_limits.DEADLINE or TOO_LARGE), else None. The message never holds a token."""
 
-    def __init__(self, message: str, attempts: int = 1, status: int | None = None, answer: str = ""):
+    def __init__(self, message: str, attempts: int = 1, status: int | None = None, answer: str = "",
+                 limit: str | None = None):
         super().__init__(message)
         self.attempts = attempts
         self.status = status
+        self.limit = limit
         self.answer = answer  # what the endpoint answered, in a few words ("HTTP 404: ..."), for one-line reports
 
 
@@ -82,10 +91,10 @@ def _body_start(response: Any) -> str:
 
 class ChatClient:
     """Calls to one endpoint's `/chat/completions`; `base_url` is used as is (".../v1"). `label` names the caller in
-    messages ("judge <model>", "model <model>")."""
+    messages ("judge <model>", "model <model>"). `timeout` bounds each socket operation, `limits` the whole call."""
 
     def __init__(self, base_url: str, model: str, token: str | None = None, *, timeout: float = 60,
-                 max_retries: int = 4, backoff: float = 0.5, label: str = ""):
+                 max_retries: int = 4, backoff: float = 0.5, label: str = "", limits: Limits | None = None):
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.label = label or model
@@ -93,8 +102,9 @@ class ChatClient:
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)  # only for a 200 that is not a chat completion; the client times the rest
+        self.limits = limits or Limits()
         self._client = openai.OpenAI(base_url=self.base_url, api_key=self._token or _NO_TOKEN,
-                                     max_retries=self.max_retries, timeout=self.timeout)
+                                     max_retries=self.max_retries, timeout=self.timeout, http_client=http_client())
         # Per request: nothing from OPENAI_ORG_ID / OPENAI_PROJECT_ID goes to another host; no bearer without a token.
         self.headers: dict[str, Any] = {"OpenAI-Organization": openai.Omit(), "OpenAI-Project": openai.Omit()}
         if self._token is None:
@@ -110,11 +120,20 @@ class ChatClient:
         """The wait before asking again after the `attempt`-th 200 that was not a chat completion (0-based)."""
         return min(self.backoff * 2 ** attempt, BACKOFF_CAP) * (1 - 0.25 * random.random())
 
-    def _failure(self, reason: str, attempts: int, status: int | None = None, answer: str = "") -> ChatError:
+    def _failure(self, reason: str, attempts: int, status: int | None = None, answer: str = "",
+                 limit: str | None = None) -> ChatError:
         plural = "" if attempts == 1 else "s"
         message = self.redact(f"{self.label} failed after {attempts} attempt{plural}: {reason}")
         log.warning("%s", message)
-        return ChatError(message, attempts, status, self.redact(answer or reason))
+        return ChatError(message, attempts, status, self.redact(answer or reason), limit)
+
+    def _out_of_budget(self, budget: Budget, attempts: int) -> ChatError | None:
+        """The failure of a call that ran out of time or bytes, else None."""
+        reason = budget.reason()
+        if reason is None:
+            return None
+        return self._failure(f"{public_url(self.base_url)}: {reason}", max(1, attempts), answer=reason,
+                             limit=budget.missed)
 
     def reason(self, error: openai.APIError) -> str:
         """What went wrong, in a few words that name the endpoint's public URL and what it answered."""
@@ -150,20 +169,31 @@ class ChatClient:
     def call(self, params: dict[str, Any], stream: bool = False,
              max_retries: int | None = None) -> tuple[dict | openai.Stream, int]:
         """The endpoint's answer to one request (`params`: the body, without "model" and "stream") and the HTTP
-        attempts it took: a chat-completion dict, or a stream of chunks when `stream` and the endpoint streams.
-        ChatError when it never gave a completion within max_retries + 1 attempts (default: the client's)."""
+        attempts it took: a chat-completion dict, or a stream of chunks when `stream` and the endpoint streams (read
+        under the call's limits too). ChatError when it never gave a completion within max_retries + 1 attempts
+        (default: the client's), or within the call's limits (evaluator.endpoint_limits)."""
+        allowance = Budget(self.limits)
+        with within(allowance):
+            answer, attempts = self._call(params, stream, max_retries, allowance)
+        if isinstance(answer, dict):
+            return answer, attempts
+        return _BoundedChunks(answer, allowance, self, attempts), attempts
+
+    def _call(self, params: dict[str, Any], stream: bool, max_retries: int | None,
+              allowance: Budget) -> tuple[dict | openai.Stream, int]:
         budget = self.max_retries if max_retries is None else int(max_retries)
         params = {"model": self.model, **params, "stream": stream}
         attempts = 0
         while True:
             try:
                 raw = self._send(params, budget - attempts)
-            except openai.APIStatusError as exc:
-                reason = self.reason(exc)
-                raise self._failure(reason, attempts + client_attempts(exc), exc.status_code,
-                                    reason.replace(f" from {public_url(self.base_url)}", "")) from None
+            except LimitMissed:
+                raise self._out_of_budget(allowance, attempts + 1) from None
             except openai.APIError as exc:
-                raise self._failure(self.reason(exc), attempts + client_attempts(exc)) from None
+                failure = self._out_of_budget(allowance, attempts + client_attempts(exc))
+                if failure is not None:
+                    raise failure from None
+                self._raise(exc, attempts)
             except openai.OpenAIError as exc:  # the client refused the call before sending it
                 raise self._failure(f"{type(exc).__name__}: {exc}", attempts + 1) from None
             attempts += raw.retries_taken + 1
@@ -171,8 +201,40 @@ class ChatClient:
                 return self._answer(raw, stream), attempts
             except NotACompletion as exc:
                 reason = f"the endpoint returned {exc}"
+            failure = self._out_of_budget(allowance, attempts)
+            if failure is not None:
+                raise failure
             if attempts > budget:
                 raise self._failure(reason, attempts)
             delay = self._delay(attempts - 1)
             log.warning("%s: attempt %d: %s; asking again in %.2fs", self.label, attempts, reason, delay)
             time.sleep(delay)
+
+    def _raise(self, exc: openai.APIError, attempts: int) -> None:
+        """Raise the ChatError of a call the client gave up on (`attempts`: those made before its last try)."""
+        if isinstance(exc, openai.APIStatusError):
+            reason = self.reason(exc)
+            raise self._failure(reason, attempts + client_attempts(exc), exc.status_code,
+                                reason.replace(f" from {public_url(self.base_url)}", "")) from None
+        raise self._failure(self.reason(exc), attempts + client_attempts(exc)) from None
+
+
+class _BoundedChunks:
+    """A streamed answer's chunks, each read under its call's limits; a chunk that breaks them, or a stream that
+    breaks off, raises the call's ChatError."""
+
+    def __init__(self, stream: openai.Stream, budget: Budget, client: ChatClient, attempts: int):
+        self._stream, self._budget, self._client, self._attempts = stream, budget, client, attempts
+
+    def __iter__(self):
+        try:
+            yield from iterate_within(self._budget, self._stream)
+        except (openai.OpenAIError, httpx2.HTTPError) as exc:
+            failure = self._client._out_of_budget(self._budget, self._attempts)
+            if failure is not None:
+                raise failure from None
+            reason = self._client.reason(exc) if isinstance(exc, openai.APIError) else type(exc).__name__
+            raise self._client._failure(f"the stream broke off ({reason})", self._attempts) from None
+
+    def close(self) -> None:
+        self._stream.close()

@@ -2,7 +2,7 @@
 
 - `ScriptedServer`: a small OpenAI-compatible chat-completions server of ours (http.server in a thread). Each request
   gets the next `Reply` from a list (the last one repeats) or from a function of the request; a reply may be a 429
-  with Retry-After, a 500, slow, or streamed. It records every request (headers included) and the most requests
+  with Retry-After, a 500, slow, streamed, or trickled a byte at a time (status line and headers included). It records every request (headers included) and the most requests
   it ever served at once.
 - `start_llm_katan(...)`: the `llm-katan` echo server (PyPI) as a subprocess, with its failure-injection flags.
 """
@@ -30,6 +30,44 @@ class Reply:
     headers: dict = field(default_factory=dict)
     delay: float = 0.0  # seconds before answering
     body: str | None = None  # a raw body instead of a chat completion
+    trickle: float = 0.0  # seconds between the bytes of the answer, its status line and headers included
+    trickle_after: int = 0  # bytes sent at once before the trickle starts
+
+
+class _Trickle:
+    """A handler's output sent one byte at a time, `pause` seconds apart, until the client hangs up."""
+
+    def __init__(self, raw, pause: float, at_once: int = 0):
+        self._raw, self._pause, self._at_once, self.closed = raw, pause, at_once, False
+
+    def write(self, data: bytes) -> int:
+        data = bytes(data)
+        if self._at_once > 0:
+            head, data = data[:self._at_once], data[self._at_once:]
+            self._at_once -= len(head)
+            try:
+                self._raw.write(head)
+                self._raw.flush()
+            except OSError:
+                self.closed = True
+        for byte in data:
+            if self.closed:
+                break
+            try:
+                self._raw.write(bytes([byte]))
+                self._raw.flush()
+            except OSError:
+                self.closed = True
+                break
+            time.sleep(self._pause)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+        self._raw.close()
 
 
 @dataclass
@@ -72,6 +110,9 @@ class ScriptedServer:
                     reply = server._reply(index, body)
                     if reply.delay:
                         time.sleep(reply.delay)
+                    if reply.trickle:
+                        self.wfile = _Trickle(self.wfile, reply.trickle, reply.trickle_after)
+                        self.close_connection = True
                     self._answer(reply, body)
                 finally:
                     with server._lock:

@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evaluator.judge.base import Judge, JudgeError, JudgeResult
+from evaluator.judge.base import Judge, JudgeError, JudgeResult, JudgeStalled
 from evaluator.judge.replies import parse_lave_rating, parse_simpleqa_grade
 from evaluator.judge.spec import JudgeSpec, parse_judge_spec, public_url
 from evaluator.prompt_files import prompt_hash
 from evaluator.redaction import redact
 
-__all__ = ["Judge", "JudgeError", "JudgeResult", "JudgeSpec", "EndpointJudge", "LocalJudge", "make_judge",
+__all__ = ["Judge", "JudgeError", "JudgeResult", "JudgeStalled", "JudgeSpec", "EndpointJudge", "LocalJudge", "make_judge",
            "parse_judge_spec", "public_url", "parse_simpleqa_grade", "parse_lave_rating", "prompt_hash",
            "judge_id", "judge_name"]
 
@@ -42,18 +42,21 @@ def __getattr__(name: str) -> Any:
 
 
 def make_judge(spec: str, token: str | None = None, *, timeout: float = 60, max_retries: int = 4,
-               concurrency: int = 8, backoff: float = 0.5) -> Judge:
+               concurrency: int = 8, backoff: float = 0.5, limits=None) -> Judge:
     """A judge from its spec. A malformed spec raises ValueError (the message never holds the token, nor a URL's
     user, password or query). `backoff` is the base wait before asking an endpoint again after a 200 answer that is
-    not a chat completion; the `openai` client times its own retries."""
+    not a chat completion; the `openai` client times its own retries. `limits`: an endpoint judge's deadline per call
+    and largest answer (evaluator.endpoint_limits.Limits; None: what LEADERBOARD_ENDPOINT_DEADLINE and
+    LEADERBOARD_ENDPOINT_MAX_REPLY_MB say)."""
     if timeout <= 0 or max_retries < 0 or concurrency < 1 or backoff < 0:
         raise ValueError("judge options: timeout > 0, max_retries >= 0, concurrency >= 1 and backoff >= 0")
     parsed = parse_judge_spec(spec, token)
     if parsed.kind == "endpoint":
+        from evaluator.endpoint_limits import limits_from_env
         from evaluator.judge.endpoint import EndpointJudge
 
         return EndpointJudge(parsed.base_url, parsed.model, token, timeout=timeout, max_retries=max_retries,
-                             concurrency=concurrency, backoff=backoff)
+                             concurrency=concurrency, backoff=backoff, limits=limits or limits_from_env())
     from evaluator.judge.local import LocalJudge
 
     return LocalJudge(parsed.source, parsed.revision)

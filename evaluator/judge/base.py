@@ -22,6 +22,12 @@ class JudgeError(RuntimeError):
         self.attempts = attempts
 
 
+class JudgeStalled(RuntimeError):
+    """An endpoint judge gave no complete answer within a call's deadline (LEADERBOARD_ENDPOINT_DEADLINE). The run
+    stops with this one line instead of leaving every answer ungraded, one deadline after another: the answers so far
+    stay in the run's journal, so a retry does not ask the model again."""
+
+
 @dataclass
 class JudgeResult:
     text: str | None  # the judge's raw output; None when it failed

@@ -12,17 +12,18 @@ from typing import Any, Iterator
 import openai
 
 from evaluator.chat_client import ChatClient, ChatError
+from evaluator.endpoint_limits import DEADLINE, Limits
 from evaluator.endpoints import public_url
-from evaluator.judge.base import JudgeError, JudgeResult, check_generation, check_messages
+from evaluator.judge.base import JudgeError, JudgeResult, JudgeStalled, check_generation, check_messages
 
 
 class EndpointJudge:
     """An OpenAI-compatible `/chat/completions` endpoint; `base_url` is used as is (".../v1")."""
 
     def __init__(self, base_url: str, model: str, token: str | None = None, *, timeout: float = 60,
-                 max_retries: int = 4, concurrency: int = 8, backoff: float = 0.5):
+                 max_retries: int = 4, concurrency: int = 8, backoff: float = 0.5, limits: Limits | None = None):
         self._chat = ChatClient(base_url, model, token, timeout=timeout, max_retries=max_retries, backoff=backoff,
-                                label=f"judge {model}")
+                                label=f"judge {model}", limits=limits)
         self.base_url = self._chat.base_url
         self.model = model
         self.identity = {"kind": "endpoint", "base_url": public_url(self.base_url), "model": model}
@@ -41,6 +42,8 @@ class EndpointJudge:
         try:
             answer, attempts = self._chat.call(params, stream=stream)
         except ChatError as exc:
+            if exc.limit == DEADLINE:
+                raise JudgeStalled(f"the judge {self.model} at {public_url(self.base_url)} stalled: {exc.answer}") from None
             raise JudgeError(str(exc), exc.attempts) from None
         if isinstance(answer, dict):
             return answer["choices"][0]["message"]["content"], attempts
@@ -56,7 +59,9 @@ class EndpointJudge:
             return JudgeResult(text=text, error=None, attempts=attempts)
         except JudgeError as exc:
             return JudgeResult(text=None, error=self._chat.redact(str(exc)), attempts=exc.attempts)
-        except Exception as exc:  # noqa: BLE001 - complete_many never raises
+        except JudgeStalled:
+            raise
+        except Exception as exc:  # noqa: BLE001 - complete_many never raises, but for a stalled judge
             return JudgeResult(text=None, error=self._chat.redact(f"{type(exc).__name__}: {exc}"), attempts=0)
 
     def complete_many(self, conversations: list[list[dict]], **generation) -> list[JudgeResult]:
@@ -64,8 +69,12 @@ class EndpointJudge:
         if not conversations:
             return []
         workers = max(1, min(self.concurrency, len(conversations)))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge") as pool:
-            return list(pool.map(lambda messages: self._one(messages, generation), conversations))
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge")
+        try:
+            futures = [pool.submit(self._one, messages, generation) for messages in conversations]
+            return [future.result() for future in futures]
+        finally:  # a stalled judge: the calls not yet sent are not sent
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def stream(self, messages: list[dict], **generation) -> Iterator[str]:
         """Text pieces as the endpoint sends them (server-sent events; a server that ignores stream=True gives its
@@ -77,6 +86,8 @@ class EndpointJudge:
         try:
             for chunk in answer:
                 yield from _pieces(chunk)
+        except ChatError as exc:  # the stream broke off, or passed the call's deadline or size cap
+            raise JudgeError(str(exc), attempts) from None
         except openai.APIConnectionError as exc:
             raise JudgeError(f"judge {self.model} stream broke off ({self._chat.reason(exc)})", attempts) from None
         except openai.APIError as exc:

@@ -10,7 +10,8 @@ case.
 - `batch_size` requests are in flight at once (a thread pool); answers come back in request order and `on_answered`
   hears of each as it arrives. Retries (429 with Retry-After, 5xx, timeouts) are the `openai` client's, through
   evaluator.chat_client, as for the endpoint judge; a 200 that is no chat completion is asked again within the same
-  budget and never scored.
+  budget and never scored. Each call has a deadline and a largest answer (evaluator.endpoint_limits): one that
+  misses either ends the run with its one line.
 - It has no option scoring (scoring_path "none"): a served run asks every benchmark by generation
   (evaluator.benchmarks.modes).
 - `probe` makes one tiny request before the run (and one with an image when a benchmark needs images): an
@@ -33,12 +34,13 @@ from typing import Any, Callable
 from PIL import Image
 
 from evaluator.chat_client import ChatClient, ChatError
+from evaluator.endpoint_limits import Limits, limits_from_env
 from evaluator.endpoints import MODEL_TOKEN_SETTING, Endpoint, parse_model_spec, public_url
 from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore, cut_at_stop
 from evaluator.models.prompts import chat_role
 
 AUTO_IN_FLIGHT = 8  # --batch-size auto: requests in flight at once
-TIMEOUT_S = 300.0  # per HTTP attempt: a large model writing a long answer under load
+TIMEOUT_S = 300.0  # per socket operation; the whole call is bounded by evaluator.endpoint_limits
 PROBE_TEXT = "Reply with the word OK."
 _NOT_A_VISION_REFUSAL = (401, 403, 404, 408, 409, 429)  # an image request refused for these is not about images
 
@@ -78,7 +80,7 @@ class ServedAdapter:
 
     def __init__(self, base_url: str, model: str, token: str | None = None, *, batch_size: int = AUTO_IN_FLIGHT,
                  timeout: float = TIMEOUT_S, max_retries: int = 4, backoff: float = 0.5,
-                 model_id: str | None = None):
+                 model_id: str | None = None, limits: Limits | None = None):
         self.endpoint = Endpoint(base_url.rstrip("/"), model)
         self.url = public_url(self.endpoint.base_url)
         self.model_id = model_id or model
@@ -88,7 +90,7 @@ class ServedAdapter:
         self.batch_size = max(1, int(batch_size))
         self.server_models: list[str] = []  # the server's own model ids, as its answers name them
         self._chat = ChatClient(self.endpoint.base_url, model, token, timeout=timeout, max_retries=max_retries,
-                                backoff=backoff, label=f"model {model} at {self.url}")
+                                backoff=backoff, label=f"model {model} at {self.url}", limits=limits)
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:  # never shows the token
@@ -235,11 +237,14 @@ def _count(value: Any) -> int | None:
 def load_served(spec: str, batch_size: int | str = "auto", needs_images: bool = False,
                 model_id: str | None = None) -> ServedAdapter:
     """The served model a spec `endpoint:<base url>|<model>` names, probed (ServedError when it cannot run the
-    evaluation). Its token comes from LEADERBOARD_MODEL_TOKEN. batch_size: requests in flight ("auto": 8)."""
+    evaluation). Its token comes from LEADERBOARD_MODEL_TOKEN, each call's deadline and largest answer from
+    LEADERBOARD_ENDPOINT_DEADLINE and LEADERBOARD_ENDPOINT_MAX_REPLY_MB. batch_size: requests in flight ("auto": 8)."""
     endpoint = parse_model_spec(spec)
     size = AUTO_IN_FLIGHT if str(batch_size).strip().lower() in ("", "auto") else int(batch_size)
     if size < 1:
         raise ValueError(f"--batch-size must be at least 1, got {size}")
-    adapter = ServedAdapter(endpoint.base_url, endpoint.model, model_token(), batch_size=size, model_id=model_id)
+    limits = limits_from_env()
+    adapter = ServedAdapter(endpoint.base_url, endpoint.model, model_token(), batch_size=size, model_id=model_id,
+                            limits=limits)
     adapter.probe(images=needs_images)
     return adapter

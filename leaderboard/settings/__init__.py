@@ -96,6 +96,14 @@ class Settings:
     model_token: str = setting(api.MODEL_TOKEN_SETTING, "", "bearer token of the served models' endpoints (the "
                                "OpenAI-compatible endpoints admins add in the Queue tab); handed to the evaluator by "
                                "environment only, never to a Hugging Face Job; never logged", secret=True)
+    endpoint_deadline: float = setting("LEADERBOARD_ENDPOINT_DEADLINE", "300", "seconds one call to a served model "
+                                       "or to an endpoint judge may take in all (connecting, sending, every byte of "
+                                       "the answer, and its retries); a call past it fails at once with one line: a "
+                                       "served run ends, a run whose judge stalls ends (its answers so far are kept "
+                                       "for the retry); the Playground waits at most 120 s", float)
+    endpoint_max_reply_mb: float = setting("LEADERBOARD_ENDPOINT_MAX_REPLY_MB", "8", "the most megabytes a served "
+                                           "model's or an endpoint judge's answer may hold; a larger one is refused "
+                                           "with one line, not asked again", float)
     image_cache: Path | None = setting("LEADERBOARD_IMAGE_CACHE", "", "where downloaded benchmark images are cached "
                                        "(default: `<home>/cache/images`)", read.optional_path)
     batch_size: str = setting("LEADERBOARD_BATCH_SIZE", "auto", "generation batch size, or `auto` (64 on a GPU, "

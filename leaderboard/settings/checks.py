@@ -74,8 +74,10 @@ def check(settings) -> None:
             raise ValueError(f"{name} must be at least {least}")
     for name, value in (("LEADERBOARD_HUB_REFRESH_SECONDS", settings.hub_refresh_seconds),
                         ("LEADERBOARD_SESSION_HOURS", settings.session_hours),
-                        ("LEADERBOARD_JOBS_BUDGET_DAYS", settings.jobs_budget_days)):
-        if not value > 0:
+                        ("LEADERBOARD_JOBS_BUDGET_DAYS", settings.jobs_budget_days),
+                        ("LEADERBOARD_ENDPOINT_DEADLINE", settings.endpoint_deadline),
+                        ("LEADERBOARD_ENDPOINT_MAX_REPLY_MB", settings.endpoint_max_reply_mb)):
+        if not 0 < value < float("inf"):
             raise ValueError(f"{name} must be more than 0")
     if settings.jobs_budget_usd is not None and not 0 <= settings.jobs_budget_usd < float("inf"):
         raise ValueError(f"LEADERBOARD_JOBS_BUDGET_USD must be a number of US dollars, 0 or more (empty: no cap), not "

@@ -47,6 +47,7 @@ from leaderboard.ui.rate_limits import Bucket, Refusal, SlidingWindow, address_k
 log = logging.getLogger(__name__)
 
 JUDGE_TIMEOUT = 30.0  # seconds per attempt: a live UI, not a batch run
+JUDGE_DEADLINE = 120.0  # seconds for a whole grading at most (LEADERBOARD_ENDPOINT_DEADLINE, when shorter)
 JUDGE_RETRIES = 1
 JUDGE_BACKOFF = 0.5
 JUDGE_MAX_TOKENS = 256
@@ -234,9 +235,11 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         """The judge, built once; raises (ValueError, OSError, ...) when it cannot be built."""
         with lock:
             if "judge" not in cache:
+                limits = api.EndpointLimits(min(settings.endpoint_deadline, JUDGE_DEADLINE),
+                                            max(1, int(settings.endpoint_max_reply_mb * 1024 * 1024)))
                 cache["judge"] = api.make_judge(settings.judge, settings.judge_bearer,
                                                 timeout=JUDGE_TIMEOUT, max_retries=JUDGE_RETRIES,
-                                                backoff=JUDGE_BACKOFF, concurrency=1)
+                                                backoff=JUDGE_BACKOFF, concurrency=1, limits=limits)
             return cache["judge"]
 
     redact = settings.scrub
@@ -294,7 +297,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
             for piece in the_judge.stream(messages, max_tokens=JUDGE_MAX_TOKENS, temperature=0.0):
                 raw += piece
                 yield GRADING, "", "", name, raw
-        except api.JudgeError as exc:
+        except (api.JudgeError, api.JudgeStalled) as exc:
             what = "could not be reached" if not raw else "broke off"
             yield ("**The judge " + what + "**: " + escape_markdown(redact(str(exc)), 300),
                    grader.broken_label if raw else "", "", name, raw)
