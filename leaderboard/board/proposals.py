@@ -14,6 +14,12 @@ model page shows them as community-provided while the pull request is open, and 
   another. A pull request someone else opened with the same title and marker is never taken for ours.
 - **Limits**: LEADERBOARD_EVAL_PRS_PER_DAY for the whole Space and PER_PERSON_PER_DAY per person over the last 24
   hours, counted from the requests' recorded actions, so they hold across restarts.
+- **Across processes**: before it opens a pull request, a proposal reserves the run in its request under the store's
+  own lock (the local store's file lock, the Hub store's `parent_commit`; leaderboard.submissions.actions
+  reserve_proposal), where the limits are counted with every reservation and pull request recorded, then looks for
+  the marker on the Hub again. So two Space replicas, a worker and a Space, or two store clients on one store open
+  one pull request per run and keep the limits; a reservation is replaced by the pull request's record, removed on
+  a Hub error, and one left by a crash holds the run 10 minutes at most.
 - **The record**: each pull request opened (or found and not yet recorded) is appended to the run's request
   (`actions`: propose, who, when, url; leaderboard.submissions.actions.record_proposal), and the board links it
   beside the run (leaderboard.parquet rebuilt).
@@ -37,7 +43,8 @@ from leaderboard.formatting import escape_markdown as md
 from leaderboard.settings import Settings
 from leaderboard.store import DamagedFile, Store, StoreBusy, StoreConflict
 from leaderboard.submissions import records as q
-from leaderboard.submissions.actions import PROPOSE, record_proposal
+from leaderboard.submissions.actions import (PROPOSE, pending_proposal, proposed, record_proposal, release_proposal,
+                                             reserve_proposal)
 from leaderboard.submissions.identity import SIGN_IN_NEEDED, Visitor
 from leaderboard.submissions.model_inspection import transport_errors
 
@@ -168,6 +175,17 @@ def over_limit(settings: Settings, requests: list[q.Request], by: Visitor, momen
     return ""
 
 
+def may_open(settings: Settings, request: q.Request, requests: list[q.Request], by: Visitor, moment) -> str:
+    """Why this call may not open the run's pull request, read under the store's lock ("" when it may): one is
+    recorded already, another call is opening one now, or a daily limit is reached (reservations counted)."""
+    url = proposed(request)
+    if url:
+        return f"This run was proposed already: [its pull request]({url})."
+    if pending_proposal(request, moment) is not None:
+        return f"A pull request for this run is being opened right now; {NOTHING} by this request."
+    return over_limit(settings, requests, by, moment)
+
+
 def find_pull_request(hub, request: q.Request, author: str):
     """The model repo's pull request for this run opened by `author` (the Space's token's user: a pull request
     anyone else opened, with our title and marker or not, is never taken for ours), by its title, then the marker in
@@ -244,9 +262,24 @@ def propose(settings: Settings, store: Store, key: str, by: Visitor, hub=None,
                 return Proposal(False, f"**{md(request.model, 120)}** has changed since this run (revision "
                                        f"{request.revision[:12]}, now {str(getattr(info, 'sha', ''))[:12]}): its "
                                        f"results are for an older revision, so {NOTHING}.")
-            limited = over_limit(settings, q.all_requests(store), by, q.now())
-            if limited:
-                return Proposal(False, limited)
+            reservation, why = reserve_proposal(
+                store, request.path, by, lambda current, requests, moment: may_open(settings, current, requests, by,
+                                                                                    moment))
+            if why:
+                return Proposal(False, why)
+        except (HfHubHTTPError, OfflineModeIsEnabled, ConnectionError, TimeoutError, *transport_errors()) as error:
+            log.warning("proposing %s to its model page failed: %s", key, settings.scrub(str(error))[:300])
+            return Proposal(False, hub_problem(error, request.model, gated))
+        except StoreBusy as busy:
+            return Proposal(False, f"The leaderboard is busy; try again in {busy.minutes} minute"
+                                   f"{'s' if busy.minutes != 1 else ''}; {NOTHING}.")
+        except (OSError, StoreConflict, DamagedFile) as error:  # the requests, for the daily limits
+            log.warning("proposing %s: the store could not be read: %s", key, settings.scrub(str(error))[:300])
+            return Proposal(False, "The leaderboard's requests could not be read right now; " + NOTHING + ".")
+        try:
+            existing = find_pull_request(hub, request, author)  # again: the run is ours now
+            if existing is not None:
+                return _found(settings, store, request, by, existing, reservation)
             found = benchmark_entries(results, settings)
             added = CommitOperationAdd(repo_file(), file_text(list(found.values())))
             commit = hub.create_commit(request.model, [added],
@@ -255,21 +288,24 @@ def propose(settings: Settings, store: Store, key: str, by: Visitor, hub=None,
                                        create_pr=True)
         except (HfHubHTTPError, OfflineModeIsEnabled, ConnectionError, TimeoutError, *transport_errors()) as error:
             log.warning("proposing %s to its model page failed: %s", key, settings.scrub(str(error))[:300])
+            _release(settings, store, request, reservation)
             return Proposal(False, hub_problem(error, request.model, gated))
-        except (OSError, StoreConflict) as error:  # the requests, for the daily limits
-            log.warning("proposing %s: the store could not be read: %s", key, settings.scrub(str(error))[:300])
-            return Proposal(False, "The leaderboard's requests could not be read right now; " + NOTHING + ".")
+        except BaseException:
+            _release(settings, store, request, reservation)
+            raise
         url = commit.pr_url or ""
-        _record(settings, store, request, by, url)
+        _record(settings, store, request, by, url, reservation=reservation)
     log.info("proposed %s to its model page: %s", key, url)
     return Proposal(True, f"Opened [pull request #{commit.pr_num}]({url}) on **{md(request.model, 120)}**: its "
                           "authors can merge it to show these scores on the model page.", url)
 
 
-def _found(settings: Settings, store: Store, request: q.Request, by: Visitor, existing) -> Proposal:
-    """The run's pull request exists: say where and in what state (recording it if it was not yet)."""
+def _found(settings: Settings, store: Store, request: q.Request, by: Visitor, existing,
+           reservation: str | None = None) -> Proposal:
+    """The run's pull request exists: say where and in what state (recording it if it was not yet, in place of this
+    call's reservation)."""
     url = existing.url
-    _record(settings, store, request, by, url, opened=False)
+    _record(settings, store, request, by, url, opened=False, reservation=reservation)
     link = f"[pull request #{existing.num}]({url})"
     if existing.status == "merged":
         return Proposal(False, f"This run was proposed already, and the model's authors merged {link}.", url)
@@ -279,13 +315,25 @@ def _found(settings: Settings, store: Store, request: q.Request, by: Visitor, ex
     return Proposal(False, f"This run was proposed already: {link} is {existing.status}.", url)
 
 
-def _record(settings: Settings, store: Store, request: q.Request, by: Visitor, url: str, opened: bool = True) -> None:
-    """The pull request into the request's actions and onto the board; a failure is logged, never raised (the next
-    ask finds the pull request on the Hub and records it then)."""
+def _release(settings: Settings, store: Store, request: q.Request, reservation: str) -> None:
+    """Remove this call's reservation (nothing was opened); a failure is logged (it lapses after RESERVED_S)."""
+    try:
+        release_proposal(store, request.path, reservation)
+    except (StoreBusy, StoreConflict, DamagedFile, OSError, ValueError) as error:
+        log.warning("the reservation to propose %s could not be removed (it lapses by itself): %s", request.key,
+                    settings.scrub(str(error))[:300])
+
+
+def _record(settings: Settings, store: Store, request: q.Request, by: Visitor, url: str, opened: bool = True,
+            reservation: str | None = None) -> None:
+    """The pull request into the request's actions (in place of `reservation`) and onto the board; a failure is
+    logged, never raised (the next ask finds the pull request on the Hub and records it then)."""
     if not url:
+        if reservation is not None:
+            _release(settings, store, request, reservation)
         return
     try:
-        if record_proposal(store, request.path, by, url, opened):
+        if record_proposal(store, request.path, by, url, opened, reservation):
             rebuild_board(settings, store)
     except (StoreBusy, StoreConflict, OSError, ValueError) as error:
         log.warning("the pull request %s of %s could not be recorded yet: %s", url, request.key,

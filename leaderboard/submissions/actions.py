@@ -5,7 +5,11 @@
 - **requeue** a FAILED request (back to PENDING, attempts reset): admins;
 - **hide** a FINISHED run from the ranking with a reason the board shows as its flag, and **show** it again: admins;
 - **propose** a FINISHED run's results to its model page (leaderboard.board.proposals opens the pull request and
-  records it here with its `url`; `proposed` reads it back, and the board links it).
+  records it here with its `url`; `proposed` reads it back, and the board links it). Before it opens one it reserves
+  the run here, under the store's lock (`reserve_proposal`): a `propose` action marked `pending`, which counts toward
+  the daily limits at once and keeps every other process and store client from opening a second pull request for the
+  run; the pull request's record replaces it (`record_proposal`), a failure removes it (`release_proposal`), and one
+  left by a crash holds the run no longer than RESERVED_S.
 
 Each action happens under the store's lock (read, check, write) and is appended to the request's `actions` as
 {action, by, at, reason}, so the request file says who did what, when and why, and logged in one INFO line (the
@@ -14,7 +18,9 @@ console shows it: leaderboard.console_logging). Messages are Markdown-safe.
 from __future__ import annotations
 
 import logging
+import secrets
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Callable
 
 from evaluator import api
@@ -28,6 +34,7 @@ log = logging.getLogger(__name__)
 
 MAX_REASON = 300  # characters of a reason kept
 PROPOSE = "propose"  # the action that records a pull request proposing a run's results to its model page
+RESERVED_S = 600  # a pending propose action older than this was left by a crash: it holds the run no longer
 
 
 @dataclass(frozen=True)
@@ -134,16 +141,93 @@ def board_marks(request: q.Request) -> dict[str, str]:
     return {name: value for name, value in found.items() if value}
 
 
-def record_proposal(store: Store, path: str, by: Visitor, url: str, opened: bool = True) -> bool:
+def _reserves(entry) -> bool:
+    return isinstance(entry, dict) and entry.get("action") == PROPOSE and bool(entry.get("pending"))
+
+
+def _holds(entry: dict, moment: datetime) -> bool:
+    """Whether a reservation still holds its run: made less than RESERVED_S ago (and not in the future)."""
+    at = q.parse_time(entry.get("at"))
+    return at is not None and moment - timedelta(seconds=RESERVED_S) < at <= moment + timedelta(minutes=5)
+
+
+def pending_proposal(request: q.Request, moment: datetime) -> dict | None:
+    """The run's reservation for a pull request being opened now (a pending propose action that still holds the
+    run), or None."""
+    return next((entry for entry in request.actions if _reserves(entry) and _holds(entry, moment)), None)
+
+
+def _drop(request: q.Request, reservation: str | None = None, moment: datetime | None = None) -> None:
+    """Remove the reservation `reservation`, and with `moment` every reservation that no longer holds the run."""
+    def kept(entry) -> bool:
+        if not _reserves(entry):
+            return True
+        if reservation is not None and entry.get("pending") == reservation:
+            return False
+        return moment is None or _holds(entry, moment)
+
+    request.actions = [entry for entry in request.actions if kept(entry)]
+
+
+def reserve_proposal(store: Store, path: str, by: Visitor,
+                     check: Callable[[q.Request, list[q.Request], datetime], str]) -> tuple[str, str]:
+    """Reserve the run at `path` for one pull request opened by `by`, under the store's lock: the request and every
+    request are read inside it, `check(request, requests, moment)` says why not ("" when it may: the daily limits,
+    a pull request already recorded, another reservation), and the reservation (a pending propose action, counted
+    by the limits at once) is written in the same step. Returns (reservation, "") or ("", why). Raises
+    DamagedFile, StoreBusy, StoreConflict or OSError when the store cannot say."""
+    reservation = secrets.token_hex(8)
+
+    def step() -> tuple[str, str]:
+        request = q.load(store, path)
+        if request is None:
+            return "", "The run's request is gone."
+        moment = q.now()
+        _drop(request, moment=moment)  # a crashed attempt's reservation
+        requests = [request if other.path == request.path else other for other in q.all_requests(store)]
+        why = check(request, requests, moment)
+        if why:
+            return "", why
+        request.actions.append({"action": PROPOSE, "by": by.name, "at": q.iso(moment), "reason": "",
+                                "pending": reservation})
+        q.save(store, request)
+        return reservation, ""
+
+    with store.without_waiting():
+        return q.transact(store, step)
+
+
+def release_proposal(store: Store, path: str, reservation: str) -> None:
+    """Remove a reservation whose pull request was not opened (a Hub error); a failure is the caller's to log."""
+    def step() -> None:
+        request = q.load(store, path)
+        if request is not None and any(_reserves(a) and a.get("pending") == reservation for a in request.actions):
+            _drop(request, reservation)
+            q.save(store, request)
+
+    with store.without_waiting():
+        q.transact(store, step)
+
+
+def record_proposal(store: Store, path: str, by: Visitor, url: str, opened: bool = True,
+                    reservation: str | None = None) -> bool:
     """Append the pull request just opened (`opened`), or found on the Hub, for the run at `path` to its request's
-    `actions`, under the store's lock: {action: propose, by, at, reason: "", url, opened}. Returns whether it was
-    written (False: the request is gone or damaged, or already records that URL)."""
+    `actions`, under the store's lock: {action: propose, by, at, reason: "", url, opened}, in place of the
+    reservation `reservation` when there is one. Returns whether it was written (False: the request is gone or
+    damaged, or already records that URL)."""
     def step() -> bool:
         try:
             request = q.load(store, path)
         except DamagedFile:
             return False
-        if request is None or url in {a.get("url") for a in request.actions if isinstance(a, dict)}:
+        if request is None:
+            return False
+        had = len(request.actions)
+        if reservation is not None:
+            _drop(request, reservation)
+        if url in {a.get("url") for a in request.actions if isinstance(a, dict)}:
+            if len(request.actions) != had:
+                q.save(store, request)
             return False
         request.actions.append({"action": PROPOSE, "by": by.name, "at": q.iso(q.now()), "reason": "", "url": url,
                                 "opened": opened})
