@@ -17,7 +17,8 @@ Scenarios (one line each, with its counts):
    before or after it lands, the FINISHED commit or the board commit); the kernel's parent-death signal takes its
    evaluator down with it.
 3. claimers: 4 and 8 concurrent workers over M requests, on the local store (processes) and the loopback Hub store
-   (threads): requests claimed more than once, requests never run, worker crashes.
+   (threads): requests claimed more than once, requests never run, worker crashes, and heartbeats not written (a
+   renewal that lost every race, or met an outage: a lease that lapses while its worker lives is run twice).
 4. judge: SimpleQA (tiny Llama) and LAVE (tiny LLaVA) sample suites graded by a judge on loopback that fails 30 % of
    the calls (500, 429, timeouts, 200 with an HTML page, an empty body, an error text, a refusal, an error ending in a digit):
    items misgraded (a grade or rating other than the healthy judge's), items ungraded or unrated (counted, never
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import os
 import random
@@ -593,8 +595,24 @@ def claimers_local(models: Models, m: int, count: int) -> str:
     twice = sum(1 for r in requests if runs[r.path] > 1)
     never = sum(1 for r in requests if runs[r.path] == 0)
     crashed += sum(1 for line in lines if "tick failed" in line or "Traceback" in line)
+    missed = sum(1 for line in lines if _HEARTBEAT_MISSED in line)
     return (f"{count} workers, local store, {m} requests: claimed more than once {twice}, never run {never}, worker "
-            f"crashes {crashed}" + ("" if drained else " (the queue did not drain)"))
+            f"crashes {crashed}, heartbeats not written {missed}" + ("" if drained else " (the queue did not drain)"))
+
+
+_HEARTBEAT_MISSED = "not written"  # leaderboard.running.attempt's warning for a heartbeat that could not be written
+
+
+class _Counted(logging.Handler):
+    """Counts the log records whose message holds `text`."""
+
+    def __init__(self, text: str):
+        super().__init__(logging.WARNING)
+        self.text, self.count = text, 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.text in record.getMessage():
+            self.count += 1
 
 
 def claimers_hub(models: Models, m: int, count: int) -> str:
@@ -607,19 +625,23 @@ def claimers_hub(models: Models, m: int, count: int) -> str:
         api = chaos_hub(server)
         store = hub_store(api)
         requests = enqueue(store, models, m, f"hubclaim{count}")
+        heartbeats = _Counted(_HEARTBEAT_MISSED)
+        logging.getLogger("leaderboard.running.attempt").addHandler(heartbeats)
         workers = ThreadWorkers(api, settings, count)
         try:
             drained = wait_until_done(store, requests, timeout=900)
         finally:
             workers.close()
+            logging.getLogger("leaderboard.running.attempt").removeHandler(heartbeats)
         refused = rejected(server)
     runs = Counter(r.request for r in workers.reports if r.request)
     twice = sum(1 for r in requests if runs[r.path] > 1)
     never = sum(1 for r in requests if runs[r.path] == 0)
     errors = sum(1 for r in workers.reports if r.request is None and r.error)
     return (f"{count} workers, loopback Hub store, {m} requests: claimed more than once {twice}, never run {never}, "
-            f"worker crashes {workers.crashes} (ticks that met a store error and went on: {errors}; commits refused "
-            f"as lost races: {refused})" + ("" if drained else " (the queue did not drain)"))
+            f"worker crashes {workers.crashes}, heartbeats not written {heartbeats.count} (ticks that met a store "
+            f"error and went on: {errors}; commits refused as lost races: {refused})"
+            + ("" if drained else " (the queue did not drain)"))
 
 
 # ---- 4. a judge that fails 30 % of the time ----------------------------------------------------------------------

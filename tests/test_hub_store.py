@@ -519,6 +519,36 @@ def test_many_claimers_lose_races_but_never_crash_and_never_share(api, hub, repo
     assert hub.repos.rejected[repos[1]] >= 1
 
 
+def test_a_heartbeat_that_loses_many_races_in_a_row_still_lands_at_once(api, hub, repos):
+    """Issue 51, cause 6: at 8 workers a heartbeat lost every one of its 10 slowly spaced attempts, the lease lapsed
+    while its worker lived, and the request ran twice. A heartbeat touches only its own request: it is tried again at
+    once on the new head (reading the request there), so 15 lost races in a row cost well under a second."""
+    import time
+
+    store = HubStore(api, *repos)
+    [request] = local_queue_tests._enqueue(store, 1)
+    assert queue.claim(store, "worker-a", 60).path == request.path
+    for _ in range(15):  # what the Hub answers a commit whose parent is no longer the head
+        hub.fail_next_request(f"/api/datasets/{repos[1]}/commit/", 412,
+                              "A commit has happened since. Please refresh and try again.")
+    began = time.monotonic()
+    assert queue.heartbeat(store, request.path, "worker-a", 600, {"done": 3}) is True
+    assert time.monotonic() - began < 5
+    assert failure_met(hub)
+    store.refresh()
+    stored = queue.load(store, request.path)
+    assert stored.progress == {"done": 3} and queue.parse_time(stored.lease_expires) > queue.now() + \
+        queue.timedelta(seconds=500)
+    # a cancel that lands meanwhile is seen: the heartbeat loses the race to it, reads the request on the new head
+    other = HubStore(api, *repos)
+    cancelled = queue.load(other, request.path)
+    cancelled.status = queue.CANCELLED
+    queue.save(other, cancelled)
+    assert queue.heartbeat(store, request.path, "worker-a", 600) is False
+    store.refresh()
+    assert queue.load(store, request.path).status == queue.CANCELLED
+
+
 def test_a_claim_that_loses_every_race_is_none_not_an_error(store, monkeypatch):
     local_queue_tests._enqueue(store, 1)
 

@@ -121,9 +121,11 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
                     if _still_ours(store, request.path, owner) is False:
                         outcome = ("LOST", "the lease was lost (cancelled or recovered elsewhere)")
             elif time.monotonic() - last_renewal >= renewal_interval(settings):
-                last_renewal = time.monotonic()
-                if _renew(settings, store, request.path, owner, progress) is False:
+                renewed = _renew(settings, store, request.path, owner, progress)
+                if renewed is False:
                     outcome = ("LOST", "the lease was lost (cancelled or recovered elsewhere)")
+                elif renewed:  # one not written (a lost race, an outage) is tried again at the next poll
+                    last_renewal = time.monotonic()
             if outcome:
                 stop_process(proc)
                 break

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import re
 import socket
 import time
@@ -207,11 +208,12 @@ def pending_position(store: Store, request: Request) -> int:
 
 
 TRANSACT_ATTEMPTS = 10
+HEARTBEAT_ATTEMPTS, HEARTBEAT_JITTER = 40, 0.05  # a heartbeat that lost a race is tried again at once, <= 50 ms apart
 
 
-def transact(store: Store, step, attempts: int = TRANSACT_ATTEMPTS):
-    """Run step() under the store's lock, again (after a jittered, growing wait) when it lost a race to another
-    writer; raises StoreConflict when every attempt lost (callers treat that as "not this time", never a crash)."""
+def transact(store: Store, step, attempts: int = TRANSACT_ATTEMPTS, wait=backoff):
+    """Run step() under the store's lock, again after `wait(attempt)` s (a jittered, growing wait) when it lost a race
+    to another writer; StoreConflict when every attempt lost (callers take that as "not this time", never a crash)."""
     for attempt in range(attempts):
         try:
             with store.lock():
@@ -219,7 +221,7 @@ def transact(store: Store, step, attempts: int = TRANSACT_ATTEMPTS):
         except StoreConflict:
             if attempt == attempts - 1:
                 raise
-            time.sleep(backoff(attempt))
+            time.sleep(wait(attempt))
 
 
 def claim(store: Store, owner: str, lease_seconds: float, accept=None) -> Request | None:
@@ -275,8 +277,10 @@ def _claim_many(store: Store, owner_of, lease_seconds: float, count: int, accept
 
 
 def heartbeat(store: Store, path: str, owner: str, lease_seconds: float, progress: dict | None = None) -> bool:
-    """Extend the lease (and record progress). False if the lease is no longer ours."""
-    return transact(store, lambda: _heartbeat(store, path, owner, lease_seconds, progress))
+    """Extend the lease (and record progress); False if it is no longer ours. One that lost a race is tried again at
+    once on the new head (it reads and writes only its request): a lease lapses when its worker is gone."""
+    return transact(store, lambda: _heartbeat(store, path, owner, lease_seconds, progress), HEARTBEAT_ATTEMPTS,
+                    wait=lambda _attempt: random.uniform(0, HEARTBEAT_JITTER))
 
 
 def _heartbeat(store: Store, path: str, owner: str, lease_seconds: float, progress: dict | None) -> bool:
@@ -315,8 +319,7 @@ def _recover(store: Store, max_attempts: int, moment: datetime) -> list[Request]
 
 def _count_lost_attempt(request: Request, max_attempts: int, reason: str) -> None:
     request.attempts += 1
-    request.lease_owner = None
-    request.lease_expires = None
+    request.lease_owner = request.lease_expires = None
     if request.attempts >= max_attempts:
         request.status = FAILED
         request.error = f"{reason}; gave up after {request.attempts} attempt(s)"
@@ -340,12 +343,10 @@ def _finish(store: Store, path: str, owner: str, status: str, error: str | None,
     if status == PENDING:
         _count_lost_attempt(request, max_attempts or 1, error or "the worker stopped")
     elif status == "RELEASE":  # clean shutdown: back to the queue, no attempt counted
-        request.status = PENDING
+        request.status, request.error = PENDING, error
         request.lease_owner = request.lease_expires = None
-        request.error = error
     else:
-        request.status = status
-        request.error = error
+        request.status, request.error = status, error
         request.lease_owner = request.lease_expires = None
         request.finished_time = iso(now())
     if log_tail is not None:
