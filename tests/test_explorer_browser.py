@@ -196,3 +196,21 @@ def test_questions_fit_1400_px_and_groups_and_labels_read(store, settings, finis
     page.wait_for_function("() => document.querySelector('#explorer-groups').innerText.includes('Coarse perception')")
     wait_summary(page, "[0-9]+ of [0-9]+ questions")
     assert "group=dimension" in page.locator("#explorer-link textarea, #explorer-link input").first.input_value()
+
+
+def test_on_a_phone_the_propose_row_stacks_and_the_questions_start_within_two_screens(store, settings, finished_runs,
+                                                                                       app_url, open_page):
+    """Issue 52, point 1: at 390 px the Propose button was a grey block 2,000 px tall beside a text one letter
+    wide, and the questions started several screens down."""
+    key = publish_run(store, settings, finished_runs["vision-a"])
+    page = open_page(f"{app_url}?tab=explorer&run={key}&bench=reform&metric=gen_overall", width=390, height=844)
+    button = page.locator("#explorer-propose").filter(visible=True).first
+    button.wait_for(state="visible")
+    table = page.locator("#explorer-table").filter(visible=True).first
+    table.locator("[role=gridcell]").first.wait_for(state="visible")
+    box, answer = button.bounding_box(), page.locator("#explorer-propose-answer").first.bounding_box()
+    assert box["height"] < 100 and box["width"] <= 390, box  # one line high, within the screen
+    assert answer["y"] >= box["y"] + box["height"] - 1 and answer["width"] > 300, (box, answer)  # under it, full width
+    top = page.evaluate("(s) => document.querySelector(s).getBoundingClientRect().top + window.scrollY",
+                        "#explorer-table")
+    assert top < 2 * 844, top

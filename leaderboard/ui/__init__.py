@@ -34,7 +34,8 @@ INTRO = (f"# {TITLE}\n"
 # columns of the board and of the Explorer's questions are at most 160 px wide (long flags, notes and answers wrap
 # inside them), so that every view of the board and the questions table fit a 1,400 px screen (the page uses its
 # whole width) and a phone's first screen shows the model and the overall score; "Show flagged runs" keeps its
-# width and goes to a line of its own on a phone.
+# width and goes to a line of its own on a phone, and so do the Explorer's Propose button and its text (stacked,
+# each the screen's width, the button one line high).
 CSS = """
 .gradio-container th .header, .gradio-container label span { word-break: normal !important;
   overflow-wrap: normal !important; hyphens: manual; }
@@ -47,6 +48,9 @@ CSS = """
   #intro p { font-size: 0.85rem; }
   #board-view .wrap { gap: 4px !important; }
   #board-view label { padding: 2px 8px !important; }
+  #explorer-propose-row { flex-direction: column !important; align-items: stretch !important; }
+  #explorer-propose-row > * { min-width: 0 !important; width: 100% !important; flex: 0 0 auto !important; }
+  #explorer-propose { height: auto !important; min-height: 0 !important; }
 }
 """
 

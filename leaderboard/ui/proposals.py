@@ -30,7 +30,7 @@ def build(settings: Settings, store: Store, run: gr.Dropdown) -> None:
     hub = HfApi(token=settings.hf_token) if settings.hf_token else None  # one client: it keeps its whoami
     help_text = HELP if settings.hf_token else f"{HELP} {NO_TOKEN}"
 
-    with gr.Row(equal_height=True):
+    with gr.Row(equal_height=True, elem_id="explorer-propose-row"):  # stacked on a phone (leaderboard.ui CSS)
         button = gr.Button(LABEL, size="sm", scale=0, min_width=300, elem_id="explorer-propose")
         answer = gr.Markdown(help_text, elem_id="explorer-propose-answer")
 
