@@ -37,7 +37,7 @@ def test_views_overview_first_then_one_per_benchmark():
     assert [S.column(n).label for n in S.view("runs").columns] == [  # the rest of the run facts
         "#", "Model", "Overall", "Scored on", "Precision", "Type", "Params (B)", "Suite", "Asked by", "Limit",
         "CURE coverage", "SimpleQA coverage", "ReForm coverage", "LAVE coverage", "Judge", "Judge id", "Endpoint",
-        "Hardware", "GPU hours", "Cost (USD)", "Flag", "Notes", "Details", "Dtype", "Device", "GPU", "Batch size",
+        "Hardware", "Hours (GPU)", "Hours (CPU, wall)", "Cost (USD)", "Flag", "Notes", "Details", "Dtype", "Device", "GPU", "Batch size",
         "Attention", "Generation", "torch", "transformers", "Revision", "Submitted", "Finished"]
     assert S.default_sort == "overall" and S.view("lave").rank_by == "lave_lave"
     for card in S.cards:  # a benchmark's view holds every metric of its card, and no other benchmark's

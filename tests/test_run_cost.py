@@ -221,7 +221,8 @@ def test_a_job_records_its_flavor_its_seconds_from_the_jobs_api_and_its_price(jo
     assert 0 < cost["seconds"] <= hf_jobs.running_seconds(info) + 1  # RUNNING to publish: within RUNNING to end
     assert cost["price"] == {"usd_per_hour": rate} and cost["usd"] == round(rate * cost["seconds"] / 3600, 6)
     raw = load_board(store, schema(settings.benchmarks))
-    assert list(raw["cost_flavor"]) == ["cpu-upgrade"] and raw["gpu_hours"][0] == pytest.approx(cost["seconds"] / 3600)
+    assert list(raw["cost_flavor"]) == ["cpu-upgrade"] and raw["cpu_hours"][0] == pytest.approx(cost["seconds"] / 3600)
+    assert raw["gpu_hours"].isna().all()  # a CPU flavor's hours are never GPU hours
 
 
 # -- the board and the dataset show it ---------------------------------------------------------------------------
@@ -236,7 +237,8 @@ def _costed(model: str, params: float, seconds: float | None, usd: float | None,
     res["served"] = served
     res["run"]["cost"] = {"executor": executor, "flavor": flavor if executor == "hf-jobs" else None,
                           "gpu": flavor if executor == "local" and flavor not in ("cpu", "served") else None,
-                          "device": "served" if served else "cuda", "seconds": seconds, "usd": usd,
+                          "device": "served" if served else "cpu" if flavor.startswith("cpu") else "cuda",
+                          "seconds": seconds, "usd": usd,
                           "measured": None, "price": None, "prompt_tokens": tokens[0] if tokens else None,
                           "completion_tokens": tokens[1] if tokens else None}
     return res
@@ -250,8 +252,9 @@ def test_older_runs_read_not_recorded_on_the_board_and_in_the_dataset_never_0(se
     assert raw.loc["org/older", ["cost_executor", "cost_flavor"]].isna().all()
     assert raw.loc["org/older", ["gpu_hours", "cost_usd"]].isna().all()  # null in leaderboard.parquet, not 0
     shown = view_text(load_board(store, board), board, "runs").set_index("Model")
-    assert list(shown.loc["org/older", ["Hardware", "GPU hours", "Cost (USD)"]]) == [NOT_RECORDED] * 3
-    assert list(shown.loc["org/newer", ["Hardware", "GPU hours", "Cost (USD)"]]) == ["l40sx1", "1", "n/a"]
+    columns = ["Hardware", "Hours (GPU)", "Hours (CPU, wall)", "Cost (USD)"]
+    assert list(shown.loc["org/older", columns]) == [NOT_RECORDED] * 4
+    assert list(shown.loc["org/newer", columns]) == ["l40sx1", "1", "n/a", "n/a"]
     _, frame = view_board(load_board(store, board), board, "runs")
     table = board_table(frame, board)
     cost = table["headers"].index("Cost (USD)")
@@ -263,6 +266,22 @@ def test_older_runs_read_not_recorded_on_the_board_and_in_the_dataset_never_0(se
     text = card_text(board, [BENCHMARK])
     assert all(f"| `{name}` |" in text for name in ("cost_flavor", "gpu_hours", "cost_usd", "prompt_tokens"))
     assert "not recorded, never 0" in text
+
+
+def test_a_cpu_runs_wall_time_is_never_called_gpu_hours(settings, store):
+    """Issue 52, point 2: a CPU run showed `Hardware cpu · GPU hours 0.0577`, its wall time, which a reader adding up
+    GPU spend would count."""
+    board = schema(settings.benchmarks)
+    write_result(store, _costed("org/on-cpu", 0.5, 207.7, None, flavor="cpu", executor="local"))
+    write_result(store, _costed("org/on-gpu", 0.5, 3600, None, flavor="L4", executor="local", sha="b" * 40,
+                                finished="2025-12-01T00:00:00+00:00"))  # the latest local run is the CPU one
+    shown = view_text(rebuild_leaderboard(store, board), board, "runs").set_index("Model")
+    columns = ["Hardware", "Hours (GPU)", "Hours (CPU, wall)"]
+    assert list(shown.loc["org/on-cpu", columns]) == ["cpu", "n/a", "0.0577"]
+    assert list(shown.loc["org/on-gpu", columns]) == ["L4", "1", "n/a"]
+    request = q.Request(model="org/next", revision="c" * 40, params_billions=0.5)
+    said = estimate(settings, board, request, load_board(store, board)).sentence()
+    assert said.startswith("Estimate: about 3:28 on cpu (the median of 1 earlier run"), said  # the CPU run's time
 
 
 # -- an estimate before you submit -------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from evaluator import api
-from leaderboard.board.costs import gpu_hours, hardware
+from leaderboard.board.costs import cpu_hours, gpu_hours, hardware
 from leaderboard.board.run_facts import (endpoint_model, endpoint_url, judge_id, judge_name, judge_trial, modes,
                                          served_flag, skipped)
 from leaderboard.formatting import as_float
@@ -167,11 +167,14 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column("cost_flavor", "Hardware", (), TEXT,
            "What the run was billed on: the Job's hardware flavor, else the GPU's name, else cpu (or served: an "
            "endpoint's tokens, no GPU). Estimates compare runs on the same hardware.", group="run", derive=hardware),
-    Column("gpu_hours", "GPU hours", (), NUMBER,
-           "Billed hardware time in hours: for a Job, from when the Jobs API says it started running to the publish "
-           "of its results; on the local executor, the evaluator's wall time (on the CPU: its CPU hours). Empty for "
-           "a served model (no GPU) and for runs published before costs were recorded (not recorded, never 0).",
-           group="run", derive=gpu_hours),
+    Column("gpu_hours", "Hours (GPU)", (), NUMBER,
+           "GPU time in hours: for a Job on a GPU flavor, from when the Jobs API says it started running to the "
+           "publish of its results; on the local executor with a GPU, the evaluator's wall time. n/a for a run on a "
+           "CPU (see Hours (CPU, wall)) and for a served model (no GPU); not recorded for runs published before "
+           "costs were recorded (never 0).", group="run", derive=gpu_hours),
+    Column("cpu_hours", "Hours (CPU, wall)", (), NUMBER,
+           "For a run on a CPU (a CPU Job flavor, or the Space's CPU), its wall time in hours, measured as GPU time "
+           "is; n/a for a run on a GPU and for a served model.", group="run", derive=cpu_hours),
     Column("cost_usd", "Cost (USD)", ("run", "cost", "usd"), NUMBER,
            "What the run cost in US dollars: its hours at the Job flavor's Hub price (or "
            "LEADERBOARD_GPU_PRICE_PER_HOUR on the local executor), or a served model's tokens at "
@@ -186,7 +189,7 @@ RUN_COLUMNS: tuple[Column, ...] = (
            group="run"),
 )
 # the cost columns: empty on a run published before costs were recorded, which the board shows as "not recorded"
-COST_COLUMNS = ("cost_flavor", "gpu_hours", "cost_usd", "prompt_tokens", "completion_tokens")
+COST_COLUMNS = ("cost_flavor", "gpu_hours", "cpu_hours", "cost_usd", "prompt_tokens", "completion_tokens")
 COST_RECORDED = "cost_executor"  # the column that says whether a run's cost was recorded at all
 BOARD_COLUMNS: tuple[Column, ...] = (
     Column("rank", "#", (), RANK,
@@ -317,7 +320,7 @@ def _runs(cards: Sequence[api.Card]) -> View:
     coverage = [f"{card.name}_coverage" for card in cards]
     return View(RUNS, "Run details", None,
                 ("rank", "model", "overall", "scored_on", "precision", "model_type", "params_billions", "suite",
-                 "modes", "limit", *coverage, "judge", "judge_id", "endpoint", "cost_flavor", "gpu_hours", "cost_usd",
+                 "modes", "limit", *coverage, "judge", "judge_id", "endpoint", "cost_flavor", "gpu_hours", "cpu_hours", "cost_usd",
                  "flag", "notes", "details", "dtype", "device", "gpu", "batch_size", "attention", "generation_path",
                  "torch_version", "transformers_version", "revision", "submitted_time", "finished_time"), "overall")
 

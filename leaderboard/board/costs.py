@@ -116,7 +116,23 @@ def hardware(results: dict) -> str | None:
     return str(found) if found else None
 
 
-def gpu_hours(results: dict) -> float | None:
-    """The run's recorded seconds in hours (None: not recorded, or none, as for a served model)."""
+def on_cpu(results: dict) -> bool:
+    """Whether the run ran on a CPU: a CPU Job flavor (cpu-basic, cpu-upgrade), or the CPU device without a Job."""
+    cost = _dict(_dict(results.get("run")).get("cost"))
+    flavor = str(cost.get("flavor") or "")
+    return flavor.startswith("cpu") if flavor else (not cost.get("gpu") and cost.get("device") == "cpu")
+
+
+def _hours(results: dict) -> float | None:
     seconds = _number(_dict(_dict(results.get("run")).get("cost")).get("seconds"))
     return None if seconds is None else seconds / 3600
+
+
+def gpu_hours(results: dict) -> float | None:
+    """The run's recorded hours on a GPU (None: not recorded, a CPU run, or a served model's)."""
+    return None if on_cpu(results) else _hours(results)
+
+
+def cpu_hours(results: dict) -> float | None:
+    """The wall time in hours of a run on a CPU (None: not recorded, or a run on a GPU or a served model's)."""
+    return _hours(results) if on_cpu(results) else None

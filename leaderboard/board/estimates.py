@@ -1,7 +1,8 @@
 """What a queued run will probably take, from the earlier runs on the board (leaderboard.parquet's cost columns), and
 when a pending request will probably start.
 
-The estimate of a request is the median GPU time and the median cost of the earlier runs that compare with it:
+The estimate of a request is the median run time (GPU hours, or wall time on a CPU: the hardware is always the same
+as the request's) and the median cost of the earlier runs that compare with it:
 - their cost was recorded (a run published before costs were recorded never counts, as 0 or otherwise);
 - the same suite, item limit and benchmarks (those the run has results of, and those it skipped) as this Space's
   settings;
@@ -173,7 +174,7 @@ def estimate(settings: Settings, schema: Schema, request: q.Request, raw: pd.Dat
         same = same[(params >= size / SIZE_FACTOR) & (params <= size * SIZE_FACTOR)]
     if len(same) == 0:
         return base
-    seconds = _median(same["gpu_hours"])
+    seconds = _median(same["gpu_hours"].fillna(same["cpu_hours"]))
     return Estimate(runs=len(same), seconds=None if seconds is None else seconds * 3600, usd=_median(same["cost_usd"]),
                     prompt_tokens=_median(same["prompt_tokens"]), completion_tokens=_median(same["completion_tokens"]),
                     served=request.served, hardware=hardware, looked_for=looked_for)

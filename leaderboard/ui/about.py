@@ -89,19 +89,20 @@ and library versions are shown in **Run details**; none of them ranks runs apart
 COSTS = """\
 ## What a run costs
 Every run published since costs are recorded says what it cost, in its results file (`run.cost`) and in the **Run
-details** view and the results dataset (**Hardware**, **GPU hours**, **Cost (USD)**; a served model's tokens):
+details** view and the results dataset (**Hardware**, **Hours (GPU)** or, for a run on a CPU, **Hours (CPU, wall)**, **Cost (USD)**; a served model's
+tokens):
 - **A Hugging Face Job** (`LEADERBOARD_EXECUTOR=hf-jobs`): its hardware flavor, and its time from when the Jobs API
   says it started running (`started_at`) to the publish of its results, which the Job itself does just before it
   ends; the cost is that time at the flavor's price on the Hub. Waiting for a machine is not billed, and the last
   seconds after the publish are not counted here.
 - **The Space's own machine** (the local executor): its GPU's name and the evaluator's own wall time
   (`run.wall_time_s`), priced at `LEADERBOARD_GPU_PRICE_PER_HOUR` when that is set{gpu_price}; a run on the CPU
-  records its time, with no GPU and no cost.
+  records its wall time as CPU hours, never as GPU hours, with no cost.
 - **A served model** uses no GPU time here: it records the prompt and completion tokens its endpoint reported,
   priced at `LEADERBOARD_MODEL_PRICE_PER_MTOK` when that is set{token_price}.
 
 A run published before costs were recorded shows **not recorded**: never 0, and it counts in no estimate. When you
-submit, and in the Queue, a request gets an **estimate**: the median GPU time and cost of the earlier runs of models
+submit, and in the Queue, a request gets an **estimate**: the median run time (GPU hours, or wall time on a CPU) and cost of the earlier runs of models
 within a factor of 2 in size on the same hardware, suite, item limit and benchmarks (a served model: the tokens of
 earlier served runs), with how many runs it rests on, or "no estimate yet"; the Queue also shows when a pending
 request will probably start.

@@ -51,7 +51,7 @@ HELP = ("Requests move from **Pending** to **Running** when the evaluator claims
         "evaluator last reported; a run that was stopped (a restart) starts again where it stopped, reusing the "
         "answers it had (\"resumed: ... items reused\"). A pending or running request can be cancelled below by the person "
         "who submitted it (or an admin): a running evaluation is stopped. Click a failed run to read its log tail. "
-        "A pending request's **Estimate** is the median GPU time and cost of the earlier runs like it (a model within "
+        "A pending request's **Estimate** is the median run time (GPU hours; on a CPU, wall time) and cost of the earlier runs like it (a model within "
         "a factor of 2 in size, on the same hardware, suite and benchmarks; a served model: its tokens), with how many "
         "runs it rests on; its **Expected start** adds up the estimates of the requests ahead of it (as many at once "
         "as run at once), from when the running ones end, and is unknown when one of them has no estimate.")
