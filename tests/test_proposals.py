@@ -320,3 +320,19 @@ def test_a_store_that_cannot_be_read_opens_nothing(hub, space, store, tmp_path, 
     assert "results could not be read" in proposals.propose(space, store, request.key, ADA, hub=space_hub).message
     monkeypatch.undo()
     _nothing_opened(hub, store, model, request)
+
+
+def test_the_button_is_greyed_out_with_its_reason_where_it_can_only_refuse(settings, store):
+    """Issue 52, point 4: without HF_TOKEN (the local default) the button was offered and could only refuse; and a
+    served run got the token sentence instead of its own."""
+    from leaderboard.ui import build_app
+
+    config = build_app(settings.with_(hf_token=""), store).get_config_file()
+    props = {c["props"].get("elem_id"): c["props"] for c in config["components"] if c.get("props", {}).get("elem_id")}
+    assert props["explorer-propose"]["interactive"] is False
+    assert "no Hub token (HF_TOKEN)" in props["explorer-propose-answer"]["value"]
+    served = queue.Request(model="served--api.example.com/m", revision="b" * 40, source="served",
+                           status=queue.FINISHED, endpoint={"base_url": "https://api.example.com/v1", "model": "m"})
+    queue.save(store, served)
+    said = proposals.propose(settings.with_(hf_token=""), store, served.key, ADA).message
+    assert "served endpoint" in said and "HF_TOKEN" not in said, said

@@ -116,17 +116,25 @@ def pr_description(settings: Settings, request: q.Request, found: dict[str, dict
     return "\n".join(lines)
 
 
+def space_problem(settings: Settings) -> str:
+    """Why this Space can propose no run at all ("" when it can): turned off, or no Hub token (the Explorer greys its
+    button out with this reason; what a run lacks, such as a benchmark with a registered dataset, is run_problem's)."""
+    if settings.eval_results_prs == "off":
+        return "Proposing results to model pages is turned off on this leaderboard; " + NOTHING + "."
+    if not settings.hf_token:
+        return "This leaderboard has no Hub token (HF_TOKEN), so it cannot open pull requests; " + NOTHING + "."
+    return ""
+
+
 def refusal(settings: Settings, by: Visitor) -> str:
     """Why this visitor may not propose results on this Space ("" when they may)."""
     if settings.eval_results_prs == "off":
-        return "Proposing results to model pages is turned off on this leaderboard; " + NOTHING + "."
+        return space_problem(settings)
     if not by.signed_in:
         return SIGN_IN_NEEDED
     if settings.eval_results_prs == "admins" and not by.admin:
         return "Only the leaderboard's admins can propose results to model pages here; " + NOTHING + "."
-    if not settings.hf_token:
-        return "This leaderboard has no Hub token (HF_TOKEN), so it cannot open pull requests; " + NOTHING + "."
-    return ""
+    return space_problem(settings)
 
 
 def run_problem(settings: Settings, request: q.Request | None, results: dict | None) -> str:
@@ -228,9 +236,8 @@ def propose(settings: Settings, store: Store, key: str, by: Visitor, hub=None,
     from huggingface_hub import CommitOperationAdd, HfApi
     from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
-    problem = refusal(settings, by)
-    if problem:
-        return Proposal(False, problem)
+    if settings.eval_results_prs == "off":
+        return Proposal(False, space_problem(settings))
     if not q.is_request_key(key):
         return Proposal(False, "Pick a run first; " + NOTHING + ".")
     try:
@@ -242,7 +249,7 @@ def propose(settings: Settings, store: Store, key: str, by: Visitor, hub=None,
     except (OSError, StoreConflict) as error:  # the Hub store unreachable, say
         log.warning("proposing %s: the store could not be read: %s", key, settings.scrub(str(error))[:300])
         return Proposal(False, "The leaderboard's results could not be read right now; " + NOTHING + ".")
-    problem = run_problem(settings, request, results)
+    problem = run_problem(settings, request, results) or refusal(settings, by)  # what is true of the run comes first
     if problem:
         return Proposal(False, problem)
     hub = hub or HfApi(token=settings.hf_token)

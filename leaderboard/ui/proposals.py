@@ -1,7 +1,10 @@
 """The Explorer's "Propose these results to the model page" button, under its run picker (selecting a board row opens
 the Explorer on that run, so the board's rows reach it in one click): it proposes the run shown as Run (A) to its
-model page (leaderboard.board.proposals) as the signed-in visitor, and says in one sentence what came of it. API
-endpoint: /propose_results (the run's key; the visitor is the session's, never a parameter)."""
+model page (leaderboard.board.proposals) as the signed-in visitor, and says in one sentence what came of it. Where
+it can only refuse, it is greyed out with the reason beside it: on a Space that cannot propose at all (no HF_TOKEN,
+as on the local default), and for a run that cannot be proposed (a served endpoint's, a local folder's, a flagged
+one, one with no benchmark that has a registered Hub dataset). API endpoint: /propose_results (the run's key; the visitor is
+the session's, never a parameter)."""
 from __future__ import annotations
 
 import threading
@@ -9,16 +12,17 @@ import threading
 import gradio as gr
 from huggingface_hub import HfApi
 
-from leaderboard.board.proposals import propose
+from leaderboard.board.file import read_results
+from leaderboard.board.proposals import propose, run_problem, space_problem
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 from leaderboard.submissions import identity
+from leaderboard.submissions import records as q
 
 LABEL = "Propose these results to the model page"
 HELP = ("Opens a pull request on the model's Hub repo adding this run's scores in the Hub's evaluation-results "
         "format, with links back to every question: for complete runs of Hub models the board ranks, at the "
         "model's current revision; sign in first.")
-NO_TOKEN = "(This leaderboard has no Hub token, HF_TOKEN, so it cannot open one.)"
 
 
 def build(settings: Settings, store: Store, run: gr.Dropdown) -> None:
@@ -28,11 +32,27 @@ def build(settings: Settings, store: Store, run: gr.Dropdown) -> None:
         return
     lock = threading.Lock()  # this Space's: two clicks on one run never open two pull requests
     hub = HfApi(token=settings.hf_token) if settings.hf_token else None  # one client: it keeps its whoami
-    help_text = HELP if settings.hf_token else f"{HELP} {NO_TOKEN}"
+    unavailable = space_problem(settings)
+    help_text = unavailable or HELP
 
     with gr.Row(equal_height=True, elem_id="explorer-propose-row"):  # stacked on a phone (leaderboard.ui CSS)
-        button = gr.Button(LABEL, size="sm", scale=0, min_width=300, elem_id="explorer-propose")
+        button = gr.Button(LABEL, size="sm", scale=0, min_width=300, elem_id="explorer-propose",
+                           interactive=not unavailable)
         answer = gr.Markdown(help_text, elem_id="explorer-propose-answer")
+
+    def for_run(key: str | None):
+        """The button and its text for the run picked: greyed out, with the reason, where it can only refuse."""
+        if unavailable:
+            return gr.Button(interactive=False), unavailable
+        problem = ""
+        if isinstance(key, str) and q.is_request_key(key):
+            try:
+                request = q.load(store, f"requests/{key}.json")
+                results = read_results(store, f"results/{key}.json") if request is not None else None
+                problem = run_problem(settings, request, results)
+            except Exception:  # noqa: BLE001 - a damaged or unreadable run: the click says why
+                problem = ""
+        return gr.Button(interactive=not problem), problem or HELP
 
     def on_propose(key: str | None, profile: gr.OAuthProfile | None) -> str:
         by = identity.visitor(settings, profile)
@@ -46,4 +66,4 @@ def build(settings: Settings, store: Store, run: gr.Dropdown) -> None:
     gr.api(propose_results, api_name="propose_results", concurrency_limit=2,
            api_description="Propose one finished run's results (by its key) to its model page as a pull request on "
                            "the model repo; returns a message.")
-    run.input(lambda: help_text, outputs=answer, api_visibility="private", show_progress="hidden")
+    run.change(for_run, inputs=run, outputs=[button, answer], api_visibility="private", show_progress="hidden")
