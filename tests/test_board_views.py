@@ -215,3 +215,14 @@ def test_a_benchmark_views_board_table_shows_its_main_columns_and_the_rest_in_mo
         assert view.more[:2] == ("rank", "model") and view.more[-2:] == ("precision", "revision")
         assert {"details", "limit", "suite", f"{card.name}_coverage"} <= set(view.more)
     assert S.view("overview").shown == S.view("overview").columns and S.view("overview").more == ()
+
+
+def test_lave_fallback_ratings_are_noted_as_simpleqa_ungraded_answers_are():
+    """Issue 52, point 7: with a judge that never rated, every LAVE item scored the fallback 2 and the board showed
+    LAVE 50.0 with nothing in Notes."""
+    fallback = board_result("org/never-rated", {"lave": 0.5}, judge=JUDGE,
+                            counts={"lave": {"rated": 2, "rating_fallback": 2}})
+    [row] = view_text(leaderboard_frame([fallback], S), S, "lave").to_dict("records")
+    assert row["Notes"] == "LAVE: 2 fallback ratings (no rating in the reply)", row["Notes"]
+    [overview] = view_text(leaderboard_frame([fallback], S), S, "overview").to_dict("records")
+    assert "LAVE: 2 fallback ratings (no rating in the reply)" in overview["Notes"]

@@ -102,6 +102,10 @@ CARD = Card(
                "gave a judgement: an empty reply, an error page or message, a refusal, neither a rating nor a word): "
                "counted here and left out of LAVE, never scored as wrong.", kind=COUNT, higher_is_better=False,
                path=("counts", "unrated"), judged=True),
+        Metric("rating_fallback", "fallback ratings (no rating in the reply)", "Rated answers "
+               "whose judge reply held no rating, so the paper's fallback 2 was taken: counted in LAVE as the paper "
+               "says, and noted beside the run, since a judge that never rates gives every answer 2 (LAVE 50).",
+               kind=COUNT, higher_is_better=False, path=("counts", "rating_fallback"), judged=True),
         *(_agreement(metric, label) for metric, label in STRING_METRICS.items()),
     ),
     default_metric="lave",
