@@ -7,8 +7,10 @@ org/name (the Submit tab's rule, evaluator.model_ids) or a served model's spec `
 token comes from LEADERBOARD_MODEL_TOKEN only; a served run asks every benchmark by generation, and an endpoint that
 cannot run it (unreachable, token refused, unknown model) ends it at once with its one line.
 
-What was asked is checked before anything heavy loads (benchmark names, batch size, model id, modes, the judge), so
-a command that fails on its arguments says so at once and nothing about devices; a run then says once which device
+What was asked is checked before anything heavy loads (benchmark names, batch size, model id, modes, the judge; then
+evaluator.preflight: a judge where one is needed, the model's config.json in the cache or on the Hub, a text-only
+model asked only for image benchmarks), so a command that fails on its arguments says so at once, in our words, and
+nothing about devices; a run then says once which device
 it uses (a `device: ...` line, a `WARNING:` only where a GPU was expected).
 """
 from __future__ import annotations
@@ -31,7 +33,7 @@ class UsageError(ValueError):
     """A mistake in what was asked (a malformed model id, a run where nothing ran): its one line, no type name."""
 
 
-_PLAIN = ("ServedError", "ModeRefused", "JudgeStalled")  # a served run's one-line reasons (no type name; loaded lazily)
+_PLAIN = ("ServedError", "ModeRefused", "JudgeStalled", "Refused")  # a served run's one-line reasons (no type name; loaded lazily)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -185,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
             return _rescore(args)
         config = _config(args)
         _check_model(config.model)
+        from evaluator import preflight  # what the configuration tells, before any model loads
+
+        preflight.check(config.model, config.revision, config.benchmarks, config.judge)
         from evaluator.runner import run
 
         results = run(config, Path(args.out))

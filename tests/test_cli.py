@@ -118,12 +118,27 @@ def test_failures_exit_non_zero_with_a_one_line_reason(tiny_llava, tmp_path):
     assert debug.stderr.strip().splitlines()[-1].startswith("error: ")
 
 
-def test_a_run_where_no_benchmark_ran_fails(tiny_llama, tmp_path):
-    done = evaluator("run", "--model", tiny_llama.repo_id, "--revision", tiny_llama.sha, "--benchmarks", "cure",
-                     "--out", str(tmp_path / "out"))
-    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert done.stderr.strip().splitlines()[-1] == ("error: no benchmark ran (cure: needs image input; the model is "
-                                                   "text-only)")
+def test_what_the_configuration_tells_is_said_before_any_model_loads(tiny_llama, tmp_path):
+    """Issue 52, point 11: no judge for SimpleQA, a text-only model asked only for image benchmarks, and a model not
+    in the offline cache were said in the library's words, or after the model loaded (up to 38 s). Now each is one
+    line of our own, before the device is even chosen."""
+    out = str(tmp_path / "out")
+    cases = [
+        (["--model", tiny_llama.repo_id, "--revision", tiny_llama.sha, "--benchmarks", "simpleqa"],
+         "error: simpleqa needs a judge: set LEADERBOARD_JUDGE or pass --judge"),
+        (["--model", tiny_llama.repo_id, "--revision", tiny_llama.sha, "--benchmarks", "cure,reform"],
+         f"error: {tiny_llama.repo_id} is text-only (its config.json: LlamaForCausalLM, no vision part) and cure, "
+         "reform need image input: nothing would run"),
+        (["--model", "tiny-org/never-downloaded", "--benchmarks", "cure"],
+         "error: tiny-org/never-downloaded is not in this machine's Hugging Face cache"),
+    ]
+    said = evaluator_many([["run", *args, "--out", out] for args, _ in cases], tmp_path / "said.json")
+    for (args, expected), done in zip(cases, said, strict=True):
+        last = done.stderr.strip().splitlines()[-1]
+        assert done.returncode == 1 and last.startswith(expected), (args, done.stderr[-2000:])
+        assert "Traceback" not in done.stderr and "Error:" not in last, last  # no library's exception name
+        assert "device:" not in done.stdout + done.stderr, done.stdout  # nothing loaded, no device chosen
+    assert "HF_HUB_OFFLINE=1" in said[2].stderr and "local model folder" in said[2].stderr
 
 
 def test_standalone_worker_runs_the_queue_and_stops_cleanly(settings, store, tiny_llava):

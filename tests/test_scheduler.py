@@ -62,7 +62,8 @@ def test_a_text_only_model_on_image_benchmarks_alone_fails_saying_why(settings, 
     queue.save(store, request)
     report = scheduler.tick(settings, store)
     assert report.status == queue.FAILED
-    assert report.error == "no benchmark ran (cure: needs image input; the model is text-only)"
+    assert report.error.startswith(f"{tiny_llama.repo_id} is text-only (its config.json: LlamaForCausalLM, no vision "
+                                   "part) and cure needs image input: nothing would run"), report.error
     assert store.list("results") == []
 
 
