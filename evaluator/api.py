@@ -28,7 +28,7 @@ from evaluator.benchmarks.spec import (CORRECT, COUNT, DETAIL_TYPES, FRACTION, I
                                        ItemView, Measure, Metric, Option, Section, Source, Verdict)
 from evaluator.details import DETAIL_DTYPES
 from evaluator.endpoints import (ENDPOINT_PREFIX, MODEL_TOKEN_SETTING, Endpoint, is_model_spec, parse_model_spec,
-                                 public_url)
+                                 public_url, shown_name)
 from evaluator.images import ImageUnavailable
 from evaluator.endpoint_limits import Limits as EndpointLimits
 from evaluator.endpoint_limits import limits_from_env as endpoint_limits
@@ -46,7 +46,7 @@ __all__ = ["DEFAULT_BENCHMARKS", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "G
            "Source", "UnsupportedModelError", "Verdict", "benchmark_names", "card", "cards", "describe_model_folder",
            "details_schema", "endpoint_limits", "graders", "hub_eval_problems", "judge_id", "judge_name", "judged_benchmarks",
            "make_judge", "model_id_problem", "parse_judge_spec", "default_mode", "is_model_spec", "parse_model_spec", "public_url",
-           "redact", "rescore_run", "scoring_modes", "sources"]
+           "redact", "rescore_run", "scoring_modes", "shown_name", "sources"]
 
 
 def benchmark_names() -> tuple[str, ...]:

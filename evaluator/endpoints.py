@@ -8,12 +8,26 @@ names an endpoint judge (`--judge`).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 ENDPOINT_PREFIX = "endpoint:"
 UNREADABLE_URL = "<unreadable url>"
 MODEL_TOKEN_SETTING = "LEADERBOARD_MODEL_TOKEN"  # a served model's bearer token (never HF_TOKEN: it would leave)
+
+
+_PATH_LIKE = re.compile(r"^(?:/|~|\.{1,2}/|[A-Za-z]:[\\/])")
+
+
+def shown_name(model: str) -> str:
+    """A model name as it may be shown to visitors: a filesystem path (a local judge's folder, a served model named
+    by its folder as `transformers serve` asks) by its last part, anything else (a Hub id, a served name) as is."""
+    text = str(model or "")
+    if not _PATH_LIKE.match(text):
+        return text
+    parts = [part for part in re.split(r"[\\/]+", text) if part and part not in (".", "..", "~")]
+    return parts[-1] if parts else "local folder"
 
 
 def public_url(url: str) -> str:

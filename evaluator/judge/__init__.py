@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from evaluator.endpoints import shown_name
 from evaluator.judge.base import Judge, JudgeError, JudgeResult, JudgeStalled
 from evaluator.judge.replies import parse_lave_rating, parse_simpleqa_grade
 from evaluator.judge.spec import JudgeSpec, parse_judge_spec, public_url
@@ -76,5 +77,6 @@ def judge_name(identity: dict | None) -> str:
     if identity.get("kind") == "endpoint":
         return f"{identity.get('model', '?')} (endpoint {public_url(identity.get('base_url', ''))})"
     if identity.get("kind") == "local":
-        return f"{identity.get('model', '?')} @ {identity.get('revision') or 'unpinned revision'} (local)"
+        model = shown_name(str(identity.get("model", "?")))  # a folder by its last part: no path on the board
+        return f"{model} @ {identity.get('revision') or 'unpinned revision'} (local)"
     return redact(", ".join(f"{k}={v}" for k, v in identity.items())) or "unknown judge"

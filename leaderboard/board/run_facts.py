@@ -45,7 +45,8 @@ def endpoint_url(results: dict) -> str | None:
 
 
 def endpoint_model(results: dict) -> str | None:
-    return model if isinstance(model := served_record(results).get("model"), str) and model else None
+    model = served_record(results).get("model")
+    return api.shown_name(model) if isinstance(model, str) and model else None  # a folder path by its last part
 
 
 def modes(results: dict) -> str | None:

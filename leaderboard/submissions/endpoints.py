@@ -36,8 +36,9 @@ def slug(text: str, limit: int = MAX_SLUG) -> str:
 
 
 def served_model(endpoint: api.Endpoint) -> str:
-    """The model field of a served request: served--<host slug>/<model slug>."""
-    return f"{KEY_PREFIX}{slug(endpoint.host)}/{slug(endpoint.model)}"
+    """The model field of a served request: served--<host slug>/<model slug> (a model named by a folder path, as
+    `transformers serve` asks, by the folder's last part: no path in a key, a URL or the Queue)."""
+    return f"{KEY_PREFIX}{slug(endpoint.host)}/{slug(api.shown_name(endpoint.model))}"
 
 
 def served_revision(endpoint: api.Endpoint) -> str:

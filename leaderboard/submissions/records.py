@@ -83,7 +83,7 @@ class Request:
         with the endpoint's host, e.g. "Qwen2.5-VL 72B (served: router.huggingface.co)"."""
         if not self.served:
             return self.model
-        name = self.display_name or str(self.endpoint.get("model") or self.model)
+        name = self.display_name or api.shown_name(str(self.endpoint.get("model") or self.model))
         return f"{name} (served: {api.Endpoint(str(self.endpoint.get('base_url') or ''), name).host})"
 
     def to_dict(self) -> dict:
