@@ -52,7 +52,8 @@ def test_overview_ranks_within_comparable_runs_and_hides_flagged_ones():
     board = view_text(raw, S)
     assert list(board["Model"]) == ["org/vlm-a", "org/vlm-b", "org/smol-chat"]  # 4-benchmark cohort first
     rows = by_model(board)
-    assert [rows[m]["#"] for m in board["Model"]] == ["1", "2", "1"]  # the text-only model ranks among its own
+    # the text-only model ranks among its own: each place says its group, so two 1s never read as a tie (issue 52)
+    assert [rows[m]["#"] for m in board["Model"]] == ["1 of 2 · on all 4", "2 of 2 · on all 4", "1 of 1 · on SimpleQA"]
     assert rows["org/vlm-a"]["Overall"] == "45.0"
     text = rows["org/smol-chat"]
     assert text["Overall"] == "55.0" and text["CURE Ro"] == "n/a" and text["Flag"] == ""
@@ -79,7 +80,7 @@ def test_flagged_runs_are_shown_on_request_unranked_after_the_ranked_ones():
     assert rows["org/vlm-partial"]["Flag"] == "coverage under 95.0%: LAVE 50.0%"
     assert rows["org/vlm-partial"]["Overall"] == "80.0"  # scored, shown, never ranked above complete runs
     lower = view_text(board_runs(), S, show_flagged=True, threshold=0.4)  # a lower threshold: partial is ranked
-    assert by_model(lower)["org/vlm-partial"]["#"] == "1"
+    assert by_model(lower)["org/vlm-partial"]["#"] == "1 of 3 · on all 4"
 
 
 def test_a_benchmark_view_shows_every_metric_of_the_runs_that_ran_it():
@@ -105,7 +106,8 @@ def test_suites_are_never_ranked_together():
     raw = leaderboard_frame([board_result("org/s", ALL4), board_result("org/f", {**ALL4, "cure": 0.1}, suite="full")],
                             S)
     board = view_text(raw, S)
-    assert list(board["Model"]) == ["org/f", "org/s"] and list(board["#"]) == ["1", "1"]  # full first
+    assert list(board["Model"]) == ["org/f", "org/s"]  # full first
+    assert list(board["#"]) == ["1 of 1 · full suite", "1 of 1 · sample suite"]
 
 
 def test_empty_views_say_why():
@@ -201,7 +203,8 @@ def test_unranked_runs_say_so_and_are_grouped_by_their_benchmarks_not_one_list_b
     unranked = board[board["#"] == "unranked"]
     # the 4-benchmark runs together (by score), then the CURE-only one, though its score is the highest
     assert list(unranked["Model"]) == ["org/vlm-limited", "org/vlm-partial", "org/cure-only"]
-    assert list(board["#"]) == ["1", "2", "1", "unranked", "unranked", "unranked"]
+    assert list(board["#"]) == ["1 of 2 · on all 4", "2 of 2 · on all 4", "1 of 1 · on SimpleQA", "unranked",
+                                "unranked", "unranked"]
 
 
 def test_a_benchmark_views_board_table_shows_its_main_columns_and_the_rest_in_more():
@@ -226,3 +229,27 @@ def test_lave_fallback_ratings_are_noted_as_simpleqa_ungraded_answers_are():
     assert row["Notes"] == "LAVE: 2 fallback ratings (no rating in the reply)", row["Notes"]
     [overview] = view_text(leaderboard_frame([fallback], S), S, "overview").to_dict("records")
     assert "LAVE: 2 fallback ratings (no rating in the reply)" in overview["Notes"]
+
+
+def test_runs_ranked_in_several_groups_say_their_group_and_a_served_tag_is_not_doubled():
+    """Issue 52, point 5: three runs ranked in three comparison groups showed three 1s one above another, and the
+    in-process rows said nothing of how they were asked; a served display name "x (served)" read
+    "x (served) (served: host)"."""
+    def asked(model: str, mode: str, score: float = 0.5, **kw) -> dict:
+        row = board_result(model, {"reform": score}, skipped={"cure": "x", "simpleqa": "x", "lave": "x"}, **kw)
+        row["run"]["modes"] = {"reform": mode}
+        return row
+
+    served = asked("served--127.0.0.1-8000/tiny", "generation")
+    served.update(served=True, display_name="tiny-llava (served)")
+    served["run"]["served"] = {"base_url": "http://127.0.0.1:8000/v1", "model": "tiny"}
+    rows = [asked("org/by-likelihood", "likelihood"), asked("org/by-both", "both"), served,
+            asked("org/also-generation", "generation", 0.4, sha=SHA_B)]
+    board = by_model(view_text(leaderboard_frame(rows, S), S, "reform"))
+    assert board["org/by-likelihood"]["#"] == "1 of 1 · by likelihood"
+    assert board["org/by-both"]["#"] == "1 of 1 · by both"
+    assert {board[m]["#"] for m in board if "generation" in m or "tiny" in m} == {"1 of 2 · by generation",
+                                                                                 "2 of 2 · by generation"}
+    assert "tiny-llava (served: 127.0.0.1:8000)" in board, list(board)  # the tag once
+    one_group = view_text(leaderboard_frame(rows[:1], S), S, "reform")
+    assert list(one_group["#"]) == ["1"]  # one group: the plain place

@@ -345,7 +345,7 @@ def _behind_count(benchmark: str, metric: str, result: dict) -> int | None:
     if benchmark == "lave":
         if metric.startswith("agree_"):
             return extra["agreement"][metric[len("agree_"):]]["n"]
-        return {"lave": counts["rated"], "unrated": counts["unrated"],
+        return {"lave": counts["rated"], "unrated": counts["unrated"], "rating_fallback": counts["rating_fallback"],
                 "vqa_accuracy": counts["vqa_accuracy_items"]}.get(metric, counts["answered"])
     if metric == "correct_given_attempted":
         return round(extra["attempted"] * counts["graded"])

@@ -26,6 +26,7 @@ PULL_REQUEST_URL = re.compile(r"^https?://[A-Za-z0-9.:-]+/[A-Za-z0-9._/-]+/discu
 UNRANKED = "unranked"  # the # of a run that is not ranked (flagged, or without a score)
 MODEL_ROWS = "model_rows"  # board_frame's attrs: each row's MODEL_FACTS, for drawing its model cell
 COST_ROWS = "cost_rows"  # board_frame's attrs: whether each row's cost was recorded (else its cost cells say so)
+RANK_GROUPS = "rank_groups"  # board_frame's attrs: each row's rank group ("of 2 · by generation"; "": one cohort)
 
 
 def leaderboard_frame(results: Iterable[dict], schema: Schema) -> pd.DataFrame:
@@ -135,6 +136,11 @@ def pull_request_link(facts: dict) -> str:
     return f" · [PR]({url})" if PULL_REQUEST_URL.match(url) else ""
 
 
+def _untagged(name: str) -> str:
+    """A display name without a "(served)" of its own at its end: the cell adds the tag, with the host."""
+    return re.sub(r"\s*\(served\)\s*$", "", name, flags=re.IGNORECASE)
+
+
 def model_shown(facts: dict, endpoint: str = HUB_URL) -> tuple[str, str]:
     """A row's model cell (facts: its MODEL_FACTS) as (Markdown, plain text): the model id linked to its Hub page (a
     local folder: no link), with a PR link when its results were proposed to its model page, or a served model's
@@ -144,7 +150,7 @@ def model_shown(facts: dict, endpoint: str = HUB_URL) -> tuple[str, str]:
     if facts.get("served") != "true":
         return model_link(model, endpoint) + pull_request_link(facts), model
     target, url = _text(facts.get("endpoint_model")), _text(facts.get("endpoint"))
-    name = _text(facts.get("display_name")) or target or model
+    name = _untagged(_text(facts.get("display_name"))) or target or model
     tag = f"served: {api.Endpoint(url, name).host}" if url else "served"
     text = escape_markdown(name, limit=None)
     if target and api.model_id_problem(target) is None:
@@ -179,19 +185,22 @@ def board_frame(rows: pd.DataFrame, schema: Schema, view: View, columns: Sequenc
     out.attrs[MODEL_ROWS] = rows[[c for c in MODEL_FACTS if c in rows]].to_dict("records")
     out.attrs[COST_ROWS] = (rows[COST_RECORDED].notna().tolist() if COST_RECORDED in rows
                             else [False] * len(rows))
+    out.attrs[RANK_GROUPS] = [str(g or "") for g in rows["rank_group"]] if "rank_group" in rows else [""] * len(rows)
     return out
 
 
-def _cell_text(c: Column, value: Any, recorded: bool = True) -> str:
+def _cell_text(c: Column, value: Any, recorded: bool = True, group: str = "") -> str:
     """A cell as text; `recorded`: whether the row's cost was recorded (a cost cell of an older run says it was
-    not, never 0)."""
+    not, never 0); `group`: a rank's group, written after it ("1 of 2 · by generation")."""
     if not recorded and c.name in COST_COLUMNS and (value is None or value == "" or
                                                     (isinstance(value, float) and math.isnan(value))):
         return NOT_RECORDED
     if c.kind == SCORE:
         return format_score(None if value is None or math.isnan(value) else value / 100)
     if c.kind == RANK:
-        return UNRANKED if value is None or math.isnan(value) else str(int(value))
+        if value is None or math.isnan(value):
+            return UNRANKED
+        return f"{int(value)} {group}" if group else str(int(value))
     if c.name == "limit" and (value is None or math.isnan(value) or value <= 0):
         return "none"
     if c.name == "params_billions":
@@ -210,9 +219,10 @@ def board_text(board: pd.DataFrame, schema: Schema) -> pd.DataFrame:
     ("unranked" for a run that is not), the details links as their labels."""
     by_label = {c.label: c for c in (*schema.columns, *schema.board_only)}
     cols = [by_label[label] for label in board.columns]
-    facts, recorded = _model_rows(board, cols), _cost_rows(board)
-    out = pd.DataFrame({c.label: [model_shown(facts[i])[1] if c.name == "model" else _cell_text(c, v, recorded[i])
-                                  for i, v in enumerate(board[c.label])] for c in cols},
+    facts, recorded, groups = _model_rows(board, cols), _cost_rows(board), _rank_groups(board)
+    out = pd.DataFrame({c.label: [model_shown(facts[i])[1] if c.name == "model" else
+                                  _cell_text(c, v, recorded[i], groups[i]) for i, v in enumerate(board[c.label])]
+                        for c in cols},
                        columns=list(board.columns))
     return out.astype(object)
 
@@ -224,6 +234,12 @@ def _model_rows(board: pd.DataFrame, cols: list[Column]) -> list[dict]:
         return facts
     label = next((c.label for c in cols if c.name == "model"), None)
     return [{"model": v} for v in board[label]] if label else [{} for _ in range(len(board))]
+
+
+def _rank_groups(board: pd.DataFrame) -> list[str]:
+    """Each row's rank group (board_frame keeps them; a frame without them: none)."""
+    groups = board.attrs.get(RANK_GROUPS)
+    return groups if isinstance(groups, list) and len(groups) == len(board) else [""] * len(board)
 
 
 def _cost_rows(board: pd.DataFrame) -> list[bool]:
@@ -251,7 +267,7 @@ def board_table(board: pd.DataFrame, schema: Schema, endpoint: str = HUB_URL) ->
     cols = [by_label[label] for label in board.columns]
     data, text = [], []
     columns = [(c, board[c.label].tolist()) for c in cols]
-    facts, recorded = _model_rows(board, cols), _cost_rows(board)
+    facts, recorded, groups = _model_rows(board, cols), _cost_rows(board), _rank_groups(board)
     for i in range(len(board)):
         row, shown = [], []
         for c, values in columns:
@@ -263,7 +279,7 @@ def board_table(board: pd.DataFrame, schema: Schema, endpoint: str = HUB_URL) ->
             row.append(value)
             shown.append(model_shown(facts[i], endpoint)[0] if c.name == "model" else
                          value if c.name == "details" else
-                         _cell_text(c, math.nan if value is None else value, recorded[i]))
+                         _cell_text(c, math.nan if value is None else value, recorded[i], groups[i]))
         data.append(row)
         text.append(shown)
     metadata = {"display_value": text, "styling": [[""] * len(cols) for _ in text]} if data else None

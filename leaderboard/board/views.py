@@ -165,9 +165,51 @@ def _cohort(row: dict, view: View) -> tuple:
     return (-len(scored), SUITE_ORDER.get(suite, 2), suite, ",".join(scored), asked)
 
 
-def ranked(rows: pd.DataFrame, view: View, higher_is_better: bool) -> pd.DataFrame:
+def _cohort_label(cohort: tuple, varying: dict[int, set], view: View, titles: dict[str, str]) -> str:
+    """What sets a cohort apart from the others shown, in words: its suite, the benchmarks its overall score is over,
+    how the benchmarks asked differently in other cohorts were asked (only the parts that differ)."""
+    parts = []
+    if 2 in varying:
+        parts.append(f"{cohort[2] or '?'} suite")
+    if view.benchmark is None:
+        scored = [n for n in cohort[3].split(",") if n]
+        if 3 in varying:
+            parts.append(f"on all {len(scored)}" if titles and set(scored) == set(titles) else
+                         "on " + ", ".join(titles.get(n, n) for n in scored))
+        asked = [pair.split("=", 1) for pair in cohort[4].split(",") if "=" in pair]
+        asked = [(n, mode or "?") for n, mode in asked if n in varying.get(4, set())]
+        if len({mode for _, mode in asked}) == 1:
+            parts.append(f"by {asked[0][1]}")
+        elif asked:
+            parts.append(", ".join(f"{titles.get(n, n)} by {mode}" for n, mode in asked))
+    elif 3 in varying:
+        parts.append(f"by {cohort[3] or '?'}")
+    return "; ".join(parts)
+
+
+def _varying(cohorts: list[tuple], view: View) -> dict[int, set]:
+    """Which parts of the cohorts differ (suite 2, benchmarks 3, modes 4), and for the Overview's modes, which
+    benchmarks were asked differently from one cohort to another."""
+    found: dict[int, set] = {k: set() for k in (2, 3) if len({c[k] for c in cohorts}) > 1}
+    if view.benchmark is not None:
+        return found
+    modes: dict[str, set] = {}
+    for cohort in cohorts:
+        for pair in cohort[4].split(","):
+            name, _, mode = pair.partition("=")
+            modes.setdefault(name, set()).add(mode)
+    differing = {name for name, seen in modes.items() if name and len(seen) > 1}
+    if differing:
+        found[4] = differing
+    return found
+
+
+def ranked(rows: pd.DataFrame, view: View, higher_is_better: bool,
+           titles: dict[str, str] | None = None) -> pd.DataFrame:
     """`rows` with a "rank" column (1, 2, 2, 4 within each cohort; NaN for flagged runs and runs without a score),
-    ordered: ranked runs cohort by cohort, best first, then the others by score."""
+    ordered: ranked runs cohort by cohort, best first, then the others by score. When the ranked runs fall in more
+    than one cohort, "rank_group" says, beside each place, how many share its cohort and what sets the cohort apart
+    ("of 2 · by generation"), so that two 1s never read as a tie; else it is empty."""
     rows = rows.reset_index(drop=True)
     scores = [as_float(v) for v in rows[view.rank_by]]
     better = [(s if higher_is_better else -s) for s in scores]
@@ -185,6 +227,14 @@ def ranked(rows: pd.DataFrame, view: View, higher_is_better: bool) -> pd.DataFra
             previous = cohort[place - 1] if place else None
             rank[i] = rank[previous] if previous is not None and better[previous] == better[i] else place + 1
     rows["rank"] = rank
+    group = [""] * len(rows)
+    if len(members) > 1:
+        varying = _varying(list(members), view)
+        for cohort, indices in members.items():
+            label = _cohort_label(cohort, varying, view, titles or {})
+            for i in indices:
+                group[i] = f"of {len(indices)}" + (f" · {label}" if label else "")
+    rows["rank_group"] = group
     models = [str(m) for m in rows["model"]]
 
     def order(i: int) -> tuple:  # the runs not ranked: grouped like cohorts (never one list by score)
@@ -238,7 +288,8 @@ def shown_rows(raw: pd.DataFrame, schema: Schema, view: View, threshold: float =
         hidden = int((~keep).sum())
         rows = rows[keep]
     higher = schema.column(view.rank_by).higher_is_better
-    return Shown(rows=ranked(rows, view, higher), runs=len(raw), matching=len(matching), hidden_flagged=hidden,
+    titles = {card.name: card.short_title for card in schema.cards}
+    return Shown(rows=ranked(rows, view, higher, titles), runs=len(raw), matching=len(matching), hidden_flagged=hidden,
                  without_benchmark=without, only_flagged=only_flagged)
 
 

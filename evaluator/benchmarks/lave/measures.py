@@ -3,7 +3,7 @@ their details rows by the run's own scoring functions (scoring.headline_scores, 
 explorer's headline is the board's number. Behind LAVE: the answers the judge rated; behind VQA accuracy: the
 answered questions with ten annotators' answers; behind the other strict metrics: every answered question; behind
 an agreement: the answers both the judge and that metric scored; behind "unrated": the answers the judge could not
-rate."""
+rate; behind "rating_fallback": the rated answers whose reply held no rating (counted as 2)."""
 from __future__ import annotations
 
 import math
@@ -14,7 +14,7 @@ from evaluator.benchmarks.lave.scoring import ITEM_METRICS, STRING_METRICS, agre
 from evaluator.benchmarks.spec import Measure
 
 AGREE = "agree_"
-KEYS = ("lave", *STRING_METRICS, "unrated", *(AGREE + m for m in STRING_METRICS))
+KEYS = ("lave", *STRING_METRICS, "unrated", "rating_fallback", *(AGREE + m for m in STRING_METRICS))
 
 
 def _defined(values: pd.Series) -> pd.Series:
@@ -29,6 +29,8 @@ def behind(details: pd.DataFrame, key: str) -> pd.Series:
         return rated
     if key == "unrated":
         return answered & ~rated
+    if key == "rating_fallback":
+        return rated & details["rating_fallback"].fillna(False).astype(bool)
     if key.startswith(AGREE):
         return rated & _defined(details[key[len(AGREE):]])
     if key in ITEM_METRICS:
@@ -43,6 +45,8 @@ def value(details: pd.DataFrame, key: str) -> float:
         row["lave"] = float(row["lave"]) if row.get("lave") is not None else math.nan
     if key == "unrated":
         return float(sum(1 for r in rows if math.isnan(r["lave"])))
+    if key == "rating_fallback":
+        return float(sum(1 for r in rows if not math.isnan(r["lave"]) and bool(r.get("rating_fallback"))))
     if key.startswith(AGREE):
         return float(agreement(rows, key[len(AGREE):])["agreement"]) if rows else math.nan
     return float(headline_scores(rows)[key])
