@@ -414,3 +414,14 @@ def test_the_queue_tab_reads_the_estimates_from_the_spaces_copy_of_the_board(set
             raise OSError("the store is down")
 
     assert pending_estimates(settings, [request], Broken(), board) == {}  # the queue shows, without estimates
+
+
+def test_a_toy_models_size_band_reads_as_the_board_writes_it(settings, store):
+    """Issue 52, point 6: Submit's size band was raw billions with 7 decimals (0.0000222-0.0000886 B)."""
+    board = schema(settings.benchmarks)
+    write_result(store, _costed("org/toy", 0.0000443, 60, None, flavor="cpu", executor="local"))
+    toy = q.Request(model="org/next-toy", revision="c" * 40, params_billions=0.0000443)
+    said = estimate(settings, board, toy, load_board(store, board)).sentence()
+    assert "of a model of under 0.01 B on cpu" in said and "0.0000" not in said, said
+    small = q.Request(model="org/small", revision="d" * 40, params_billions=0.5)
+    assert "0.25-1 B" in estimate(settings, board, small, load_board(store, board)).sentence()

@@ -27,7 +27,7 @@ import pandas as pd
 
 from leaderboard.board.columns import COST_RECORDED, Schema
 from leaderboard.board.views import ran
-from leaderboard.formatting import as_float, format_number
+from leaderboard.formatting import as_float, format_billions, format_number
 from leaderboard.running.job_flavors import TooLarge, flavor_for
 from leaderboard.settings import Settings
 from leaderboard.store import DamagedFile, parse_json
@@ -160,8 +160,9 @@ def estimate(settings: Settings, schema: Schema, request: q.Request, raw: pd.Dat
         looked_for = ("run{s} on this machine" if executor == "local" else "run{s} on hardware that fits this model") \
             + " with the same suite and benchmarks"
     else:
-        sizes = f"{format_number(size / SIZE_FACTOR)}-{format_number(size * SIZE_FACTOR)} B" if not math.isnan(size) \
-            else "a known size"
+        low, high = format_billions(size / SIZE_FACTOR), format_billions(size * SIZE_FACTOR)  # as Params (B) shows
+        sizes = "a known size" if math.isnan(size) else f"under {high[1:]} B" if high.startswith("<") \
+            else f"{low}-{high} B"
         looked_for = f"run{{s}} of {{a}}model{{s}} of {sizes} on {hardware} with the same suite and benchmarks"
     base = Estimate(served=request.served, hardware=hardware, looked_for=looked_for)
     if hardware is None or len(runs) == 0:

@@ -229,7 +229,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None, copy=Non
     failed_log = pick = cancel = cancel_message = None
     for status, title in SECTIONS.items():
         failed = status == q.FAILED
-        wrapped = status in (q.RUNNING, q.FINISHED, q.FAILED)  # long progress texts, notes and reasons wrap
+        wrapped = True  # every section wraps: a pending estimate, long progress texts, notes and reasons
         with gr.Accordion(label=_section_label(status, 0), open=_OPEN[status],
                           elem_id=f"queue-section-{status.lower()}") as accordion:
             table = gr.Dataframe(
@@ -341,7 +341,13 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, jobs=None, copy=Non
     def on_add(base_url: str, model: str, display_name: str, model_type: str, profile: gr.OAuthProfile | None) -> str:
         """Admins: queue a served model; anyone else is refused, from the session, with nothing written."""
         outcome = add_served(settings, store, base_url, model, display_name, model_type, visitor(profile))
-        return outcome.message if outcome.ok else f"Not done: {outcome.message}"
+        if not outcome.ok:
+            return f"Not done: {outcome.message}"
+        if outcome.duplicate or outcome.request is None:
+            return outcome.message
+        from leaderboard.ui.submit import estimate_sentence  # the Submit tab's words, from the same earlier runs
+
+        return f"{outcome.message} {estimate_sentence(settings, outcome.request, copy)}"
 
     refreshed(add.click(on_add, inputs=[served_url, served_model, served_name, served_type], outputs=served_message,
                         api_name="add_served_model",
