@@ -74,7 +74,7 @@ def main() -> int:
     scheduler = Scheduler(settings, store) if settings.run_scheduler else None  # started once the Space listens
     demo = build_app(settings, store, jobs=scheduler.dispatcher if scheduler else None)
     try:  # listen first: a busy port says which variable to set, before any evaluation starts
-        demo.launch(server_name=settings.host, server_port=settings.port, prevent_thread_lock=True,
+        demo.launch(server_name=settings.host, server_port=settings.port, prevent_thread_lock=True, quiet=True,
                     **launch_options(settings, store))
     except OSError as exc:
         if "port" not in str(exc).lower():

@@ -85,6 +85,8 @@ def test_the_space_says_its_start_line_and_an_admins_action_in_its_console(tmp_p
         stop_app(proc, log)
     text = (home / "app.log").read_text()
     start = next(line for line in text.splitlines() if line.startswith("listening on "))
+    # the console's first line is ours, not Gradio's "* Running on local URL" (issue 52, point 8)
+    assert "Running on local URL" not in text and "share=True" not in text, text[:500]
     assert (f"benchmarks: cure; suite: sample; limit: 2 items per benchmark; judge: {tiny_llama.repo_id} @ "
             f"{tiny_llama.sha} (local); executor: local process (device: auto); scheduler: off") in start, start
     assert TOKEN not in text
