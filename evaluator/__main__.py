@@ -174,8 +174,18 @@ def _rescore(args: argparse.Namespace) -> int:
     return 0
 
 
+def _quiet_library_noise() -> None:
+    """transformers' "friendly reminder" that a generation passed the model's context says nothing a reader can act
+    on in a run's log (a trial judge's prompts pass a tiny model's context by design): it is left out."""
+    import logging
+
+    logging.getLogger("transformers.generation.stopping_criteria").addFilter(
+        lambda record: "friendly reminder" not in record.getMessage())
+
+
 def main(argv: list[str] | None = None) -> int:
     die_with_parent()  # started by a worker: never outlive it
+    _quiet_library_noise()
     args = _parser().parse_args(argv)
     if args.command == "list-benchmarks":
         from evaluator.benchmarks.listing import benchmark_lines

@@ -25,9 +25,9 @@ from pathlib import Path
 
 from evaluator.api import MODEL_TOKEN_SETTING, PARENT_PID_ENV
 from leaderboard.board.publish import publish, publish_board
-from leaderboard.running.evaluator_process import (PROGRESS_PREFIX, PROJECT_DIR, copy_output, failure_reason,
-                                                   log_tail, read_progress, request_dir, responses_dir,
-                                                   stop_earlier_runs, stop_process, worker_command)
+from leaderboard.running.evaluator_process import (PROGRESS_PREFIX, PROJECT_DIR, QUIET_PROGRESS, copy_output,
+                                                   failure_reason, log_tail, read_progress, request_dir,
+                                                   responses_dir, stop_earlier_runs, stop_process, worker_command)
 from leaderboard.running.job_clock import job_seen
 from leaderboard.settings import Settings
 from leaderboard.store import Store, StoreConflict, backoff
@@ -47,6 +47,20 @@ class TickReport:
     status: str | None = None  # the request's status afterwards
     error: str | None = None
     run_dir: Path | None = None
+
+
+def _lost(store: Store, path: str, said: str) -> tuple[str, str]:
+    """A run whose lease went, as its report says it: CANCELLED, by whom, when the request was cancelled (a person's
+    choice, not a fault); else LOST with `said`."""
+    try:
+        request = queue.load(store, path)
+    except Exception:  # noqa: BLE001 - the store cannot say: the plain word
+        return "LOST", said
+    if request is None or request.status != queue.CANCELLED:
+        return "LOST", said
+    by = next((a.get("by") for a in reversed(request.actions) if isinstance(a, dict) and a.get("action") == "cancel"),
+              None)
+    return "CANCELLED", f"by {by}: the evaluation was stopped" if by else "the evaluation was stopped"
 
 
 def _still_ours(store: Store, path: str, owner: str) -> bool | None:
@@ -81,7 +95,8 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
     request_file.write_text(json.dumps(request.to_dict(), indent=2))
     report = TickReport(request=request.path, run_dir=run_dir)
     stop_earlier_runs(request_dir(settings, request))  # never two live runs of one request (nor one journal)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", PARENT_PID_ENV: str(os.getpid())}  # the evaluator dies with us
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", PARENT_PID_ENV: str(os.getpid()),  # the evaluator dies with us
+           **QUIET_PROGRESS}  # no "Loading weights: 100%|..." bars in the log tail the Queue shows
     if settings.judge_bearer:  # secrets reach the worker by environment, never its command line
         env["LEADERBOARD_JUDGE_TOKEN"] = settings.judge_bearer
     env.pop(MODEL_TOKEN_SETTING, None)  # a served model's token reaches its own runs only
@@ -133,7 +148,7 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
             copier.join(timeout=10)
     tail = log_tail(log_path, settings)
     if outcome and outcome[0] == "LOST":
-        report.status, report.error = "LOST", outcome[1]
+        report.status, report.error = _lost(store, request.path, outcome[1])
         return report
     final_progress = read_progress(out_dir)
     if final_progress and not in_job:  # the last progress the worker wrote stays on the request

@@ -18,6 +18,7 @@ from leaderboard.submissions import records as queue
 from leaderboard.submissions.records import Request
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
+QUIET_PROGRESS = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}  # no carriage-return bars in a run's log
 PROGRESS_PREFIX = "LEADERBOARD_PROGRESS "  # a progress line in a Job's log: this prefix, then the progress JSON
 log = logging.getLogger(__name__)
 

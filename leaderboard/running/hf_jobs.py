@@ -20,7 +20,7 @@ import shlex
 import time
 from dataclasses import dataclass
 
-from leaderboard.running.evaluator_process import PROGRESS_PREFIX
+from leaderboard.running.evaluator_process import PROGRESS_PREFIX, QUIET_PROGRESS
 from leaderboard.settings import Settings
 from leaderboard.submissions.records import Request
 
@@ -34,7 +34,6 @@ LOG_LINES = 50  # log lines kept on a FAILED request
 PROGRESS_TAIL = 20  # log lines read from a live Job's log for its progress (the API's `tail`)
 PASSED_THROUGH = ("HF_ENDPOINT",)  # environment the Job needs besides the settings (a Hub mirror or test server)
 LABEL_RE = re.compile(r"^[A-Za-z0-9_-]{1,63}$")  # what the Jobs API accepts as a label value
-QUIET_PROGRESS = {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}  # no carriage-return bars in a Job's log
 
 
 def label(text: str) -> str:

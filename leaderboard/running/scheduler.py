@@ -111,7 +111,7 @@ def _run_claimed(settings: Settings, store: Store, request: queue.Request, owner
         closed = close_run(settings, store, request.path, owner, queue.FAILED, error=error)
         report = TickReport(request=request.path, status=closed.status if closed else None, error=error)
     # this machine's disk (a Job's is thrown away with it); a lost lease is a cancel (or a recovery elsewhere)
-    model_cache.free_after_run(settings, store, request, downloaded=downloads, cancelled=report.status == "LOST")
+    model_cache.free_after_run(settings, store, request, downloaded=downloads, cancelled=report.status in ("LOST", "CANCELLED"))
     return report
 
 
