@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -176,3 +177,41 @@ def test_results_reach_the_board_only_once_the_request_is_finished(settings, sto
     assert list(board["key"]) == [request.key] and list(board["cure_Ro"]) == [0.75]
     assert store.list(f"details/{request.key}") == [f"details/{request.key}/cure.parquet"]  # LAVE's is gone
     assert not publishing.rebuild_board(settings, store, only_if_stale=True)  # current: not rebuilt again
+
+
+QUICK_EVALUATOR = textwrap.dedent('''
+    """Stands in for `python -m evaluator run`: a finished run with nothing in it, at once."""
+    import json, sys
+    from pathlib import Path
+
+    args = sys.argv[1:]
+    out = Path(args[args.index("--out") + 1])
+    (out / "details").mkdir(parents=True)
+    (out / "results.json").write_text(json.dumps({"run": {}, "benchmarks": {}, "skipped": {}}))
+''')
+
+
+def test_a_publish_slower_than_the_lease_keeps_the_lease(settings, store, tmp_path, monkeypatch):
+    """Issue 51, cause 6: no heartbeat ran while a worker published (several commits, each may lose races and wait),
+    so a slow publish let the lease lapse while its worker lived, and another worker recovered and ran the request
+    again. The lease is renewed in the background while the worker publishes."""
+    settings = settings.with_(lease_seconds=1.5, heartbeat_seconds=0.2)
+    script = tmp_path / "quick_evaluator.py"
+    script.write_text(QUICK_EVALUATOR)
+    monkeypatch.setattr(attempt, "worker_command", lambda s, request_file, out_dir, responses=None, served=False: [
+        sys.executable, str(script), "--request", str(request_file), "--out", str(out_dir)])
+    recovered = []
+    real_publish = attempt.publish
+
+    def slow_publish(*args, **kwargs):
+        for _ in range(8):  # 4 s, past two whole leases; another worker's recovery looks meanwhile
+            time.sleep(0.5)
+            recovered.extend(queue.recover(store, max_attempts=3))
+        return real_publish(*args, **kwargs)
+
+    monkeypatch.setattr(attempt, "publish", slow_publish)
+    request = Request(model="org/m", revision="a" * 40)
+    queue.save(store, request)
+    report = scheduler.tick(settings, store)
+    assert recovered == [] and report.status == queue.FINISHED, (recovered, report)
+    assert queue.load(store, request.path).status == queue.FINISHED

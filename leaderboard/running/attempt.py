@@ -19,9 +19,11 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 from evaluator.api import MODEL_TOKEN_SETTING, PARENT_PID_ENV
 from leaderboard.board.publish import publish, publish_board
@@ -162,7 +164,8 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
             return report
         try:  # a Job's cost needs the Jobs API's word on when it started (a lookup that fails fails nothing)
             job = job_seen(settings, store, request, owner) if in_job else None
-            published = publish(store, request, out_dir, settings, job=job)
+            with _lease_kept(settings, store, request.path, owner, not in_job):  # a slow publish keeps the lease
+                published = publish(store, request, out_dir, settings, job=job)
         except Exception as exc:  # a store that failed mid-publish loses nothing: the attempt counts, the request
             # returns to the queue (its answers are journaled, so the next attempt only grades and publishes again)
             closed = close_run(settings, store, request.path, owner, queue.PENDING, log_tail=tail,
@@ -200,6 +203,33 @@ def close_run(settings: Settings, store: Store, path: str, owner: str, status: s
             time.sleep(backoff(attempt, base=0.5, cap=10.0))
     log.error("could not close %s as %s; its lease will expire and the request return to the queue", path, status)
     return None
+
+
+@contextmanager
+def _lease_kept(settings: Settings, store: Store, path: str, owner: str, renew: bool = True) -> Iterator[None]:
+    """The lease renewed in the background while the block runs (the publish: several commits, each of which may
+    lose races and wait), as the run's loop renews it while the evaluator runs: a lease lapses only when its worker
+    is gone. `renew` False (a Job, whose lease the Space keeps): nothing is done."""
+    if not renew:
+        yield
+        return
+    done = threading.Event()
+
+    def keep() -> None:
+        wait = renewal_interval(settings)
+        while not done.wait(wait):
+            renewed = _renew(settings, store, path, owner)
+            if renewed is False:
+                return
+            wait = renewal_interval(settings) if renewed else settings.heartbeat_seconds
+
+    thread = threading.Thread(target=keep, name="lease-keeper", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join(timeout=60)
 
 
 def renewal_interval(settings: Settings) -> float:
