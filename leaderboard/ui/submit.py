@@ -28,6 +28,8 @@ HELP = ("Enter the id of a public model on the Hugging Face Hub (`org/model-name
         "the `/tree/<revision>` of a pasted URL), must keep its weights in safetensors, must not need remote code "
         "and may have at most {max_params}B parameters. "
         "**auto** precision means bfloat16 on a GPU and float32 on the CPU.")
+LOCAL_HINT = (" **Local folders work here too:** give a model folder's absolute path on this machine instead of a "
+              "Hub id (no Hub access needed; `python tools/tiny_model.py ./tiny-llava` builds a tiny one to try).")
 LIMITS = ("Each person may have at most {pending} pending request(s) at once and submit at most {week} in any 7 days; "
           "a request you submitted can be cancelled in the Queue tab while it is pending or running.")
 
@@ -105,7 +107,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
         return my_requests(settings, store, identity.visitor(settings, profile))
 
     who = gr.Markdown(elem_id="submit-who")
-    gr.Markdown(HELP.format(max_params=format_number(settings.max_params_billions)))
+    gr.Markdown(HELP.format(max_params=format_number(settings.max_params_billions))
+                + (LOCAL_HINT if settings.allow_local_models else ""), elem_id="submit-help")
     with gr.Row():
         model_id = gr.Textbox(value="", label="Model id", placeholder="org/model-name", max_length=300, scale=3,
                               elem_id="submit-model")
