@@ -108,6 +108,9 @@ def store(settings):
     return open_store(settings)
 
 
+# gradio_client's HTTP calls wait this long: a busy machine is slow, not red (its default gives up after seconds)
+PATIENT = {"timeout": 300}
+
 HUB_USER, HUB_ORG = "ada", "test-org"  # the loopback Hub's user and the org its test repos live in
 
 
@@ -180,7 +183,7 @@ def client(app_url):
     """A gradio_client on the served app."""
     from gradio_client import Client
 
-    return Client(app_url, verbose=False, download_files=False)
+    return Client(app_url, verbose=False, download_files=False, httpx_kwargs=PATIENT)
 
 
 CHROMIUM = "/usr/bin/chromium"

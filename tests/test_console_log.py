@@ -13,7 +13,7 @@ from leaderboard.settings import Settings
 from leaderboard.store import open_store
 from leaderboard.submissions import records as q
 from leaderboard.submissions.records import Request
-from tests.conftest import PROJECT, wait_for
+from tests.conftest import PATIENT, PROJECT, wait_for
 from tests.results_files import SHA_A
 from tests.test_sign_in import off_a_space, start_app, stop_app
 
@@ -77,7 +77,7 @@ def test_the_space_says_its_start_line_and_an_admins_action_in_its_console(tmp_p
                                       "LEADERBOARD_JUDGE_TOKEN": TOKEN, "LEADERBOARD_BENCHMARKS": "cure",
                                       "LEADERBOARD_LIMIT": "2"}, base=off_a_space())
     try:
-        client = Client(url, verbose=False, download_files=False)
+        client = Client(url, verbose=False, download_files=False, httpx_kwargs=PATIENT)
         said = client.predict(failed.key, "the GPU is bigger now", api_name="/requeue_request")
         assert said.startswith("Done: "), said
         wait_for(lambda: f"requeue {failed.key} by " in (home / "app.log").read_text(), timeout=30, step=0.2)

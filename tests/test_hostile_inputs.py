@@ -18,6 +18,7 @@ from leaderboard.board.space_copy import RECHECK_SECONDS
 from leaderboard.explorer import queries as eq
 from leaderboard.explorer.details_cache import details_path
 from leaderboard.submissions import records as q
+from tests.conftest import PATIENT
 from tests.explorer_runs import publish_run
 
 UNKNOWN = "nobody/nothing/0123456789ab_auto"
@@ -182,7 +183,7 @@ def test_unknown_runs_cost_no_store_read_per_call_and_never_add_damage(tmp_path)
         demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
                     **launch_options(settings, store))
         try:
-            client = Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False)
+            client = Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False, httpx_kwargs=PATIENT)
             client.predict(UNKNOWN, "cure", api_name="/explorer_items")  # the board is read once
             reads, read_bytes = Counter(), store.read_bytes
             store.read_bytes = lambda path: reads.update([path]) or read_bytes(path)  # the store reads, counted

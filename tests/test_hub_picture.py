@@ -17,7 +17,7 @@ from huggingface_hub import HfApi, constants
 from leaderboard.store.hub import HubStore
 from leaderboard.submissions import records as queue
 from leaderboard.submissions.records import Request
-from tests.conftest import HUB_ORG
+from tests.conftest import HUB_ORG, PATIENT
 from tests.hub_server import HubServer, hub_client_online
 
 ORG = HUB_ORG
@@ -235,7 +235,7 @@ def test_pages_of_the_space_ask_the_hub_nothing(hub, api, repos, tmp_path, open_
                 page.wait_for_timeout(300)
             page.get_by_role("tab", name="Queue").click()
             page.get_by_text("org1/model-4").filter(visible=True).first.wait_for(state="visible")
-            client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+            client = Client(f"http://127.0.0.1:{port}/", verbose=False, httpx_kwargs=PATIENT)
             pending = client.predict(api_name="/queue")[0]
             board = client.predict(api_name="/leaderboard")
         assert len(pending["data"]) == 5 and len(board["data"]) == 2

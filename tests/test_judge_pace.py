@@ -4,7 +4,6 @@ judge whose replies stop at TRIAL_MAX_TOKENS and whose runs say so."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -68,22 +67,19 @@ def test_a_small_local_judge_is_a_trial_judge_with_short_replies(tiny_llama, one
 
 
 @pytest.mark.slow
-def test_a_local_judge_grades_the_simpleqa_sample_within_the_readme_bound(tiny_llama, one_torch_thread, tmp_path):
-    """The quick trial's grading: the SimpleQA sample (answers given) graded by the tests' tiny local judge finishes
-    within TINY_JUDGE_BOUND_S and the results say the judge was a trial one."""
+def test_a_local_judge_grades_the_simpleqa_sample_as_a_trial_judge(tiny_llama, one_torch_thread, tmp_path):
+    """The quick trial's grading: the SimpleQA sample (answers given) graded by the tests' tiny local judge finishes,
+    and the results say the judge was a trial one. How long it takes is bench/judge_pace.py's to measure, never a
+    test's to bound (a busy machine is slow, not red)."""
     from evaluator.benchmarks import get_benchmark
     from evaluator.runner import judge_record
 
-    TINY_JUDGE_BOUND_S = 60  # docs/cli.md, How long a run takes on a CPU: the tests' tiny local judge, SimpleQA sample
     bench = get_benchmark("simpleqa")
     from evaluator.benchmarks.spec import PlanContext
     plan = bench.plan(PlanContext(suite="sample", limit=0, images_dir=tmp_path, options={}))
     rows = [dict(row, answer="20", response="20") for row in plan.rows]
     judge = make_judge(f"local:{tiny_llama.repo_id}@{tiny_llama.sha}")
-    started = time.monotonic()
     scored = bench.score(rows, ScoreContext(judge=judge))
-    took = time.monotonic() - started
-    assert took < TINY_JUDGE_BOUND_S, f"grading took {took:.0f} s"
     assert scored.rows and all(isinstance(r.get("judge_error"), str) for r in scored.rows)
     record = judge_record(judge)
     assert record["judge_trial"] is True and record["judge_parameters"] == judge.parameters

@@ -13,7 +13,7 @@ import pytest
 from leaderboard.settings import Settings, is_loopback
 from leaderboard.submissions import records as q
 from leaderboard.submissions.identity import SIGNED_OUT, sign_in_problem, visitor
-from tests.conftest import PROJECT, free_port
+from tests.conftest import PATIENT, PROJECT, free_port
 
 
 @pytest.mark.parametrize("host,loopback", [("127.0.0.1", True), ("localhost", True), ("::1", True),
@@ -79,7 +79,7 @@ def test_an_app_on_0000_without_sign_in_gives_no_admin_action_to_a_loopback_clie
     demo.launch(server_name="0.0.0.0", server_port=port, prevent_thread_lock=True, quiet=True,
                 **launch_options(settings, store))
     try:
-        client = Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False)
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False, httpx_kwargs=PATIENT)
         assert "Not done" in client.predict(pending.key, api_name="/cancel")
         assert "Not done" in client.predict(finished.key, "spam", api_name="/hide_run")
         with pytest.raises(Exception, match="admins"):

@@ -21,7 +21,7 @@ from leaderboard.submissions.actions import act
 from leaderboard.submissions.identity import Visitor
 from leaderboard.submissions.records import Request
 from leaderboard.ui.queue_tab import disk_text
-from tests.conftest import HUB_CACHE, wait_for
+from tests.conftest import HUB_CACHE, PATIENT, wait_for
 from tests.hub_cache import fake_sha, lay_into_hub_cache
 
 SIZE = 1000  # bytes of each laid model's weights file
@@ -337,7 +337,7 @@ def test_the_space_on_its_local_default_keeps_every_model_of_a_copied_hub_cache(
                                       "LEADERBOARD_BENCHMARKS": "cure", "LEADERBOARD_JUDGE": f"local:{judge}",
                                       "LEADERBOARD_HEARTBEAT_SECONDS": "0.5"}, base=off_a_space())
     try:
-        client = Client(url, verbose=False, download_files=False)
+        client = Client(url, verbose=False, download_files=False, httpx_kwargs=PATIENT)
         assert "Queued" in client.predict(tiny_llava.repo_id, "main", "auto", "pretrained", api_name="/submit")
         store = Settings.from_env({"LEADERBOARD_HOME": str(home)})
         from leaderboard.store import open_store

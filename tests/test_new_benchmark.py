@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from evaluator.benchmarks import REGISTRY, BenchmarkError, get_benchmark
+from tests.conftest import PATIENT
 
 TOY = textwrap.dedent('''
     """Toy: does the model repeat a word? One question per item, answered by option likelihood."""
@@ -127,7 +128,7 @@ def test_a_toy_benchmark_shows_up_end_to_end(toy, tmp_path, settings, store, tin
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     try:
-        client = Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False)
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False, httpx_kwargs=PATIENT)
         board = client.predict("", [], [], api_name="/leaderboard")
         facts = client.predict("", [], [], "runs", False, api_name="/leaderboard")  # the Run details view
     finally:

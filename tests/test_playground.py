@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.conftest import free_port
+from tests.conftest import PATIENT, free_port
 from tests.judge_servers import Reply, ScriptedServer
 
 TOKEN = "sekret-judge-token-0123456789"
@@ -36,7 +36,7 @@ def serve(settings, store):
 def connect(url: str):
     from gradio_client import Client
 
-    return Client(url, verbose=False, download_files=False)
+    return Client(url, verbose=False, download_files=False, httpx_kwargs=PATIENT)
 
 
 def grade(client, question="Which element has the symbol W?", gold="Tungsten", candidate="It is tungsten."):
@@ -143,7 +143,7 @@ def forwarded(url: str, header: str):
     """A new client whose requests carry its own X-Forwarded-For header."""
     from gradio_client import Client
 
-    return Client(url, verbose=False, download_files=False, headers={"X-Forwarded-For": header})
+    return Client(url, verbose=False, download_files=False, httpx_kwargs=PATIENT, headers={"X-Forwarded-For": header})
 
 
 @pytest.mark.slow  # the per-address limits over the served app, seconds (tests/test_rate_limits.py checks the logic)

@@ -19,6 +19,7 @@ from leaderboard.board.frames import board_frame, board_table
 from leaderboard.board.views import shown_rows
 from leaderboard.submissions import records as queue
 from leaderboard.submissions.identity import Visitor
+from tests.conftest import PATIENT
 from tests.published_runs import publish_hub_model_run
 
 SPACE_USER = "leaderboard-bot"  # whose token the Space holds (HF_TOKEN)
@@ -286,7 +287,7 @@ def test_the_explorer_button_proposes_the_run_as_the_sessions_visitor(hub, setti
             ids = {c.get("props", {}).get("elem_id") for c in config["components"]}
             assert ("explorer-propose" in ids) is shown, mode
             if shown:
-                answer = Client(url, verbose=False, download_files=False).predict(request.key,
+                answer = Client(url, verbose=False, download_files=False, httpx_kwargs=PATIENT).predict(request.key,
                                                                                   api_name="/propose_results")
                 assert answer.startswith("Opened [pull request #1]"), answer
         finally:

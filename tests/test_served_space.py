@@ -30,7 +30,7 @@ from leaderboard.submissions.endpoints import slug
 from leaderboard.submissions.identity import SIGN_IN_NEEDED, SIGNED_OUT, Visitor
 from leaderboard.submissions.served import ADMINS_ONLY, add_served, served_request
 from leaderboard.submissions.views import queue_frame
-from tests.conftest import free_port
+from tests.conftest import PATIENT, free_port
 from tests.published_runs import details_rows
 from tests.results_files import board_result
 
@@ -166,7 +166,7 @@ def _launched(settings, store):
     port = free_port()
     demo.launch(server_name=settings.host, server_port=port, prevent_thread_lock=True, quiet=True,
                 **launch_options(settings, store))
-    return demo, Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False)
+    return demo, Client(f"http://127.0.0.1:{port}/", verbose=False, download_files=False, httpx_kwargs=PATIENT)
 
 
 def test_the_queue_tab_adds_for_the_local_admin_and_refuses_a_visitor_from_the_session(tmp_path):

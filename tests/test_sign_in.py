@@ -27,7 +27,7 @@ import requests
 from leaderboard.settings import Settings
 from leaderboard.store import open_store
 from leaderboard.submissions import records as q
-from tests.conftest import PROJECT, free_port, wait_for
+from tests.conftest import PATIENT, PROJECT, free_port, wait_for
 from tests.hub_server import CLIENT_SECRET, USER_COOKIE, HubServer, oauth_env
 from tests.judge_servers import Reply, ScriptedServer
 
@@ -145,7 +145,7 @@ def client_with(url: str, session: str | None):
     from gradio_client import Client
 
     headers = {"Cookie": f"session={session}"} if session else None
-    return Client(url + "/", verbose=False, download_files=False, headers=headers)
+    return Client(url + "/", verbose=False, download_files=False, httpx_kwargs=PATIENT, headers=headers)
 
 
 def is_admin_session(url: str, session: str | None) -> bool:
@@ -165,7 +165,7 @@ def test_a_client_without_a_session_is_refused(space):
     from gradio_client import Client
 
     url, store, _log = space
-    client = Client(url + "/", verbose=False, download_files=False)
+    client = Client(url + "/", verbose=False, download_files=False, httpx_kwargs=PATIENT)
     message = client.predict("tiny-org/tiny-llava", "", "auto", "pretrained", api_name="/submit")
     assert "Not submitted" in message and "sign in" in message.lower()
     assert store.list("requests") == []

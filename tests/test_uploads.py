@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from leaderboard.ui.uploads import NO_UPLOADS, NoUploads, is_upload
-from tests.conftest import free_port
+from tests.conftest import PATIENT, free_port
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def test_the_pages_and_the_api_work_as_before(served):
     url, _ = served
     assert requests.get(url + "/", timeout=30).status_code == 200
     assert requests.get(f"{url}/gradio_api/info", timeout=30).status_code == 200
-    client = Client(url + "/", verbose=False, download_files=False)
+    client = Client(url + "/", verbose=False, download_files=False, httpx_kwargs=PATIENT)
     board = client.predict("", [], [], "runs", False, api_name="/leaderboard")
     assert board is not None
     json_body = requests.post(f"{url}/gradio_api/component_server", json={}, timeout=30)

@@ -7,6 +7,7 @@ visitor from the OAuth session cookie: a client without one is refused.
 """
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,12 @@ class LeaderboardBlocks(gr.Blocks):
     only the app itself reads X-Forwarded-For, as far as LEADERBOARD_PROXY_HOPS says to trust it."""
 
     def launch(self, *args: Any, **kwargs: Any) -> Any:
+        """Gradio's launch, without its start probe: Gradio asks its own server once, with a 3 s timeout, whether
+        localhost answers (for notebooks that need a share link), and on a busy machine a slow first answer stopped
+        the Space with "When localhost is not accessible, a shareable link must be created". The server is this
+        process's own, on the address the settings name; it never needs a share link."""
+        if "_frontend" in inspect.signature(super().launch).parameters:
+            kwargs.setdefault("_frontend", False)
         with trusting_no_proxy():
             return super().launch(*args, **kwargs)
 
