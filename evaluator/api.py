@@ -39,7 +39,7 @@ from evaluator.models.generation_cache import CHOICES as GENERATION_CACHES
 from evaluator.parent_watch import PARENT_PID_ENV
 from evaluator.redaction import redact
 
-__all__ = ["DEFAULT_BENCHMARKS", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "GENERATION_CACHES", "MODEL_TOKEN_SETTING", "CORRECT",
+__all__ = ["DEFAULT_BENCHMARKS", "architecture_has_vision", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "GENERATION_CACHES", "MODEL_TOKEN_SETTING", "CORRECT",
            "COUNT", "DETAIL_DTYPES", "DETAIL_TYPES", "FRACTION", "IMAGE_UNAVAILABLE", "ITEM_COLUMNS", "NUMBER",
            "OUTCOMES", "PARENT_PID_ENV", "PERCENT_KINDS", "RATIO", "Card", "DetailColumn", "Grader", "HubEval",
            "EndpointLimits", "ImageUnavailable", "ItemPart", "ItemView", "JudgeError", "JudgeStalled", "Measure", "Metric", "Option", "Section",
@@ -93,6 +93,13 @@ def describe_model_folder(folder: Path | str) -> dict:
     from evaluator.models import describe_model_folder as describe
 
     return describe(folder)
+
+
+def architecture_has_vision(architecture: str | None) -> bool | None:
+    """Whether a recorded architecture (class name or model type) takes images; None when it cannot be told."""
+    from evaluator.models.architectures import architecture_has_vision as has_vision
+
+    return has_vision(architecture)
 
 
 def rescore_run(run_dir: Path, out_dir: Path, judge_spec: str, token: str | None = None) -> dict:

@@ -425,3 +425,20 @@ def test_a_toy_models_size_band_reads_as_the_board_writes_it(settings, store):
     assert "of a model of under 0.01 B on cpu" in said and "0.0000" not in said, said
     small = q.Request(model="org/small", revision="d" * 40, params_billions=0.5)
     assert "0.25-1 B" in estimate(settings, board, small, load_board(store, board)).sentence()
+
+
+def test_a_text_models_estimate_counts_text_models_runs_only(settings, store):
+    """Issue 52, point 6: the median mixed a vision run (its image benchmarks ran) with a text-only run (it skipped
+    them) for a text model."""
+    board = schema(settings.benchmarks)
+    vision = _costed("org/vision", 0.5, 600, None, flavor="cpu", executor="local", finished="2025-12-01T00:00:00+00:00")
+    text = _costed("org/text", 0.5, 60, None, flavor="cpu", executor="local", sha="b" * 40)
+    text["benchmarks"], text["skipped"] = {}, {name: "needs image input; the model is text-only"
+                                               for name in settings.benchmarks}
+    write_result(store, vision)
+    write_result(store, text)
+    raw = load_board(store, board)
+    for architecture, said in (("LlamaForCausalLM", "about 1:00"), ("LlavaForConditionalGeneration", "about 10:00")):
+        request = q.Request(model="org/next", revision="c" * 40, params_billions=0.5, architecture=architecture)
+        sentence = estimate(settings, board, request, raw).sentence()
+        assert sentence.startswith(f"Estimate: {said} on cpu (the median of 1 earlier run"), (architecture, sentence)

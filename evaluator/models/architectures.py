@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from functools import lru_cache
 from typing import Any
 
 from evaluator.models.base import UnsupportedModelError
@@ -64,3 +65,28 @@ def describe_model_folder(folder: Path | str) -> dict[str, Any]:
         raise UnsupportedModelError(f"unsupported architecture {architecture} (model_type {model_type!r} is "
                                     f"neither a decoder-only causal language model nor one of {families})")
     return {"architecture": architecture, "model_type": model_type, "has_vision": False}
+
+
+@lru_cache(maxsize=1)
+def _classes() -> tuple[frozenset[str], frozenset[str]]:
+    """(vision-language class names, text causal-LM class names) transformers maps model types to."""
+    from transformers.models.auto.modeling_auto import (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+                                                        MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES)
+
+    def names(mapping) -> frozenset[str]:
+        return frozenset(c for v in mapping.values() for c in (v if isinstance(v, (tuple, list)) else (v,)))
+
+    return names(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES), names(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES)
+
+
+def architecture_has_vision(architecture: str | None) -> bool | None:
+    """Whether a recorded architecture (a class name such as LlavaForConditionalGeneration, or a model type) takes
+    images: True, False, or None when it cannot be told."""
+    if not isinstance(architecture, str) or not architecture:
+        return None
+    vision, text = _classes()
+    if architecture in vision or architecture in PROMPT_STYLES:
+        return True
+    if architecture in text:
+        return False
+    return None

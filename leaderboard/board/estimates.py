@@ -10,7 +10,9 @@ as the request's) and the median cost of the earlier runs that compare with it:
   precision); on the local executor this machine's, as its latest local run recorded it (the CPU with
   LEADERBOARD_DEVICE=cpu);
 - a model within a factor of 2 in size (SIZE_FACTOR); a served request is compared with earlier served runs, of
-  any size, by their tokens and cost (a served model uses no GPU time).
+  any size, by their tokens and cost (a served model uses no GPU time);
+- a model that takes images as this one does, where its architecture tells and the Space runs a benchmark with
+  images: a text model skips those benchmarks, so its run is compared with text models' runs only.
 It says how many runs it rests on; with none, there is no estimate yet.
 
 A pending request's expected start adds up the estimates of the requests ahead of it in the queue that run where it
@@ -25,6 +27,7 @@ from typing import Iterable
 
 import pandas as pd
 
+from evaluator import api
 from leaderboard.board.columns import COST_RECORDED, Schema
 from leaderboard.board.views import ran
 from leaderboard.formatting import as_float, format_billions, format_number
@@ -173,12 +176,22 @@ def estimate(settings: Settings, schema: Schema, request: q.Request, raw: pd.Dat
             return base
         params = same["params_billions"].map(as_float)
         same = same[(params >= size / SIZE_FACTOR) & (params <= size * SIZE_FACTOR)]
+        same = _taking_images_as(same, schema, settings, api.architecture_has_vision(request.architecture))
     if len(same) == 0:
         return base
     seconds = _median(same["gpu_hours"].fillna(same["cpu_hours"]))
     return Estimate(runs=len(same), seconds=None if seconds is None else seconds * 3600, usd=_median(same["cost_usd"]),
                     prompt_tokens=_median(same["prompt_tokens"]), completion_tokens=_median(same["completion_tokens"]),
                     served=request.served, hardware=hardware, looked_for=looked_for)
+
+
+def _taking_images_as(runs: pd.DataFrame, schema: Schema, settings: Settings, vision: bool | None) -> pd.DataFrame:
+    """The runs whose image benchmarks ran (`vision`) or were skipped (not `vision`), judged on the first benchmark
+    with images this Space runs; all of them when `vision` is None or it runs none."""
+    images = [card.name for card in schema.cards if card.needs_images and card.name in settings.benchmarks]
+    if vision is None or not images or len(runs) == 0:
+        return runs
+    return runs[ran(runs, schema, images[0]) == vision]
 
 
 def _lane(settings: Settings, request: q.Request) -> tuple[str, int]:
