@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         _check_model(config.model)
         from evaluator import preflight  # what the configuration tells, before any model loads
 
-        preflight.check(config.model, config.revision, config.benchmarks, config.judge)
+        preflight.check(config.model, config.revision, config.benchmarks, config.judge, config.device)
         from evaluator.runner import run
 
         results = run(config, Path(args.out))

@@ -1,6 +1,7 @@
 """What a run's configuration already tells, said before any model loads, each in one line of our own:
 
 - a benchmark that needs a judge, with no judge named;
+- `--device cuda` where no GPU is usable (evaluator.models.devices says what was found);
 - a Hub model that is not in this machine's Hugging Face cache while the Hub cannot be reached (HF_HUB_OFFLINE=1),
   or that the Hub does not have, or keeps gated from this token;
 - a model whose config.json says it cannot be run (remote code, an architecture no adapter runs);
@@ -62,11 +63,17 @@ def config_folder(model: str, revision: str | None) -> Path:
         raise Refused(f"{model}{at} has no config.json: not a transformers model this leaderboard can run") from None
 
 
-def check(model: str, revision: str | None, benchmarks: tuple[str, ...] | list[str], judge: str) -> None:
-    """Everything above, in that order; Refused (or UnsupportedModelError) with one line, else nothing."""
+def check(model: str, revision: str | None, benchmarks: tuple[str, ...] | list[str], judge: str,
+          device: str = "auto") -> None:
+    """Everything above, in that order, after `--device cuda` on a machine without a usable GPU (DeviceUnavailable,
+    with what was found); Refused (or UnsupportedModelError) with one line, else nothing."""
     needs_judge(benchmarks, judge)
     if is_model_spec(model):
         return
+    if device == "cuda":
+        from evaluator.models.devices import resolve_device
+
+        resolve_device("cuda")
     from evaluator.models.architectures import describe_model_folder
 
     facts = describe_model_folder(config_folder(model, revision))  # UnsupportedModelError: remote code, unknown
