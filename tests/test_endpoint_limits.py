@@ -32,6 +32,7 @@ def _client(server: ScriptedServer, limits: Limits, retries: int = 4) -> ChatCli
     return ChatClient(server.base_url, "m", timeout=60, max_retries=retries, backoff=0.01, limits=limits)
 
 
+@pytest.mark.slow  # seconds of waiting for the deadline
 def test_a_trickled_answer_ends_at_the_deadline_and_is_not_asked_again():
     with ScriptedServer([Reply("A", trickle=0.5)]) as server:  # about 300 bytes: 2.5 minutes whole
         began = time.monotonic()
@@ -46,6 +47,7 @@ def test_a_trickled_answer_ends_at_the_deadline_and_is_not_asked_again():
     assert len(str(error).splitlines()) == 1
 
 
+@pytest.mark.slow  # seconds of waiting for the deadline
 def test_a_server_silent_after_its_headers_ends_at_the_deadline_not_its_read_timeout():
     # the per-read timeout (60 s) would wait on; the deadline cuts the read short
     with ScriptedServer([Reply("A", delay=90)]) as server:
@@ -71,6 +73,7 @@ def test_an_answer_over_the_cap_is_refused_with_one_line_and_not_asked_again():
     assert len(body["choices"][0]["message"]["content"]) == 3 * 1024 * 1024 and attempts == 1
 
 
+@pytest.mark.slow  # seconds of waiting for the deadline
 def test_the_deadline_covers_the_retries_of_one_call():
     # 503s, each answered after 0.8 s: a third attempt would start past the 2 s deadline (without it: 30 attempts)
     with ScriptedServer([Reply(status=503, delay=0.8)]) as server:
@@ -82,6 +85,7 @@ def test_the_deadline_covers_the_retries_of_one_call():
     assert took < DEADLINE_S + MARGIN_S and caught.value.limit == DEADLINE and 2 <= sent <= 4
 
 
+@pytest.mark.slow  # seconds of waiting for the deadline
 def test_a_streamed_judge_answer_is_bounded_too():
     # the headers and the first chunks at once, the rest a byte every 10 ms: the call returns, its stream stalls
     with ScriptedServer([Reply("A fine answer. " * 40, trickle=0.02, trickle_after=800)]) as server:

@@ -191,6 +191,7 @@ QUICK_EVALUATOR = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow  # seconds of a slow publish
 def test_a_publish_slower_than_the_lease_keeps_the_lease(settings, store, tmp_path, monkeypatch):
     """Issue 51, cause 6: no heartbeat ran while a worker published (several commits, each may lose races and wait),
     so a slow publish let the lease lapse while its worker lived, and another worker recovered and ran the request

@@ -211,7 +211,7 @@ TRANSACT_ATTEMPTS = 10
 HEARTBEAT_ATTEMPTS, HEARTBEAT_JITTER = 40, 0.05  # a heartbeat that lost a race is tried again at once, <= 50 ms apart
 
 
-def transact(store: Store, step, attempts: int = TRANSACT_ATTEMPTS, wait=backoff):
+def transact(store: Store, step, attempts: int = TRANSACT_ATTEMPTS, wait=None):
     """Run step() under the store's lock, again after `wait(attempt)` s (a jittered, growing wait) when it lost a race
     to another writer; StoreConflict when every attempt lost (callers take that as "not this time", never a crash)."""
     for attempt in range(attempts):
@@ -221,7 +221,7 @@ def transact(store: Store, step, attempts: int = TRANSACT_ATTEMPTS, wait=backoff
         except StoreConflict:
             if attempt == attempts - 1:
                 raise
-            time.sleep(wait(attempt))
+            time.sleep((wait or backoff)(attempt))
 
 
 def claim(store: Store, owner: str, lease_seconds: float, accept=None) -> Request | None:
