@@ -340,7 +340,8 @@ def test_a_job_past_its_timeout_ends_in_error(api, hub):
                       namespace=USER)
     done = wait_stage(api, job.id, timeout=5)
     assert done.status.stage == "ERROR" and "timeout" in done.status.message.lower()
-    assert 1 <= (done.finished_at - done.started_at).total_seconds() < 3 and done.durations.running_secs >= 1
+    assert 1 <= (done.finished_at - done.started_at).total_seconds() < 50  # stopped at its timeout, not the 60 s
+    assert done.durations.running_secs >= 1
 
 
 @pytest.mark.slow  # Jobs on the loopback Hub
