@@ -126,15 +126,20 @@ def space_problem(settings: Settings) -> str:
     return ""
 
 
-def refusal(settings: Settings, by: Visitor) -> str:
-    """Why this visitor may not propose results on this Space ("" when they may)."""
+def visitor_problem(settings: Settings, by: Visitor) -> str:
+    """Why this visitor may not propose results here ("" when they may): turned off, signed out, not an admin."""
     if settings.eval_results_prs == "off":
         return space_problem(settings)
     if not by.signed_in:
         return SIGN_IN_NEEDED
     if settings.eval_results_prs == "admins" and not by.admin:
         return "Only the leaderboard's admins can propose results to model pages here; " + NOTHING + "."
-    return space_problem(settings)
+    return ""
+
+
+def refusal(settings: Settings, by: Visitor) -> str:
+    """Why this visitor may not propose results on this Space ("" when they may)."""
+    return visitor_problem(settings, by) or space_problem(settings)
 
 
 def run_problem(settings: Settings, request: q.Request | None, results: dict | None) -> str:
@@ -236,8 +241,9 @@ def propose(settings: Settings, store: Store, key: str, by: Visitor, hub=None,
     from huggingface_hub import CommitOperationAdd, HfApi
     from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
-    if settings.eval_results_prs == "off":
-        return Proposal(False, space_problem(settings))
+    problem = visitor_problem(settings, by)
+    if problem:
+        return Proposal(False, problem)
     if not q.is_request_key(key):
         return Proposal(False, "Pick a run first; " + NOTHING + ".")
     try:
@@ -249,7 +255,7 @@ def propose(settings: Settings, store: Store, key: str, by: Visitor, hub=None,
     except (OSError, StoreConflict) as error:  # the Hub store unreachable, say
         log.warning("proposing %s: the store could not be read: %s", key, settings.scrub(str(error))[:300])
         return Proposal(False, "The leaderboard's results could not be read right now; " + NOTHING + ".")
-    problem = run_problem(settings, request, results) or refusal(settings, by)  # what is true of the run comes first
+    problem = run_problem(settings, request, results) or space_problem(settings)  # a served run: its own sentence
     if problem:
         return Proposal(False, problem)
     hub = hub or HfApi(token=settings.hf_token)
