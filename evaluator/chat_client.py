@@ -20,7 +20,7 @@ import json
 import logging
 import random
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx2
 import openai
@@ -210,7 +210,7 @@ class ChatClient:
             log.warning("%s: attempt %d: %s; asking again in %.2fs", self.label, attempts, reason, delay)
             time.sleep(delay)
 
-    def _raise(self, exc: openai.APIError, attempts: int) -> None:
+    def _raise(self, exc: openai.APIError, attempts: int) -> NoReturn:
         """Raise the ChatError of a call the client gave up on (`attempts`: those made before its last try)."""
         if isinstance(exc, openai.APIStatusError):
             reason = self.reason(exc)

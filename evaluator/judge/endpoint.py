@@ -43,7 +43,8 @@ class EndpointJudge:
             answer, attempts = self._chat.call(params, stream=stream)
         except ChatError as exc:
             if exc.limit == DEADLINE:
-                raise JudgeStalled(f"the judge {self.model} at {public_url(self.base_url)} stalled: {exc.answer}") from None
+                raise JudgeStalled(f"the judge {self.model} at {public_url(self.base_url)} stalled: "
+                                   f"{exc.answer}") from None
             raise JudgeError(str(exc), exc.attempts) from None
         if isinstance(answer, dict):
             return answer["choices"][0]["message"]["content"], attempts

@@ -320,8 +320,8 @@ def _runs(cards: Sequence[api.Card]) -> View:
     coverage = [f"{card.name}_coverage" for card in cards]
     return View(RUNS, "Run details", None,
                 ("rank", "model", "overall", "scored_on", "precision", "model_type", "params_billions", "suite",
-                 "modes", "limit", *coverage, "judge", "judge_id", "endpoint", "cost_flavor", "gpu_hours", "cpu_hours", "cost_usd",
-                 "flag", "notes", "details", "dtype", "device", "gpu", "batch_size", "attention", "generation_path",
+                 "modes", "limit", *coverage, "judge", "judge_id", "endpoint", "cost_flavor", "gpu_hours", "cpu_hours",
+                 "cost_usd", "flag", "notes", "details", "dtype", "device", "gpu", "batch_size", "attention", "generation_path",
                  "torch_version", "transformers_version", "revision", "submitted_time", "finished_time"), "overall")
 
 

@@ -137,9 +137,12 @@ def visitor_problem(settings: Settings, by: Visitor) -> str:
     return ""
 
 
-def refusal(settings: Settings, by: Visitor) -> str:
-    """Why this visitor may not propose results on this Space ("" when they may)."""
-    return visitor_problem(settings, by) or space_problem(settings)
+
+def stored_run(store: Store, key: str) -> tuple[q.Request | None, dict | None]:
+    """The run's request and results as stored (results None without a request); DamagedFile, OSError or
+    StoreConflict when the store cannot say."""
+    request = q.load(store, f"requests/{key}.json")
+    return request, read_results(store, f"results/{key}.json") if request is not None else None
 
 
 def run_problem(settings: Settings, request: q.Request | None, results: dict | None) -> str:
@@ -247,8 +250,7 @@ def propose(settings: Settings, store: Store, key: str, by: Visitor, hub=None,
     if not q.is_request_key(key):
         return Proposal(False, "Pick a run first; " + NOTHING + ".")
     try:
-        request = q.load(store, f"requests/{key}.json")
-        results = read_results(store, f"results/{key}.json") if request is not None else None
+        request, results = stored_run(store, key)
     except DamagedFile:
         return Proposal(False, "The run's request file is damaged (the admins see it in the Queue tab); " + NOTHING
                         + ".")

@@ -3,8 +3,8 @@ the Explorer on that run, so the board's rows reach it in one click): it propose
 model page (leaderboard.board.proposals) as the signed-in visitor, and says in one sentence what came of it. Where
 it can only refuse, it is greyed out with the reason beside it: on a Space that cannot propose at all (no HF_TOKEN,
 as on the local default), and for a run that cannot be proposed (a served endpoint's, a local folder's, a flagged
-one, one with no benchmark that has a registered Hub dataset). API endpoint: /propose_results (the run's key; the visitor is
-the session's, never a parameter)."""
+one, one with no benchmark that has a registered Hub dataset). API endpoint: /propose_results (the run's key; the
+visitor is the session's, never a parameter)."""
 from __future__ import annotations
 
 import threading
@@ -12,8 +12,7 @@ import threading
 import gradio as gr
 from huggingface_hub import HfApi
 
-from leaderboard.board.file import read_results
-from leaderboard.board.proposals import propose, run_problem, space_problem
+from leaderboard.board.proposals import propose, run_problem, space_problem, stored_run
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 from leaderboard.submissions import identity
@@ -47,9 +46,7 @@ def build(settings: Settings, store: Store, run: gr.Dropdown) -> None:
         problem = ""
         if isinstance(key, str) and q.is_request_key(key):
             try:
-                request = q.load(store, f"requests/{key}.json")
-                results = read_results(store, f"results/{key}.json") if request is not None else None
-                problem = run_problem(settings, request, results)
+                problem = run_problem(settings, *stored_run(store, key))
             except Exception:  # noqa: BLE001 - a damaged or unreadable run: the click says why
                 problem = ""
         return gr.Button(interactive=not problem), problem or HELP
