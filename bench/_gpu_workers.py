@@ -89,8 +89,8 @@ def work_answer(args) -> dict:
     """A judged benchmark's sample suite answered (plan + the model's calls, as the executor makes them), not graded."""
     from evaluator.benchmarks import get_benchmark
     from evaluator.benchmarks.spec import PlanContext
-    from evaluator.executor import execute
     from evaluator.models.image_features import describe
+    from evaluator.runs.executor import execute
 
     started = time.perf_counter()
     adapter = _models.load_folder(Path(args.folder), batch_size="auto", device=args.device)

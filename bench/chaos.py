@@ -716,7 +716,7 @@ DAMAGE = {
 def damaged_files(models: Models) -> list[str]:
     from gradio_client import Client
 
-    from evaluator.runner import RunConfig, run
+    from evaluator.runs.runner import RunConfig, run
     from leaderboard.board import publish as publishing
     from leaderboard.running import scheduler
     from leaderboard.store.local import LocalStore

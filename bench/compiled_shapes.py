@@ -24,7 +24,7 @@ BENCHMARKS = ("cure", "reform", "lave", "simpleqa")
 def generation_batches(adapter, asks: list, chunk_items: int) -> list[list]:
     """The generation requests of a plan in the batches the adapter forms: the executor's chunks of `chunk_items`
     items, each split by the adapter (apart by images where the family cannot mix) into batches of its batch size."""
-    from evaluator.executor import _by_item, _fetch_images
+    from evaluator.runs.executor import _by_item, _fetch_images
 
     grouped = _by_item(asks)
     items = list(grouped)

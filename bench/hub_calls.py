@@ -85,7 +85,7 @@ class Calls:
 
 def details_files(benchmarks: list[str], key: str, model: str, revision: str) -> dict[str, bytes]:
     """Each benchmark's details file of one run, as the publisher writes it (declared columns, run columns)."""
-    from evaluator.details import write_details
+    from evaluator.runs.details import write_details
     from leaderboard.board.dataset_card import with_run_columns
     from tests.published_runs import details_rows
 

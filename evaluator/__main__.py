@@ -3,12 +3,12 @@
 On failure the one line printed (to stderr) is `error: <one-line reason>` (with --debug, after the traceback) and the
 exit code is 1; the scheduler shows that line as the request's reason. A run in which no benchmark ran (each was
 skipped) fails too, after writing its results.json. A --model that is no local folder must be a Hub id of the form
-org/name (the Submit tab's rule, evaluator.model_ids) or a served model's spec `endpoint:<base url>|<model>`, whose
-token comes from LEADERBOARD_MODEL_TOKEN only; a served run asks every benchmark by generation, and an endpoint that
-cannot run it (unreachable, token refused, unknown model) ends it at once with its one line.
+org/name (the Submit tab's rule, evaluator.inputs.model_ids) or a served model's spec `endpoint:<base url>|<model>`,
+whose token comes from LEADERBOARD_MODEL_TOKEN only; a served run asks every benchmark by generation, and an endpoint
+that cannot run it (unreachable, token refused, unknown model) ends it at once with its one line.
 
 What was asked is checked before anything heavy loads (benchmark names, batch size, model id, modes, the judge; then
-evaluator.preflight: a judge where one is needed, the model's config.json in the cache or on the Hub, a text-only
+evaluator.runs.preflight: a judge where one is needed, the model's config.json in the cache or on the Hub, a text-only
 model asked only for image benchmarks), so a command that fails on its arguments says so at once, in our words, and
 nothing about devices; a run then says once which device
 it uses (a `device: ...` line, a `WARNING:` only where a GPU was expected).
@@ -22,11 +22,11 @@ import traceback
 from pathlib import Path
 
 from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY
-from evaluator.endpoint_limits import limits_from_env
-from evaluator.endpoints import is_model_spec, parse_model_spec
-from evaluator.model_ids import model_id_problem
+from evaluator.endpoints.limits import limits_from_env
+from evaluator.endpoints.names import is_model_spec, parse_model_spec
+from evaluator.inputs.model_ids import model_id_problem
 from evaluator.models.base import DeviceUnavailable
-from evaluator.parent_watch import die_with_parent
+from evaluator.runs.parent_watch import die_with_parent
 
 
 class UsageError(ValueError):
@@ -99,7 +99,7 @@ def _pairs(items: list[str], flag: str) -> dict[str, str]:
 def _config(args: argparse.Namespace):
     benchmarks = _benchmark_names(args.benchmarks)  # before the runner is imported: a wrong name is said at once
     _check_batch_size(args.batch_size)
-    from evaluator.runner import RunConfig
+    from evaluator.runs.runner import RunConfig
 
     request: dict = {}
     model, revision, precision = args.model, args.revision, args.precision
@@ -166,8 +166,8 @@ def _check_model(model: str) -> None:
 
 def _rescore(args: argparse.Namespace) -> int:
     from evaluator.judge import make_judge, judge_name
-    from evaluator.rescore import rescore
-    from evaluator.runner import judge_token
+    from evaluator.runs.rescore import rescore
+    from evaluator.runs.runner import judge_token
 
     results = rescore(Path(args.run), Path(args.out), make_judge(args.judge, token=judge_token()))
     print(f"wrote {Path(args.out) / 'results.json'} (graded by {judge_name(results['run']['judge'])})")
@@ -197,10 +197,10 @@ def main(argv: list[str] | None = None) -> int:
             return _rescore(args)
         config = _config(args)
         _check_model(config.model)
-        from evaluator import preflight  # what the configuration tells, before any model loads
+        from evaluator.runs import preflight  # what the configuration tells, before any model loads
 
         preflight.check(config.model, config.revision, config.benchmarks, config.judge, config.device)
-        from evaluator.runner import run
+        from evaluator.runs.runner import run
 
         results = run(config, Path(args.out))
         if not results["benchmarks"]:  # results.json says what was skipped; nothing in it can be published

@@ -26,18 +26,18 @@ from evaluator.benchmarks.modes import GENERATION, run_modes, scoring_mode
 from evaluator.benchmarks.spec import (CORRECT, COUNT, DETAIL_TYPES, FRACTION, IMAGE_UNAVAILABLE, ITEM_COLUMNS, NUMBER,
                                        OUTCOMES, PERCENT_KINDS, RATIO, Card, DetailColumn, Grader, HubEval, ItemPart,
                                        ItemView, Measure, Metric, Option, Section, Source, Verdict)
-from evaluator.details import DETAIL_DTYPES
-from evaluator.endpoints import (ENDPOINT_PREFIX, MODEL_TOKEN_SETTING, Endpoint, is_model_spec, parse_model_spec,
-                                 public_url, shown_name)
-from evaluator.images import ImageUnavailable
-from evaluator.endpoint_limits import Limits as EndpointLimits
-from evaluator.endpoint_limits import limits_from_env as endpoint_limits
+from evaluator.endpoints.limits import Limits as EndpointLimits
+from evaluator.endpoints.limits import limits_from_env as endpoint_limits
+from evaluator.endpoints.names import (ENDPOINT_PREFIX, MODEL_TOKEN_SETTING, Endpoint, is_model_spec,
+                                      parse_model_spec, public_url, shown_name)
+from evaluator.endpoints.redaction import redact
+from evaluator.inputs.images import ImageUnavailable
+from evaluator.inputs.model_ids import model_id_problem
 from evaluator.judge import JudgeError, JudgeStalled, judge_id, judge_name, make_judge, parse_judge_spec
-from evaluator.model_ids import model_id_problem
 from evaluator.models.base import UnsupportedModelError
 from evaluator.models.generation_cache import CHOICES as GENERATION_CACHES
-from evaluator.parent_watch import PARENT_PID_ENV
-from evaluator.redaction import redact
+from evaluator.runs.details import DETAIL_DTYPES
+from evaluator.runs.parent_watch import PARENT_PID_ENV
 
 __all__ = ["DEFAULT_BENCHMARKS", "architecture_has_vision", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "GENERATION_CACHES", "MODEL_TOKEN_SETTING", "CORRECT",
            "COUNT", "DETAIL_DTYPES", "DETAIL_TYPES", "FRACTION", "IMAGE_UNAVAILABLE", "ITEM_COLUMNS", "NUMBER",
@@ -65,7 +65,7 @@ def card(name: str) -> Card:
 def details_schema(name: str):
     """The pyarrow schema of one benchmark's details files (its card's details columns, in order, each of its
     declared type); ValueError for an unknown name."""
-    from evaluator.details import details_schema as schema
+    from evaluator.runs.details import details_schema as schema
 
     return schema(card(name))
 
@@ -82,7 +82,7 @@ def graders() -> dict[str, tuple[Card, Grader]]:
 
 def judged_benchmarks(results: dict) -> list[str]:
     """The benchmarks of a results file that a judge graded (those a rescore grades again)."""
-    from evaluator.rescore import judged_benchmarks as judged
+    from evaluator.runs.rescore import judged_benchmarks as judged
 
     return judged(results)
 
@@ -104,7 +104,7 @@ def architecture_has_vision(architecture: str | None) -> bool | None:
 
 def rescore_run(run_dir: Path, out_dir: Path, judge_spec: str, token: str | None = None) -> dict:
     """Grade a finished run (results.json + details/) again with the judge `judge_spec`; returns the new results."""
-    from evaluator.rescore import rescore
+    from evaluator.runs.rescore import rescore
 
     return rescore(Path(run_dir), Path(out_dir), make_judge(judge_spec, token=token))
 

@@ -1,5 +1,5 @@
 """Run one benchmark in-process on any model object (a tiny model, or a scripted stand-in) the way the runner does
-(evaluator.runner.evaluate: plan, execute, write the raw rows to a details file, score from what is read back)."""
+(evaluator.runs.runner.evaluate: plan, execute, write the raw rows to a details file, score from what is read back)."""
 from __future__ import annotations
 
 import tempfile
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from evaluator.benchmarks import get_benchmark
 from evaluator.benchmarks.spec import PlanContext, ScoreContext, Scored
-from evaluator.runner import evaluate
+from evaluator.runs.runner import evaluate
 
 
 def run_benchmark(name: str, model, *, suite: str = "sample", limit: int = 0, options: dict | None = None,
@@ -29,7 +29,7 @@ def run_benchmark(name: str, model, *, suite: str = "sample", limit: int = 0, op
 
 
 class _Watched:
-    """A stand-in for evaluator.progress.Progress that passes the answering stage's updates to a callback."""
+    """A stand-in for evaluator.runs.progress.Progress that passes the answering stage's updates to a callback."""
 
     def __init__(self, callback):
         self.callback, self.stage = callback, ""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluator.runner import RunConfig, run
+from evaluator.runs.runner import RunConfig, run
 from leaderboard.board.publish import publish, rebuild_board
 from leaderboard.submissions.records import FINISHED, Request
 from tests import scripted_judges

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from evaluator import api
-from evaluator.details import write_details
+from evaluator.runs.details import write_details
 from leaderboard.board import publish as publishing
 from leaderboard.submissions import records as queue
 from leaderboard.submissions.records import Request

@@ -55,7 +55,7 @@ def test_an_unknown_benchmark_is_said_at_once_before_torch_and_nothing_about_dev
                f"{str(tmp_path / 'out')!r}]\n"
                "try:\n    runpy.run_module('evaluator', run_name='__main__', alter_sys=True)\n"
                "except SystemExit as exit:\n    code = exit.code\n"
-               "heavy = [name for name in ('torch', 'transformers', 'evaluator.runner') if name in sys.modules]\n"
+               "heavy = [name for name in ('torch', 'transformers', 'evaluator.runs.runner') if name in sys.modules]\n"
                "print('heavy:', heavy)\nsys.exit(code)\n")
     done = subprocess.run([sys.executable, "-c", wrapper], cwd=PROJECT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr

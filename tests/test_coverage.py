@@ -10,8 +10,8 @@ import pytest
 from evaluator.benchmarks import get_benchmark
 from evaluator.benchmarks.spec import Ask, PlanContext, Scored
 from evaluator.models.base import GenerationRequest
-from evaluator.progress import Progress
-from evaluator.runner import RunConfig, coverage_block, run_benchmark
+from evaluator.runs.progress import Progress
+from evaluator.runs.runner import RunConfig, coverage_block, run_benchmark
 
 
 @pytest.mark.parametrize("name, limit", [

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from evaluator import images as image_fetch
 from evaluator.benchmarks import get_benchmark
 from evaluator.benchmarks.cure import CARD, data, explore
 from evaluator.benchmarks.cure.images import SETTING, SOURCE, release_path, release_ref, resolve_images
 from evaluator.benchmarks.spec import PlanContext
-from evaluator.images import ImageUnavailable
+from evaluator.inputs import images as image_fetch
+from evaluator.inputs.images import ImageUnavailable
 from evaluator.models.base import OptionScore
 from tests.benchmark_runs import run_benchmark
 

@@ -13,11 +13,11 @@ from PIL import Image
 from evaluator.benchmarks import get_benchmark
 from evaluator.benchmarks.cure import data, prompts, region, scoring
 from evaluator.benchmarks.spec import PlanContext
-from evaluator.images import ImageUnavailable, box_line_width
+from evaluator.inputs import sources
+from evaluator.inputs.images import ImageUnavailable, box_line_width
+from evaluator.inputs.sources import parse_hf
 from evaluator.metrics import cure_scores
 from evaluator.models.base import OptionScore
-from evaluator import sources
-from evaluator.sources import parse_hf
 from tests.benchmark_runs import run_benchmark
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "cure" / "cot_consistency_eval.jsonl"

@@ -22,9 +22,9 @@ import pytest
 
 from evaluator.benchmarks import REGISTRY, card_problems, get_benchmark
 from evaluator.benchmarks.spec import DETAIL_TYPES, INT, STRING, DetailColumn, PlanContext
-from evaluator.details import DETAIL_DTYPES, DetailsError, details_schema, read_details, write_details
-from evaluator.images import ImageUnavailable
+from evaluator.inputs.images import ImageUnavailable
 from evaluator.models.base import GenerationResult
+from evaluator.runs.details import DETAIL_DTYPES, DetailsError, details_schema, read_details, write_details
 from tests.benchmark_runs import run_benchmark
 from tests.test_lave import ANSWERS as LAVE_ANSWERS, REPLIES as LAVE_REPLIES
 from tests.test_lave import ScriptedJudge as LaveJudge, ScriptedModel as LaveModel
@@ -160,7 +160,7 @@ def test_lave_runs_with_an_unreadable_image_and_other_options_load_as_one(tmp_pa
 def test_rescore_writes_the_same_schema_also_from_an_older_file(tmp_path):
     """A run graded again writes its details as the card declares them, also when the stored file is an older one,
     written with types inferred per file (here: no hit_token_limit column, and an all-empty column of nulls)."""
-    from evaluator.rescore import rescore
+    from evaluator.runs.rescore import rescore
 
     from evaluator.benchmarks.simpleqa.data import SAMPLE_PATH, load_questions
     from evaluator.benchmarks.simpleqa.planning import limited

@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from evaluator import __main__ as cli
-from evaluator import runner
 from evaluator.models import DeviceUnavailable, devices
-from evaluator.runner import RunConfig
+from evaluator.runs import runner
+from evaluator.runs.runner import RunConfig
 from leaderboard.running import evaluator_process
 from leaderboard.settings import Settings
 from tests.conftest import PROJECT

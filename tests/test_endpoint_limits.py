@@ -1,7 +1,7 @@
 """A served model or judge endpoint cannot hold a run: every call has a deadline for the whole of it (connecting,
-sending, every byte of the answer, its retries) and a cap on the answer's bytes (evaluator.endpoint_limits,
-evaluator.bounded_http). Real servers on loopback trickle their answers a byte at a time, headers included, or send
-one too large; the runs through the real command line end within the deadline plus a margin with one `error:` line,
+sending, every byte of the answer, its retries) and a cap on the answer's bytes (evaluator.endpoints.limits,
+evaluator.endpoints.bounded_http). Real servers on loopback trickle their answers a byte at a time, headers included, or
+send one too large; the runs through the real command line end within the deadline plus a margin with one `error:` line,
 and the journal keeps what was answered."""
 from __future__ import annotations
 
@@ -10,12 +10,11 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from evaluator.chat_client import ChatClient, ChatError
-from evaluator.endpoint_limits import DEADLINE, TOO_LARGE, Limits, limits_from_env
+from evaluator.endpoints.chat_client import ChatClient, ChatError
+from evaluator.endpoints.limits import DEADLINE, TOO_LARGE, Limits, limits_from_env
 from evaluator.judge import JudgeError
 from evaluator.judge.endpoint import EndpointJudge
 from tests.conftest import PROJECT

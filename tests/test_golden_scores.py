@@ -1,7 +1,7 @@
 """The sample-suite numbers of every benchmark on the tiny models (and the scripted judges) never move.
 
 tests/golden/sample_scores.json was recorded from the code before the benchmarks became packages. Each case runs
-the whole evaluator in-process (evaluator.runner.run: real model loading, the real judge client against a judge
+the whole evaluator in-process (evaluator.runs.runner.run: real model loading, the real judge client against a judge
 server on loopback) and compares every score, count and breakdown, and every details row's answer, parse and
 grade, with the recording. Two things are left out because they name this machine, not the evaluation: the judge
 server's address (a random port) and the folder the sample file was read from.
@@ -103,7 +103,7 @@ def _finished(case: str, request: pytest.FixtureRequest) -> dict:
 
 
 def _run(case: str, request: pytest.FixtureRequest, tmp_path: Path) -> dict:
-    from evaluator.runner import RunConfig, run
+    from evaluator.runs.runner import RunConfig, run
 
     if case in FINISHED_RUN:
         return _finished(case, request)

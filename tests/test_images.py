@@ -1,4 +1,4 @@
-"""evaluator.images.fetch_image against a real HTTP server on 127.0.0.1 started here."""
+"""evaluator.inputs.images.fetch_image against a real HTTP server on 127.0.0.1 started here."""
 from __future__ import annotations
 
 import hashlib
@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from PIL import Image
 
-from evaluator.images import ImageUnavailable, cache_path, fetch_image
+from evaluator.inputs.images import ImageUnavailable, cache_path, fetch_image
 
 
 def _png(color=(10, 200, 30), size=(8, 6)) -> bytes:
@@ -136,8 +136,8 @@ def test_local_paths(tmp_path):
 
 
 def test_hf_references_are_read_through_the_hub_cache(tmp_path, monkeypatch):
-    import evaluator.sources as sources
-    from evaluator.images import fetch_image_ref
+    import evaluator.inputs.sources as sources
+    from evaluator.inputs.images import fetch_image_ref
 
     Image.new("RGB", (6, 4), (1, 2, 3)).save(tmp_path / "x.png")
     calls = []

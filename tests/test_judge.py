@@ -281,7 +281,7 @@ def test_a_judge_is_named_by_scheme_host_path_and_model_only():
 
 
 def test_the_redactor_masks_url_credentials_everywhere():
-    from evaluator.redaction import redact
+    from evaluator.endpoints.redaction import redact
 
     text = (f"failed: POST https://user:{CREDENTIAL}@host.example/v1/chat/completions?api_key={CREDENTIAL}&x=1 "
             f"and http://h/v1?access_token={CREDENTIAL}#f and https://h/s?X-Amz-Signature={CREDENTIAL}")

@@ -15,7 +15,7 @@ from evaluator.benchmarks.lave.rater import NOTHING
 from evaluator.benchmarks.lave.rater import reply_problem as lave_problem
 from evaluator.benchmarks.simpleqa.grading import reply_problem as simpleqa_problem
 from evaluator.judge import EndpointJudge, JudgeResult, parse_lave_rating
-from evaluator.judgement import EMPTY, ERROR, MARKUP, REFUSAL
+from evaluator.judge.judgement import EMPTY, ERROR, MARKUP, REFUSAL
 from tests import scripted_judges
 from tests.judge_servers import Reply, ScriptedServer
 from tests.test_lave import ANSWERS as LAVE_ANSWERS, ScriptedModel, run_benchmark

@@ -72,7 +72,7 @@ def test_a_local_judge_grades_the_simpleqa_sample_as_a_trial_judge(tiny_llama, o
     and the results say the judge was a trial one. How long it takes is bench/judge_pace.py's to measure, never a
     test's to bound (a busy machine is slow, not red)."""
     from evaluator.benchmarks import get_benchmark
-    from evaluator.runner import judge_record
+    from evaluator.runs.runner import judge_record
 
     bench = get_benchmark("simpleqa")
     from evaluator.benchmarks.spec import PlanContext

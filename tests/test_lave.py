@@ -16,9 +16,9 @@ from evaluator.benchmarks import get_benchmark
 from evaluator.benchmarks.lave import CARD, data, planning, scoring
 from evaluator.benchmarks.lave.rater import load_lave_prompts
 from evaluator.benchmarks.spec import PlanContext, ScoreContext
-from evaluator.details import read_details, write_details
 from evaluator.judge import JudgeResult
 from evaluator.metrics import anls, exact_match, vqa_accuracy
+from evaluator.runs.details import read_details, write_details
 from tests.benchmark_runs import run_benchmark
 
 

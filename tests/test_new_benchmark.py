@@ -85,7 +85,7 @@ def toy(tmp_path, monkeypatch):
 
 
 def test_a_toy_benchmark_shows_up_end_to_end(toy, tmp_path, settings, store, tiny_llama, one_torch_thread):
-    from evaluator.runner import RunConfig, run
+    from evaluator.runs.runner import RunConfig, run
     from gradio_client import Client
 
     from leaderboard.board import publish as publishing

@@ -9,8 +9,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from evaluator import progress as progress_module
-from evaluator.progress import ANSWERING, GRADING, LOADING, Progress, later_half_pace
+from evaluator.runs import progress as progress_module
+from evaluator.runs.progress import ANSWERING, GRADING, LOADING, Progress, later_half_pace
 from leaderboard.submissions.views import duration_text, eta_text, progress_text, resume_note
 
 KEYS = {"benchmark", "stage", "done", "total", "benchmark_index", "benchmarks", "requests", "unit", "rate", "eta_s",
@@ -193,7 +193,7 @@ def test_moved_at_is_when_the_count_last_moved(tmp_path, writes, monkeypatch):
 @pytest.mark.slow  # a real run of every benchmark
 def test_a_real_run_writes_each_benchmark_with_its_total_and_place(tiny_llava, tmp_path, writes, one_torch_thread):
     from evaluator.benchmarks.cure.data import SAMPLE_PATH, load_instances
-    from evaluator.runner import RunConfig, run
+    from evaluator.runs.runner import RunConfig, run
 
     config = RunConfig(model=tiny_llava.repo_id, revision=tiny_llava.sha, benchmarks=("cure", "reform"), limit=2,
                        batch_size=1, images_dir=tmp_path / "images")
@@ -259,8 +259,8 @@ def test_a_tiny_model_moves_the_count_inside_one_chunk(tiny_llava, tmp_path, one
     requests, and of items, moves before the chunk ends; the answers are those of the run without a callback."""
     from evaluator.benchmarks.cure import planning
     from evaluator.benchmarks.spec import PlanContext
-    from evaluator.executor import execute
     from evaluator.models import load_model
+    from evaluator.runs.executor import execute
 
     model = load_model(tiny_llava.repo_id, revision=tiny_llava.sha, batch_size=2)
     context = PlanContext(suite="sample", limit=2, images_dir=tmp_path / "images", options={"cure.mode": "generation"})

@@ -15,11 +15,11 @@ from evaluator.benchmarks.reform import CARD, datasets, files, planning, prompts
 from evaluator.benchmarks.reform.datasets import DIMENSIONS, MC
 from evaluator.benchmarks.seeds import item_seed
 from evaluator.benchmarks.spec import NUMBER, PlanContext, ScoreContext
-from evaluator.details import read_details, write_details
-from evaluator.images import encode_image_base64
+from evaluator.inputs.images import encode_image_base64
 from evaluator.metrics.reform import extract_option
 from evaluator.models.base import GenerationRequest
 from evaluator.models.transformers_adapter import fold_history
+from evaluator.runs.details import read_details, write_details
 from tests.benchmark_runs import run_benchmark
 
 OPTIONS = ["red", "green", "blue", "yellow"]

@@ -11,7 +11,7 @@ from PIL import Image
 from evaluator.benchmarks.reform import datasets as ds
 from evaluator.benchmarks.reform import dialogue, layouts
 from evaluator.benchmarks.reform.items import load_items
-from evaluator.images import encode_image_base64
+from evaluator.inputs.images import encode_image_base64
 
 
 def _b64(color, size=(20, 12)) -> str:

@@ -20,7 +20,7 @@ from evaluator.benchmarks.reform.grounded import draw_outline
 from evaluator.benchmarks.reform.items import load_items
 from evaluator.benchmarks.reform.picture import picture
 from evaluator.benchmarks.spec import PlanContext
-from evaluator.images import encode_image_base64
+from evaluator.inputs.images import encode_image_base64
 
 RED = (255, 0, 0)
 PHRASINGS = ["What is the text inside the red box?", "Read the word in the red rectangle."]
@@ -197,7 +197,7 @@ def test_the_sample_suite_has_a_grounded_ocr_item_and_a_yes_no_item():
     boxed, plain = items["gocr-01"], raw["gocr-01"]
     assert (boxed["dimension"], boxed["form"], boxed["answer"]) == ("scene_text", ds.OCR, ["SHUT"])
     *corners, thickness = plain["outline"]
-    from evaluator.images import decode_base64_image
+    from evaluator.inputs.images import decode_base64_image
 
     assert (np.array(boxed["image"]) == _opencv(decode_base64_image(plain["image"]), tuple(corners),
                                                 thickness)).all()

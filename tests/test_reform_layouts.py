@@ -14,7 +14,7 @@ from evaluator.benchmarks.reform import files as reform_files
 from evaluator.benchmarks.reform import layouts as rl
 from evaluator.benchmarks.reform import suite
 from evaluator.benchmarks.reform.items import load_items
-from evaluator.images import encode_image_base64
+from evaluator.inputs.images import encode_image_base64
 
 
 def _png_b64(color=(200, 30, 30), size=(24, 16)) -> str:

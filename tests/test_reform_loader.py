@@ -18,7 +18,7 @@ from evaluator.benchmarks.reform import datasets as ds
 from evaluator.benchmarks.reform import files as reform_files
 from evaluator.benchmarks.reform import suite
 from evaluator.benchmarks.reform.items import load_items
-from evaluator.images import encode_image_base64
+from evaluator.inputs.images import encode_image_base64
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "reform_eval"
 DRAW_SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "draw_reform_sample.py"

@@ -13,7 +13,7 @@ from evaluator.benchmarks.reform import datasets as ds
 from evaluator.benchmarks.reform import layouts
 from evaluator.benchmarks.reform import templates as rt
 from evaluator.benchmarks.reform.items import load_items
-from evaluator.images import encode_image_base64
+from evaluator.inputs.images import encode_image_base64
 
 WHITE = (255, 255, 255)
 RED = (255, 0, 0)

@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 from evaluator.benchmarks import get_benchmark
-from evaluator.details import read_details
-from evaluator.run_files import json_safe
-from evaluator.runner import RunConfig, run, score_context
+from evaluator.runs.details import read_details
+from evaluator.runs.files import json_safe
+from evaluator.runs.runner import RunConfig, run, score_context
 from tests import scripted_judges
 from tests.conftest import PROJECT
 from tests.judge_servers import ScriptedServer

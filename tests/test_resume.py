@@ -13,8 +13,8 @@ import pytest
 
 from evaluator.benchmarks import get_benchmark
 from evaluator.benchmarks.spec import PlanContext, ScoreContext
-from evaluator.journal import Journal, read_entries
-from evaluator.runner import evaluate
+from evaluator.runs.journal import Journal, read_entries
+from evaluator.runs.runner import evaluate
 from leaderboard.running import evaluator_process
 from leaderboard.running import scheduler
 from leaderboard.submissions import records as queue

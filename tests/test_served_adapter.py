@@ -14,7 +14,7 @@ import time
 import pytest
 from PIL import Image
 
-from evaluator.endpoints import parse_model_spec
+from evaluator.endpoints.names import parse_model_spec
 from evaluator.models.base import GenerationRequest
 from evaluator.models.served import ServedAdapter, ServedError, image_url, load_served
 from tests.judge_servers import Reply, ScriptedServer

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from evaluator.details import details_metadata
+from evaluator.runs.details import details_metadata
 from tests.conftest import PROJECT
 from tests.judge_servers import Reply, ScriptedServer
 from tests.served_servers import Fault, StandInServer

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from evaluator import api
-from evaluator.details import write_details
+from evaluator.runs.details import write_details
 from leaderboard.board.columns import schema
 from leaderboard.board.file import LEADERBOARD_PATH, load_board, rebuild_leaderboard
 from leaderboard.board.frames import board_table, leaderboard_frame

@@ -17,8 +17,8 @@ from evaluator.benchmarks.simpleqa import answers, data, grader, planning, promp
 from evaluator.benchmarks.simpleqa import options as simpleqa_options
 from evaluator.benchmarks.simpleqa.views import calibration_figure
 from evaluator.benchmarks.spec import COUNT, PlanContext, ScoreContext
-from evaluator.details import read_details, write_details
 from evaluator.judge import JudgeResult
+from evaluator.runs.details import read_details, write_details
 from tests.benchmark_runs import run_benchmark
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "simpleqa" / \
@@ -266,7 +266,7 @@ def test_no_judge_is_a_clear_error():
         _run(model, None, 2)
     with pytest.raises(ValueError, match="SimpleQA needs a judge: set LEADERBOARD_JUDGE / --judge"):
         score([], ScoreContext(suite="sample", options=_options()))
-    from evaluator.runner import make_run_judge
+    from evaluator.runs.runner import make_run_judge
 
     with pytest.raises(ValueError, match="simpleqa needs a judge"):
         make_run_judge("", [get_benchmark("simpleqa")])

@@ -16,7 +16,7 @@ from evaluator.benchmarks.simpleqa import CARD, data, grader, planning, prompts
 from evaluator.benchmarks.simpleqa.grading import apply_grade, grade_answers, reply_problem
 from evaluator.benchmarks.spec import PlanContext, ScoreContext
 from evaluator.judge import JudgeResult, parse_simpleqa_grade
-from evaluator.judgement import ERROR, REFUSAL
+from evaluator.judge.judgement import ERROR, REFUSAL
 from tests.benchmark_runs import run_benchmark
 from tests.conftest import PROJECT
 from tests.test_simpleqa import ScriptedJudge, ScriptedModel

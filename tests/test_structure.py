@@ -94,6 +94,18 @@ ROOMS = {
 # leaves read from below their room: they import nothing of leaderboard/ but each other
 LEAVES = {"leaderboard.submissions.vocabulary", "leaderboard.running.job_flavors",
           "leaderboard.explorer.queries"}  # the Explorer's URL: the board links to it too (eval_results.py)
+# the evaluator's rooms, and where each may import from (its own room always); its top (__main__, api) imports any
+EVALUATOR_ROOMS = {
+    "inputs": set(),
+    "endpoints": set(),
+    "metrics": set(),
+    "models": {"endpoints"},
+    "judge": {"endpoints", "inputs", "models"},
+    "benchmarks": {"inputs", "models", "metrics", "judge"},
+    "runs": {"benchmarks", "judge", "models", "metrics", "endpoints", "inputs"},
+}
+# the only modules that reach a remote endpoint: they build the chat client
+ENDPOINT_CALLERS = {"evaluator.judge.endpoint", "evaluator.models.served"}
 MAX_MODULE_LINES = 400
 
 
@@ -208,3 +220,52 @@ def test_no_module_is_over_400_lines():
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert long == {}
 
+
+
+def _evaluator_room(module: str) -> str | None:
+    """The evaluator room a module is in (a room's package counts as in it); None for the top and for the Space."""
+    parts = module.split(".")
+    if parts[0] != "evaluator" or len(parts) < 2 or parts[1] in ("api", "__main__"):
+        return None
+    return parts[1]
+
+
+def test_the_evaluator_is_a_few_rooms_each_saying_what_it_holds_and_may_import():
+    # the modules directly in evaluator/ are its __init__, the command line and the Space's one door
+    top = sorted(p.name for p in (PROJECT / "evaluator").glob("*.py"))
+    assert top == ["__init__.py", "__main__.py", "api.py"], top
+    packages = {p.name for p in (PROJECT / "evaluator").iterdir() if (p / "__init__.py").is_file()}
+    assert packages == set(EVALUATOR_ROOMS), packages
+    for room in packages:
+        doc = ast.get_docstring(ast.parse((PROJECT / "evaluator" / room / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and len(doc) > 80, f"evaluator/{room}/__init__.py says what it holds"
+        assert "import" in doc.lower(), f"evaluator/{room}/__init__.py says what it may import"
+
+
+def test_each_evaluator_room_imports_only_the_rooms_below_it():
+    graph = _import_graph()
+    assert graph["evaluator.runs.runner"] and graph["evaluator.benchmarks.reform.scoring"]  # the graph is read
+    wrong = []
+    for module, imported in graph.items():
+        room = _evaluator_room(module)
+        if room is None:
+            continue
+        allowed = EVALUATOR_ROOMS[room] | {room}
+        wrong += [f"{module} -> {other}" for other in imported
+                  if (other_room := _evaluator_room(other)) is not None and other_room not in allowed]
+        wrong += [f"{module} -> {other}" for other in imported if other in {"evaluator.api", "evaluator.__main__"}]
+    assert wrong == []
+
+
+def test_the_room_finder_names_the_room_of_a_module_and_none_for_the_top():
+    assert _evaluator_room("evaluator.runs.runner") == "runs"
+    assert _evaluator_room("evaluator.judge") == "judge"
+    assert _evaluator_room("evaluator.api") is None and _evaluator_room("leaderboard.board.views") is None
+
+
+def test_only_the_endpoint_judge_and_the_served_model_reach_an_endpoint():
+    graph = _import_graph()
+    reaching = {module for module, imported in graph.items()
+                if not module.startswith("evaluator.endpoints")
+                and imported & {"evaluator.endpoints.chat_client", "evaluator.endpoints.bounded_http"}}
+    assert reaching == ENDPOINT_CALLERS

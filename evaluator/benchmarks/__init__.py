@@ -3,6 +3,9 @@
 Order matters: it is the order of the benchmarks' columns on the board and of their texts on the About tab.
 A package is imported and checked (`check_benchmark`) the first time it is asked for; a package that does not
 fit the contract raises BenchmarkError naming what is missing.
+
+This room (the registry, spec.py, one package per benchmark and what they share) may import the models room
+(the request and answer types), metrics, judge and inputs; never runs/, which runs the benchmarks.
 """
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from types import ModuleType
 
 from evaluator.benchmarks.spec import (DETAIL_TYPES, HUB_EVAL_SCALES, METRIC_KINDS, Benchmark, Card, DetailColumn,
                                        Grader, HubEval, ItemView, Section)
-from evaluator.model_ids import model_id_problem
+from evaluator.inputs.model_ids import model_id_problem
 
 REGISTRY: dict[str, str] = {
     "cure": "evaluator.benchmarks.cure",

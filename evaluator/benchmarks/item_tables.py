@@ -13,7 +13,7 @@ from PIL import Image
 
 from evaluator.benchmarks.spec import (CORRECT, IMAGE_UNAVAILABLE, ITEM_COLUMNS, PARTLY, UNGRADED, WRONG,
                                       ScoreContext)
-from evaluator.images import ImageUnavailable, fetch_image_ref, is_url
+from evaluator.inputs.images import ImageUnavailable, fetch_image_ref, is_url
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 

@@ -9,7 +9,8 @@ from evaluator.benchmarks.spec import ScoreContext
 from evaluator.judge import JudgeResult
 
 CHUNK = 64  # at most this many conversations per complete_many call; the judge runs each chunk concurrently
-REPLY_ATTEMPTS = 3  # replies asked for one conversation when the first ones are not judgements (evaluator.judgement)
+# replies asked for one conversation when the first ones are not judgements (evaluator.judge.judgement)
+REPLY_ATTEMPTS = 3
 
 
 def chunk_size(judge) -> int:
@@ -42,8 +43,8 @@ def _complete(judge, conversations: list[list[dict]], generation: dict) -> list:
 
 def until_judged(judge, conversations: list[list[dict]], results: list, check: Callable[[str], str | None],
                  generation: dict, replies: int = REPLY_ATTEMPTS) -> list:
-    """`results` where each reply that `check` says is not a judgement (evaluator.judgement) was asked again, up to
-    `replies` replies in all; one that never judged keeps its last reply as text and gets an error saying why, so it
+    """`results` where each reply that `check` says is not a judgement (evaluator.judge.judgement) was asked again, up
+    to `replies` replies in all; one that never judged keeps its last reply as text and gets an error saying why, so it
     is counted ungraded or unrated and never read as a grade."""
     results = list(results)
     for attempt in range(1, replies + 1):

@@ -10,7 +10,7 @@ A benchmark is a package under evaluator/benchmarks/ whose __init__ exposes
                                                  metrics (and judge grades) from the filled rows
 
 and is one line in the registry (evaluator/benchmarks/__init__.py), which checks it against `Benchmark` when it
-is loaded. The executor (evaluator/executor.py) runs every Ask, batching the requests of several items, and writes
+is loaded. The executor (evaluator/runs/executor.py) runs every Ask, batching the requests of several items, and writes
 the model's raw output into the rows; `score` reads only those rows (and the options the run used), so a finished
 run can be graded again from its stored details without the model (`python -m evaluator rescore`). The details
 file holds exactly the card's columns, each of its declared type, so the files of every run load as one dataset.
@@ -86,6 +86,9 @@ ITEM_COLUMNS = ("item", "question", "answer", "gold", "score", "outcome", "grade
 CORRECT, PARTLY, WRONG = "correct", "partly correct", "wrong"
 NOT_ATTEMPTED, UNGRADED, IMAGE_UNAVAILABLE = "not attempted", "ungraded", "image unavailable"
 OUTCOMES = (CORRECT, PARTLY, WRONG, NOT_ATTEMPTED, UNGRADED, IMAGE_UNAVAILABLE)
+# a details row's "status" when its question's images could not be read (the executor writes it; scoring leaves
+# the question out and counts it)
+ROW_IMAGE_UNAVAILABLE = "image_unavailable"
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,7 @@ class ItemView:
     - items(details with that "item" column) -> the table of questions (ITEM_COLUMNS, then group_by);
     - parts(rows of one question, as dicts) -> the opened question, as ItemParts;
     - picture(first row of a question, images folder) -> the image as the model saw it (None: it had none;
-      evaluator.images.ImageUnavailable when it cannot be read);
+      evaluator.inputs.images.ImageUnavailable when it cannot be read);
     - measure(metric key) -> the Measure of a board metric (None: the explorer shows plain accuracy for it).
     """
 
@@ -187,7 +190,7 @@ class Grader:
 
 
 # the types of a details column (DetailColumn.type); every details file of a benchmark stores each column as its
-# type says (evaluator.details), so the files of all its runs load as one dataset
+# type says (evaluator.runs.details), so the files of all its runs load as one dataset
 STRING = "string"  # a text
 INT = "int"  # a whole number (int64)
 FLOAT = "float"  # a real number (float64); NaN where a number is undefined
@@ -246,7 +249,7 @@ class Card:
     likelihood_rule: str = ""
     # every place where this benchmark deliberately differs from its reference implementation, and why (About)
     differences: tuple[str, ...] = ()
-    # every column of its details files, in the order they are stored (evaluator.details writes them so)
+    # every column of its details files, in the order they are stored (evaluator.runs.details writes them so)
     details: tuple[DetailColumn, ...] = ()
     # the terms of the data its details quote (questions, answers, images), for the results dataset's card
     licence: str = ""

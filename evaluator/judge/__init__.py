@@ -8,8 +8,10 @@
 Every result names the judge through `judge.identity` (judge_id, judge_name). The package's modules:
 base.py (the Judge interface, JudgeError, JudgeResult), spec.py (parse_judge_spec, public_url), replies.py (reading
 a SimpleQA grade or a LAVE rating), endpoint.py (EndpointJudge, through the `openai` client, which retries 429s,
-5xx, timeouts and connection errors and honours Retry-After) and local.py (LocalJudge). Importing this package
-stays light: the backends (and `openai`, `torch`) load when a judge is built.
+5xx, timeouts and connection errors and honours Retry-After), local.py (LocalJudge) and judgement.py (the one rule
+for what is a judgement at all, which every judged benchmark applies). This room may import the endpoints, inputs
+and models (a local judge's model) rooms. Importing this package stays light: the backends (and `openai`,
+`torch`) load when a judge is built.
 A token is only ever sent as a bearer header: it never appears in an exception message, a log line or identity.
 """
 from __future__ import annotations
@@ -17,12 +19,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evaluator.endpoints import shown_name
+from evaluator.endpoints.names import shown_name
+from evaluator.endpoints.redaction import redact
+from evaluator.inputs.prompt_files import prompt_hash
 from evaluator.judge.base import Judge, JudgeError, JudgeResult, JudgeStalled
 from evaluator.judge.replies import parse_lave_rating, parse_simpleqa_grade
 from evaluator.judge.spec import JudgeSpec, parse_judge_spec, public_url
-from evaluator.prompt_files import prompt_hash
-from evaluator.redaction import redact
 
 __all__ = ["Judge", "JudgeError", "JudgeResult", "JudgeStalled", "JudgeSpec", "EndpointJudge", "LocalJudge", "make_judge",
            "parse_judge_spec", "public_url", "parse_simpleqa_grade", "parse_lave_rating", "prompt_hash",
@@ -47,13 +49,13 @@ def make_judge(spec: str, token: str | None = None, *, timeout: float = 60, max_
     """A judge from its spec. A malformed spec raises ValueError (the message never holds the token, nor a URL's
     user, password or query). `backoff` is the base wait before asking an endpoint again after a 200 answer that is
     not a chat completion; the `openai` client times its own retries. `limits`: an endpoint judge's deadline per call
-    and largest answer (evaluator.endpoint_limits.Limits; None: what LEADERBOARD_ENDPOINT_DEADLINE and
+    and largest answer (evaluator.endpoints.limits.Limits; None: what LEADERBOARD_ENDPOINT_DEADLINE and
     LEADERBOARD_ENDPOINT_MAX_REPLY_MB say)."""
     if timeout <= 0 or max_retries < 0 or concurrency < 1 or backoff < 0:
         raise ValueError("judge options: timeout > 0, max_retries >= 0, concurrency >= 1 and backoff >= 0")
     parsed = parse_judge_spec(spec, token)
     if parsed.kind == "endpoint":
-        from evaluator.endpoint_limits import limits_from_env
+        from evaluator.endpoints.limits import limits_from_env
         from evaluator.judge.endpoint import EndpointJudge
 
         return EndpointJudge(parsed.base_url, parsed.model, token, timeout=timeout, max_retries=max_retries,

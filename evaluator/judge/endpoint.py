@@ -1,8 +1,8 @@
 """The endpoint judge: an OpenAI-compatible chat-completions server (Hugging Face Inference Providers through
-https://router.huggingface.co/v1, vLLM, TGI, OpenAI, ...) reached through evaluator.chat_client, which the served-model
-adapter shares: the `openai` client's retries (429 with Retry-After, 5xx, timeouts, connection errors), a 200 that is
-not a chat completion asked again within the same budget, and no token in any message, log line or repr. Every
-failure is a JudgeError that counts the attempts it took.
+https://router.huggingface.co/v1, vLLM, TGI, OpenAI, ...) reached through evaluator.endpoints.chat_client, which the
+served-model adapter shares: the `openai` client's retries (429 with Retry-After, 5xx, timeouts, connection errors), a
+200 that is not a chat completion asked again within the same budget, and no token in any message, log line or repr.
+Every failure is a JudgeError that counts the attempts it took.
 """
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any, Iterator
 
 import openai
 
-from evaluator.chat_client import ChatClient, ChatError
-from evaluator.endpoint_limits import DEADLINE, Limits
-from evaluator.endpoints import public_url
+from evaluator.endpoints.chat_client import ChatClient, ChatError
+from evaluator.endpoints.limits import DEADLINE, Limits
+from evaluator.endpoints.names import public_url
 from evaluator.judge.base import JudgeError, JudgeResult, JudgeStalled, check_generation, check_messages
 
 

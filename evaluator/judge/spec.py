@@ -1,14 +1,14 @@
 """Judge specs, checked without building the judge: `endpoint:<base url>|<model>` or `local:<hub id or
 folder>[@revision]` (parse_judge_spec -> JudgeSpec). An endpoint is checked, and its URL shown, by the rules served
-models share (evaluator.endpoints: parse_endpoint, public_url)."""
+models share (evaluator.endpoints.names: parse_endpoint, public_url)."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluator.endpoints import UNREADABLE_URL, parse_endpoint, public_url  # noqa: F401 - read from here too
-from evaluator.redaction import redact
+from evaluator.endpoints.names import UNREADABLE_URL, parse_endpoint, public_url  # noqa: F401 - read from here too
+from evaluator.endpoints.redaction import redact
 
 SPEC_HELP = "expected 'local:<hub id or folder>[@revision]' or 'endpoint:<base url>|<model>'"
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?")

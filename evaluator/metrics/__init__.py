@@ -1,4 +1,7 @@
-"""Pure metric functions (no model calls). Scores are fractions in 0..1; NaN where undefined."""
+"""Pure metric functions (no model calls). Scores are fractions in 0..1; NaN where undefined.
+
+Imports nothing of the evaluator outside this room.
+"""
 from evaluator.metrics.cure import CURE_KEYS, cure_by_chain_length, cure_scores, cure_step_accuracy  # noqa: F401
 from evaluator.metrics.simpleqa import (  # noqa: F401
     expected_calibration_error,
@@ -21,5 +24,5 @@ from evaluator.metrics.reform import (  # noqa: F401
     reform_accuracy,
     score_choice,
 )
-from evaluator.metrics.vqa import anls, exact_match, vqa_accuracy  # noqa: F401
 from evaluator.metrics.lave import lave_agreement, lave_score  # noqa: F401
+from evaluator.metrics.vqa import anls, exact_match, vqa_accuracy  # noqa: F401

@@ -4,6 +4,8 @@ base.py holds the interface; transformers_adapter.py the one adapter, with promp
 architectures.py (which model folders run), devices.py (device, dtype, batch size), scoring.py and batched_scoring.py
 (option scoring), sampling.py (each sampled row from its own seed) and generation_cache.py (the dynamic or static KV
 cache, compiled on CUDA); served.py is the adapter for a model behind an endpoint.
+
+This room may import the endpoints room alone (served.py's chat client).
 """
 from __future__ import annotations
 

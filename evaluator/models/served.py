@@ -9,8 +9,8 @@ case.
   stop string is kept).
 - `batch_size` requests are in flight at once (a thread pool); answers come back in request order and `on_answered`
   hears of each as it arrives. Retries (429 with Retry-After, 5xx, timeouts) are the `openai` client's, through
-  evaluator.chat_client, as for the endpoint judge; a 200 that is no chat completion is asked again within the same
-  budget and never scored. Each call has a deadline and a largest answer (evaluator.endpoint_limits): one that
+  evaluator.endpoints.chat_client, as for the endpoint judge; a 200 that is no chat completion is asked again within
+  the same budget and never scored. Each call has a deadline and a largest answer (evaluator.endpoints.limits): one that
   misses either ends the run with its one line.
 - It has no option scoring (scoring_path "none"): a served run asks every benchmark by generation
   (evaluator.benchmarks.modes).
@@ -33,14 +33,14 @@ from typing import Any, Callable
 
 from PIL import Image
 
-from evaluator.chat_client import ChatClient, ChatError
-from evaluator.endpoint_limits import Limits, limits_from_env
-from evaluator.endpoints import MODEL_TOKEN_SETTING, Endpoint, parse_model_spec, public_url
+from evaluator.endpoints.chat_client import ChatClient, ChatError
+from evaluator.endpoints.limits import Limits, limits_from_env
+from evaluator.endpoints.names import MODEL_TOKEN_SETTING, Endpoint, parse_model_spec, public_url
 from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore, cut_at_stop
 from evaluator.models.prompts import chat_role
 
 AUTO_IN_FLIGHT = 8  # --batch-size auto: requests in flight at once
-TIMEOUT_S = 300.0  # per socket operation; the whole call is bounded by evaluator.endpoint_limits
+TIMEOUT_S = 300.0  # per socket operation; the whole call is bounded by evaluator.endpoints.limits
 PROBE_TEXT = "Reply with the word OK."
 _NOT_A_VISION_REFUSAL = (401, 403, 404, 408, 409, 429)  # an image request refused for these is not about images
 

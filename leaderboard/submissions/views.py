@@ -13,7 +13,7 @@ from leaderboard.submissions import records as q
 from leaderboard.submissions.records import parse_time
 
 
-STAGES = ("loading", "answering", "grading")  # evaluator.progress's stages
+STAGES = ("loading", "answering", "grading")  # evaluator.runs.progress's stages
 MIN_RATE = 1e-4  # items/s; slower is shown as no rate
 MAX_ETA_S = 7 * 24 * 3600  # a longer ETA is no estimate
 
@@ -56,7 +56,7 @@ def eta_text(seconds: float, sure: bool) -> str:
 
 def judge_silence(progress: dict, now: datetime, stall_s: float | None) -> str:
     """"judge silent for 12 min (no grade since 18:02 UTC)" for a grading stage whose count ("moved_at", written by
-    evaluator.progress whenever it moves) has not moved for `stall_s` seconds (LEADERBOARD_JUDGE_STALL_SECONDS;
+    evaluator.runs.progress whenever it moves) has not moved for `stall_s` seconds (LEADERBOARD_JUDGE_STALL_SECONDS;
     None or 0: never); "" otherwise."""
     done, total = _count(progress.get("done")), _count(progress.get("total"))
     if not stall_s or stall_s <= 0 or progress.get("stage") != "grading" or (total and done is not None
@@ -101,10 +101,10 @@ def _heartbeat(updated, now: datetime) -> str:
 
 
 def progress_text(progress: dict | None, now: datetime | None = None, judge_stall_s: float | None = None) -> str:
-    """A running request's progress (evaluator.progress's progress.json, plus the scheduler's "updated"), e.g.
+    """A running request's progress (evaluator.runs.progress's progress.json, plus the scheduler's "updated"), e.g.
     "benchmark 2 of 4 · simpleqa answering 4/31 · 30/217 requests · 0.8 req/s · ETA ~4 min · resumed: 412 of 980
     items reused · heartbeat 3 s ago" (the requests count moves inside an item; the rate is in the unit of the count
-    it is measured on, requests or items; the ETA is to the second only when evaluator.progress calls it sure); a
+    it is measured on, requests or items; the ETA is to the second only when evaluator.runs.progress calls it sure); a
     part that is unknown is left out. A grading stage silent for `judge_stall_s` seconds says so instead of its rate
     and ETA (judge_silence). Stored requests may hold older or broken dicts: any value that does not read is
     skipped. `now` (default: the current time) dates the heartbeat and the silence."""

@@ -10,8 +10,8 @@ import json
 import math
 from pathlib import Path
 
-from evaluator.images import is_url
-from evaluator.sources import read_source
+from evaluator.inputs.images import is_url
+from evaluator.inputs.sources import read_source
 
 N_OPTIONS = 6
 SAMPLE_PATH = Path(__file__).resolve().parent / "sample" / "cure_sample.json"

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from evaluator.images import ImageUnavailable
-from evaluator.sources import parse_hf
+from evaluator.inputs.images import ImageUnavailable
+from evaluator.inputs.sources import parse_hf
 
 SOURCE = "cure.images"
 SETTING = "LEADERBOARD_CURE_IMAGES"

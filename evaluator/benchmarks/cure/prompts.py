@@ -1,7 +1,7 @@
 """CURE prompts (our own wording, in prompts/): the high-level question, a chain step, and the answer format."""
 from __future__ import annotations
 
-from evaluator.prompt_files import prompts_dir, read_prompts
+from evaluator.inputs.prompt_files import prompts_dir, read_prompts
 
 LETTERS = "ABCDEF"
 PROMPT_FILES = ("cure_high", "cure_step", "cure_choices", "cure_reply")

@@ -12,7 +12,7 @@ from pathlib import Path
 from PIL import Image
 
 from evaluator.benchmarks.cure.images import unavailable_in_release
-from evaluator.images import ImageUnavailable, fetch_image_ref, mark_box
+from evaluator.inputs.images import ImageUnavailable, fetch_image_ref, mark_box
 
 
 def region_box(bbox: dict, declared_size: tuple[float, float],

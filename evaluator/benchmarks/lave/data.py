@@ -21,8 +21,8 @@ from PIL import Image, UnidentifiedImageError
 
 from evaluator.benchmarks.run_options import flag_option
 from evaluator.benchmarks.spec import PlanContext
-from evaluator.images import ImageUnavailable, fetch_image_ref, is_url
-from evaluator.sources import hf_download, json_records, parse_hf, read_source
+from evaluator.inputs.images import ImageUnavailable, fetch_image_ref, is_url
+from evaluator.inputs.sources import hf_download, json_records, parse_hf, read_source
 
 NAME = "lave"
 SAMPLE_PATH = Path(__file__).resolve().parent / "sample" / "lave_sample.json"

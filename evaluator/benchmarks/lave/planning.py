@@ -9,8 +9,8 @@ from pathlib import Path
 from evaluator.benchmarks.lave.data import item_image, load_suite
 from evaluator.benchmarks.run_options import int_option
 from evaluator.benchmarks.spec import Ask, Plan, PlanContext
+from evaluator.inputs.prompt_files import prompts_dir, read_prompt
 from evaluator.models.base import GenerationRequest
-from evaluator.prompt_files import prompts_dir, read_prompt
 
 NAME = "lave"
 ANSWER_PROMPT = "lave_answer"

@@ -48,9 +48,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from evaluator.inputs.prompt_files import prompts_dir, read_json_prompt, read_prompt
 from evaluator.judge import parse_lave_rating
-from evaluator.judgement import not_a_judgement
-from evaluator.prompt_files import prompts_dir, read_json_prompt, read_prompt
+from evaluator.judge.judgement import not_a_judgement
 
 __all__ = ["PROMPTS_DIR", "LavePrompts", "load_lave_prompts", "filter_references", "is_binary_question",
            "format_references", "build_lave_prompt", "lave_messages", "split_lave_reply", "has_rationale",
@@ -203,8 +203,8 @@ def has_rationale(text: str | None) -> bool:
 
 
 def reply_problem(text: str | None) -> str | None:
-    """Why a judge reply is not a LAVE judgement (evaluator.judgement's one rule; a reply with neither a rating nor
-    a word, "..." or "5", neither), or None when it is one. A bare rating ("3") is one, as the reference reads the
+    """Why a judge reply is not a LAVE judgement (evaluator.judge.judgement's one rule; a reply with neither a rating
+    nor a word, "..." or "5", neither), or None when it is one. A bare rating ("3") is one, as the reference reads the
     last token; the scorer flags it (no_rationale)."""
     rated = parse_lave_rating(text) is not None
     problem = not_a_judgement(text, has_verdict=rated)

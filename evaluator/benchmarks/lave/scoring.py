@@ -6,7 +6,7 @@ with the judge.
   demonstrations; the yes/no switch; the 25% reference filter; sorted, quoted references). The rating is read only
   where the format puts it: a labelled rating, else the reply's final character (evaluator.judge.parse_lave_rating).
   A bare rating ("3") counts, as the reference reads the last token, and the row is flagged (no_rationale).
-  A reply that is not a judgement (empty, markup, an error or refusal: evaluator.judgement) is asked
+  A reply that is not a judgement (empty, markup, an error or refusal: evaluator.judge.judgement) is asked
   again and, if it never judges, leaves the item unrated (NaN, counted), like a judge call that fails: never scored.
   A real judgement without a rating gets 2, the paper's rule, and the row is flagged (rating_fallback).
   Item score = (r - 1) / 2; LAVE = the mean over rated items.

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 from typing import Callable
 
-from evaluator import sources
+from evaluator.inputs import sources
 
 
 def hub_file(repo_id: str, filename: str, revision: str | None) -> str:
-    """A Hub dataset file's local path, through the Hub cache (evaluator.sources.hf_download)."""
+    """A Hub dataset file's local path, through the Hub cache (evaluator.inputs.sources.hf_download)."""
     return sources.hf_download(repo_id, filename, revision)
 
 

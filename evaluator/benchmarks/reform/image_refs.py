@@ -10,8 +10,8 @@ from typing import Callable
 from PIL import Image
 
 from evaluator.benchmarks.reform import files
-from evaluator.images import ImageUnavailable, decode_base64_image, fetch_image, is_url
-from evaluator.sources import parse_hf
+from evaluator.inputs.images import ImageUnavailable, decode_base64_image, fetch_image, is_url
+from evaluator.inputs.sources import parse_hf
 
 IMAGE_KEYS = ("image", "img", "image_base64", "image_path", "image_name", "image_id")
 _IMAGE_EXT = re.compile(r"\.(jpe?g|png|gif|bmp|webp|tiff?)$", re.IGNORECASE)

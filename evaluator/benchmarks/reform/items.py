@@ -28,7 +28,7 @@ from evaluator.benchmarks.reform.files import item_records, read_data
 from evaluator.benchmarks.reform.grounded import draw_outline
 from evaluator.benchmarks.reform.image_refs import image_field, open_image, shown_ref
 from evaluator.benchmarks.reform.layouts import adapt
-from evaluator.images import mark_box
+from evaluator.inputs.images import mark_box
 
 
 def _strings(value, what: str) -> list[str]:

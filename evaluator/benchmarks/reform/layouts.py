@@ -42,8 +42,8 @@ from typing import Any, Callable
 
 from evaluator.benchmarks.reform import dialogue, grounded, templates
 from evaluator.benchmarks.reform.image_refs import looks_like_path
-from evaluator.images import decode_base64_image, encode_image_base64
-from evaluator.prompt_files import prompts_dir, read_prompt
+from evaluator.inputs.images import decode_base64_image, encode_image_base64
+from evaluator.inputs.prompt_files import prompts_dir, read_prompt
 
 Adapter = Callable[[Any], list[dict]]
 

@@ -15,8 +15,8 @@ from evaluator.benchmarks.reform.image_refs import image_field
 from evaluator.benchmarks.reform.items import _image
 from evaluator.benchmarks.reform.layouts import adapt
 from evaluator.benchmarks.reform.suite import SAMPLE_PATH
-from evaluator.images import ImageUnavailable, is_url
-from evaluator.sources import json_records
+from evaluator.inputs.images import ImageUnavailable, is_url
+from evaluator.inputs.sources import json_records
 
 
 def _where(file: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 
 from evaluator.benchmarks.reform.datasets import CAPTION, OCR
-from evaluator.prompt_files import prompts_dir, read_prompt, read_prompts
+from evaluator.inputs.prompt_files import prompts_dir, read_prompt, read_prompts
 
 PROMPTS_DIR = prompts_dir(__file__)
 PROMPT_FILES = ("reform_gen_templates", "reform_lik_templates", "reform_example", "reform_example_answer",

@@ -24,8 +24,7 @@ from evaluator.benchmarks.reform.datasets import (ACCURACY_DIMENSIONS, CAPTION, 
                                                   OCR, OCR_RULE, free_rule)
 from evaluator.benchmarks.reform.options import TEMPERATURE, RunSettings, run_settings
 from evaluator.benchmarks.reform.prompts import load_prompts, split_templates
-from evaluator.benchmarks.spec import ScoreContext, Scored
-from evaluator.executor import UNAVAILABLE
+from evaluator.benchmarks.spec import ROW_IMAGE_UNAVAILABLE, ScoreContext, Scored
 from evaluator.metrics.basic import argmax, nan_mean
 from evaluator.metrics.captions import caption_scores
 from evaluator.metrics.reform import (choice_text, extract_option, format_hit_rate, kie_accuracy,
@@ -192,7 +191,7 @@ def _counts(rows: list[dict], settings: RunSettings, gen_mc: list[dict], lik_mc:
     # scored: the items the overall score rests on: every item (an unparsable answer counts as wrong) but one whose
     # image the executor could not fetch, which had no answer to score (the suite reads its images as it loads and
     # a missing one stops the run, so in practice that is none)
-    unavailable = {row["question_id"] for row in rows if row.get("status") == UNAVAILABLE}
+    unavailable = {row["question_id"] for row in rows if row.get("status") == ROW_IMAGE_UNAVAILABLE}
     return {
         "items": len(forms),
         "scored": len(forms) - len(unavailable),

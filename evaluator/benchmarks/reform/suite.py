@@ -13,7 +13,7 @@ from pathlib import Path
 from evaluator.benchmarks.reform.datasets import DATASETS, DATASETS_BY_NAME, MC, ReformDataset, hub_source
 from evaluator.benchmarks.reform.files import choice_list, read_data
 from evaluator.benchmarks.reform.items import load_items, normalise_item, with_source
-from evaluator.sources import json_records
+from evaluator.inputs.sources import json_records
 
 SAMPLE_PATH = Path(__file__).resolve().parent / "sample" / "reform_sample.json"
 

@@ -29,7 +29,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
-from evaluator.prompt_files import prompts_dir, read_json_prompt
+from evaluator.inputs.prompt_files import prompts_dir, read_json_prompt
 
 QUESTIONS_PATH = prompts_dir(__file__) / "reform_dataset_questions.json"
 

@@ -6,7 +6,7 @@ import csv
 import io
 from pathlib import Path
 
-from evaluator.sources import read_source
+from evaluator.inputs.sources import read_source
 
 SAMPLE_PATH = Path(__file__).resolve().parent / "sample" / "simpleqa_sample.csv"
 # Where the full suite is read from when the run's sources have no "simpleqa" entry (the official public file).

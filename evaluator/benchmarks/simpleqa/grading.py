@@ -3,7 +3,7 @@
 The judge gets one grader prompt per answer and ends its reply with the grade (read with
 evaluator.judge.parse_simpleqa_grade from the last line, or from the first when the judge puts the grade first and
 explains below it). A reply that is not a judgement at all (empty, a web page, an error or a refusal:
-evaluator.judgement; for a grade-first reply, also the text below the grade) is asked again. A call that fails, a
+evaluator.judge.judgement; for a grade-first reply, also the text below the grade) is asked again. A call that fails, a
 reply that never judged, or a reply without a grade line leaves the answer *ungraded*: shown and counted, left out
 of the scores, never scored as wrong.
 """
@@ -16,8 +16,8 @@ from evaluator.benchmarks.simpleqa.answers import split_judge_reply
 from evaluator.benchmarks.simpleqa.prompts import grader_messages
 from evaluator.benchmarks.spec import ScoreContext
 from evaluator.judge import parse_simpleqa_grade
+from evaluator.judge.judgement import not_a_judgement
 from evaluator.judge.replies import split_simpleqa_reply
-from evaluator.judgement import not_a_judgement
 
 GRADES = ("A", "B", "C")
 NO_JUDGE_MESSAGE = "SimpleQA needs a judge: set LEADERBOARD_JUDGE / --judge"
@@ -37,7 +37,7 @@ def clear_grade(row: dict) -> None:
 
 
 def reply_problem(text: str | None) -> str | None:
-    """Why a judge reply is not a SimpleQA judgement (evaluator.judgement's one rule), or None when it is one.
+    """Why a judge reply is not a SimpleQA judgement (evaluator.judge.judgement's one rule), or None when it is one.
 
     A grade on the first line with text below it counts only when that text is no error message, fault or refusal
     ("A\nRate limit exceeded" is no grade A)."""

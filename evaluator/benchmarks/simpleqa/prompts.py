@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from evaluator.prompt_files import prompts_dir, read_prompts
+from evaluator.inputs.prompt_files import prompts_dir, read_prompts
 
 PROMPT_FILES = ("simpleqa_grader", "simpleqa_confidence", "simpleqa_format_reason", "simpleqa_format_letter")
 PROMPTS_DIR = prompts_dir(__file__)

@@ -2,9 +2,9 @@
 byte of the answer, and the `openai` client's own retries) and a cap on the bytes the endpoint may send back.
 
 The client's timeout bounds each socket operation, not a whole answer: a server that sends one byte a second holds a
-call for as long as it likes, and a 50 MB body is read whole. evaluator.bounded_http enforces these limits below the
-HTTP client; this module holds what they are and where they are set (it imports no HTTP client, so the Space can
-read it cheaply).
+call for as long as it likes, and a 50 MB body is read whole. evaluator.endpoints.bounded_http enforces these limits
+below the HTTP client; this module holds what they are and where they are set (it imports no HTTP client, so the Space
+can read it cheaply).
 
 The deadline and the cap come from LEADERBOARD_ENDPOINT_DEADLINE (seconds, default 300: a large model writing a long
 answer under load meets it) and LEADERBOARD_ENDPOINT_MAX_REPLY_MB (default 8: a chat completion is a few kB, a

@@ -13,10 +13,10 @@ import shutil
 from pathlib import Path
 
 from evaluator.benchmarks import REGISTRY, get_benchmark
-from evaluator.details import details_metadata, read_details, write_details
-from evaluator.prompt_files import prompt_hash
-from evaluator.run_files import json_safe, write_atomic
-from evaluator.runner import coverage_block, judge_record, score_context
+from evaluator.inputs.prompt_files import prompt_hash
+from evaluator.runs.details import details_metadata, read_details, write_details
+from evaluator.runs.files import json_safe, write_atomic
+from evaluator.runs.runner import coverage_block, judge_record, score_context
 
 
 def read_results(run_dir: Path) -> dict:

@@ -125,7 +125,7 @@ def fetch_image_ref(ref: str, cache_dir: Path, shown: str | None = None) -> Imag
     """
     if not ref.startswith("hf://"):
         return fetch_image(ref, cache_dir)
-    from evaluator.sources import hf_download, parse_hf
+    from evaluator.inputs.sources import hf_download, parse_hf
 
     try:
         repo_id, revision, filename = parse_hf(ref)

@@ -20,8 +20,8 @@ from dataclasses import fields
 from pathlib import Path
 
 from evaluator.benchmarks.spec import Ask
+from evaluator.inputs.prompt_files import prompt_hash
 from evaluator.models.base import GenerationRequest
-from evaluator.prompt_files import prompt_hash
 
 ANSWER_FIELDS = ("prediction", "option_scores")  # what an entry answers with (generation, option scoring)
 

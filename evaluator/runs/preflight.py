@@ -9,7 +9,7 @@
   run. (Asked for some that do not, the image ones are skipped after the load, as before, with the reason.)
 
 Only config.json is fetched (or read from the cache) here; the weights come with the load. A served model's spec is
-checked by evaluator.endpoints and its probe, not here.
+checked by evaluator.endpoints.names and its probe, not here.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from evaluator.benchmarks import REGISTRY, get_benchmark
-from evaluator.endpoints import is_model_spec
+from evaluator.endpoints.names import is_model_spec
 from evaluator.models.base import UnsupportedModelError
 
 

@@ -1,11 +1,11 @@
 """Run benchmarks for one model and write DIR/results.json + DIR/details/<benchmark>.parquet.
 
-For each benchmark: plan its rows and model requests, run them (evaluator.executor), write the raw answers to
+For each benchmark: plan its rows and model requests, run them (evaluator.runs.executor), write the raw answers to
 its details file, then score from that file (judging, where the benchmark needs a judge) and write the scored
 details. results.json is written last and atomically: a run that dies part-way leaves no results.json, so nothing
 partial can be published. DIR/progress.json is rewritten as model requests are answered (the scheduler reads it).
 
-With a responses folder (RunConfig.responses), every model response is journaled as it comes (evaluator.journal)
+With a responses folder (RunConfig.responses), every model response is journaled as it comes (evaluator.runs.journal)
 and a run of the same request that starts again reuses them; results["run"]["resumed"] says, per benchmark, how
 many items were reused and how many model requests were made. Each benchmark's block has its coverage: the items
 that count in its headline score against the items of the whole suite (a limit lowers it).
@@ -35,13 +35,13 @@ from pathlib import Path
 from evaluator.benchmarks import get_benchmark
 from evaluator.benchmarks.modes import generation_only, likelihood_refusal, mode_problem, run_modes
 from evaluator.benchmarks.spec import Benchmark, PlanContext, ScoreContext, Scored
-from evaluator.details import read_details, write_details
-from evaluator.endpoints import is_model_spec
-from evaluator.executor import Answered, Usage, execute, replay
-from evaluator.journal import Journal
-from evaluator.progress import ANSWERING, GRADING, LOADING, Progress
-from evaluator.prompt_files import prompt_hash
-from evaluator.run_files import json_safe, library_versions, project_commit, utc_now, write_atomic
+from evaluator.endpoints.names import is_model_spec
+from evaluator.inputs.prompt_files import prompt_hash
+from evaluator.runs.details import read_details, write_details
+from evaluator.runs.executor import Answered, Usage, execute, replay
+from evaluator.runs.files import json_safe, library_versions, project_commit, utc_now, write_atomic
+from evaluator.runs.journal import Journal
+from evaluator.runs.progress import ANSWERING, GRADING, LOADING, Progress
 
 
 @dataclass
@@ -135,7 +135,7 @@ def served_metadata(model, usage: Usage) -> dict | None:
 def evaluate(benchmark: Benchmark, model, plan_ctx: PlanContext, score_ctx: ScoreContext, batch_size: int,
              path: Path, progress: Progress | None = None, journal: Journal | None = None) -> Evaluation:
     """Plan (reusing what `journal` holds), answer, store the raw answers at `path`, then score from what is read
-    back and store the scored rows (both as the card's details columns declare, evaluator.details; a served model's
+    back and store the scored rows (both as the card's details columns declare, evaluator.runs.details; a served model's
     files also say its endpoint and usage)."""
     name = benchmark.CARD.name
     if progress is not None:

@@ -30,7 +30,7 @@ from typing import Callable
 
 from tqdm import tqdm
 
-from evaluator.run_files import utc_now, write_atomic
+from evaluator.runs.files import utc_now, write_atomic
 
 LOADING, ANSWERING, GRADING = "loading", "answering", "grading"
 MIN_INTERVAL_S = 0.5  # updates closer than this are not all written (a stage's first, a new total, the last are)

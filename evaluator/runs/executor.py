@@ -16,7 +16,7 @@ ended (generate_results), left as planned when it does not.
 An item whose images cannot be fetched is not dropped: its rows get status "image_unavailable" and the reason,
 and the benchmark's score counts them and leaves them out.
 
-With a responses journal (evaluator.journal), `replay` first fills every item the journal answered in full, and
+With a responses journal (evaluator.runs.journal), `replay` first fills every item the journal answered in full, and
 `execute` runs only the rest, appending each chunk's fresh answers to the journal: a run that starts again after a
 kill makes only the model requests the stopped one had not finished.
 """
@@ -28,12 +28,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from evaluator.benchmarks.spec import Ask, Plan
-from evaluator.images import ImageUnavailable
-from evaluator.journal import Journal
+from evaluator.benchmarks.spec import ROW_IMAGE_UNAVAILABLE, Ask, Plan
+from evaluator.inputs.images import ImageUnavailable
 from evaluator.models.base import GenerationResult, OptionScore
+from evaluator.runs.journal import Journal
 
-UNAVAILABLE = "image_unavailable"
 LIMIT_COLUMN = "hit_token_limit"  # a row with this column learns whether its answer hit max_new_tokens
 TOKENS = "tokens"  # a journal entry's [prompt tokens, completion tokens], where the adapter counted them
 
@@ -59,7 +58,7 @@ def _by_item(asks: list[Ask]) -> dict[str, list[Ask]]:
 def _mark_unavailable(plan: Plan, item: str, reason: str) -> None:
     for row in plan.rows:
         if row.get("question_id") == item:
-            row["status"], row["error"] = UNAVAILABLE, reason
+            row["status"], row["error"] = ROW_IMAGE_UNAVAILABLE, reason
 
 
 def _fetch_images(asks: list[Ask]) -> None:

@@ -1,5 +1,5 @@
-"""The HTTP client under evaluator.chat_client, whose every call runs under a `Budget`: the deadline and the reply
-cap of evaluator.endpoint_limits.
+"""The HTTP client under evaluator.endpoints.chat_client, whose every call runs under a `Budget`: the deadline and
+the reply cap of evaluator.endpoints.limits.
 
 Every socket operation of a call (connect, TLS, each write, each read, of the headers and of the body, streamed or
 not) gets the client's own timeout cut to what is left before the deadline; one that starts past it, or a socket
@@ -19,7 +19,7 @@ import httpcore2
 import httpx2
 import openai
 
-from evaluator.endpoint_limits import DEADLINE, TOO_LARGE, Limits
+from evaluator.endpoints.limits import DEADLINE, TOO_LARGE, Limits
 
 _WRITE_PIECE = 64 * 1024  # bytes sent per socket write, each under what is left of the deadline
 

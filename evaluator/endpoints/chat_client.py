@@ -10,7 +10,7 @@ becomes a text that gets scored; every failure is a ChatError that counts the at
 status; the token never appears in a message, a log line or a repr, and without a token no Authorization header is
 sent.
 
-Every call runs under evaluator.endpoint_limits: a deadline for the whole call (its retries included) and a cap on
+Every call runs under evaluator.endpoints.limits: a deadline for the whole call (its retries included) and a cap on
 the bytes of the answer (LEADERBOARD_ENDPOINT_DEADLINE, LEADERBOARD_ENDPOINT_MAX_REPLY_MB). A call that misses
 either fails at once with a ChatError whose `limit` says which (a streamed answer, read after the call returned, too).
 """
@@ -25,10 +25,10 @@ from typing import Any, NoReturn
 import httpx2
 import openai
 
-from evaluator.bounded_http import Budget, LimitMissed, http_client, iterate_within, within
-from evaluator.endpoint_limits import Limits
-from evaluator.endpoints import public_url
-from evaluator.redaction import redact
+from evaluator.endpoints.bounded_http import Budget, LimitMissed, http_client, iterate_within, within
+from evaluator.endpoints.limits import Limits
+from evaluator.endpoints.names import public_url
+from evaluator.endpoints.redaction import redact
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class NotACompletion(Exception):
 class ChatError(RuntimeError):
     """A call that never gave a chat completion (after its retries, for retryable failures). status: the HTTP status
     of the last answer (None: no answer, a timeout, or a 200 that was no completion); limit: the endpoint limit the
-    call missed (evaluator.endpoint_limits.DEADLINE or TOO_LARGE), else None. The message never holds a token."""
+    call missed (evaluator.endpoints.limits.DEADLINE or TOO_LARGE), else None. The message never holds a token."""
 
     def __init__(self, message: str, attempts: int = 1, status: int | None = None, answer: str = "",
                  limit: str | None = None):
@@ -171,7 +171,7 @@ class ChatClient:
         """The endpoint's answer to one request (`params`: the body, without "model" and "stream") and the HTTP
         attempts it took: a chat-completion dict, or a stream of chunks when `stream` and the endpoint streams (read
         under the call's limits too). ChatError when it never gave a completion within max_retries + 1 attempts
-        (default: the client's), or within the call's limits (evaluator.endpoint_limits)."""
+        (default: the client's), or within the call's limits (evaluator.endpoints.limits)."""
         allowance = Budget(self.limits)
         with within(allowance):
             answer, attempts = self._call(params, stream, max_retries, allowance)
