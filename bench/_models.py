@@ -36,8 +36,10 @@ QUESTION = "What colour is the ball in the picture, and how many people are stan
 
 
 # shape -> (text: hidden, intermediate, layers, heads; vision: hidden, intermediate, layers, heads, image, patch;
-#          vision feature layer). "7b": LLaVA-1.5-7B (Llama-2-7B text, CLIP ViT-L/14-336: 576 image tokens).
-SHAPES = {"bench": ((512, 1376, 8, 8), (384, 1536, 4, 6, 128, 16), -1),
+#          vision feature layer). "7b": LLaVA-1.5-7B (Llama-2-7B text, CLIP ViT-L/14-336: 576 image tokens); "tiny":
+#          the smallest that runs every path, for the tests' quick run of a whole check on the CPU.
+SHAPES = {"tiny": ((64, 128, 2, 4), (32, 64, 2, 2, 32, 16), -1),
+          "bench": ((512, 1376, 8, 8), (384, 1536, 4, 6, 128, 16), -1),
           "7b": ((4096, 11008, 32, 32), (1024, 4096, 24, 16, 336, 14), -2)}
 
 

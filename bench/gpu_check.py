@@ -5,7 +5,8 @@ Parts (each in a subprocess with its own time limit, all within --budget-s, 540 
 ends within 9 minutes and one device call of 10 minutes holds it, the model's building included; a part that fails or runs out of time is reported with its
 one-line reason and the rest still run):
   build  a LLaVA of --shape (bench/_models.py: "7b" is LLaVA-1.5-7B's shape, random weights in bfloat16, about 14 GB
-         on disk) saved to a work folder, which every later part loads;
+         on disk; "bench" a 0.07 B one for a CPU; "tiny" the tests' quick one) saved to a work folder, which every
+         later part loads;
   1. tests/test_families.py and tests/test_models.py (pytest, started while the model is built): on CUDA with
      --device cuda, on the CPU with --device cpu; passed, failed, skipped and each failure's line;
   2. option scoring: bench/option_scoring.py's many-questions figure, 32 questions batched against one at a time and

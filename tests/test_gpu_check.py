@@ -1,7 +1,8 @@
-"""bench/gpu_check.py, the one command for a GPU loan, runs here too: on the CPU with the bench-shaped model and every
-part shrunk (one test, 4 questions, 4 requests of 4 tokens, one item per benchmark and dimension), it reports every
-part and prints the summary and the projection; a part made to fail (part 1 pointed at a missing test file) is
-reported while the others still run. Every card says how large its full suite is, or that it is not known."""
+"""bench/gpu_check.py, the one command for a GPU loan, runs here too: on the CPU with the tiny-shaped model (every path
+of the bench shape, in a fraction of its time) and every part shrunk (one test, 4 questions, 4 requests of 4 tokens, one
+item per benchmark and dimension), it reports every part and prints the summary and the projection; a part made to fail
+(part 1 pointed at a missing test file) is reported while the others still run. Every card says how large its full suite
+is, or that it is not known."""
 from __future__ import annotations
 
 import os
@@ -14,7 +15,7 @@ import pytest
 from evaluator.benchmarks import REGISTRY, card_problems, cards
 from tests.conftest import PROJECT
 
-SHRUNK = ("--shape", "bench", "--device", "cpu", "--tests", "tests/test_families.py::test_batch_size_setting",
+SHRUNK = ("--shape", "tiny", "--device", "cpu", "--tests", "tests/test_families.py::test_batch_size_setting",
           "--questions", "4", "--repeats", "1", "--requests", "4", "--new-tokens", "4", "--batches", "1,4",
           "--limit", "1")
 ROWS = ("build the model", "1 tests", "2 option scoring", "3 generation", "4 sample suites", "5 projection")

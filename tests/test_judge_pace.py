@@ -66,21 +66,27 @@ def test_a_small_local_judge_is_a_trial_judge_with_short_replies(tiny_llama, one
     assert endpoint.trial is False and endpoint.parameters is None and endpoint.repeatable is False
 
 
+QUESTIONS = 6
+
+
 @pytest.mark.slow
 def test_a_local_judge_grades_the_simpleqa_sample_as_a_trial_judge(tiny_llama, one_torch_thread, tmp_path):
-    """The quick trial's grading: the SimpleQA sample (answers given) graded by the tests' tiny local judge finishes,
-    and the results say the judge was a trial one. How long it takes is bench/judge_pace.py's to measure, never a
-    test's to bound (a busy machine is slow, not red)."""
+    """The quick trial's grading: SimpleQA sample questions (answers given; the first QUESTIONS of them, as the tiny
+    judge's every reply runs to its token limit) graded by the tests' tiny local judge finishes, and the results say
+    the judge was a trial one. How long it takes is bench/judge_pace.py's to measure, never a test's to bound (a busy
+    machine is slow, not red)."""
     from evaluator.benchmarks import get_benchmark
     from evaluator.runs.runner import judge_record
 
     bench = get_benchmark("simpleqa")
     from evaluator.benchmarks.spec import PlanContext
     plan = bench.plan(PlanContext(suite="sample", limit=0, images_dir=tmp_path, options={}))
-    rows = [dict(row, answer="20", response="20") for row in plan.rows]
+    first = list(dict.fromkeys(row["question_id"] for row in plan.rows))[:QUESTIONS]
+    rows = [dict(row, answer="20", response="20") for row in plan.rows if row["question_id"] in first]
     judge = make_judge(f"local:{tiny_llama.repo_id}@{tiny_llama.sha}")
     scored = bench.score(rows, ScoreContext(judge=judge))
-    assert scored.rows and all(isinstance(r.get("judge_error"), str) for r in scored.rows)
+    assert {r["question_id"] for r in scored.rows} == set(first) and len(first) == QUESTIONS
+    assert all(isinstance(r.get("judge_error"), str) for r in scored.rows)
     record = judge_record(judge)
     assert record["judge_trial"] is True and record["judge_parameters"] == judge.parameters
     json.dumps(record)

@@ -93,7 +93,11 @@ def test_an_earlier_live_run_of_the_request_is_stopped_before_a_new_attempt(sett
                                   start_new_session=True)
     try:
         (earlier / "worker.pid").write_text(str(orphan.pid))
+        # Popen can return before the kernel has set the new program's arguments (an empty /proc/<pid>/cmdline for a
+        # moment); an earlier attempt's evaluator is long past that, so wait until the orphan looks like one
+        wait_for(lambda: b"evaluator" in Path(f"/proc/{orphan.pid}/cmdline").read_bytes(), timeout=60)
         other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # not an evaluator of it
+        wait_for(lambda: b"time.sleep" in Path(f"/proc/{other.pid}/cmdline").read_bytes(), timeout=60)
         (earlier.parent / "x").mkdir()
         (earlier.parent / "x" / "worker.pid").write_text(str(other.pid))
         stopped = evaluator_process.stop_earlier_runs(evaluator_process.request_dir(settings, request))
