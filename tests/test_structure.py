@@ -3,6 +3,7 @@ every benchmark package fits the contract."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -137,7 +138,9 @@ def _imports(path: Path, known: set[str]) -> set[str]:
     return {name for name in found if name in known} - {_module_name(path)}
 
 
+@functools.cache
 def _import_graph() -> dict[str, set[str]]:
+    """Each module of the Space and the evaluator -> ours it imports; read once a session (the tests only read it)."""
     known = {_module_name(path) for path in CODE_FILES}
     return {_module_name(path): _imports(path, known) for path in CODE_FILES}
 
