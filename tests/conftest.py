@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -26,6 +27,13 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0) >= (os.cpu_count() or 1
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 for _var in [v for v in os.environ if v.startswith("LEADERBOARD_")]:
     os.environ.pop(_var)
+# Bytecode is kept between sessions, in a folder of its own outside the checkout, even where the machine sets
+# PYTHONDONTWRITEBYTECODE: without it every session rewrote the asserts of every test file again (about 20 s of each
+# worker's collection on 2 cores) and every subprocess compiled the project again.
+_BYTECODE = str(Path(tempfile.gettempdir()) / "vlm-lb-tests-bytecode")
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ["PYTHONPYCACHEPREFIX"] = _BYTECODE
+sys.dont_write_bytecode, sys.pycache_prefix = False, _BYTECODE
 
 import pytest  # noqa: E402
 
