@@ -12,7 +12,7 @@ from evaluator.benchmarks.cure.data import SAMPLE_PATH
 from evaluator.benchmarks.cure.region import mark_region
 from evaluator.benchmarks.item_tables import (LETTERS, item_table, json_list, open_image, outcomes,
                                               prompt_and_output, text, yes_no)
-from evaluator.benchmarks.spec import ItemPart
+from evaluator.benchmarks.spec import ROW_IMAGE_UNAVAILABLE, ItemPart
 
 GROUP_BY = ("chain_length",)
 
@@ -33,7 +33,7 @@ def items(details: pd.DataFrame) -> pd.DataFrame:
     high = details[details["part"] == "high"].drop_duplicates("item").set_index("item")
     steps = details[details["part"] != "high"]
     first_step = steps.drop_duplicates("item").set_index("item")["question"]
-    unavailable = (details["status"] == "image_unavailable").groupby(details["item"], sort=False).any()
+    unavailable = (details["status"] == ROW_IMAGE_UNAVAILABLE).groupby(details["item"], sort=False).any()
     right = details["correct"].astype(bool).groupby(details["item"], sort=False)
     all_right, any_right = right.all(), right.any()
     ro = all_right.astype(float).where(~unavailable)  # the table's score: 1 only when everything is right

@@ -11,7 +11,7 @@ from evaluator.benchmarks.item_tables import gold_text, item_table, open_image, 
     yes_no
 from evaluator.benchmarks.lave.data import SAMPLE_PATH
 from evaluator.benchmarks.lave.scoring import AGREEMENT_THRESHOLDS, STRING_METRICS
-from evaluator.benchmarks.spec import ItemPart
+from evaluator.benchmarks.spec import ROW_IMAGE_UNAVAILABLE, ItemPart
 
 GROUP_BY = ("kind", "source")
 RATINGS = {1: "1 (incorrect)", 2: "2 (ambiguous or incomplete)", 3: "3 (correct)"}
@@ -27,7 +27,7 @@ def rating_name(value) -> str:
 def items(details: pd.DataFrame) -> pd.DataFrame:
     """One row per question: the answer, the references, the judge's rating (LAVE score = (rating - 1) / 2)."""
     rows = details.drop_duplicates("item")
-    unavailable = rows["status"] == "image_unavailable"
+    unavailable = rows["status"] == ROW_IMAGE_UNAVAILABLE
     return item_table({
         "item": rows["item"], "question": rows["question"], "answer": rows["parsed_answer"],
         "gold": rows["gold"].map(gold_text), "score": rows["lave"],

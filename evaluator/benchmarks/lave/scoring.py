@@ -29,7 +29,7 @@ from evaluator.benchmarks.lave.planning import max_new_tokens_option, unscored
 from evaluator.benchmarks.lave.rater import (LavePrompts, build_lave_prompt, has_rationale, lave_messages,
                                              load_lave_prompts, prompt_texts, reply_problem, split_lave_reply)
 from evaluator.benchmarks.run_options import int_option
-from evaluator.benchmarks.spec import ScoreContext, Scored
+from evaluator.benchmarks.spec import ROW_IMAGE_UNAVAILABLE, ScoreContext, Scored
 from evaluator.judge import parse_lave_rating
 from evaluator.metrics.basic import nan_mean
 from evaluator.metrics.captions import caption_item_scores, caption_scores
@@ -153,7 +153,7 @@ def _counts(rows: list[dict], answered: list[dict], rated: list[dict]) -> dict[s
         "rating_fallback": sum(1 for r in rated if r["rating_fallback"]),
         "no_rationale": sum(1 for r in rated if r["no_rationale"]),
         "vqa_accuracy_items": sum(1 for r in answered if not math.isnan(r["vqa_accuracy"])),  # with 10 answers
-        "image_unavailable": sum(1 for r in rows if r["status"] == "image_unavailable"),
+        "image_unavailable": sum(1 for r in rows if r["status"] == ROW_IMAGE_UNAVAILABLE),
     }
 
 
