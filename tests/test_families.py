@@ -19,11 +19,11 @@ from evaluator.models import GenerationRequest, UnsupportedModelError, describe_
 from evaluator.models.devices import pick_device_dtype
 from evaluator.models import image_features
 from evaluator.models.generation_cache import GenerationCache
-from evaluator.models.transformers_adapter import PROMPT_STYLES, prompt_style, resolve_batch_size
+from evaluator.models import batched_scoring, families
+from evaluator.models.transformers_adapter import resolve_batch_size
 from tests.hub_cache import lay_into_hub_cache
-from tests.tiny_models import FAMILIES
+from tests.tiny_models import FAMILIES, TEXT_ONLY
 
-TEXT_ONLY = {"llama", "qwen2"}
 VLMS = [f for f in FAMILIES if f not in TEXT_ONLY]
 MAX_NEW = 6
 # How far an option's summed log-likelihood may move between one question at a time and four together, float32 on the
@@ -94,7 +94,7 @@ def test_describe_model_folder(tiny_folder, name):
     facts = describe_model_folder(folder)
     assert facts == {"architecture": config["architectures"][0], "model_type": config["model_type"],
                      "has_vision": name not in TEXT_ONLY}
-    assert (facts["model_type"] in PROMPT_STYLES) == facts["has_vision"]
+    assert (facts["model_type"] in families.FAMILIES) == facts["has_vision"]
 
 
 @pytest.mark.parametrize("model_type,architecture", [
@@ -157,8 +157,8 @@ def test_prompt_styles(family, name):
     if with_image is not None:
         assert adapter.build_prompt(GenerationRequest("What colour?", images=[_image("red", (40, 30))])) == with_image
     assert adapter.build_prompt(GenerationRequest("What colour?")) == without
-    assert prompt_style("paligemma").prompt == "plain" and prompt_style("blip-2").prompt == "qa"
-    assert prompt_style("llama") == prompt_style(None) and prompt_style("llama").prompt == "chat"
+    assert families.family("paligemma").style.prompt == "plain" and families.family("blip-2").style.prompt == "qa"
+    assert families.family("llama").style == families.family(None).style and families.family("llama").style.prompt == "chat"
     if adapter.style.max_images == 1:  # a clear error before any work, not a shape mismatch in the model
         two = GenerationRequest("What colour?", images=[_image("red", (40, 30))] * 2)
         with pytest.raises(ValueError, match="at most 1 image"):
@@ -205,10 +205,14 @@ def test_the_static_cache_answers_as_the_dynamic_one(family, name):
         greedy += _requests(with_images=[False, True, False, True])
     sampled = [replace(r, temperature=1.0, seed=item_seed("test", 0, str(i), 0)) for i, r in enumerate(greedy)]
     dynamic = adapter.generate(greedy + sampled)
-    adapter.cache = GenerationCache.for_device("static", "cpu")
+    adapter.cache = GenerationCache.for_device("static", "cpu", adapter.model)
+    why = families.family(adapter.model_type, adapter.has_vision).static_cache
     try:
         static = adapter.generate(greedy + sampled)
-        assert adapter.generation_path == "static" and adapter.cache.fallback is None
+        if why:  # a family whose static cache does not run says why, and answers on the dynamic path
+            assert adapter.generation_path == "dynamic" and adapter.cache.fallback == f"no static cache: {why}"
+        else:
+            assert adapter.generation_path == "static" and adapter.cache.fallback is None
     finally:
         adapter.cache = GenerationCache.for_device("auto", "cpu")
     assert static == dynamic
@@ -236,13 +240,15 @@ def test_each_image_is_encoded_once_and_answers_do_not_change(family, name):
     cached = adapter.score_options_many([(r, options) for r in asked])
     for mine, theirs in zip(cached, plain_scores):
         assert [round(s.sum_logprob, 4) for s in mine] == [round(s.sum_logprob, 4) for s in theirs]
-    if name in image_features.NOT_CACHED:
-        assert adapter.image_features is None
+    declared = families.family(adapter.model_type)
+    if declared.image_layout is None:  # not kept, and the declaration says why (recorded in results.json)
+        assert adapter.image_features is None and declared.images_not_kept
+        assert image_features.describe(None, adapter.model_type) == {"cached": False, "why": declared.images_not_kept}
         return
     after = adapter.image_features.record()
     assert after["encoded"] - before["encoded"] <= len(requests)  # each picture once (none, when seen before)
     # the repeats and every option-scoring pass; BLIP-2's generate encodes its images itself, so only its scoring
-    reused = len(requests) if adapter.model_type in image_features.SCORING_ONLY else len(asked)
+    reused = len(requests) if declared.images_scoring_only else len(asked)
     assert after["reused"] - before["reused"] >= reused
 
 
@@ -285,6 +291,39 @@ def test_score_options_reference(family, name):
         for score in scores:
             assert score.n_tokens > 0 and math.isfinite(score.sum_logprob) and score.sum_logprob < 0
             assert math.isclose(score.mean_logprob, score.sum_logprob / score.n_tokens, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_the_declaration_is_what_runs(family, name):
+    """A family's declared option scoring is the path its model takes (a declared family never drops to one question
+    at a time silently), anything slower than batched says why, and a vision model records its processor's own
+    resolution settings."""
+    adapter, _ = family(name)
+    declared = families.family(adapter.model_type, adapter.has_vision)
+    assert adapter.family is declared
+    assert batched_scoring.supports_batched(adapter.model) == (declared.option_scoring == families.BATCHED)
+    assert (adapter.scoring_path == "reference") == (declared.option_scoring == families.REFERENCE)
+    assert bool(declared.why_not_batched) == (declared.option_scoring != families.BATCHED)
+    if adapter.has_vision:
+        assert adapter.image_settings and json.dumps(adapter.image_settings)
+        saved = adapter.processor.image_processor.to_dict()  # what preprocessor_config.json holds
+        shown = {key: value for key, value in adapter.image_settings.items() if key in saved}
+        assert shown and all(saved[key] == value for key, value in shown.items() if not isinstance(value, dict))
+
+
+@pytest.mark.parametrize("name", VLMS)
+def test_an_image_without_its_placeholder_is_one_clear_line(family, name):
+    """A prompt whose text carries one more image placeholder than it has images is refused before the processor
+    or the model sees it, with one line naming the placeholder."""
+    adapter, _ = family(name)
+    attribute = adapter.family.placeholder
+    if attribute is None:
+        pytest.skip(f"{name}'s processor places its image tokens itself")
+    token = getattr(adapter.processor, attribute)
+    token = str(getattr(token, "content", token))
+    request = GenerationRequest(f"What colour? {token}", images=[_image("red", (40, 30))], max_new_tokens=2)
+    with pytest.raises(ValueError, match=r"carries 2 image placeholder\(s\) .* for 1 image\(s\)"):
+        adapter.generate([request])
 
 
 # ---- out-of-memory backoff ------------------------------------------------------------------------------------

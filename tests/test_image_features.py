@@ -6,7 +6,8 @@ from __future__ import annotations
 import torch
 from transformers.modeling_outputs import BaseModelOutputWithPooling
 
-from evaluator.models.image_features import GRID, ROWS, ImageFeatures, install, split_images
+from evaluator.models.families import GRID, ROWS
+from evaluator.models.image_features import ImageFeatures, install, split_images
 
 
 class Encoder:

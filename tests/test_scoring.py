@@ -7,14 +7,16 @@ must record and use the reference path.
 from __future__ import annotations
 
 import functools
+import json
 import math
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
 from PIL import Image
 
 from evaluator.models import GenerationRequest, OptionScore, load_model
-from evaluator.models import scoring
+from evaluator.models import families, scoring
 from tests.tiny_models import FAMILIES
 
 TOLERANCE = 1e-4
@@ -123,7 +125,9 @@ def test_shared_prefix_only_empty_or_single_token_options(adapters, family):
 
 def test_unsupported_architecture_falls_back_to_reference(tiny_folder, monkeypatch):
     family = next(iter(FAMILIES))
-    monkeypatch.setattr(scoring, "SHARED_PREFIX_MODEL_TYPES", frozenset())
+    model_type = json.loads((tiny_folder(family) / "config.json").read_text())["model_type"]
+    monkeypatch.setitem(families.FAMILIES, model_type,
+                        replace(families.FAMILIES[model_type], option_scoring=families.REFERENCE))
     adapter = load_model(str(tiny_folder(family)))
     assert not scoring.supports_shared_prefix(adapter.model)
     assert adapter.scoring_path == "reference"
@@ -142,11 +146,9 @@ def test_supports_shared_prefix_by_config():
     assert scoring.supports_shared_prefix(model(LlamaConfig()))
     assert not scoring.supports_shared_prefix(model(MistralConfig(sliding_window=16)))  # untested type
     assert not scoring.supports_shared_prefix(model(SimpleNamespace(model_type="frobnicator")))
-    if "qwen2" in scoring.SHARED_PREFIX_MODEL_TYPES:
-        assert scoring.supports_shared_prefix(model(Qwen2Config()))
-        assert not scoring.supports_shared_prefix(model(Qwen2Config(use_sliding_window=True, sliding_window=16)))
-    if "blip-2" in scoring.SHARED_PREFIX_MODEL_TYPES:
-        assert scoring.supports_shared_prefix(model(Blip2Config(text_config=OPTConfig().to_dict())))
+    assert scoring.supports_shared_prefix(model(Qwen2Config()))
+    assert not scoring.supports_shared_prefix(model(Qwen2Config(use_sliding_window=True, sliding_window=16)))
+    assert scoring.supports_shared_prefix(model(Blip2Config(text_config=OPTConfig().to_dict())))
     # BLIP-2 over an encoder-decoder language model (Flan-T5) never takes the shared prefix.
     assert not scoring.supports_shared_prefix(model(Blip2Config(text_config=T5Config().to_dict())))
     assert not scoring.supports_shared_prefix(model(InstructBlipConfig(text_config=T5Config().to_dict())))

@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 from evaluator.models.base import UnsupportedModelError
-from evaluator.models.prompts import PROMPT_STYLES
+from evaluator.models.families import FAMILIES
 
 
 def _not_text_generators() -> set[str]:
@@ -23,7 +23,7 @@ def describe_model_folder(folder: Path | str) -> dict[str, Any]:
     """Architecture facts from `folder/config.json`, without loading weights.
 
     Raises UnsupportedModelError ("unsupported architecture X ...") when the model needs remote code or is not
-    one of the families this adapter runs: a vision-language model must be in PROMPT_STYLES, a text model must be
+    one of the families this adapter runs: a vision-language model must be in FAMILIES, a text model must be
     a decoder-only causal LM known to transformers.
     """
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
@@ -48,8 +48,8 @@ def describe_model_folder(folder: Path | str) -> dict[str, Any]:
     if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING_NAMES:
         raise UnsupportedModelError(f"unsupported architecture {architecture or model_type or '?'} "
                                     f"(model_type {model_type!r} is unknown to transformers)")
-    families = ", ".join(sorted(PROMPT_STYLES))
-    if model_type in PROMPT_STYLES:
+    families = ", ".join(sorted(FAMILIES))
+    if model_type in FAMILIES:
         text_config = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
         text_type = text_config.get("model_type")
         if text_type in _not_text_generators() or text_config.get("is_encoder_decoder"):
@@ -85,7 +85,7 @@ def architecture_has_vision(architecture: str | None) -> bool | None:
     if not isinstance(architecture, str) or not architecture:
         return None
     vision, text = _classes()
-    if architecture in vision or architecture in PROMPT_STYLES:
+    if architecture in vision or architecture in FAMILIES:
         return True
     if architecture in text:
         return False

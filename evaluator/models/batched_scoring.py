@@ -13,23 +13,20 @@ from __future__ import annotations
 import torch
 
 from evaluator.models.base import OptionScore
-from evaluator.models.scoring import (MROPE_MODEL_TYPES, SIDE_INPUT_FILL, continuation_module, forward_params,
-                                      log_probs_of, mrope_starts, past_key_values, per_token_keys, rebatched_cache,
-                                      supports_shared_prefix)
+from evaluator.models.families import BATCHED
+from evaluator.models.scoring import (continuation_module, forward_params, log_probs_of, model_family, mrope_starts,
+                                      past_key_values, per_token_keys, rebatched_cache, supports_shared_prefix)
 
-# Model types whose batched scores were checked against one question at a time (tests/test_scoring.py); others
-# score their questions one by one. Not InstructBLIP: its processor puts the query tokens in front of the left
-# padding (padding in the middle of a row), which moves the rotary distance between them and the text (BLIP-2's OPT
-# counts its learned positions from the attention mask, so it is not moved).
-BATCHED_MODEL_TYPES = frozenset({"llama", "qwen2", "llava", "llava_next", "idefics3", "smolvlm", "qwen2_vl",
-                                 "qwen2_5_vl", "paligemma", "blip-2"})
+# Families declared BATCHED (families.py) had their batched scores checked against one question at a time
+# (tests/test_scoring.py); others score their questions one by one (InstructBLIP: its processor puts the query tokens
+# in front of the left padding, which moves the rotary distance between them and the text; BLIP-2's OPT counts its
+# learned positions from the attention mask, so it is not moved).
 MIN_ROWS_PER_FORWARD = 16  # continuation rows per forward at least (a batch's questions x options otherwise)
 
 
 def supports_batched(model) -> bool:
-    """Whether score_questions is correct for this model: a shared-prefix model of a checked type."""
-    model_type = getattr(getattr(model, "config", None), "model_type", None)
-    return model_type in BATCHED_MODEL_TYPES and supports_shared_prefix(model)
+    """Whether score_questions is correct for this model: a shared-prefix model of a family declared BATCHED."""
+    return model_family(model).option_scoring == BATCHED and supports_shared_prefix(model)
 
 
 def select_cache_rows(cache, rows: torch.Tensor):
@@ -82,8 +79,9 @@ def score_questions(model, inputs: dict, option_ids: list[list[torch.Tensor | li
 
     # 2. Every longer option over its question's cache rows, longest first so that each forward pads little.
     continuation = continuation_module(model)
+    declared = model_family(model)
     side_keys = [] if continuation is not model else per_token_keys(inputs)
-    starts = mrope_starts(model, inputs) if getattr(model.config, "model_type", None) in MROPE_MODEL_TYPES else None
+    starts = mrope_starts(model, inputs) if declared.mrope else None
     rows.sort(key=lambda row: -len(options[row[0]][row[1]]))
     step = max_rows or max(batch, MIN_ROWS_PER_FORWARD)
     for begin in range(0, len(rows), step):
@@ -104,7 +102,7 @@ def score_questions(model, inputs: dict, option_ids: list[list[torch.Tensor | li
                        "past_key_values": select_cache_rows(cache, owners), "use_cache": True}
         for key in side_keys:
             value = inputs[key]
-            step_inputs[key] = torch.full((k, width), SIDE_INPUT_FILL.get(key, 0), dtype=value.dtype, device=device)
+            step_inputs[key] = torch.full((k, width), declared.fill(key), dtype=value.dtype, device=device)
         if starts is not None:
             positions = starts[owners].view(-1, 1) + torch.arange(width, device=device)
             step_inputs["position_ids"] = positions.unsqueeze(0).expand(3, k, width)

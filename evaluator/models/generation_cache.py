@@ -14,7 +14,8 @@ CompileConfig: torch.compile in "reduce-overhead" mode, CUDA graphs); the prefil
 
 An architecture whose static cache or compile fails falls back to the dynamic path for the rest of the run: said
 once in the log, recorded (`fallback`), and the batch is answered again on the dynamic path; the run goes on. One that
-transformers itself does not compile into one graph (Idefics3, SmolVLM, PaliGemma) is never compiled (for_device).
+transformers itself does not compile into one graph (Idefics3, SmolVLM, PaliGemma) is never compiled, and a family
+whose declaration says its static cache does not run (families.Family.static_cache) never takes it (for_device).
 
 Compiled code is kept for the next process in PyTorch's own caches (inductor's FX-graph and autotuning caches,
 Triton's kernels) under a folder of the run's home (use_compile_cache), so a second run's warm-up is shorter.
@@ -27,6 +28,8 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from evaluator.models.families import family
 
 CHOICES = ("auto", "static", "dynamic")
 DYNAMIC, STATIC, COMPILED = "dynamic", "static", "static-compiled"
@@ -85,10 +88,15 @@ class GenerationCache:
 
     @classmethod
     def for_device(cls, choice: str, device: str, model=None) -> "GenerationCache":
-        """The path of `choice` on `device`; a model that transformers does not compile into one graph
-        (`_can_compile_fullgraph` False: Idefics3, SmolVLM and PaliGemma here) is not compiled: `auto` keeps the
-        dynamic cache for it, `static` the static cache uncompiled, and `fallback` says why."""
+        """The path of `choice` on `device`; a family whose static cache does not run takes the dynamic path, and a
+        model that transformers does not compile into one graph (`_can_compile_fullgraph` False: Idefics3, SmolVLM
+        and PaliGemma here) is not compiled: `auto` keeps the dynamic cache for it, `static` the static cache
+        uncompiled. `fallback` says why, either way."""
         cache = cls(choice=choice, path=resolve_path(choice, device))
+        why = family(getattr(getattr(model, "config", None), "model_type", None)).static_cache if model else ""
+        if why and cache.static:
+            cache.path, cache.fallback = DYNAMIC, f"no static cache: {why}"
+            return cache
         if cache.compiled and model is not None and not getattr(model, "_can_compile_fullgraph", False):
             cache.path = DYNAMIC if choice == "auto" else STATIC
             cache.fallback = (f"not compiled: transformers does not compile {type(model).__name__} into one graph "

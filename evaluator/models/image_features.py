@@ -4,15 +4,16 @@ CURE asks several questions of one picture).
 
 transformers 5 encodes a batch's images in one call of the model's `get_image_features` (before the prefill in
 generate, and in forward). ImageFeatures wraps that call on the loaded model: the call's inputs are split into images
-(LAYOUTS: one row each, or a Qwen2-VL image's patches by its grid), each image is known by a hash of its pixels, only
+(the family's image_layout, families.py: one row each, or a Qwen2-VL image's patches by its grid), each image is known by a hash of its pixels, only
 the images not seen before are encoded (together, in one call), and the features the language model reads (the
 output's `pooler_output`, one entry per image) are put back together in the call's order. Kept features live on the
 model's device, the least recently used let go past `max_bytes`.
 
-Not cached, said so: Idefics3 and SmolVLM (a prompt's images arrive padded with blank images, split into crops), and
-InstructBLIP (its Q-Former reads the question beside the image, so the features are not the image's alone). BLIP-2
-is cached when its options are scored, not when it generates: its generate encodes the images itself
-(SCORING_ONLY). A call whose inputs or output do not split as expected is passed through untouched.
+A family without an image_layout is not cached, and its declaration says why (images_not_kept: Idefics3 and SmolVLM,
+whose prompts' images arrive padded with blank images and split into crops; InstructBLIP, whose Q-Former reads the
+question beside the image). BLIP-2 is cached when its options are scored, not when it generates: its generate encodes
+the images itself (images_scoring_only). A call whose inputs or output do not split as expected is passed through
+untouched.
 """
 from __future__ import annotations
 
@@ -25,15 +26,8 @@ from typing import Any, Callable
 
 import torch
 
-# model_type -> how a get_image_features call's inputs split into images
-ROWS, GRID = "rows", "grid"
-LAYOUTS = {"llava": ROWS, "llava_next": ROWS, "paligemma": ROWS, "blip-2": ROWS, "qwen2_vl": GRID, "qwen2_5_vl": GRID}
-NOT_CACHED = {
-    "idefics3": "a prompt's images arrive padded with blank images and split into crops",
-    "smolvlm": "a prompt's images arrive padded with blank images and split into crops",
-    "instructblip": "its Q-Former reads the question beside the image, so the features are not the image's alone",
-}
-SCORING_ONLY = {"blip-2": "its generate encodes the images itself, not through get_image_features"}
+from evaluator.models.families import GRID, family
+
 MAX_BYTES = 1 << 30  # kept features, at most (on the model's device)
 PER_IMAGE_INPUTS = ("pixel_values", "image_sizes", "image_grid_thw")
 
@@ -168,13 +162,13 @@ def describe(features: ImageFeatures | None, model_type: str | None) -> dict:
     or why they are not kept."""
     if features is not None:
         return features.record()
-    return {"cached": False, "why": NOT_CACHED.get(model_type or "", "not cached for this family")}
+    return {"cached": False, "why": family(model_type).images_not_kept or "not cached for this family"}
 
 
 def install(model: Any, model_type: str | None, max_bytes: int = MAX_BYTES) -> ImageFeatures | None:
     """Cache the image features of `model` (a loaded vision-language model) for the rest of its run; None for a family
-    that is not cached (NOT_CACHED) or has no get_image_features to wrap."""
-    layout = LAYOUTS.get(model_type or "")
+    whose features are not kept (its image_layout is None) or that has no get_image_features to wrap."""
+    layout = family(model_type).image_layout
     if layout is None:
         return None
     inner = getattr(model, "model", None)

@@ -1,6 +1,5 @@
-"""How each model family is prompted: PromptStyle and the table of the vision-language families this leaderboard runs
-(PROMPT_STYLES), and the folding of earlier conversation turns into one text for families without a chat template
-(fold_history, fold_qa_history)."""
+"""How a model family is prompted: PromptStyle (each family's is declared in families.py), and the folding of earlier
+conversation turns into one text for families without a chat template (fold_history, fold_qa_history)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,30 +30,6 @@ class PromptStyle:
 
 
 TEXT_STYLE = PromptStyle()  # text-only causal LMs: the tokenizer's chat template
-
-# The vision-language families this adapter runs (model_type -> style); each has a tiny test model
-# (tests/tiny_models.py). Any other image-text-to-text architecture is refused at submission time.
-PROMPT_STYLES: dict[str, PromptStyle] = {
-    "llava": PromptStyle(),
-    "llava_next": PromptStyle(),
-    "idefics3": PromptStyle(nested_images=True),
-    "smolvlm": PromptStyle(nested_images=True),
-    "qwen2_vl": PromptStyle(),
-    "qwen2_5_vl": PromptStyle(),
-    # No chat template: the prompt is the text; the processor adds the image tokens, BOS and the "\n" that ends
-    # the prefix (token_type_ids 0; what follows is the suffix, 1). Its processor refuses text without an image.
-    "paligemma": PromptStyle(prompt="plain", image_marker=True, mixes=False, text_only="{bos}{text}\n",
-                             max_images=1),
-    # No chat template; the processor puts the query-token placeholders before the text. The model needs pixel
-    # values, so a prompt without an image runs through its language model alone.
-    "blip-2": PromptStyle(prompt="qa", mixes=False, text_only="language_model", max_images=1),
-    "instructblip": PromptStyle(prompt="qa", mixes=False, text_only="language_model", max_images=1),
-}
-
-
-def prompt_style(model_type: str | None) -> PromptStyle:
-    """The family's prompt style (text-only models and unknown types: the chat template, else plain text)."""
-    return PROMPT_STYLES.get(model_type or "", TEXT_STYLE)
 
 
 def chat_role(turn: dict) -> str:

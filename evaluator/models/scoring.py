@@ -3,7 +3,7 @@
 Inputs are model-agnostic: `prompt_inputs` is the processed prompt (batch of 1, image tokens expanded, on the
 model's device, floats in the model's dtype) and `option_ids` holds each option's token ids as a 1-D tensor (what
 follows the prompt). Per-token side inputs (attention_mask, token_type_ids, mm_token_type_ids, ...) are extended
-over the option tokens with SIDE_INPUT_FILL.
+over the option tokens with the family's fill (families.Family.fill).
 
 - `score_reference`: one full forward pass over prompt + option for each option (the plain, trusted path).
 - `score_shared_prefix`: the prompt is encoded once and its KV cache reused for all options (the fast path).
@@ -16,14 +16,18 @@ import inspect
 import torch
 
 from evaluator.models.base import OptionScore
+from evaluator.models.families import LANGUAGE_MODEL, REFERENCE, SIDE_INPUT_FILL, checked_decoders, family
 
-# Per-token side inputs and the value used for appended option tokens (PaliGemma marks its suffix with
-# token_type_ids=1; Qwen2-VL marks text tokens with mm_token_type_ids=0).
-SIDE_INPUT_FILL = {"attention_mask": 1, "token_type_ids": 1, "mm_token_type_ids": 0}
+def model_family(model):
+    """The declared family of a loaded model (or of a BLIP-2 style model's language model)."""
+    config = getattr(model, "config", None)
+    return family(getattr(config, "model_type", None), has_vision=True)
 
 
-def extend_side_inputs(prompt_inputs: dict, option_ids: torch.Tensor) -> dict:
-    """Inputs for prompt + option (batch of 1): input_ids concatenated, per-token side inputs extended."""
+def extend_side_inputs(prompt_inputs: dict, option_ids: torch.Tensor, fill=None) -> dict:
+    """Inputs for prompt + option (batch of 1): input_ids concatenated, per-token side inputs extended (with
+    `fill(key)`, by default SIDE_INPUT_FILL's)."""
+    fill = fill or (lambda key: SIDE_INPUT_FILL.get(key, 0))
     prompt_ids = prompt_inputs["input_ids"][0]
     n_prompt, n_option = prompt_ids.shape[0], option_ids.shape[0]
     inputs = dict(prompt_inputs)
@@ -32,8 +36,8 @@ def extend_side_inputs(prompt_inputs: dict, option_ids: torch.Tensor) -> dict:
         if key == "input_ids" or not torch.is_tensor(value) or value.dim() != 2:
             continue
         if key in SIDE_INPUT_FILL or (value.shape == (1, n_prompt) and key.endswith(("_mask", "_ids"))):
-            fill = torch.full((1, n_option), SIDE_INPUT_FILL.get(key, 0), dtype=value.dtype, device=value.device)
-            inputs[key] = torch.cat([value, fill], dim=1)
+            extra = torch.full((1, n_option), fill(key), dtype=value.dtype, device=value.device)
+            inputs[key] = torch.cat([value, extra], dim=1)
     return inputs
 
 
@@ -44,13 +48,14 @@ def score_reference(model, prompt_inputs: dict, option_ids: list[torch.Tensor]) 
     The option's tokens are found by position: everything before the prompt's processed length is masked out.
     """
     n_prompt = prompt_inputs["input_ids"].shape[1]
+    fill = model_family(model).fill
     scores = []
     for ids in option_ids:
         n_tokens = int(ids.shape[0])
         if n_tokens == 0:
             scores.append(OptionScore(0.0, 0.0, 0))
             continue
-        inputs = extend_side_inputs(prompt_inputs, ids)
+        inputs = extend_side_inputs(prompt_inputs, ids, fill)
         logits = model(**inputs).logits[0].float()
         logprobs = torch.log_softmax(logits[n_prompt - 1:-1], dim=-1)
         total = float(logprobs.gather(1, ids.unsqueeze(1)).sum())
@@ -65,27 +70,14 @@ def score_reference(model, prompt_inputs: dict, option_ids: list[torch.Tensor]) 
 # each option's last token: nothing follows it), whose logits score the remaining tokens. Images are not encoded
 # again: the continuation carries text tokens only.
 #
-# Architectures are let onto this path by model type after tests/test_scoring.py checked that the scores equal the
-# reference path's (within 1e-4 in float32) on tiny models of each family. Everything else falls back to the
-# reference path, for one of these reasons:
-# - untested architectures (a new family is added here once its equality test passes);
+# Families are let onto this path by their declaration (families.py: option_scoring, decoder, attention_layers)
+# after tests/test_scoring.py checked that the scores equal the reference path's (within 1e-4 in float32) on tiny
+# models of each family. Everything else falls back to the reference path, for one of these reasons:
+# - undeclared architectures, and decoders no family was checked with;
 # - encoder-decoder language models (BLIP-2 / InstructBLIP with Flan-T5, ...): the prompt goes to the encoder and the
 #   options are decoded against it, which is another scheme than a decoder-only KV cache;
-# - sliding-window or other non-global attention layers (Gemma 2/3, Mistral, Qwen2 with use_sliding_window, ...):
-#   the cache keeps only the last window and is trimmed as it grows, untested with a repeated batch;
-# - caches holding more than keys and values (linear-attention / SSM state): their recurrent state would have to
-#   be copied per option too, untested.
-
-# Top-level model types checked against the reference path, and the text decoders checked under them.
-SHARED_PREFIX_MODEL_TYPES = frozenset({"llama", "qwen2", "llava", "llava_next", "idefics3", "smolvlm", "qwen2_vl",
-                                       "qwen2_5_vl", "paligemma", "blip-2", "instructblip"})
-SHARED_PREFIX_TEXT_TYPES = frozenset({"llama", "qwen2", "qwen2_vl_text", "qwen2_5_vl_text", "gemma", "opt"})
-# Models with multimodal rotary positions (M-RoPE): text positions after the prompt are shifted by the prompt's
-# rope delta (image tokens take fewer positions than tokens), so the continuation's position ids are given explicitly.
-MROPE_MODEL_TYPES = frozenset({"qwen2_vl", "qwen2_5_vl"})
-# Composite models whose top-level forward always encodes the image and takes no cache: the continuation runs on
-# their language model (a causal LM over the same token embeddings).
-LANGUAGE_MODEL_CONTINUATION_TYPES = frozenset({"blip-2", "instructblip"})
+# - attention layers of a kind not checked with that decoder (a sliding window where only global attention was
+#   checked, linear attention, convolutions): their cache may hold more than keys and values, or trim itself.
 
 DEFAULT_MAX_OPTIONS_PER_BATCH = 16
 
@@ -98,21 +90,23 @@ def _text_config(config):
 
 
 def supports_shared_prefix(model) -> bool:
-    """Whether score_shared_prefix is correct for this architecture (checked against the reference in tests)."""
+    """Whether score_shared_prefix is correct for this model: its family takes the shared prefix, and its text decoder
+    and attention layer kinds were checked against the reference (tests/test_scoring.py)."""
     config = getattr(model, "config", None)
-    model_type = getattr(config, "model_type", None)
-    if model_type not in SHARED_PREFIX_MODEL_TYPES:
+    declared = model_family(model)
+    if declared.option_scoring == REFERENCE:
         return False
-    if model_type in LANGUAGE_MODEL_CONTINUATION_TYPES and not getattr(config, "use_decoder_only_language_model",
-                                                                        True):
+    if declared.continuation == LANGUAGE_MODEL and not getattr(config, "use_decoder_only_language_model", True):
         return False  # an encoder-decoder language model (Flan-T5)
     text = _text_config(config)
-    if getattr(text, "is_encoder_decoder", False) or getattr(text, "model_type", None) not in SHARED_PREFIX_TEXT_TYPES:
+    checked = checked_decoders().get(getattr(text, "model_type", None))
+    if getattr(text, "is_encoder_decoder", False) or checked is None:
         return False
     layer_types = getattr(text, "layer_types", None) or []
-    if any(t != "full_attention" for t in layer_types):
+    if any(kind not in checked for kind in layer_types):
         return False
-    if getattr(text, "use_sliding_window", False) and getattr(text, "sliding_window", None):
+    if ("sliding_attention" not in checked and getattr(text, "use_sliding_window", False)
+            and getattr(text, "sliding_window", None)):
         return False
     return True
 
@@ -126,7 +120,7 @@ def forward_params(module) -> set[str]:
 
 def continuation_module(model):
     """The module that runs the options over the cache: the model itself, or its language model (BLIP-2 style)."""
-    if getattr(model.config, "model_type", None) in LANGUAGE_MODEL_CONTINUATION_TYPES:
+    if model_family(model).continuation == LANGUAGE_MODEL:
         return model.language_model
     return model
 
@@ -232,8 +226,9 @@ def score_shared_prefix(model, prompt_inputs: dict, option_ids: list[torch.Tenso
 
     # 2. The options over that cache, longest first so that each batch pads little.
     continuation = continuation_module(model)
+    declared = model_family(model)
     side_keys = [] if continuation is not model else per_token_keys(prompt_inputs)
-    mrope = getattr(model.config, "model_type", None) in MROPE_MODEL_TYPES
+    mrope = model_family(model).mrope
     after_prompt = int(mrope_starts(model, prompt_inputs)[0]) if mrope else n_prompt
     todo.sort(key=lambda i: -int(option_ids[i].shape[0]))
     step = len(todo) if not max_options_per_batch else max(1, int(max_options_per_batch))
@@ -256,7 +251,7 @@ def score_shared_prefix(model, prompt_inputs: dict, option_ids: list[torch.Tenso
                       "use_cache": True}
             for key in side_keys:
                 value = prompt_inputs[key]
-                inputs[key] = torch.full((k, width), SIDE_INPUT_FILL.get(key, 0), dtype=value.dtype, device=device)
+                inputs[key] = torch.full((k, width), declared.fill(key), dtype=value.dtype, device=device)
             if mrope:
                 positions = torch.arange(after_prompt, after_prompt + width, device=device)
                 inputs["position_ids"] = positions.view(1, 1, -1).expand(3, k, -1)

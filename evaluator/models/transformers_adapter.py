@@ -1,7 +1,8 @@
 """A ModelAdapter over Hugging Face transformers: chat-templated prompts, batched generation, option scoring.
 
 One adapter serves every family; what differs between families (how a prompt is written, how images are handed
-to the processor, what runs a request without an image) lives in one table, PROMPT_STYLES (prompts.py). Which
+to the processor, what runs a request without an image, how options are scored) lives in one table, FAMILIES
+(families.py). Which
 folders load is architectures.py's call; the device, dtype and batch size, devices.py's.
 """
 from __future__ import annotations
@@ -18,13 +19,15 @@ from evaluator.models.architectures import describe_model_folder
 from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore, cut_at_stop, ending
 from evaluator.models.devices import free_cuda_memory, pick_device_dtype, resolve_batch_size, split_across_gpus
 from evaluator.models.generation_cache import WARM_UP_TOKENS, GenerationCache, timed
-from evaluator.models.prompts import PROMPT_STYLES, TEXT_STYLE, chat_role, fold_history, fold_qa_history, prompt_style
+from evaluator.models.families import FAMILIES, family
+from evaluator.models.image_settings import image_settings
+from evaluator.models.prompts import chat_role, fold_history, fold_qa_history
 from evaluator.models.sampling import METHOD as SAMPLING_METHOD
 from evaluator.models.sampling import RowSampler
 
 # What callers read from here, the family table and the helpers of the sibling modules included.
-__all__ = ["PROMPT_STYLES", "TransformersAdapter", "cut_at_stop", "describe_model_folder", "ending", "fold_history",
-           "prompt_style", "resolve_batch_size", "split_across_gpus"]
+__all__ = ["FAMILIES", "TransformersAdapter", "cut_at_stop", "describe_model_folder", "ending", "fold_history",
+           "resolve_batch_size", "split_across_gpus"]
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +45,8 @@ class TransformersAdapter:
         self.revision = revision
         self.has_vision = has_vision
         self.model_type = model_type or getattr(model.config, "model_type", None)
-        self.style = prompt_style(self.model_type) if has_vision else TEXT_STYLE
+        self.family = family(self.model_type, has_vision)
+        self.style = self.family.style
         # May shrink during a run: a batch that runs out of GPU memory is retried at half the size.
         self.batch_size = max(1, int(batch_size))
         # Questions whose options are scored together (score_options_many); halved on out-of-memory as well.
@@ -59,6 +63,8 @@ class TransformersAdapter:
         self.cache = GenerationCache.for_device(generation_cache, self.device, model)
         # each image encoded once per run (None: a family whose features are not the image's alone, or text-only)
         self.image_features = image_features.install(model, self.model_type) if has_vision else None
+        # the processor's own resolution settings, never overridden (recorded as run.image_settings)
+        self.image_settings = image_settings(processor) if has_vision else {}
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -134,7 +140,9 @@ class TransformersAdapter:
             else:
                 text = fold_history(history, request.text)
             marker = self._image_token() * len(request.images) if self.style.image_marker else ""
-            return f"{system}{marker}{text}"
+            prompt = f"{system}{marker}{text}"
+            self._check_placeholders(prompt, len(request.images))
+            return prompt
         messages: list[dict[str, Any]] = []
         if self.has_vision:
             if request.system:
@@ -148,7 +156,19 @@ class TransformersAdapter:
                 messages.append({"role": "system", "content": request.system})
             messages.extend({"role": chat_role(t), "content": str(t.get("content", ""))} for t in history)
             messages.append({"role": "user", "content": request.text})
-        return owner.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        prompt = owner.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        self._check_placeholders(prompt, len(request.images))
+        return prompt
+
+    def _check_placeholders(self, prompt: str, images: int) -> None:
+        """One clear line when the prompt does not carry one image placeholder per image (a template that drops or
+        repeats an image, or a text that holds the placeholder itself), before the processor or the model fails."""
+        attribute = self.family.placeholder if self.has_vision else None
+        placeholder = getattr(self.processor, attribute, None) if attribute else None
+        placeholder = str(getattr(placeholder, "content", placeholder) or "")
+        if placeholder and prompt.count(placeholder) != images:
+            raise ValueError(f"{self.model_id} ({self.model_type}): the prompt carries {prompt.count(placeholder)} "
+                             f"image placeholder(s) {placeholder!r} for {images} image(s)")
 
     def _encode(self, texts: list[str], images: list[list[Any]]) -> dict[str, torch.Tensor]:
         """Tokenize (and process images for) a batch, left-padded, on the model's device.

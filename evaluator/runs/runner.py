@@ -263,8 +263,8 @@ def load_run_model(config: RunConfig, benchmarks: list[Benchmark]):
 def generation_record(model) -> dict:
     """How the model generated, for results.json: run.compile_time_s (the warm-up of the compiled shapes, 0 without
     compile), run.generation_cache (the setting, the path, the shapes compiled, a fallback's reason) and, for a vision
-    model, run.image_features (images encoded and reused, or why its features are not kept); nothing for a served
-    model."""
+    model, run.image_features (images encoded and reused, or why its features are not kept) and run.image_settings
+    (its processor's own resolution settings: image_settings.py); nothing for a served model."""
     cache = getattr(model, "cache", None)
     if cache is None or not callable(getattr(cache, "record", None)):
         return {}
@@ -274,6 +274,7 @@ def generation_record(model) -> dict:
         from evaluator.models.image_features import describe
 
         found["image_features"] = describe(getattr(model, "image_features", None), getattr(model, "model_type", None))
+        found["image_settings"] = dict(getattr(model, "image_settings", None) or {})
     return found
 
 

@@ -1,0 +1,129 @@
+"""The model families this leaderboard runs, one declaration each: FAMILIES (vision-language, by model_type) and
+TEXT_FAMILIES (the text-only causal LMs whose option scoring was checked; any other decoder-only causal LM runs with
+the defaults of TEXT_DEFAULT).
+
+A Family says everything the adapter does differently for it: how it is prompted (its PromptStyle), how its options
+are scored (many questions at once, one question over its prompt's cache, or one forward pass per option), what its
+forward is fed beside input_ids when options are appended, whether its image features are kept for the run and how
+its images split, whether the static KV cache runs for it, and which processor attribute holds the text its chat
+template writes for one image. Each family here has a tiny random-weight model (tests/tiny_models/) that passes the
+family matrix (tests/test_families.py, tests/test_scoring.py); a family is added only with those tests passing. Any
+other image-text-to-text architecture is refused at submission time, and docs/models.md (written by
+tools/families_table.py from this table and transformers' own mapping) says why.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from evaluator.models.prompts import TEXT_STYLE, PromptStyle
+
+# How a family's options are scored (evaluator.models.scoring, evaluator.models.batched_scoring).
+BATCHED = "batched"  # many questions' prompts prefilled together, every option over its question's cache rows
+SHARED = "shared_prefix"  # one question at a time: its prompt encoded once, its options over that cache
+REFERENCE = "reference"  # one full forward pass per option
+
+# What runs the options over the prompt's cache: the whole model, or its language model alone.
+MODEL, LANGUAGE_MODEL = "model", "language_model"
+
+# How a get_image_features call's inputs split into images (evaluator.models.image_features).
+ROWS, GRID = "rows", "grid"
+
+# The fill of a per-token side input over appended option tokens, unless a family says otherwise.
+SIDE_INPUT_FILL = {"attention_mask": 1, "token_type_ids": 0, "mm_token_type_ids": 0}
+
+
+@dataclass(frozen=True)
+class Family:
+    """One model family's facts.
+
+    style:            how it is prompted and fed (prompts.PromptStyle).
+    option_scoring:   BATCHED, SHARED or REFERENCE, the fastest path its tests showed equal to the reference.
+    why_not_batched:  why option_scoring is not BATCHED (said in docs/models.md).
+    decoder:          the model_type of the text decoder its tiny model was checked with (its text_config's); the
+                      shared prefix runs only on checked decoders, whatever family carries them.
+    attention_layers: the kinds of attention layers (a text config's layer_types) checked under the shared prefix.
+    continuation:     "model" (options run through the whole model over the cache) or "language_model" (through
+                      its language model: BLIP-2 style models, whose forward always encodes the image).
+    mrope:            multimodal rotary positions (Qwen-VL): continuation positions come from its own rope index.
+    side_fill:        per-token side inputs whose fill over option tokens differs from SIDE_INPUT_FILL.
+    image_layout:     how its image-encoder calls split into images (ROWS, GRID), None when features are not kept.
+    images_not_kept:  why its image features are not kept (image_layout None).
+    images_scoring_only: why they are kept for option scoring only (its generate encodes images itself).
+    static_cache:     why the static KV cache does not run for it ("": it runs).
+    placeholder:      the processor attribute holding the text its prompt carries once per image (None: the
+                      processor places the image tokens itself).
+    """
+
+    style: PromptStyle = PromptStyle()
+    option_scoring: str = BATCHED
+    why_not_batched: str = ""
+    decoder: str = ""
+    attention_layers: tuple[str, ...] = ("full_attention",)
+    continuation: str = MODEL
+    mrope: bool = False
+    side_fill: dict[str, int] = field(default_factory=dict)
+    image_layout: str | None = None
+    images_not_kept: str = ""
+    images_scoring_only: str = ""
+    static_cache: str = ""
+    placeholder: str | None = "image_token"
+
+    def fill(self, key: str) -> int:
+        """What a per-token side input holds over appended option tokens."""
+        return self.side_fill.get(key, SIDE_INPUT_FILL.get(key, 0))
+
+
+_CROPS = "a prompt's images arrive padded with blank images and split into crops"
+_QUERY_POSITIONS = ("its processor puts the query tokens in front of the left padding (padding in the middle of a "
+                    "row), which moves the rotary distance between them and the text")
+
+# The vision-language families that run (model_type -> Family).
+FAMILIES: dict[str, Family] = {
+    "llava": Family(decoder="llama", image_layout=ROWS),
+    "llava_next": Family(decoder="llama", image_layout=ROWS),
+    "idefics3": Family(PromptStyle(nested_images=True), decoder="llama", images_not_kept=_CROPS),
+    "smolvlm": Family(PromptStyle(nested_images=True), decoder="llama", images_not_kept=_CROPS),
+    "qwen2_vl": Family(decoder="qwen2_vl_text", mrope=True, image_layout=GRID),
+    "qwen2_5_vl": Family(decoder="qwen2_5_vl_text", mrope=True, image_layout=GRID),
+    # No chat template: the prompt is the text; the processor adds the image tokens, BOS and the "\n" that ends
+    # the prefix (token_type_ids 0; what follows is the suffix, 1). Its processor refuses text without an image.
+    "paligemma": Family(PromptStyle(prompt="plain", image_marker=True, mixes=False, text_only="{bos}{text}\n",
+                                    max_images=1),
+                        decoder="gemma", side_fill={"token_type_ids": 1}, image_layout=ROWS),
+    # No chat template; the processor puts the query-token placeholders before the text. The model needs pixel
+    # values, so a prompt without an image runs through its language model alone.
+    "blip-2": Family(PromptStyle(prompt="qa", mixes=False, text_only="language_model", max_images=1),
+                     decoder="opt", continuation=LANGUAGE_MODEL, image_layout=ROWS, placeholder=None,
+                     images_scoring_only="its generate encodes the images itself, not through get_image_features"),
+    "instructblip": Family(PromptStyle(prompt="qa", mixes=False, text_only="language_model", max_images=1),
+                           option_scoring=SHARED, why_not_batched=_QUERY_POSITIONS, decoder="llama",
+                           continuation=LANGUAGE_MODEL, placeholder=None,
+                           images_not_kept=("its Q-Former reads the question beside the image, so the features "
+                                            "are not the image's alone")),
+}
+
+# Text-only causal LMs whose option scoring was checked; any other decoder-only causal LM runs as TEXT_DEFAULT.
+TEXT_FAMILIES: dict[str, Family] = {
+    "llama": Family(TEXT_STYLE, decoder="llama", placeholder=None),
+    "qwen2": Family(TEXT_STYLE, decoder="qwen2", placeholder=None),
+}
+TEXT_DEFAULT = Family(TEXT_STYLE, option_scoring=REFERENCE, placeholder=None,
+                      why_not_batched="its option scoring over a shared prefix is not checked")
+
+
+def family(model_type: str | None, has_vision: bool = True) -> Family:
+    """The family of a model type: a vision-language family, else a checked text family, else TEXT_DEFAULT (text-only
+    models, and any type not declared)."""
+    if has_vision and model_type in FAMILIES:
+        return FAMILIES[model_type]
+    return TEXT_FAMILIES.get(model_type or "", TEXT_DEFAULT)
+
+
+def checked_decoders() -> dict[str, frozenset[str]]:
+    """Text decoder model_type -> the attention layer kinds checked under the shared prefix, over every family whose
+    options take it."""
+    found: dict[str, set[str]] = {}
+    for declared in (*FAMILIES.values(), *TEXT_FAMILIES.values()):
+        if declared.option_scoring != REFERENCE and declared.decoder:
+            found.setdefault(declared.decoder, set()).update(declared.attention_layers)
+    return {decoder: frozenset(layers) for decoder, layers in found.items()}

@@ -1,0 +1,41 @@
+"""Each family added for today's VLMs through the CLI, as a submission runs it: the CURE sample suite by generation and
+the ReForm-Eval sample suite from the tiny model's folder, at --batch-size 1 and 4, give the same details row by row
+(answers, parses and chosen options; option log-likelihoods within tests.test_batch_invariance.OPTION_TOLERANCE per
+token), and results.json records the processor's own image settings."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cli_runs import evaluator_many
+from tests.test_batch_invariance import assert_same_details
+from tests.tiny_models import CLI_FAMILIES
+
+pytestmark = pytest.mark.slow  # two whole sample runs per family through the CLI
+
+
+def _command(folder, out, size: int) -> list[str]:
+    return ["run", "--model", str(folder), "--benchmarks", "cure,reform", "--option", "cure.mode=generation",
+            "--suite", "sample", "--device", "cpu", "--precision", "float32", "--batch-size", str(size),
+            "--images-dir", str(out / "images"), "--out", str(out / f"batch-{size}")]
+
+
+@pytest.mark.parametrize("name", CLI_FAMILIES)
+def test_the_sample_suites_answer_alike_at_batch_1_and_4(tiny_folder, tmp_path, name):
+    folder = tiny_folder(name)
+    done = evaluator_many([_command(folder, tmp_path, size) for size in (1, 4)], tmp_path / "report.json",
+                          timeout=900)
+    for result in done:
+        assert result.returncode == 0, (result.args, result.stderr[-2000:])
+    assert assert_same_details(tmp_path / "batch-1", tmp_path / "batch-4") == ["cure", "reform"]
+    one, four = (json.loads((tmp_path / f"batch-{size}" / "results.json").read_text()) for size in (1, 4))
+    assert (one["run"]["batch_size"], four["run"]["batch_size"]) == (1, 4)
+    for name_ in ("cure", "reform"):
+        assert one["benchmarks"][name_]["scores"] == four["benchmarks"][name_]["scores"]
+        assert one["benchmarks"][name_]["counts"]["items"] > 0
+    settings = one["run"]["image_settings"]
+    saved = json.loads((folder / "preprocessor_config.json").read_text()) if (
+        folder / "preprocessor_config.json").is_file() else {}
+    assert settings and all(saved[key] == value for key, value in settings.items()
+                            if key in saved and not isinstance(value, dict))
