@@ -25,7 +25,7 @@ from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY
 from evaluator.endpoints.limits import limits_from_env
 from evaluator.endpoints.names import is_model_spec, parse_model_spec
 from evaluator.inputs.model_ids import model_id_problem
-from evaluator.models.base import DeviceUnavailable
+from evaluator.models.base import DeviceUnavailable, UnsupportedModelError
 from evaluator.runs.parent_watch import die_with_parent
 
 
@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the one-line reason is the contract; --debug adds the traceback for the log reader
         if args.debug:
             traceback.print_exc()
-        plain = isinstance(exc, (DeviceUnavailable, UsageError)) or type(exc).__name__ in _PLAIN
+        plain = isinstance(exc, (DeviceUnavailable, UsageError, UnsupportedModelError)) or type(exc).__name__ in _PLAIN
         # their message says it all: no type name
         reason = " ".join((str(exc) if plain else f"{type(exc).__name__}: {exc}").split())[:500]
         print(f"error: {reason}", file=sys.stderr, flush=True)

@@ -7,8 +7,9 @@
 - the explorer's view of a run's questions (each card's ItemView: its item table, an opened question's parts,
   the image as the model saw it);
 - the judge for the playground and its grading (each benchmark's Grader returns a typed Verdict);
-- what submission needs to know about a model folder (its architecture, or why it cannot be evaluated) and the
-  one rule for a Hub model id (model_id_problem, which the CLI applies too);
+- what submission needs to know about a model folder (its architecture, or why it cannot be evaluated), the
+  vision-language families that run (model_families; docs/models.md is their table, FAMILIES_TABLE) and the one rule
+  for a Hub model id (model_id_problem, which the CLI applies too);
 - grading a finished run again with another judge (rescore_run);
 - served models: the spec `endpoint:<base url>|<model>` (parse_model_spec, public_url, MODEL_TOKEN_SETTING) and
   how each benchmark of a run was asked (scoring_modes: by generation alone, or also by option likelihood);
@@ -35,17 +36,18 @@ from evaluator.inputs.images import ImageUnavailable
 from evaluator.inputs.model_ids import model_id_problem
 from evaluator.judge import JudgeError, JudgeStalled, judge_id, judge_name, make_judge, parse_judge_spec
 from evaluator.models.base import UnsupportedModelError
+from evaluator.models.family_table import TABLE as FAMILIES_TABLE
 from evaluator.models.generation_cache import CHOICES as GENERATION_CACHES
 from evaluator.runs.details import DETAIL_DTYPES
 from evaluator.runs.parent_watch import PARENT_PID_ENV
 
-__all__ = ["DEFAULT_BENCHMARKS", "architecture_has_vision", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "GENERATION_CACHES", "MODEL_TOKEN_SETTING", "CORRECT",
+__all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "GENERATION_CACHES", "MODEL_TOKEN_SETTING", "CORRECT",
            "COUNT", "DETAIL_DTYPES", "DETAIL_TYPES", "FRACTION", "IMAGE_UNAVAILABLE", "ITEM_COLUMNS", "NUMBER",
            "OUTCOMES", "PARENT_PID_ENV", "PERCENT_KINDS", "RATIO", "Card", "DetailColumn", "Grader", "HubEval",
            "EndpointLimits", "ImageUnavailable", "ItemPart", "ItemView", "JudgeError", "JudgeStalled", "Measure", "Metric", "Option", "Section",
            "Source", "UnsupportedModelError", "Verdict", "benchmark_names", "card", "cards", "describe_model_folder",
            "details_schema", "endpoint_limits", "graders", "hub_eval_problems", "judge_id", "judge_name", "judged_benchmarks",
-           "make_judge", "model_id_problem", "parse_judge_spec", "default_mode", "is_model_spec", "parse_model_spec", "public_url",
+           "make_judge", "model_families", "model_id_problem", "parse_judge_spec", "default_mode", "is_model_spec", "parse_model_spec", "public_url",
            "redact", "rescore_run", "scoring_modes", "shown_name", "sources"]
 
 
@@ -93,6 +95,13 @@ def describe_model_folder(folder: Path | str) -> dict:
     from evaluator.models import describe_model_folder as describe
 
     return describe(folder)
+
+
+def model_families() -> tuple[str, ...]:
+    """The vision-language model types that run, in alphabetical order (FAMILIES_TABLE says why others do not)."""
+    from evaluator.models.families import FAMILIES
+
+    return tuple(sorted(FAMILIES))
 
 
 def architecture_has_vision(architecture: str | None) -> bool | None:

@@ -123,6 +123,10 @@ def test_what_the_configuration_tells_is_said_before_any_model_loads(tiny_llama,
     in the offline cache were said in the library's words, or after the model loaded (up to 38 s). Now each is one
     line of our own, before the device is even chosen."""
     out = str(tmp_path / "out")
+    refused = tmp_path / "glm"
+    refused.mkdir()
+    (refused / "config.json").write_text(json.dumps({"model_type": "glm4v",
+                                                     "architectures": ["Glm4vForConditionalGeneration"]}))
     cases = [
         (["--model", tiny_llama.repo_id, "--revision", tiny_llama.sha, "--benchmarks", "simpleqa"],
          "error: simpleqa needs a judge: set LEADERBOARD_JUDGE or pass --judge"),
@@ -131,6 +135,8 @@ def test_what_the_configuration_tells_is_said_before_any_model_loads(tiny_llama,
          "reform need image input: nothing would run"),
         (["--model", "tiny-org/never-downloaded", "--benchmarks", "cure"],
          "error: tiny-org/never-downloaded is not in this machine's Hugging Face cache"),
+        (["--model", str(refused), "--benchmarks", "cure"],  # an image-text-to-text type that does not run here
+         "error: unsupported architecture Glm4vForConditionalGeneration (model_type 'glm4v'): not yet verified"),
     ]
     said = evaluator_many([["run", *args, "--out", out] for args, _ in cases], tmp_path / "said.json")
     for (args, expected), done in zip(cases, said, strict=True):
@@ -139,6 +145,7 @@ def test_what_the_configuration_tells_is_said_before_any_model_loads(tiny_llama,
         assert "Traceback" not in done.stderr and "Error:" not in last, last  # no library's exception name
         assert "device:" not in done.stdout + done.stderr, done.stdout  # nothing loaded, no device chosen
     assert "HF_HUB_OFFLINE=1" in said[2].stderr and "local model folder" in said[2].stderr
+    assert "the families table, docs/models.md, lists the families that run" in said[3].stderr
 
 
 def test_standalone_worker_runs_the_queue_and_stops_cleanly(settings, store, tiny_llava):

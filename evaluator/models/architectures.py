@@ -9,6 +9,7 @@ from typing import Any
 
 from evaluator.models.base import UnsupportedModelError
 from evaluator.models.families import FAMILIES
+from evaluator.models.family_table import TABLE, refusal
 
 
 def _not_text_generators() -> set[str]:
@@ -48,7 +49,6 @@ def describe_model_folder(folder: Path | str) -> dict[str, Any]:
     if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING_NAMES:
         raise UnsupportedModelError(f"unsupported architecture {architecture or model_type or '?'} "
                                     f"(model_type {model_type!r} is unknown to transformers)")
-    families = ", ".join(sorted(FAMILIES))
     if model_type in FAMILIES:
         text_config = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
         text_type = text_config.get("model_type")
@@ -58,12 +58,15 @@ def describe_model_folder(folder: Path | str) -> dict[str, Any]:
                                         f"model {text_type!r}: only decoder-only language models are run")
         return {"architecture": architecture, "model_type": model_type, "has_vision": True}
     if model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
-        raise UnsupportedModelError(f"unsupported architecture {architecture} (model_type {model_type!r}): the "
-                                    f"vision-language families this leaderboard runs are {families}")
+        category, detail = refusal(model_type)
+        raise UnsupportedModelError(f"unsupported architecture {architecture} (model_type {model_type!r}): "
+                                    f"{category}{f' ({detail})' if detail else ''}; the families table, {TABLE}, "
+                                    "lists the families that run and why others do not")
     if (model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES or model_type in _not_text_generators()
             or config.get("is_encoder_decoder")):
         raise UnsupportedModelError(f"unsupported architecture {architecture} (model_type {model_type!r} is "
-                                    f"neither a decoder-only causal language model nor one of {families})")
+                                    "neither a decoder-only causal language model nor a vision-language family that "
+                                    f"runs here; the families table, {TABLE}, lists those that do)")
     return {"architecture": architecture, "model_type": model_type, "has_vision": False}
 
 

@@ -111,6 +111,8 @@ request will probably start.
 
 DOCS = (("using.md", "Using the Space", "the tabs, signing in, submitting and the API endpoints scripts call"),
         ("benchmarks.md", "The benchmarks", "each benchmark's full suite and where it differs from its reference"),
+        ("models.md", "Model families", "every architecture transformers maps to image-text-to-text: which run "
+         "here, and why each other one is refused"),
         ("cli.md", "The evaluator CLI", "running an evaluation by hand, the model families, GPU and CPU figures"),
         ("deploying.md", "Deploying as a Space", "hardware, storage, secrets, sign-in and every setting"),
         ("jobs.md", "Scaling out with Jobs", "one Hugging Face Job per request, what a run costs, the budget"),
@@ -154,13 +156,34 @@ def proposing_markdown(settings: Settings) -> str:
             "board shows a **PR** link beside a proposed run.")
 
 
-def docs_markdown(space_id: str) -> str:
-    """Where to read more: the docs pages of this Space's repository, linked on the Hub when the Space is known
-    (SPACE_ID), otherwise named by their path in the repository."""
+def doc_link(space_id: str, name: str, title: str) -> str:
+    """A docs page of this Space's repository: linked on the Hub when the Space is known (SPACE_ID), otherwise named
+    by its path in the repository."""
     base = space_url(space_id)
-    lines = [f"- [{title}]({base}/blob/main/docs/{name}): {what}" if base else f"- **{title}** (`docs/{name}`): {what}"
-             for name, title, what in DOCS]
+    return f"[{title}]({base}/blob/main/docs/{name})" if base else f"**{title}** (`docs/{name}`)"
+
+
+def docs_markdown(space_id: str) -> str:
+    """Where to read more: the docs pages of this Space's repository (doc_link)."""
+    lines = [f"- {doc_link(space_id, name, title)}: {what}" for name, title, what in DOCS]
     return "## Read more\nThe pages in this Space's repository go further:\n\n" + "\n".join(lines)
+
+
+def families_sentence(space_id: str) -> str:
+    """Which models run: the vision-language families by model type, text-only models, and where the reasons for
+    every other architecture are (the Submit tab's rules and About say it alike)."""
+    table = doc_link(space_id, api.FAMILIES_TABLE.removeprefix("docs/"), "The families table")
+    families = ", ".join(f"`{name}`" for name in api.model_families())
+    return (f"Vision-language families that run (by `model_type` in config.json): {families}; text-only decoder "
+            f"models run too, and skip the benchmarks that need images. {table} says why every other architecture "
+            "is refused.")
+
+
+def families_markdown(space_id: str) -> str:
+    return "## Model families\n" + families_sentence(space_id) + (
+        " A family runs here only once a tiny model of it has passed every check: loading, prompts with and without "
+        "images, the same answers at any batch size, option scoring by likelihood, the static KV cache and the "
+        "image-features cache. A model that needs remote code is refused, whatever its family.")
 
 
 def _bullets(columns) -> str:
@@ -263,7 +286,8 @@ def about_markdown(settings: Settings) -> str:
         token_price=f" (here: ${format_number(prices[0])} and ${format_number(prices[1])} per million input and "
                     "output tokens)" if prices else " (here it is not)")
     return "\n\n".join([columns_markdown(schema(settings.benchmarks), settings.min_coverage), steps, RECORDED, costs,
-                        model_pages_markdown(settings), docs_markdown(settings.space_id)])
+                        families_markdown(settings.space_id), model_pages_markdown(settings),
+                        docs_markdown(settings.space_id)])
 
 
 def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:

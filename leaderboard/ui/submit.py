@@ -12,6 +12,7 @@ from leaderboard.board.columns import schema
 from leaderboard.board.estimates import estimate
 from leaderboard.board.space_copy import BoardCopy
 from leaderboard.formatting import format_number
+from leaderboard.ui.about import families_sentence
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 from leaderboard.submissions import budget_notes, identity
@@ -107,8 +108,9 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
         return my_requests(settings, store, identity.visitor(settings, profile))
 
     who = gr.Markdown(elem_id="submit-who")
-    gr.Markdown(HELP.format(max_params=format_number(settings.max_params_billions))
-                + (LOCAL_HINT if settings.allow_local_models else ""), elem_id="submit-help")
+    gr.Markdown(HELP.format(max_params=format_number(settings.max_params_billions)) + " "
+                + families_sentence(settings.space_id) + (LOCAL_HINT if settings.allow_local_models else ""),
+                elem_id="submit-help")
     with gr.Row():
         model_id = gr.Textbox(value="", label="Model id", placeholder="org/model-name", max_length=300, scale=3,
                               elem_id="submit-model")
