@@ -328,9 +328,10 @@ def test_an_image_without_its_placeholder_is_one_clear_line(family, name):
 
 # ---- out-of-memory backoff ------------------------------------------------------------------------------------
 
-def test_out_of_memory_backoff_keeps_every_output_in_order(family, monkeypatch):
-    adapter, _ = family("llava")
-    requests = _requests(with_images=True) + _requests(with_images=[False, True, False, True])[:3]
+@pytest.mark.parametrize("name", FAMILIES)
+def test_out_of_memory_backoff_keeps_every_output_in_order(family, name, monkeypatch):
+    adapter, _ = family(name)
+    requests = _requests(with_images=adapter.has_vision) + _requests(with_images=adapter.has_vision)[:3]
     expected = _one_by_one(adapter, requests)
     real_generate = adapter.model.generate
     sizes: list[int] = []

@@ -219,13 +219,15 @@ def test_option_ids_from_the_text_are_the_processors(adapters, family, with_imag
     assert from_text == [ids.tolist() for ids in through_processor]
 
 
-def test_scoring_halves_its_batch_on_out_of_memory(adapters, monkeypatch):
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_scoring_halves_its_batch_on_out_of_memory(adapters, family, monkeypatch):
     import torch
 
-    adapter = adapters(next(iter(FAMILIES)))
-    if not batched_scoring.supports_batched(adapter.model):
-        pytest.skip("the first family scores one question at a time")
-    asks = _many(adapter, with_image=False)
+    adapter = adapters(family)
+    with_image = adapter.has_vision
+    if not batched_scoring.supports_batched(adapter._runner(with_image)):
+        pytest.skip(f"{family} scores one question at a time: no batch to halve")
+    asks = _many(adapter, with_image=with_image)
     want = [adapter.score_options(request, options) for request, options in asks]
     real, sizes = batched_scoring.score_questions, []
 
