@@ -6,8 +6,8 @@ from __future__ import annotations
 import torch
 from transformers.modeling_outputs import BaseModelOutputWithPooling
 
-from evaluator.models.families import GRID, ROWS
-from evaluator.models.image_features import ImageFeatures, install, split_images
+from evaluator.models.families import GRID, ROWS, SIZED_ROWS
+from evaluator.models.image_features import ImageFeatures, install, join_images, split_images
 
 
 class Encoder:
@@ -85,3 +85,22 @@ def test_only_the_families_whose_features_are_the_images_are_cached():
     model = Model()
     features = install(model, "paligemma")
     assert features is not None and model.get_image_features.__wrapped__ is not None
+
+
+def test_images_padded_to_their_batch_are_known_without_the_padding():
+    """SIZED_ROWS (Mistral 3's Pixtral): a batch's images are padded to the largest; each is cut to its image_sizes,
+    so an image padded in one batch and not in another is encoded once, and new images of different sizes are padded
+    again (with zeros) into one call."""
+    small = torch.full((1, 3, 2, 1), 2.0)
+    padded = torch.zeros((2, 3, 2, 3))
+    padded[0, :, :2, :1], padded[1] = small[0], 5.0
+    sizes = torch.tensor([[2, 1], [2, 3]])
+    parts = split_images(SIZED_ROWS, {"pixel_values": padded, "image_sizes": sizes})
+    assert [tuple(p["pixel_values"].shape) for p in parts] == [(1, 3, 2, 1), (1, 3, 2, 3)]
+    assert torch.equal(join_images(parts)["pixel_values"], padded)
+    assert split_images(SIZED_ROWS, {"pixel_values": padded}) is None  # no sizes: not split
+    encoder = Encoder()
+    cached = ImageFeatures(SIZED_ROWS).wrap(encoder.get_image_features)
+    cached(small, image_sizes=torch.tensor([[2, 1]]))
+    out = cached(padded, image_sizes=sizes)
+    assert encoder.seen == [1, 1] and [float(t) for t in out.pooler_output] == [-12.0, -90.0]

@@ -4,10 +4,11 @@ CURE asks several questions of one picture).
 
 transformers 5 encodes a batch's images in one call of the model's `get_image_features` (before the prefill in
 generate, and in forward). ImageFeatures wraps that call on the loaded model: the call's inputs are split into images
-(the family's image_layout, families.py: one row each, or a Qwen2-VL image's patches by its grid), each image is known by a hash of its pixels, only
-the images not seen before are encoded (together, in one call), and the features the language model reads (the
-output's `pooler_output`, one entry per image) are put back together in the call's order. Kept features live on the
-model's device, the least recently used let go past `max_bytes`.
+(the family's image_layout, families.py: one row each, or a Qwen2-VL image's patches by its grid), each image is
+known by a hash of its pixels, only the images not seen before are encoded (together, in one call), and the features
+the language model reads (the output's `pooler_output`, one entry per image, and the per-image outputs the family
+names beside it, image_extras: Qwen3-VL's DeepStack features) are put back together in the call's order. Kept
+features live on the model's device, the least recently used let go past `max_bytes`.
 
 A family without an image_layout is not cached, and its declaration says why (images_not_kept: Idefics3 and SmolVLM,
 whose prompts' images arrive padded with blank images and split into crops; InstructBLIP, whose Q-Former reads the
@@ -17,6 +18,7 @@ untouched.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import inspect
@@ -26,10 +28,15 @@ from typing import Any, Callable
 
 import torch
 
-from evaluator.models.families import GRID, family
+from evaluator.models.families import GRID, SIZED_ROWS, family
 
 MAX_BYTES = 1 << 30  # kept features, at most (on the model's device)
-PER_IMAGE_INPUTS = ("pixel_values", "image_sizes", "image_grid_thw")
+# Per image, split with its rows: Gemma 4's image_position_ids (patch x, y); LLaVA-OneVision's batch_num_images (images
+# per prompt, which decide whether an image is tiled) splits by row only when every prompt has one image (one entry
+# per image, each 1): a call with a prompt of several images does not split, and is the model's own. LFM2-VL's
+# pixel_attention_mask (its padded patches) and spatial_shapes (each row's patch grid) belong to their row (a tile).
+PER_IMAGE_INPUTS = ("pixel_values", "image_sizes", "image_grid_thw", "image_position_ids", "batch_num_images",
+                    "pixel_attention_mask", "spatial_shapes")
 
 
 def _fingerprint(parts: dict[str, torch.Tensor]) -> str:
@@ -60,11 +67,28 @@ def split_images(layout: str, inputs: dict[str, Any]) -> list[dict[str, torch.Te
              and value is not None}
     if any(not torch.is_tensor(v) or v.shape[0] != count for v in extra.values()):
         return None
-    return [{"pixel_values": pixels[i:i + 1], **{n: v[i:i + 1] for n, v in extra.items()}} for i in range(count)]
+    if "batch_num_images" in extra and bool((extra["batch_num_images"] != 1).any()):
+        return None  # its entries count a prompt's images, not a row's: split only when each prompt has one
+    parts = [{"pixel_values": pixels[i:i + 1], **{n: v[i:i + 1] for n, v in extra.items()}} for i in range(count)]
+    if layout == SIZED_ROWS:  # each image without its batch's padding
+        sizes = extra.get("image_sizes")
+        if sizes is None or pixels.dim() != 4 or sizes.dim() != 2:
+            return None
+        for part, (height, width) in zip(parts, sizes.tolist()):
+            part["pixel_values"] = part["pixel_values"][..., :height, :width]
+    return parts
 
 
 def join_images(parts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
-    return {name: torch.cat([part[name] for part in parts]) for name in parts[0]}
+    """The images' inputs as one call's; images of different sizes (SIZED_ROWS) padded with zeros to the largest."""
+    joined = {}
+    for name in parts[0]:
+        tensors = [part[name] for part in parts]
+        if name == "pixel_values" and len({tuple(t.shape[1:]) for t in tensors}) > 1:
+            height, width = max(t.shape[-2] for t in tensors), max(t.shape[-1] for t in tensors)
+            tensors = [torch.nn.functional.pad(t, (0, width - t.shape[-1], 0, height - t.shape[-2])) for t in tensors]
+        joined[name] = torch.cat(tensors)
+    return joined
 
 
 @dataclass
@@ -79,6 +103,9 @@ class ImageFeatures:
     kept_bytes: int = 0
     output_type: type | None = None
     as_list: bool = True  # the pooler output is a list of per-image tensors (else one tensor, a row per image)
+    # outputs beside pooler_output kept per image, each a list (per layer) of per-image splits (Family.image_extras);
+    # with any, a kept entry is (pooler entry, {name: [one tensor per layer]})
+    extras: tuple[str, ...] = ()
 
     def record(self) -> dict:
         return {"cached": True, "encoded": self.encoded, "reused": self.reused}
@@ -88,12 +115,35 @@ class ImageFeatures:
         self.kept.clear()
         self.kept_bytes = 0
 
-    def _keep(self, key: str, entry: torch.Tensor) -> None:
+    def _keep(self, key: str, entry: Any) -> None:
         self.kept[key] = entry
-        self.kept_bytes += entry.numel() * entry.element_size()
+        self.kept_bytes += _nbytes(entry)
         while self.kept_bytes > self.max_bytes and len(self.kept) > 1:
             _, old = self.kept.popitem(last=False)
-            self.kept_bytes -= old.numel() * old.element_size()
+            self.kept_bytes -= _nbytes(old)
+
+    def _with_extras(self, output: Any, pooled: list[torch.Tensor] | None, count: int) -> list | None:
+        """Each image's (pooler entry, {extra: [its split per layer]}); None when an extra does not split so."""
+        if pooled is None:
+            return None
+        found: list[tuple[torch.Tensor, dict]] = [(entry, {}) for entry in pooled]
+        for name in self.extras:
+            layers = getattr(output, name, None)
+            if not isinstance(layers, (list, tuple)) or any(
+                    not isinstance(layer, (list, tuple)) or len(layer) != count for layer in layers):
+                return None
+            for i, (_, extra) in enumerate(found):
+                extra[name] = [layer[i] for layer in layers]
+        return found
+
+    def _output(self, entries: list) -> Any:
+        """The model's output type over the call's entries, in its order."""
+        if not self.extras:
+            return _new_output(self.output_type, pooler_output=entries if self.as_list else torch.cat(entries))
+        pooled = [entry for entry, _ in entries]
+        extras = {name: [tuple(extra[name][layer] for _, extra in entries)
+                         for layer in range(len(entries[0][1][name]))] for name in self.extras}
+        return _new_output(self.output_type, pooler_output=pooled if self.as_list else torch.cat(pooled), **extras)
 
     def _entries(self, output: Any, count: int) -> list[torch.Tensor] | None:
         """The output's pooler entries, one per image; None when it does not split so."""
@@ -125,6 +175,8 @@ class ImageFeatures:
                 rest = {name: value for name, value in named.items() if name not in PER_IMAGE_INPUTS}
                 output = encode(**join_images([parts[keys.index(key)] for key in fresh]), **rest)
                 entries = self._entries(output, len(fresh))
+                if self.extras:
+                    entries = self._with_extras(output, entries, len(fresh))
                 if entries is None:  # not as expected: this call is the model's own, nothing kept
                     return encode(*args, **kwargs)
                 self.output_type = type(output)
@@ -133,9 +185,26 @@ class ImageFeatures:
                     self._keep(key, entry)
             self.encoded += len(fresh)
             self.reused += len(keys) - len(fresh)
-            entries = [found[key] for key in keys]
-            return self.output_type(pooler_output=entries if self.as_list else torch.cat(entries))
+            return self._output([found[key] for key in keys])
         return cached
+
+
+def _new_output(output_type: type, **values: Any) -> Any:
+    """An output of the model's type holding `values`; the fields its type requires besides them are None
+    (TimmWrapper's last_hidden_state, for the towers transformers builds through timm: Gemma 3n, PerceptionLM)."""
+    required = []
+    if dataclasses.is_dataclass(output_type):
+        required = [f.name for f in dataclasses.fields(output_type) if f.name not in values
+                    and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    return output_type(**dict.fromkeys(required), **values)
+
+
+def _nbytes(entry: Any) -> int:
+    """A kept entry's bytes: a tensor, or (pooler entry, {extra: [tensors]})."""
+    if torch.is_tensor(entry):
+        return entry.numel() * entry.element_size()
+    pooled, extras = entry
+    return _nbytes(pooled) + sum(_nbytes(t) for layers in extras.values() for t in layers)
 
 
 def _named(signature: inspect.Signature, args: tuple, kwargs: dict) -> dict[str, Any] | None:
@@ -168,14 +237,15 @@ def describe(features: ImageFeatures | None, model_type: str | None) -> dict:
 def install(model: Any, model_type: str | None, max_bytes: int = MAX_BYTES) -> ImageFeatures | None:
     """Cache the image features of `model` (a loaded vision-language model) for the rest of its run; None for a family
     whose features are not kept (its image_layout is None) or that has no get_image_features to wrap."""
-    layout = family(model_type).image_layout
+    declared = family(model_type)
+    layout = declared.image_layout
     if layout is None:
         return None
     inner = getattr(model, "model", None)
     owner = inner if inner is not None and callable(getattr(inner, "get_image_features", None)) else model
     if not callable(getattr(owner, "get_image_features", None)):
         return None
-    features = ImageFeatures(layout, max_bytes)
+    features = ImageFeatures(layout, max_bytes, extras=declared.image_extras)
     owner.get_image_features = features.wrap(owner.get_image_features)
     if owner is not model and callable(getattr(model, "get_image_features", None)):
         model.get_image_features = owner.get_image_features  # the outer model's delegates: one wrapper for both

@@ -1,8 +1,11 @@
-"""How a model family is prompted: PromptStyle (each family's is declared in families.py), and the folding of earlier
-conversation turns into one text for families without a chat template (fold_history, fold_qa_history)."""
+"""How a model family is prompted: PromptStyle (each family's is declared in families.py), a request's chat messages
+(chat_messages) or, for families without a chat template, its plain text (plain_prompt, folding earlier conversation
+turns into one text: fold_history, fold_qa_history), and the check that a prompt carries one image placeholder per
+image (placeholder_problem)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,8 @@ class PromptStyle:
                    "language_model" (the tokenizer, then the model's language model alone), or a format for the
                    tokenizer such as "{bos}{text}\\n" (what the processor would build around the text; full model).
     max_images:    the most images one prompt may carry (None: no limit).
+    system_text:   "chat" prompts to a vision model: the system message's content is its text, not a list of parts
+                   (a chat template that writes the system content as is, Gemma 4's).
     """
 
     prompt: str = "chat"
@@ -27,6 +32,7 @@ class PromptStyle:
     mixes: bool = True
     text_only: str = "processor"
     max_images: int | None = None
+    system_text: bool = False
 
 
 TEXT_STYLE = PromptStyle()  # text-only causal LMs: the tokenizer's chat template
@@ -62,3 +68,48 @@ def fold_qa_history(history: list[dict], text: str) -> str:
             parts.append(f"Answer: {content}")
     parts.append(f"Question: {text} Answer:")
     return " ".join(parts)
+
+
+def chat_messages(request: Any, style: PromptStyle, has_vision: bool) -> list[dict[str, Any]]:
+    """A request's messages for a chat template: its system message, its earlier turns, then the user turn (for a
+    vision model, its images as {"type": "image"} parts before its text part)."""
+    history = list(getattr(request, "history", None) or [])
+    messages: list[dict[str, Any]] = []
+    if not has_vision:
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.extend({"role": chat_role(t), "content": str(t.get("content", ""))} for t in history)
+        messages.append({"role": "user", "content": request.text})
+        return messages
+    if request.system:
+        system = request.system if style.system_text else [{"type": "text", "text": request.system}]
+        messages.append({"role": "system", "content": system})
+    messages.extend({"role": chat_role(t), "content": [{"type": "text", "text": str(t.get("content", ""))}]}
+                    for t in history)
+    content = [{"type": "image"} for _ in request.images] + [{"type": "text", "text": request.text}]
+    messages.append({"role": "user", "content": content})
+    return messages
+
+
+def plain_prompt(request: Any, style: PromptStyle, image_token: str) -> str:
+    """A family without a chat template: its system text, its image markers (style.image_marker) and the text with
+    the earlier turns folded in ("qa": the question-answer form)."""
+    history = list(getattr(request, "history", None) or [])
+    system = f"{request.system}\n\n" if request.system else ""
+    fold = fold_qa_history if style.prompt == "qa" else fold_history
+    marker = image_token * len(request.images) if style.image_marker else ""
+    return f"{system}{marker}{fold(history, request.text)}"
+
+
+def token_text(owner: Any, attribute: str | None) -> str:
+    """The text of a processor's special token attribute ("" when it has none); BLIP processors hold an AddedToken."""
+    token = getattr(owner, attribute, None) if attribute else None
+    return str(getattr(token, "content", token) or "")
+
+
+def placeholder_problem(prompt: str, placeholder: str, images: int) -> str | None:
+    """Why a prompt does not carry one image placeholder per image (a template that drops or repeats an image, or a
+    text that holds the placeholder itself), or None."""
+    if not placeholder or prompt.count(placeholder) == images:
+        return None
+    return f"the prompt carries {prompt.count(placeholder)} image placeholder(s) {placeholder!r} for {images} image(s)"

@@ -102,13 +102,23 @@ def supports_shared_prefix(model) -> bool:
     checked = checked_decoders().get(getattr(text, "model_type", None))
     if getattr(text, "is_encoder_decoder", False) or checked is None:
         return False
-    layer_types = getattr(text, "layer_types", None) or []
+    layer_types = getattr(text, "layer_types", None) or _inferred_layer_types(text)
     if any(kind not in checked for kind in layer_types):
         return False
     if ("sliding_attention" not in checked and getattr(text, "use_sliding_window", False)
             and getattr(text, "sliding_window", None)):
         return False
     return True
+
+
+def _inferred_layer_types(text) -> list[str]:
+    """The layer kinds of a text config without layer_types, as transformers' caches infer them: a sliding window or
+    attention chunks set on the config apply to every layer (Mistral, Mixtral); none, full attention."""
+    if getattr(text, "sliding_window", None) is not None and getattr(text, "use_sliding_window", True):
+        return ["sliding_attention"]
+    if getattr(text, "attention_chunk_size", None) is not None:
+        return ["chunked_attention"]
+    return []
 
 
 def forward_params(module) -> set[str]:
@@ -137,22 +147,38 @@ def past_key_values(output):
 def rebatched_cache(cache, layer_batch, other_caches):
     """A cache whose batch is made from `cache`'s, `cache` itself left as it is (reused per chunk): each layer's keys
     and values become layer_batch(tensor) (a DynamicCache of DynamicLayers: updates replace a layer's tensors, via
-    torch.cat, rather than write into them, so shallow copies of the layers are enough); any other cache is deep-copied
-    and other_caches(copy) rebatches it in place."""
-    from transformers.cache_utils import DynamicCache, DynamicLayer
+    torch.cat, rather than write into them, so shallow copies of the layers are enough). Linear-attention layers
+    (Qwen3.5's Gated DeltaNet: a conv and a recurrent state per row, which transformers has no batch_repeat_interleave
+    or batch_select_indices for) get fresh copies of layer_batch(state), as their updates write into the states in
+    place. Any other cache is deep-copied and other_caches(copy) rebatches it in place."""
+    from transformers.cache_utils import DynamicCache, DynamicLayer, LinearAttentionLayer
 
-    if isinstance(cache, DynamicCache) and all(type(layer) is DynamicLayer for layer in cache.layers):
+    kinds = (DynamicLayer, LinearAttentionLayer)
+    if isinstance(cache, DynamicCache) and all(type(layer) in kinds for layer in cache.layers):
         rebatched = copy.copy(cache)
         rebatched.layers = []
         for layer in cache.layers:
             layer = copy.copy(layer)
-            if layer.is_initialized and layer.keys is not None and layer.keys.numel():
+            if type(layer) is LinearAttentionLayer:
+                _rebatch_linear_layer(layer, layer_batch)
+            elif layer.is_initialized and layer.keys is not None and layer.keys.numel():
                 layer.keys, layer.values = layer_batch(layer.keys), layer_batch(layer.values)
             rebatched.layers.append(layer)
         return rebatched
     rebatched = copy.deepcopy(cache)
     other_caches(rebatched)
     return rebatched
+
+
+def _rebatch_linear_layer(layer, layer_batch) -> None:
+    """A shallow copy of a LinearAttentionLayer made to hold its own rebatched states (its flag dicts copied too)."""
+    for name, value in list(vars(layer).items()):
+        if isinstance(value, dict):
+            setattr(layer, name, dict(value))
+    for states in (layer.conv_states, layer.recurrent_states):
+        for index, state in states.items():
+            if state is not None:
+                states[index] = layer_batch(state).clone(memory_format=torch.contiguous_format)
 
 
 def _repeat_cache(cache, repeats: int):

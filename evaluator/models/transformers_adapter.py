@@ -21,7 +21,7 @@ from evaluator.models.devices import free_cuda_memory, pick_device_dtype, resolv
 from evaluator.models.generation_cache import WARM_UP_TOKENS, GenerationCache, timed
 from evaluator.models.families import FAMILIES, family
 from evaluator.models.image_settings import image_settings
-from evaluator.models.prompts import chat_role, fold_history, fold_qa_history
+from evaluator.models.prompts import chat_messages, fold_history, placeholder_problem, plain_prompt, token_text
 from evaluator.models.sampling import METHOD as SAMPLING_METHOD
 from evaluator.models.sampling import RowSampler
 
@@ -30,6 +30,15 @@ __all__ = ["FAMILIES", "TransformersAdapter", "cut_at_stop", "describe_model_fol
            "resolve_batch_size", "split_across_gpus"]
 
 log = logging.getLogger(__name__)
+
+
+def _joined_tiles(enc: Any) -> dict[str, torch.Tensor]:
+    """A processor's unstacked output as tensors (Family.ragged_tiles): the padded text inputs as they are, and the
+    pixel values one row per tile, (tiles, 1, channels, height, width), every image's tiles in the batch's order: what
+    the model makes of (images, tiles, ...) when they stack."""
+    out = {key: torch.as_tensor(value) for key, value in enc.items() if key != "pixel_values"}
+    out["pixel_values"] = torch.cat([torch.as_tensor(image) for image in enc["pixel_values"]]).unsqueeze(1)
+    return out
 
 
 class TransformersAdapter:
@@ -120,55 +129,26 @@ class TransformersAdapter:
         owner = self.processor if self.has_vision else self.tokenizer
         return owner if getattr(owner, "chat_template", None) else None
 
-    def _image_token(self) -> str:
-        token = getattr(self.processor, "image_token", None) or "<image>"
-        return str(getattr(token, "content", token))  # BLIP processors hold an AddedToken
-
     def build_prompt(self, request: GenerationRequest) -> str:
-        """The prompt text as sent: the model's chat template with a generation prompt, or the family's plain form."""
+        """The prompt text as sent: the model's chat template with a generation prompt, or the family's plain form;
+        ValueError, one line, for more images than the family takes or a prompt whose image placeholders do not match
+        its images."""
         if request.images and not self.has_vision:
             raise ValueError(f"{self.model_id} is a text-only model and cannot take images")
         if self.style.max_images is not None and len(request.images) > self.style.max_images:
             raise ValueError(f"{self.model_id} ({self.model_type}) takes at most {self.style.max_images} image(s) "
                              f"per prompt, got {len(request.images)}")
         owner = self._chat_template_owner()
-        history = list(getattr(request, "history", None) or [])
         if owner is None:
-            system = f"{request.system}\n\n" if request.system else ""
-            if self.style.prompt == "qa":
-                text = fold_qa_history(history, request.text)
-            else:
-                text = fold_history(history, request.text)
-            marker = self._image_token() * len(request.images) if self.style.image_marker else ""
-            prompt = f"{system}{marker}{text}"
-            self._check_placeholders(prompt, len(request.images))
-            return prompt
-        messages: list[dict[str, Any]] = []
-        if self.has_vision:
-            if request.system:
-                messages.append({"role": "system", "content": [{"type": "text", "text": request.system}]})
-            messages.extend({"role": chat_role(t), "content": [{"type": "text", "text": str(t.get("content", ""))}]}
-                            for t in history)
-            content = [{"type": "image"} for _ in request.images] + [{"type": "text", "text": request.text}]
-            messages.append({"role": "user", "content": content})
+            prompt = plain_prompt(request, self.style, token_text(self.processor, "image_token") or "<image>")
         else:
-            if request.system:
-                messages.append({"role": "system", "content": request.system})
-            messages.extend({"role": chat_role(t), "content": str(t.get("content", ""))} for t in history)
-            messages.append({"role": "user", "content": request.text})
-        prompt = owner.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        self._check_placeholders(prompt, len(request.images))
+            prompt = owner.apply_chat_template(chat_messages(request, self.style, self.has_vision),
+                                               add_generation_prompt=True, tokenize=False)
+        placeholder = token_text(self.processor, self.family.placeholder) if self.has_vision else ""
+        problem = placeholder_problem(prompt, placeholder, len(request.images))
+        if problem:
+            raise ValueError(f"{self.model_id} ({self.model_type}): {problem}")
         return prompt
-
-    def _check_placeholders(self, prompt: str, images: int) -> None:
-        """One clear line when the prompt does not carry one image placeholder per image (a template that drops or
-        repeats an image, or a text that holds the placeholder itself), before the processor or the model fails."""
-        attribute = self.family.placeholder if self.has_vision else None
-        placeholder = getattr(self.processor, attribute, None) if attribute else None
-        placeholder = str(getattr(placeholder, "content", placeholder) or "")
-        if placeholder and prompt.count(placeholder) != images:
-            raise ValueError(f"{self.model_id} ({self.model_type}): the prompt carries {prompt.count(placeholder)} "
-                             f"image placeholder(s) {placeholder!r} for {images} image(s)")
 
     def _encode(self, texts: list[str], images: list[list[Any]]) -> dict[str, torch.Tensor]:
         """Tokenize (and process images for) a batch, left-padded, on the model's device.
@@ -187,8 +167,11 @@ class TransformersAdapter:
                 image_arg = [list(row) for row in images]
             else:
                 image_arg = [img for row in images for img in row]
-            enc = self.processor(text=texts, images=image_arg, return_tensors="pt", padding=True,
-                                 add_special_tokens=add_special)
+            ragged = has_images and self.family.ragged_tiles
+            enc = self.processor(text=texts, images=image_arg, return_tensors=None if ragged else "pt",
+                                 padding=True, add_special_tokens=add_special)
+            if ragged:
+                enc = _joined_tiles(enc)
         elif self.has_vision and text_only != "language_model":  # a format around the text, e.g. PaliGemma's
             wrapped = [text_only.format(bos=bos or "", text=t) for t in texts]
             enc = self.tokenizer(wrapped, return_tensors="pt", padding=True, add_special_tokens=False,
