@@ -27,6 +27,9 @@ MODEL, LANGUAGE_MODEL = "model", "language_model"
 
 # How a get_image_features call's inputs split into images (evaluator.models.image_features).
 ROWS, GRID = "rows", "grid"
+# One row per image, padded to the largest image of its batch: each row is cut to its image_sizes (height, width)
+# before it is known and encoded (Pixtral's tower reads only that part), so an image is the same in any batch.
+SIZED_ROWS = "sized_rows"
 
 # The fill of a per-token side input over appended option tokens, unless a family says otherwise.
 SIDE_INPUT_FILL = {"attention_mask": 1, "token_type_ids": 0, "mm_token_type_ids": 0}
@@ -46,12 +49,19 @@ class Family:
                       its language model: BLIP-2 style models, whose forward always encodes the image).
     mrope:            multimodal rotary positions (Qwen-VL): continuation positions come from its own rope index.
     side_fill:        per-token side inputs whose fill over option tokens differs from SIDE_INPUT_FILL.
-    image_layout:     how its image-encoder calls split into images (ROWS, GRID), None when features are not kept.
+    image_layout:     how its image-encoder calls split into images (ROWS, GRID, SIZED_ROWS), None when features
+                      are not kept.
     images_not_kept:  why its image features are not kept (image_layout None).
+    image_extras:     outputs of its get_image_features besides pooler_output that hold features per image, one
+                      split by image per layer (Qwen3-VL's deepstack_features): kept with each image.
     images_scoring_only: why they are kept for option scoring only (its generate encodes images itself).
     static_cache:     why the static KV cache does not run for it ("": it runs).
     placeholder:      the processor attribute holding the text its prompt carries once per image (None: the
                       processor places the image tokens itself).
+    ragged_tiles:     its processor gives each image the number of tiles its shape calls for, and images whose
+                      counts differ do not stack into one tensor: the pixel values are asked for unstacked and every
+                      tile becomes a row of its own (the model encodes its tiles one by one, in order, whichever
+                      image they come from), so the kept features are the tiles'.
     """
 
     style: PromptStyle = PromptStyle()
@@ -64,9 +74,11 @@ class Family:
     side_fill: dict[str, int] = field(default_factory=dict)
     image_layout: str | None = None
     images_not_kept: str = ""
+    image_extras: tuple[str, ...] = ()
     images_scoring_only: str = ""
     static_cache: str = ""
     placeholder: str | None = "image_token"
+    ragged_tiles: bool = False
 
     def fill(self, key: str) -> int:
         """What a per-token side input holds over appended option tokens."""
@@ -100,6 +112,49 @@ FAMILIES: dict[str, Family] = {
                            continuation=LANGUAGE_MODEL, placeholder=None,
                            images_not_kept=("its Q-Former reads the question beside the image, so the features "
                                             "are not the image's alone")),
+    # DeepStack: its language model also reads each image's features from the vision layers it names.
+    "qwen3_vl": Family(decoder="qwen3_vl_text", mrope=True, image_layout=GRID,
+                       image_extras=("deepstack_features",)),
+    # Its text model mixes Gated DeltaNet linear-attention layers (a conv and a recurrent state per row, no keys and
+    # values) with full-attention ones.
+    "qwen3_5": Family(decoder="qwen3_5_text", attention_layers=("linear_attention", "full_attention"), mrope=True,
+                      image_layout=GRID),
+    # Its images become tiles (a thumbnail beside them), each encoded alone: the kept features are the tiles'.
+    "internvl": Family(decoder="qwen3", image_layout=ROWS),
+    # A prompt's only image is tiled, one among several is not (the processor's batch_num_images): images go to the
+    # processor one list per prompt, and features are kept from calls whose prompts have one image each.
+    "llava_onevision": Family(PromptStyle(nested_images=True), decoder="qwen2", image_layout=ROWS),
+    # Mistral text with a sliding window over every layer (no layer_types: transformers infers sliding_attention).
+    "idefics2": Family(decoder="mistral", attention_layers=("sliding_attention",),
+                       images_not_kept=("its features come back per prompt, all its images together, from images "
+                                        "padded to the batch's largest and to its most images per prompt")),
+    # Its processor matches each prompt's images to its placeholders (one list per prompt); its text model mixes
+    # sliding-window layers (whose cache keeps only the window) with global ones.
+    "gemma3": Family(PromptStyle(nested_images=True), decoder="gemma3_text",
+                     attention_layers=("sliding_attention", "full_attention"), image_layout=ROWS),
+    # As Gemma 3; its chat template writes the system message's content as is (a string, not a list of parts).
+    "gemma4": Family(PromptStyle(nested_images=True, system_text=True), decoder="gemma4_text",
+                     attention_layers=("sliding_attention", "full_attention"), image_layout=ROWS),
+    # Its processor pads a batch's images to the largest one (image_sizes says each one's size).
+    "mistral3": Family(decoder="mistral", image_layout=SIZED_ROWS),
+    # Its text model mixes sliding-window and global attention layers; its images become crops (a thumbnail beside
+    # them when there are several), each encoded alone: the kept features are the crops'.
+    "aya_vision": Family(decoder="cohere2", attention_layers=("sliding_attention", "full_attention"),
+                         image_layout=ROWS),
+    # Its text model mixes short-convolution layers with attention ones: the convolution zeroes padded positions
+    # before it reads them, and its cache (the last 3 positions' inputs per row) is rebatched like keys and values.
+    # Its processor takes a list of images per prompt; an image's tiles are its rows, each with its patch mask and
+    # grid (pixel_attention_mask, spatial_shapes).
+    "lfm2_vl": Family(PromptStyle(nested_images=True), decoder="lfm2", attention_layers=("full_attention", "conv"),
+                      image_layout=ROWS),
+    # Its text model mixes sliding-window and global attention layers, the last ones reading the keys and values of
+    # the earlier ones (KV sharing).
+    "gemma3n": Family(decoder="gemma3n_text", attention_layers=("sliding_attention", "full_attention"),
+                      image_layout=ROWS),
+    # Its chat template writes the system message's content as is (a string, not parts); its images are tiled by
+    # shape (a thumbnail and the tiles), so a batch's images may carry different numbers of tiles: the kept features
+    # are the tiles'.
+    "perception_lm": Family(PromptStyle(system_text=True), decoder="llama", image_layout=ROWS, ragged_tiles=True),
 }
 
 # Text-only causal LMs whose option scoring was checked; any other decoder-only causal LM runs as TEXT_DEFAULT.

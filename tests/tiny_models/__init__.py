@@ -14,6 +14,11 @@ from tests.tiny_models.classic import (build_tiny_blip2, build_tiny_idefics3, bu
                                        build_tiny_qwen2_vl, build_tiny_smolvlm)
 from tests.tiny_models.common import (CHAT_TEMPLATE, IDEFICS3_TOKENS, SENTENCES, _save, _token_ids, _tokenizer,
                                       chat_template)
+from tests.tiny_models.gemma import build_tiny_gemma3, build_tiny_gemma4
+from tests.tiny_models.mixed import build_tiny_aya_vision, build_tiny_lfm2_vl, build_tiny_mistral3
+from tests.tiny_models.qwen import build_tiny_qwen3_5, build_tiny_qwen3_vl
+from tests.tiny_models.tiles import build_tiny_idefics2, build_tiny_internvl, build_tiny_llava_onevision
+from tests.tiny_models.timm_towers import build_tiny_gemma3n, build_tiny_perception_lm
 
 # family name -> builder. Tests parametrised over families read this; a new family is one builder + one line.
 FAMILIES = {
@@ -28,14 +33,28 @@ FAMILIES = {
     "instructblip": build_tiny_instructblip,
     "llama": build_tiny_llama,
     "qwen2": build_tiny_qwen2,
+    "qwen3_vl": build_tiny_qwen3_vl,
+    "qwen3_5": build_tiny_qwen3_5,
+    "internvl": build_tiny_internvl,
+    "llava_onevision": build_tiny_llava_onevision,
+    "idefics2": build_tiny_idefics2,
+    "gemma3": build_tiny_gemma3,
+    "gemma4": build_tiny_gemma4,
+    "mistral3": build_tiny_mistral3,
+    "aya_vision": build_tiny_aya_vision,
+    "lfm2_vl": build_tiny_lfm2_vl,
+    "gemma3n": build_tiny_gemma3n,
+    "perception_lm": build_tiny_perception_lm,
 }
 # The text-only families among them (no processor, no images).
 TEXT_ONLY = frozenset({"llama", "qwen2"})
 # The families checked through the CLI as well (tests/test_family_cli.py): those added for today's VLMs (the 2023-24
-# ones are checked there by tests/test_batch_invariance.py's tiny LLaVA and by bench/batch_drift.py).
-CLI_FAMILIES: tuple[str, ...] = ("llava",)
+# ones are checked there by tests/test_batch_invariance.py's tiny LLaVA and by bench/batch_drift.py), the slowest
+# first so that the test workers start on them.
+CLI_FAMILIES: tuple[str, ...] = ("gemma4", "gemma3n", "qwen3_5", "gemma3", "mistral3", "perception_lm", "internvl",
+                                 "qwen3_vl", "llava_onevision", "aya_vision", "lfm2_vl", "idefics2")
 
-__all__ = ["CHAT_TEMPLATE", "CLI_FAMILIES", "FAMILIES", "IDEFICS3_TOKENS", "SENTENCES", "TEXT_ONLY", "_save", "_token_ids",
-           "_tokenizer", "build_tiny_blip2", "build_tiny_idefics3", "build_tiny_instructblip", "build_tiny_llama",
-           "build_tiny_llava", "build_tiny_llava_next", "build_tiny_paligemma", "build_tiny_qwen2",
-           "build_tiny_qwen2_5_vl", "build_tiny_qwen2_vl", "build_tiny_smolvlm", "chat_template"]
+__all__ = ["CHAT_TEMPLATE", "CLI_FAMILIES", "FAMILIES", "IDEFICS3_TOKENS", "SENTENCES", "TEXT_ONLY", "_save",
+           "_token_ids", "_tokenizer", "build_tiny_blip2", "build_tiny_idefics3", "build_tiny_instructblip",
+           "build_tiny_llama", "build_tiny_llava", "build_tiny_llava_next", "build_tiny_paligemma",
+           "build_tiny_qwen2", "build_tiny_qwen2_5_vl", "build_tiny_qwen2_vl", "build_tiny_smolvlm", "chat_template"]
