@@ -158,7 +158,8 @@ def test_prompt_styles(family, name):
         assert adapter.build_prompt(GenerationRequest("What colour?", images=[_image("red", (40, 30))])) == with_image
     assert adapter.build_prompt(GenerationRequest("What colour?")) == without
     assert families.family("paligemma").style.prompt == "plain" and families.family("blip-2").style.prompt == "qa"
-    assert families.family("llama").style == families.family(None).style and families.family("llama").style.prompt == "chat"
+    llama = families.family("llama")
+    assert llama.style == families.family(None).style and llama.style.prompt == "chat"
     if adapter.style.max_images == 1:  # a clear error before any work, not a shape mismatch in the model
         two = GenerationRequest("What colour?", images=[_image("red", (40, 30))] * 2)
         with pytest.raises(ValueError, match="at most 1 image"):
@@ -309,6 +310,49 @@ def test_the_declaration_is_what_runs(family, name):
         saved = adapter.processor.image_processor.to_dict()  # what preprocessor_config.json holds
         shown = {key: value for key, value in adapter.image_settings.items() if key in saved}
         assert shown and all(saved[key] == value for key, value in shown.items() if not isinstance(value, dict))
+
+
+@pytest.mark.parametrize("name", VLMS)
+def test_prompts_with_several_images(family, name):
+    """Prompts of two images of different shapes beside prompts of one and of none: the same answers and option
+    scores alone and in one batch (a family that takes one image per prompt refuses two, in one line)."""
+    adapter, _ = family(name)
+    base = _requests(with_images=[True, True, False, True])
+    two = [_image("purple", (48, 20)), _image("orange", (20, 44))]
+    asked = [replace(base[0], images=[*two]), base[1], base[2], replace(base[3], images=[two[1], two[0]])]
+    if adapter.style.max_images == 1:
+        with pytest.raises(ValueError, match="takes at most 1 image"):
+            adapter.generate(asked[:1])
+        return
+    assert adapter.generate(asked) == _one_by_one(adapter, asked)
+    options = [" A", " red", " The ball is red."]
+    try:
+        adapter.scoring_batch_size = 1
+        alone = adapter.score_options_many([(r, options) for r in asked])
+    finally:
+        adapter.scoring_batch_size = 4
+    together = adapter.score_options_many([(r, options) for r in asked])
+    worst = max(abs(a.sum_logprob - b.sum_logprob) for xs, ys in zip(alone, together) for a, b in zip(xs, ys))
+    assert worst <= OPTION_DRIFT.get(name, 1e-5)
+
+
+def test_the_settings_recorded_are_those_the_processor_applies(tmp_path):
+    """InternVL's processor tiles at every call whatever its image processor was saved with: the record says what
+    runs (tiles), not what the file says."""
+    import shutil
+
+    from evaluator.models.image_settings import image_settings
+    from tests.tiny_models import FAMILIES as BUILDERS
+    from transformers import AutoProcessor
+
+    folder = BUILDERS["internvl"](tmp_path / "internvl")
+    config = json.loads((folder / "processor_config.json").read_text())
+    config["image_processor"]["crop_to_patches"] = False
+    (folder / "processor_config.json").write_text(json.dumps(config))
+    processor = AutoProcessor.from_pretrained(folder)
+    assert processor.image_processor.crop_to_patches is False
+    assert image_settings(processor)["crop_to_patches"] is True
+    shutil.rmtree(folder)
 
 
 @pytest.mark.parametrize("name", VLMS)

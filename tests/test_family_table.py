@@ -84,3 +84,9 @@ def test_the_submit_tab_and_about_list_the_families_and_link_the_table(settings,
     link = "[The families table](https://huggingface.co/spaces/org/space/blob/main/docs/models.md)"
     assert link in help_text(known) and link in about_markdown(known)
     assert "[Model families](https://huggingface.co/spaces/org/space/blob/main/docs/models.md)" in about_markdown(known)
+
+
+def test_the_readme_counts_the_families_that_run():
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    assert f"It runs {len(FAMILIES)} vision-language families" in readme
+    assert "(docs/models.md)" in readme

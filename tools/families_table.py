@@ -51,8 +51,10 @@ def page() -> str:
         "over its prompt's cache, or one forward pass per option.",
         "- **Images**: whether each image's vision-tower output is kept for the run (an image shown again is not "
         "encoded again).",
-        "- **On a GPU**: how generation keeps its KV cache there: a static cache with a compiled decode step, a "
-        "static cache not compiled, or the dynamic cache.",
+        "- **On a GPU**: how generation keeps its KV cache there: a static cache with a compiled decode step (where "
+        "transformers declares the model compilable in one graph), a static cache not compiled, or the dynamic "
+        "cache. On the CPU every family runs the static cache uncompiled in the tests; a compile that fails on a GPU "
+        "falls back to the dynamic cache for the rest of the run and the results say why.",
         "",
         "| model type | class | options | images | on a GPU |",
         "| --- | --- | --- | --- | --- |",
