@@ -36,6 +36,7 @@ def chat_template(image_placeholder: str = "<image>") -> str:
 CHAT_TEMPLATE = chat_template("<image>")
 
 BOS, EOS, PAD, UNK = "<s>", "</s>", "<pad>", "<unk>"
+TEMPLATES = Path(__file__).resolve().parent / "templates"  # the newer families' chat templates
 
 # Special tokens per family (what the real processors look for).
 IDEFICS3_TOKENS = ["<fake_token_around_image>", "<image>", "<global-img>", "<end_of_utterance>"]
@@ -49,20 +50,36 @@ VISION = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_att
               patch_size=8)
 
 
-def _tokenizer(extra_special: list[str], template: str | None = CHAT_TEMPLATE, bos: str = BOS):
-    """A byte-level BPE (vocab ~400) trained on SENTENCES, wrapped as a PreTrainedTokenizerFast."""
+def _tokenizer(extra_special: list[str], template: str | None = CHAT_TEMPLATE, bos: str | None = BOS, *,
+               eos: str = EOS, pad: str = PAD, unk: str = UNK, named: dict[str, str] | None = None):
+    """A byte-level BPE (vocab ~400) trained on SENTENCES, wrapped as a PreTrainedTokenizerFast, with the family's
+    padding, BOS (None: none), end and unknown tokens and its special tokens. `named` (attribute -> token, e.g.
+    {"image_token": "<image>"}) are special tokens the processor reads by attribute (tokenizer.image_token,
+    .image_token_id); the other extra_special ones are plain special tokens."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
-    tok = Tokenizer(models.BPE(unk_token=UNK))
+    named = dict(named or {})
+    own = [token for token in (pad, bos, eos, unk) if token]
+    special = list(dict.fromkeys([*named.values(), *extra_special]))
+    tok = Tokenizer(models.BPE(unk_token=unk))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=[PAD, BOS, EOS, UNK, *extra_special],
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=list(dict.fromkeys([*own, *special])),
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator(SENTENCES, trainer=trainer)
     kwargs = {"chat_template": template} if template else {}
-    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=bos, eos_token=EOS, pad_token=PAD,
-                                   unk_token=UNK, extra_special_tokens=extra_special, **kwargs)
+    wrapped = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=bos, eos_token=eos, pad_token=pad,
+                                      unk_token=unk, extra_special_tokens=named or special, **kwargs)
+    if named:  # the rest of the special tokens, not read by name
+        rest = [token for token in special if token not in named.values() and token not in own]
+        wrapped.add_special_tokens({"additional_special_tokens": rest})
+    return wrapped
+
+
+def family_template(model_type: str) -> str:
+    """A family's chat template, as stored in templates/<model_type>.jinja (its builder says where it comes from)."""
+    return (TEMPLATES / f"{model_type}.jinja").read_text(encoding="utf-8")
 
 
 def _token_ids(tokenizer) -> dict:

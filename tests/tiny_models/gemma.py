@@ -12,24 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.tiny_models.common import BOS, EOS, PAD, UNK, _tokenizer
+from tests.tiny_models.common import _tokenizer, family_template
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 SLIDING_WINDOW = 8  # tokens: the tests' prompts are longer, so every sliding layer drops keys from its cache
-
-
-def _template(name: str) -> str:
-    return (TEMPLATES / f"{name}.jinja").read_text()
-
-
-def _named_tokenizer(named: dict[str, str], others: list[str], template: str):
-    """The shared BPE tokenizer with `named` special tokens as attributes (tokenizer.boi_token, .image_token_id, ...:
-    what the Gemma processors read) and `others` as plain special tokens (turn markers)."""
-    from transformers import PreTrainedTokenizerFast
-
-    base = _tokenizer([*named.values(), *others], template=None)
-    return PreTrainedTokenizerFast(tokenizer_object=base.backend_tokenizer, bos_token=BOS, eos_token=EOS,
-                                   pad_token=PAD, unk_token=UNK, extra_special_tokens=named, chat_template=template)
 
 
 def _save_randomized(folder: Path, model_class, config, processor, constant: tuple[str, ...] = ()) -> Path:
@@ -71,8 +56,8 @@ def build_tiny_gemma3(folder: Path) -> Path:
     from transformers import (Gemma3Config, Gemma3ForConditionalGeneration, Gemma3ImageProcessor, Gemma3Processor,
                               Gemma3TextConfig, SiglipVisionConfig)
 
-    template = _template("gemma3")
-    tokenizer = _named_tokenizer(GEMMA3_TOKENS, GEMMA3_TURNS, template)
+    template = family_template("gemma3")
+    tokenizer = _tokenizer(GEMMA3_TURNS, template, named=GEMMA3_TOKENS)
     image_processor = Gemma3ImageProcessor(size={"height": 20, "width": 20}, do_pan_and_scan=False)
     processor = Gemma3Processor(image_processor=image_processor, tokenizer=tokenizer, image_seq_length=4,
                                 chat_template=template)
@@ -127,8 +112,8 @@ def build_tiny_gemma4(folder: Path) -> Path:
                               Gemma4ImageProcessor, Gemma4Processor, Gemma4TextConfig, Gemma4VideoProcessor,
                               Gemma4VisionConfig)
 
-    template = _template("gemma4")
-    tokenizer = _named_tokenizer(GEMMA4_TOKENS, [GEMMA4_VIDEO], template)
+    template = family_template("gemma4")
+    tokenizer = _tokenizer([GEMMA4_VIDEO], template, named=GEMMA4_TOKENS)
     patches = dict(patch_size=GEMMA4_PATCH, pooling_kernel_size=GEMMA4_POOLING, max_soft_tokens=GEMMA4_SOFT_TOKENS)
     processor = Gemma4Processor(feature_extractor=Gemma4AudioFeatureExtractor(),
                                 image_processor=Gemma4ImageProcessor(**patches),

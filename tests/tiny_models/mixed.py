@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.tiny_models.common import SENTENCES, _save
+from tests.tiny_models.common import _save, _token_ids, _tokenizer, family_template
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 # Mistral's control tokens (its tekken vocabulary has them at fixed ids; the processor and template use these).
 MISTRAL_TOKENS = ["[INST]", "[/INST]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[IMG]", "[IMG_BREAK]", "[IMG_END]"]
@@ -30,36 +29,6 @@ LFM2_VL_MAX_TILES = 4
 LFM2_VL_TOKENS = ["<|im_start|>", "<|im_end|>", "<image>", "<|image_start|>", "<|image_end|>", "<|img_thumbnail|>",
                   *[f"<|img_row_{r}_col_{c}|>" for r in range(1, LFM2_VL_MAX_TILES + 1)
                     for c in range(1, LFM2_VL_MAX_TILES + 1)]]
-
-
-def _template(model_type: str) -> str:
-    return (TEMPLATES / f"{model_type}.jinja").read_text()
-
-
-def _family_tokenizer(bos: str, eos: str, pad: str, unk: str, special: list[str], template: str, **named):
-    """A byte-level BPE (vocab ~400) trained on SENTENCES with the family's own BOS / EOS / padding / unknown tokens
-    and special tokens, wrapped as a PreTrainedTokenizerFast; `named` are the special tokens the processor reads by
-    attribute (e.g. image_token="<image>")."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    bpe = Tokenizer(models.BPE(unk_token=unk))
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=[pad, bos, eos, unk, *special],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    bpe.train_from_iterator(SENTENCES, trainer=trainer)
-    extra = dict(named) if named else list(special)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token=bos, eos_token=eos, pad_token=pad,
-                                        unk_token=unk, extra_special_tokens=extra, chat_template=template)
-    if named:  # the rest of the special tokens, not read by name
-        tokenizer.add_special_tokens({"additional_special_tokens": [t for t in special if t not in named.values()]})
-    return tokenizer
-
-
-def _token_ids(tokenizer) -> dict:
-    return dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-                pad_token_id=tokenizer.pad_token_id)
 
 
 # ---- Mistral 3 (Mistral Small 3.1 / 3.2) --------------------------------------------------------------------------
@@ -81,8 +50,8 @@ def build_tiny_mistral3(folder: Path) -> Path:
     from transformers import (MistralConfig, Mistral3Config, Mistral3ForConditionalGeneration, PixtralImageProcessor,
                               PixtralProcessor, PixtralVisionConfig)
 
-    template = _template("mistral3")
-    tokenizer = _family_tokenizer("<s>", "</s>", "<pad>", "<unk>", MISTRAL_TOKENS, template)
+    template = family_template("mistral3")
+    tokenizer = _tokenizer(MISTRAL_TOKENS, template, bos="<s>", eos="</s>", pad="<pad>", unk="<unk>")
     image_processor = PixtralImageProcessor(size={"longest_edge": 36}, patch_size={"height": 6, "width": 6})
     processor = PixtralProcessor(image_processor=image_processor, tokenizer=tokenizer, patch_size=6,
                                  spatial_merge_size=2, chat_template=template)
@@ -117,8 +86,9 @@ def build_tiny_aya_vision(folder: Path) -> Path:
     from transformers import (AyaVisionConfig, AyaVisionForConditionalGeneration, AyaVisionProcessor, Cohere2Config,
                               GotOcr2ImageProcessor, SiglipVisionConfig)
 
-    template = _template("aya_vision")
-    tokenizer = _family_tokenizer("<BOS_TOKEN>", "<|END_OF_TURN_TOKEN|>", "<PAD>", "<UNK>", AYA_TOKENS, template)
+    template = family_template("aya_vision")
+    tokenizer = _tokenizer(AYA_TOKENS, template, bos="<BOS_TOKEN>", eos="<|END_OF_TURN_TOKEN|>", pad="<PAD>",
+                           unk="<UNK>")
     image_processor = GotOcr2ImageProcessor(size={"height": 64, "width": 64}, crop_to_patches=True, min_patches=1,
                                             max_patches=AYA_MAX_PATCHES)
     processor = AyaVisionProcessor(image_processor=image_processor, tokenizer=tokenizer, patch_size=8, img_size=64,
@@ -155,11 +125,11 @@ def build_tiny_lfm2_vl(folder: Path) -> Path:
     from transformers import (Lfm2Config, Lfm2VlConfig, Lfm2VlForConditionalGeneration, Lfm2VlImageProcessor,
                               Lfm2VlProcessor, Siglip2VisionConfig)
 
-    template = _template("lfm2_vl")
+    template = family_template("lfm2_vl")
     named = dict(image_token="<image>", image_start_token="<|image_start|>", image_end_token="<|image_end|>",
                  image_thumbnail_token="<|img_thumbnail|>")
-    tokenizer = _family_tokenizer("<|startoftext|>", "<|im_end|>", "<|pad|>", "<|unk|>",
-                                  [t for t in LFM2_VL_TOKENS if t != "<|im_end|>"], template, **named)
+    tokenizer = _tokenizer([t for t in LFM2_VL_TOKENS if t != "<|im_end|>"], template, bos="<|startoftext|>",
+                           eos="<|im_end|>", pad="<|pad|>", unk="<|unk|>", named=named)
     image_processor = Lfm2VlImageProcessor(encoder_patch_size=4, downsample_factor=4, tile_size=32,
                                            min_image_tokens=1, max_image_tokens=4, min_tiles=2,
                                            max_tiles=LFM2_VL_MAX_TILES, use_thumbnail=True)

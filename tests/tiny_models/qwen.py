@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.tiny_models.common import SENTENCES, _save
+from tests.tiny_models.common import SENTENCES, _save, _token_ids, family_template
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 # What Qwen's tokenizers carry: <|endoftext|> (padding), the ChatML turn markers (<|im_end|> ends an answer) and the
 # vision markers the processor and the model look for.
@@ -17,10 +16,6 @@ QWEN_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>"
                "<|video_pad|>"]
 # Qwen3.5's tokenizer also has the thinking markers (ordinary added tokens there, not special ones).
 THINK_TOKENS = ["<think>", "</think>"]
-
-
-def _template(model_type: str) -> str:
-    return (TEMPLATES / f"{model_type}.jinja").read_text()
 
 
 def _qwen_tokenizer(tokenizer_class, template: str, added: list[str] = ()):
@@ -45,10 +40,6 @@ def _qwen_tokenizer(tokenizer_class, template: str, added: list[str] = ()):
     if added:
         tokenizer.add_tokens(list(added))
     return tokenizer
-
-
-def _token_ids(tokenizer) -> dict:
-    return dict(bos_token_id=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
 
 
 def _vision_ids(tokenizer) -> dict:
@@ -91,7 +82,7 @@ def build_tiny_qwen3_vl(folder: Path) -> Path:
     """
     import transformers as tf
 
-    template = _template("qwen3_vl")
+    template = family_template("qwen3_vl")
     tokenizer = _qwen_tokenizer(tf.Qwen2Tokenizer, template)
     processor = _processor(tokenizer, template)
     text = dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=37, num_hidden_layers=2,
@@ -118,7 +109,7 @@ def build_tiny_qwen3_5(folder: Path) -> Path:
     """
     import transformers as tf
 
-    template = _template("qwen3_5")
+    template = family_template("qwen3_5")
     tokenizer = _qwen_tokenizer(tf.Qwen3_5Tokenizer, template, THINK_TOKENS)
     processor = _processor(tokenizer, template)
     text = dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=37, num_hidden_layers=2,

@@ -7,24 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.tiny_models.common import BOS, EOS, PAD, UNK, _save, _token_ids, _tokenizer
+from tests.tiny_models.common import BOS, EOS, PAD, UNK, _save, _token_ids, _tokenizer, family_template
 
-TEMPLATES = Path(__file__).with_name("templates")
 CHATML = ["<|im_start|>", "<|im_end|>"]
-
-
-def _template(model_type: str) -> str:
-    return (TEMPLATES / f"{model_type}.jinja").read_text().rstrip("\n")
-
-
-def _named_tokenizer(named: dict[str, str], others: list[str], template: str, eos: str = EOS, bos: str | None = BOS):
-    """The shared byte-level BPE with the family's special tokens, `named` ones also as tokenizer attributes
-    (tokenizer.start_image_token, ..., as the real tokenizer_config.json's extra_special_tokens give them)."""
-    from transformers import PreTrainedTokenizerFast
-
-    base = _tokenizer([*named.values(), *others], template=None)
-    return PreTrainedTokenizerFast(tokenizer_object=base._tokenizer, bos_token=bos, eos_token=eos, pad_token=PAD,
-                                   unk_token=UNK, extra_special_tokens=named, chat_template=template)
 
 
 # ---- InternVL -------------------------------------------------------------------------------------------------
@@ -46,7 +31,7 @@ def build_tiny_internvl(folder: Path) -> Path:
     (src/transformers/models/internvl/convert_internvl_weights_to_hf.py), which the -hf checkpoints carry."""
     import transformers as tf
 
-    tokenizer = _named_tokenizer(INTERNVL_TOKENS, CHATML, _template("internvl"), eos="<|im_end|>", bos=None)
+    tokenizer = _tokenizer(CHATML, family_template("internvl"), bos=None, eos="<|im_end|>", named=INTERNVL_TOKENS)
     tile = 32
     image_processor = tf.GotOcr2ImageProcessor(size={"height": tile, "width": tile}, crop_to_patches=True,
                                                min_patches=1, max_patches=12, image_mean=[0.485, 0.456, 0.406],
@@ -55,7 +40,7 @@ def build_tiny_internvl(folder: Path) -> Path:
                                                 image_mean=[0.485, 0.456, 0.406], image_std=[0.229, 0.224, 0.225])
     processor = tf.InternVLProcessor(image_processor=image_processor, tokenizer=tokenizer,
                                      video_processor=video_processor, image_seq_length=16,
-                                     chat_template=_template("internvl"))
+                                     chat_template=family_template("internvl"))
     vision = tf.InternVLVisionConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                                      intermediate_size=128, image_size=tile, patch_size=4, hidden_act="quick_gelu",
                                      use_absolute_position_embeddings=True)
@@ -85,8 +70,8 @@ def build_tiny_llava_onevision(folder: Path) -> Path:
     carry."""
     import transformers as tf
 
-    tokenizer = _named_tokenizer({"image_token": "<image>", "video_token": "<video>"}, CHATML,
-                                 _template("llava_onevision"), eos="<|im_end|>", bos=None)
+    tokenizer = _tokenizer(CHATML, family_template("llava_onevision"), bos=None, eos="<|im_end|>",
+                           named={"image_token": "<image>", "video_token": "<video>"})
     tile = 16
     pinpoints = [[tile * rows, tile * cols] for rows in range(1, 7) for cols in range(1, 7)]
     size = {"height": tile, "width": tile}
@@ -97,7 +82,7 @@ def build_tiny_llava_onevision(folder: Path) -> Path:
     processor = tf.LlavaOnevisionProcessor(image_processor=image_processor, tokenizer=tokenizer,
                                            video_processor=video_processor, num_image_tokens=(tile // 8) ** 2,
                                            vision_feature_select_strategy="full", vision_aspect_ratio="anyres_max_9",
-                                           chat_template=_template("llava_onevision"))
+                                           chat_template=family_template("llava_onevision"))
     vision = tf.SiglipVisionConfig(image_size=tile, patch_size=8, hidden_size=32, num_hidden_layers=2,
                                    num_attention_heads=4, intermediate_size=37, vision_use_head=False)
     text = tf.Qwen2Config(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=37, num_hidden_layers=2,
@@ -132,7 +117,7 @@ def build_tiny_idefics2(folder: Path) -> Path:
     import transformers as tf
     from tokenizers import processors
 
-    template = _template("idefics2")
+    template = family_template("idefics2")
     base = _tokenizer(IDEFICS2_TOKENS, template=None)
     bos_id = base.convert_tokens_to_ids(BOS)
     base._tokenizer.post_processor = processors.TemplateProcessing(single=f"{BOS} $A", pair=f"{BOS} $A {BOS} $B",

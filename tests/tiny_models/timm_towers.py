@@ -6,13 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.tiny_models.common import _save, _tokenizer
+from tests.tiny_models.common import _save, _tokenizer, family_template
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
-
-
-def _template(name: str) -> str:
-    return (TEMPLATES / f"{name}.jinja").read_text(encoding="utf-8")
 
 
 def _named_tokenizer(trained: list[str], named: dict[str, str], template: str, **special: str):
@@ -70,7 +65,7 @@ def build_tiny_gemma3n(folder: Path) -> Path:
              "eoi_token": "<end_of_image>", "image_token": "<image_soft_token>",  # the vision vocabulary
              "eoa_token": "<end_of_audio>", "audio_token": "<audio_soft_token>"}  # the audio vocabulary
     tokenizer = _named_tokenizer(["<start_of_turn>", "<end_of_turn>", "<start_of_image>", "<start_of_audio>"],
-                                 named, _template("gemma3n"))
+                                 named, family_template("gemma3n"))
     ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in named.items()}
     vision_offset, audio_offset = ids["eoi_token"], ids["eoa_token"]
     assert ids["image_token"] == vision_offset + 1 and ids["audio_token"] == audio_offset + 1 == len(tokenizer) - 1
@@ -81,7 +76,7 @@ def build_tiny_gemma3n(folder: Path) -> Path:
     feature_extractor = tf.Gemma3nAudioFeatureExtractor(feature_size=32, sampling_rate=16_000, dither=0.0)
     processor = tf.Gemma3nProcessor(feature_extractor=feature_extractor, image_processor=image_processor,
                                     tokenizer=tokenizer, image_seq_length=GEMMA3N_SOFT_TOKENS, audio_seq_length=4,
-                                    chat_template=_template("gemma3n"))
+                                    chat_template=family_template("gemma3n"))
 
     text = tf.Gemma3nTextConfig(
         vocab_size=len(tokenizer), vocab_size_per_layer_input=vision_offset, hidden_size=16,
@@ -148,7 +143,7 @@ def build_tiny_perception_lm(folder: Path) -> Path:
 
     named = {"image_token": "<|image|>", "video_token": "<|video|>"}
     tokenizer = _named_tokenizer(["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
-                                  "<|eot_id|>"], named, _template("perception_lm"),
+                                  "<|eot_id|>"], named, family_template("perception_lm"),
                                  bos_token="<|begin_of_text|>", eos_token="<|eot_id|>", pad_token="<|end_of_text|>")
     size = {"height": PLM_TILE, "width": PLM_TILE}
     image_processor = tf.PerceptionLMImageProcessor(vision_input_type="thumb+tile", tile_size=PLM_TILE,
@@ -157,7 +152,7 @@ def build_tiny_perception_lm(folder: Path) -> Path:
     video_processor = tf.PerceptionLMVideoProcessor(size=size)
     processor = tf.PerceptionLMProcessor(video_processor=video_processor, image_processor=image_processor,
                                          tokenizer=tokenizer, patch_size=14, pooling_ratio=2,
-                                         chat_template=_template("perception_lm"))
+                                         chat_template=family_template("perception_lm"))
     text = dict(model_type="llama", vocab_size=len(tokenizer), hidden_size=32, intermediate_size=37,
                 num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=512,
                 tie_word_embeddings=False, bos_token_id=tokenizer.bos_token_id,
