@@ -243,3 +243,38 @@ def test_scoring_halves_its_batch_on_out_of_memory(adapters, family, monkeypatch
     assert sizes[:3] == [3, 1, 1] and adapter.scoring_batch_size == 1  # halved, then nothing skipped
     for g, w in zip(got, want):
         _assert_close(g, w)
+
+
+@pytest.mark.parametrize("family,with_image", CASES)
+def test_an_option_scores_as_generation_reads_it(adapters, family, with_image):
+    """Option scoring against generation: the model's own greedy continuation, scored as an option by its token ids
+    (one forward pass, over the prompt's cache, and batched where the family is), has the log-likelihood generate
+    computed for it step by step. A side input filled wrongly over the option (token types, positions) would move
+    it."""
+    import torch
+
+    adapter = adapters(family)
+    if with_image and not adapter.has_vision:
+        pytest.skip(f"{family} is a text-only model")
+    request = _request(adapter, with_image)
+    prompt = adapter.build_prompt(request)
+    inputs = _unless_image_needed(family, with_image, lambda: adapter._cast(adapter._encode([prompt],
+                                                                                          [request.images])))
+    runner = adapter._runner(with_image)
+    with torch.inference_mode():
+        out = runner.generate(**inputs, max_new_tokens=5, do_sample=False, temperature=None, top_k=None, top_p=None,
+                              output_logits=True, return_dict_in_generate=True,
+                              pad_token_id=adapter.tokenizer.pad_token_id)
+    new = out.sequences[0, inputs["input_ids"].shape[1]:]
+    steps = [torch.log_softmax(logits[0].float(), dim=-1)[token] for logits, token in zip(out.logits, new)]
+    generated = float(sum(steps))
+    ids = new.to(inputs["input_ids"].device)
+    reference = scoring.score_reference(runner, inputs, [ids])[0]
+    assert reference.n_tokens == len(new) > 0
+    assert math.isclose(reference.sum_logprob, generated, rel_tol=0, abs_tol=TOLERANCE), (reference, generated)
+    if adapter.scoring_path == "shared_prefix" and scoring.supports_shared_prefix(runner):
+        shared = scoring.score_shared_prefix(runner, inputs, [ids, ids[:1]])[0]
+        assert math.isclose(shared.sum_logprob, generated, rel_tol=0, abs_tol=TOLERANCE), (shared, generated)
+    if adapter.scoring_path == "shared_prefix" and batched_scoring.supports_batched(runner):
+        batched = batched_scoring.score_questions(runner, inputs, [[ids.tolist(), ids[:2].tolist()]])[0][0]
+        assert math.isclose(batched.sum_logprob, generated, rel_tol=0, abs_tol=TOLERANCE), (batched, generated)
