@@ -205,14 +205,17 @@ def test_unsupported_architecture_is_refused(settings, store, hub_cache):
     refused(outcome, store, "frobnicator", "support")
 
 
-@pytest.mark.parametrize("model_type, architecture", [("mllama", "MllamaForConditionalGeneration"),
-                                                     ("bert", "BertForMaskedLM")])
+@pytest.mark.parametrize("model_type, architecture, why", [
+    ("mllama", "MllamaForConditionalGeneration", "not yet verified"),  # its reason, and where the table is
+    ("bert", "BertForMaskedLM", "neither a decoder-only causal language model")])
 def test_a_known_architecture_without_an_adapter_is_refused_at_submission(settings, store, hub_cache, model_type,
-                                                                        architecture):
-    """transformers knows these, but the evaluator has no tested adapter path: refused now, not mid-run."""
+                                                                        architecture, why):
+    """transformers knows these, but the evaluator has no tested adapter path: refused now, not mid-run, with the
+    reason and the families table named."""
     make_repo(hub_cache, f"known-{model_type}", config=dict(LLAMA_CONFIG, model_type=model_type,
                                                             architectures=[architecture]))
-    refused(submit(settings, store, f"test-org/known-{model_type}"), store, "unsupported architecture", architecture)
+    refused(submit(settings, store, f"test-org/known-{model_type}"), store, "unsupported architecture", architecture,
+            why, "docs/models.md")
 
 
 def test_architecture_check_without_the_evaluator(settings, store, hub_cache, monkeypatch):
