@@ -384,8 +384,7 @@ def test_stored_answers_of_finished_runs_load_into_the_candidate_box(store, serv
     page.wait_for_function("() => document.querySelector('#judge-gold textarea, #judge-gold input').value === '206'")
 
     runs = page.locator("#judge-run-pick input").first
-    runs.click()
-    page.get_by_role("option").filter(has_text="org/answers-bones").filter(visible=True).first.click()
+    _choose_when_listed(page, runs, "org/answers-bones")  # listed once the page load's runs have come
     page.wait_for_function(
         "() => document.querySelector('#judge-candidate textarea, #judge-candidate input').value === '<b>206</b> bones'")
     page.locator("#judge-run-note").get_by_text("Loaded the stored answer").wait_for(state="visible")
