@@ -65,6 +65,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="how generate keeps its KV cache: auto (static with a compiled decode step on a GPU, dynamic "
                      "on the CPU), static (static everywhere; compiled on a GPU) or dynamic; a model whose static "
                      "cache or compile fails falls back to dynamic for the run, and says so")
+    run.add_argument("--thinking", default="auto", choices=["auto", "on", "off"],
+                     help="for a model whose chat template takes an enable_thinking switch: auto (the template's "
+                     "default), on or off; recorded in results.json (run.thinking)")
+    run.add_argument("--thinking-budget", type=int, default=None, metavar="TOKENS",
+                     help="tokens a thinking model may spend on its thought, on top of each benchmark's answer "
+                     "budget (default: LEADERBOARD_THINKING_BUDGET, else 4096); a reply whose thought runs past it has no answer and is counted")
     run.add_argument("--compile-cache", default=None, metavar="DIR",
                      help="keep PyTorch's compiled code in DIR for the next run (default: PyTorch's own, in /tmp)")
     run.add_argument("--images-dir", default=None, help="image download cache (default: <out>/../cache/images)")
@@ -118,8 +124,23 @@ def _config(args: argparse.Namespace):
                      images_dir=images_dir, sources=_pairs(args.source, "--source"),
                      options=_pairs(args.option, "--option"), request=request,
                      responses=Path(args.responses) if args.responses else None,
-                     generation_cache=args.generation_cache,
+                     generation_cache=args.generation_cache, thinking=args.thinking,
+                     thinking_budget=_thinking_budget(args.thinking_budget),
                      compile_cache=Path(args.compile_cache) if args.compile_cache else None)
+
+
+def _thinking_budget(value: int | None) -> int:
+    """--thinking-budget, at least 0 (default: LEADERBOARD_THINKING_BUDGET, else 4096; a bad setting is one line)."""
+    from evaluator.models.thinking import default_budget
+
+    if value is None:
+        try:
+            return default_budget()
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    if value < 0:
+        raise UsageError(f"--thinking-budget must be 0 or more tokens, got {value}")
+    return value
 
 
 def _request_model(request: dict) -> tuple[str, str | None]:

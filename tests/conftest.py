@@ -27,6 +27,10 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0) >= (os.cpu_count() or 1
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 for _var in [v for v in os.environ if v.startswith("LEADERBOARD_")]:
     os.environ.pop(_var)
+# A random-weight model whose template opens a thought seldom closes it: every reply would run the whole thinking
+# budget (4,096 tokens by default). Tests run with a small one (the CLI's subprocesses too); tests of the default
+# itself remove this.
+os.environ["LEADERBOARD_THINKING_BUDGET"] = "8"
 # Bytecode is kept between sessions, in a folder of its own outside the checkout, even where the machine sets
 # PYTHONDONTWRITEBYTECODE: without it every session rewrote the asserts of every test file again (about 20 s of each
 # worker's collection on 2 cores) and every subprocess compiled the project again.

@@ -71,6 +71,10 @@ cut at the first `stop` string (finish_reason "stop") or after `max_tokens` whit
 (finish_reason "length"), `usage` with prompt/completion/total tokens, `model` = `served_id` (default: the served
 name; transformers serve answers `<folder>@main`), optional SSE when `stream: true`.
 `GET /v1/models` lists the model (vLLM's ModelCard shape); `GET /health` answers 200 with an empty body (vLLM).
+With `reasoning_parser=True` it answers as vLLM started with `--reasoning-parser deepseek_r1` (vllm/reasoning/
+deepseek_r1_reasoning_parser.py): the text up to `</think>` (a leading `<think>` dropped) goes to
+`message.reasoning_content`, the rest to `content`; a text without `</think>` (cut off in its thought) is all
+reasoning, with `content` null.
 
 Faults (`Fault`, from a list indexed by the chat request's arrival number, or a callable `(index, body) -> Fault |
 None`) come before any check, as a proxy or rate limiter in front of a server would: a status with an error body
@@ -204,7 +208,7 @@ class StandInServer:
                  strict_fields: bool = False, answer: Callable[[list, dict], str] | None = None,
                  faults: list[Fault | None] | Callable[[int, dict], Fault | None] | None = None,
                  latency: float = 0.0, max_stop: int | None = None, legacy_errors: bool = False,
-                 image_tokens: int = 16, user: str = "ada"):
+                 image_tokens: int = 16, user: str = "ada", reasoning_parser: bool = False):
         self.model = model
         self.served_id = served_id or model
         self.token = token
@@ -219,6 +223,7 @@ class StandInServer:
         self.legacy_errors = legacy_errors
         self.image_tokens = image_tokens
         self.user = user
+        self.reasoning_parser = reasoning_parser
         self.requests: list[Recorded] = []
         self.max_inflight = 0
         self.inflight = 0
@@ -468,8 +473,11 @@ class StandInServer:
         for index in range(n):
             text, finish, tokens = self._choice_text(body)
             completion_tokens += tokens
-            choices.append({"index": index, "message": {"role": "assistant", "content": text, "tool_calls": []},
-                            "logprobs": None, "finish_reason": finish, "stop_reason": None})
+            message = {"role": "assistant", "content": text, "tool_calls": []}
+            if self.reasoning_parser:
+                message.update(_parsed_reasoning(text))
+            choices.append({"index": index, "message": message, "logprobs": None, "finish_reason": finish,
+                            "stop_reason": None})
         prompt_tokens = self._prompt_tokens(body, images)
         return {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
                 "model": self.served_id, "choices": choices,
@@ -641,6 +649,16 @@ class StandInServer:
                 self.close_connection = True
 
         return Handler
+
+
+def _parsed_reasoning(text: str) -> dict:
+    """What vLLM's deepseek_r1 reasoning parser makes of a reply: reasoning_content up to </think>, content after it
+    (None when the reply never closed its thought)."""
+    body = text[len("<think>"):] if text.startswith("<think>") else text
+    if "</think>" not in body:
+        return {"reasoning_content": body, "content": None}
+    thought, _, answer = body.partition("</think>")
+    return {"reasoning_content": thought, "content": answer or None}
 
 
 def image_data_url(image, fmt: str = "PNG") -> str:

@@ -210,6 +210,18 @@ class DetailColumn:
     description: str
 
 
+# A generated answer's thought (evaluator.models.thinking; the executor writes them): every benchmark that generates
+# declares these columns after its "prediction", which then holds the answer alone.
+THOUGHT_COLUMNS = (
+    DetailColumn("reasoning", STRING, "A thinking model's thought, written before its answer between its thought "
+                 "markers and kept apart from it (the prediction holds the answer alone); empty when the reply had "
+                 "none; null for a model without thought markers or an answer not generated."),
+    DetailColumn("reasoning_tokens", INT, "Tokens the reply spent on its thought, its markers included (null where "
+                 "not counted)."),
+    DetailColumn("thought_unclosed", BOOL, "The reply ended inside its thought (its token budget ran out, or it "
+                 "stopped before closing it): it has no answer, and nothing is read from the thought."),
+)
+
 HUB_EVAL_SCALES = ("percent", "fraction")
 
 

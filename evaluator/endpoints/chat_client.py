@@ -57,11 +57,28 @@ class ChatError(RuntimeError):
         self.answer = answer  # what the endpoint answered, in a few words ("HTTP 404: ..."), for one-line reports
 
 
+REASONING_FIELDS = ("reasoning_content", "reasoning")  # where a reasoning parser (vLLM, SGLang) puts the thought
+
+
+def reasoning_of(message: dict) -> str | None:
+    """The thought a server sent apart from the answer (reasoning_content, or newer vLLM's reasoning), or None."""
+    for key in REASONING_FIELDS:
+        value = message.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
 def completion_body(body: bytes | str) -> dict:
-    """A chat-completion body as a dict whose first choice has text content; NotACompletion when it is not one."""
+    """A chat-completion body as a dict whose first choice has text content; NotACompletion when it is not one. A
+    reply whose content is null beside a thought sent apart (reasoning_content: it ended inside its thought) has
+    empty content."""
     try:
         data = json.loads(body)
-        content = data["choices"][0]["message"].get("content")
+        message = data["choices"][0]["message"]
+        content = message.get("content")
+        if content is None and reasoning_of(message) is not None:
+            message["content"] = content = ""
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         raise NotACompletion("a reply that is not a chat completion") from None
     if not isinstance(content, str):

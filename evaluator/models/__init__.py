@@ -40,7 +40,8 @@ def resolve_model_folder(source: str, revision: str | None = None) -> tuple[Path
 
 
 def load_model(source: str, revision: str | None = None, precision: str = "auto", batch_size: int | str = 4,
-               device: str | None = None, generation_cache: str = "auto") -> ModelAdapter:
+               device: str | None = None, generation_cache: str = "auto", thinking_asked: str = "auto",
+               thinking_budget: int | None = None) -> ModelAdapter:
     """Load a Hub model (`org/name`, at `revision`) or a local folder behind the ModelAdapter interface.
 
     device: "cuda" or "cpu" (evaluator.models.devices.resolve_device's choice); None: CUDA when available.
@@ -50,10 +51,14 @@ def load_model(source: str, revision: str | None = None, precision: str = "auto"
     GPU memory is retried at half the size, and later batches keep the smaller size (adapter.batch_size).
     generation_cache: "auto" (a static KV cache with a compiled decode step on CUDA, the dynamic cache elsewhere),
     "static" (static everywhere, compiled on CUDA) or "dynamic" (evaluator.models.generation_cache).
+    thinking_asked: a chat template's enable_thinking switch: "auto" (its default), "on" or "off"; thinking_budget:
+    tokens a thinking model may spend on its thought beyond each benchmark's budget (evaluator.models.thinking).
     Raises UnsupportedModelError ("unsupported architecture ...", "needs remote code") before loading weights.
     """
     from evaluator.models.transformers_adapter import TransformersAdapter
 
     folder, resolved = resolve_model_folder(source, revision)
+    budget = {} if thinking_budget is None else {"thinking_budget": thinking_budget}
     return TransformersAdapter.from_folder(folder, model_id=source, revision=resolved, precision=precision,
-                                           batch_size=batch_size, device=device, generation_cache=generation_cache)
+                                           batch_size=batch_size, device=device, generation_cache=generation_cache,
+                                           thinking_asked=thinking_asked, **budget)

@@ -26,15 +26,21 @@ class GenerationRequest:
 class GenerationResult:
     """One completion and how it ended.
 
+    text: the answer, what benchmarks parse (a thinking model's thought taken out, evaluator.models.thinking).
     n_tokens: new tokens the model generated for it (up to its end-of-sequence token, not counting it); None when
     the adapter does not say. hit_limit: it stopped because it reached max_new_tokens, not at its end-of-sequence
     token or a stop string (so the text may be cut off mid-sentence); None when the adapter does not say.
+    thought: the reasoning a thinking model wrote before its answer (None: the reply had none); thought_tokens: the
+    tokens it spent on it (None: unsaid); thought_unclosed: the reply ended inside its thought, so it has no answer.
     """
 
     text: str
     n_tokens: int | None = None
     hit_limit: bool | None = None
     prompt_tokens: int | None = None  # tokens of the prompt as the model read it (a served model's usage); None: unsaid
+    thought: str | None = None
+    thought_tokens: int | None = None
+    thought_unclosed: bool = False
 
 
 @dataclass

@@ -33,16 +33,22 @@ from typing import Any, Callable
 
 from PIL import Image
 
-from evaluator.endpoints.chat_client import ChatClient, ChatError
+from evaluator.endpoints.chat_client import ChatClient, ChatError, reasoning_of
 from evaluator.endpoints.limits import Limits, limits_from_env
 from evaluator.endpoints.names import MODEL_TOKEN_SETTING, Endpoint, parse_model_spec, public_url
 from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore, cut_at_stop
+from evaluator.models import thinking
 from evaluator.models.prompts import chat_role
 
 AUTO_IN_FLIGHT = 8  # --batch-size auto: requests in flight at once
 TIMEOUT_S = 300.0  # per socket operation; the whole call is bounded by evaluator.endpoints.limits
 PROBE_TEXT = "Reply with the word OK."
 _NOT_A_VISION_REFUSAL = (401, 403, 404, 408, 409, 429)  # an image request refused for these is not about images
+
+
+SERVED_DECODING = ("The endpoint's: each request sends the benchmark's temperature (0: greedy), max_tokens (plus the "
+                   "thinking budget when thinking is on), a seed per item and repeat, and its stop strings; any other "
+                   "decoding setting is the server's own.")
 
 
 class ServedError(RuntimeError):
@@ -80,7 +86,8 @@ class ServedAdapter:
 
     def __init__(self, base_url: str, model: str, token: str | None = None, *, batch_size: int = AUTO_IN_FLIGHT,
                  timeout: float = TIMEOUT_S, max_retries: int = 4, backoff: float = 0.5,
-                 model_id: str | None = None, limits: Limits | None = None):
+                 model_id: str | None = None, limits: Limits | None = None, thinking_asked: str = "auto",
+                 thinking_budget: int | None = None):
         self.endpoint = Endpoint(base_url.rstrip("/"), model)
         self.url = public_url(self.endpoint.base_url)
         self.model_id = model_id or model
@@ -92,6 +99,15 @@ class ServedAdapter:
         self._chat = ChatClient(self.endpoint.base_url, model, token, timeout=timeout, max_retries=max_retries,
                                 backoff=backoff, label=f"model {model} at {self.url}", limits=limits)
         self._lock = threading.Lock()
+        # A served model's thought comes apart (reasoning_content) or inside its content between <think> markers.
+        # Its template is the server's: "on" or "off" is asked through chat_template_kwargs (vLLM, SGLang), and only
+        # "on" adds the thinking budget to each request's max_tokens (a reply that runs out inside its thought is
+        # counted either way).
+        asked = thinking.check_choice(thinking_asked)
+        mode = {"on": thinking.ON, "off": thinking.OFF}.get(asked, thinking.MAY)
+        budget = thinking.default_budget() if thinking_budget is None else thinking_budget
+        self.thinking = thinking.Thinking(thinking.THINK, asked != "auto", asked, mode, max(0, budget))
+        self.decoding = {"rule": SERVED_DECODING, "fields": {}}
 
     def __repr__(self) -> str:  # never shows the token
         return f"ServedAdapter(base_url={self.endpoint.base_url!r}, model={self.endpoint.model!r})"
@@ -124,12 +140,18 @@ class ServedAdapter:
             raise ValueError(f"{self.endpoint.model} at {self.url} is text-only ({self.vision_refusal}) and cannot "
                              "take images")
         params: dict[str, Any] = {"messages": self.messages(request, [image_url(im) for im in request.images]),
-                                  "max_tokens": int(request.max_new_tokens), "temperature": float(request.temperature)}
+                                  "max_tokens": int(request.max_new_tokens) + self._thinking_tokens(),
+                                  "temperature": float(request.temperature)}
+        params.update({"extra_body": {"chat_template_kwargs": self.thinking.template_kwargs()}}
+                      if self.thinking.template_kwargs() else {})
         if request.seed is not None:
             params["seed"] = int(request.seed)
         if request.stop:
             params["stop"] = list(request.stop)
         return params
+
+    def _thinking_tokens(self) -> int:
+        return self.thinking.budget if self.thinking.asked == "on" else 0
 
     # -- one request ---------------------------------------------------------------------------------------------------
     def _note_model(self, body: dict) -> None:
@@ -148,12 +170,16 @@ class ServedAdapter:
                               f"{exc.answer} (after {exc.attempts} attempt{plural})") from None
         self._note_model(body)
         choice = body["choices"][0]
-        text = choice["message"]["content"]
-        cut = cut_at_stop(text, request.stop or [])
+        reply = served_reply(choice["message"])
+        cut = cut_at_stop(reply.answer, request.stop or [])
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        details = usage.get("completion_tokens_details") if isinstance(usage.get("completion_tokens_details"),
+                                                                        dict) else {}
         return GenerationResult(cut, n_tokens=_count(usage.get("completion_tokens")),
-                                hit_limit=(choice.get("finish_reason") == "length") and cut == text,
-                                prompt_tokens=_count(usage.get("prompt_tokens")))
+                                hit_limit=(choice.get("finish_reason") == "length") and cut == reply.answer,
+                                prompt_tokens=_count(usage.get("prompt_tokens")), thought=reply.thought,
+                                thought_tokens=_count(details.get("reasoning_tokens")) if reply.thought is not None
+                                else 0, thought_unclosed=reply.unclosed)
 
     # -- the ModelAdapter interface -------------------------------------------------------------------------------
     def generate(self, requests: list[GenerationRequest],
@@ -230,12 +256,27 @@ class ServedAdapter:
                 "vision_refused": self.vision_refusal}
 
 
+def served_reply(message: dict) -> thinking.Reply:
+    """A served reply's answer and thought: the thought the server sent apart (reasoning_content; with no content
+    beside it the reply ended inside its thought), else a <think> block in its content."""
+    content = message.get("content") if isinstance(message.get("content"), str) else ""
+    apart = reasoning_of(message)
+    inside = thinking.split_reply(content, thinking.THINK)
+    if apart is None or not apart.strip():
+        return inside
+    if not content.strip():
+        return thinking.Reply("", apart.strip(), unclosed=True)
+    thought = apart.strip() if inside.thought is None else f"{apart.strip()}\n\n{inside.thought}"
+    return thinking.Reply(inside.answer, thought, inside.unclosed)
+
+
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def load_served(spec: str, batch_size: int | str = "auto", needs_images: bool = False,
-                model_id: str | None = None) -> ServedAdapter:
+                model_id: str | None = None, thinking_asked: str = "auto",
+                thinking_budget: int | None = None) -> ServedAdapter:
     """The served model a spec `endpoint:<base url>|<model>` names, probed (ServedError when it cannot run the
     evaluation). Its token comes from LEADERBOARD_MODEL_TOKEN, each call's deadline and largest answer from
     LEADERBOARD_ENDPOINT_DEADLINE and LEADERBOARD_ENDPOINT_MAX_REPLY_MB. batch_size: requests in flight ("auto": 8)."""
@@ -245,6 +286,6 @@ def load_served(spec: str, batch_size: int | str = "auto", needs_images: bool = 
         raise ValueError(f"--batch-size must be at least 1, got {size}")
     limits = limits_from_env()
     adapter = ServedAdapter(endpoint.base_url, endpoint.model, model_token(), batch_size=size, model_id=model_id,
-                            limits=limits)
+                            limits=limits, thinking_asked=thinking_asked, thinking_budget=thinking_budget)
     adapter.probe(images=needs_images)
     return adapter

@@ -7,6 +7,7 @@ folders load is architectures.py's call; the device, dtype and batch size, devic
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 from typing import Any, Callable
@@ -14,7 +15,7 @@ from typing import Any, Callable
 import torch
 from transformers import LogitsProcessorList
 
-from evaluator.models import batched_scoring, image_features, option_tokens, scoring
+from evaluator.models import batched_scoring, decoding, image_features, option_tokens, scoring, thinking
 from evaluator.models.architectures import describe_model_folder
 from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore, cut_at_stop, ending
 from evaluator.models.devices import free_cuda_memory, pick_device_dtype, resolve_batch_size, split_across_gpus
@@ -46,7 +47,8 @@ class TransformersAdapter:
 
     def __init__(self, model: Any, processor: Any, tokenizer: Any, *, model_id: str, revision: str | None,
                  has_vision: bool, batch_size: int = 4, model_type: str | None = None,
-                 generation_cache: str = "auto") -> None:
+                 generation_cache: str = "auto", thinking_asked: str = "auto",
+                 thinking_budget: int | None = None) -> None:
         self.model = model
         self.processor = processor  # None for text-only models
         self.tokenizer = tokenizer
@@ -77,6 +79,29 @@ class TransformersAdapter:
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
+        budget = thinking.default_budget() if thinking_budget is None else thinking_budget
+        self.thinking = self._thinking(thinking.check_choice(thinking_asked), budget)
+        self._marker_ids = thinking.marker_ids(self.tokenizer, self.thinking.markers)
+        # what the model's generation_config asked of decoding, and what the benchmarks used (run.decoding)
+        self.decoding = decoding.record(getattr(model, "generation_config", None))
+
+    def _thinking(self, asked: str, budget: int) -> thinking.Thinking:
+        """The model's thought markers (from its chat template, else its tokenizer), whether its template takes
+        enable_thinking, and the mode its generation prompt gives under the run's choice."""
+        owner = self._chat_template_owner()
+        template = getattr(owner, "chat_template", None) if owner is not None else None
+        template = template if isinstance(template, str) else " ".join(map(str, (template or {}).values())) \
+            if isinstance(template, dict) else ""
+        markers = thinking.find_markers(template, self.tokenizer.get_added_vocab())
+        found = thinking.Thinking(markers, thinking.template_switch(template), asked, thinking.NONE, max(0, budget))
+        if markers is None:
+            return found
+        self.thinking = found
+        try:
+            probe = self.build_prompt(GenerationRequest("?"))
+        except Exception:  # noqa: BLE001 - a family that cannot render a text-only prompt: it may think
+            return dataclasses.replace(found, mode=thinking.MAY)
+        return dataclasses.replace(found, mode=thinking.prompt_mode(probe, markers))
 
     @property
     def generation_path(self) -> str:
@@ -86,7 +111,8 @@ class TransformersAdapter:
     @classmethod
     def from_folder(cls, folder: Path | str, *, model_id: str, revision: str | None = None, precision: str = "auto",
                     batch_size: int | str = 4, device: str | None = None,
-                    generation_cache: str = "auto") -> "TransformersAdapter":
+                    generation_cache: str = "auto", thinking_asked: str = "auto",
+                    thinking_budget: int | None = None) -> "TransformersAdapter":
         """Load a model folder (never with remote code); the class is picked from its config."""
         from transformers import (AutoModelForCausalLM, AutoModelForImageTextToText, AutoProcessor,
                                   AutoTokenizer)
@@ -119,7 +145,7 @@ class TransformersAdapter:
         model.eval()
         return cls(model, processor, tokenizer, model_id=model_id, revision=revision,
                    has_vision=info["has_vision"], batch_size=size, model_type=info["model_type"],
-                   generation_cache=generation_cache)
+                   generation_cache=generation_cache, thinking_asked=thinking_asked, thinking_budget=thinking_budget)
 
     # ---- prompts -------------------------------------------------------------------------------------------
 
@@ -143,11 +169,25 @@ class TransformersAdapter:
             prompt = plain_prompt(request, self.style, token_text(self.processor, "image_token") or "<image>")
         else:
             prompt = owner.apply_chat_template(chat_messages(request, self.style, self.has_vision),
-                                               add_generation_prompt=True, tokenize=False)
+                                               add_generation_prompt=True, tokenize=False,
+                                               **self._template_kwargs())
         placeholder = token_text(self.processor, self.family.placeholder) if self.has_vision else ""
         problem = placeholder_problem(prompt, placeholder, len(request.images))
         if problem:
             raise ValueError(f"{self.model_id} ({self.model_type}): {problem}")
+        return prompt
+
+    def _template_kwargs(self) -> dict[str, bool]:
+        found = getattr(self, "thinking", None)
+        return found.template_kwargs() if found is not None else {}
+
+    def scoring_prompt(self, request: GenerationRequest) -> str:
+        """The prompt its options are scored after: build_prompt's, with a thought the prompt opened closed empty
+        (an option is scored as the model's answer, never as its thought)."""
+        prompt = self.build_prompt(request)
+        markers = self.thinking.markers
+        if markers is not None and thinking.prompt_mode(prompt, markers) == thinking.ON:
+            prompt = prompt + markers.close + "\n\n"
         return prompt
 
     def _encode(self, texts: list[str], images: list[list[Any]]) -> dict[str, torch.Tensor]:
@@ -267,10 +307,13 @@ class TransformersAdapter:
         prompts = [self.build_prompt(r) for r in batch]
         images = [r.images for r in batch]
         inputs = self._cast(self._encode(prompts, images))
-        max_new = max(r.max_new_tokens for r in batch)
-        # greedy search; sampled rows are drawn by RowSampler, last after the model's own processors
-        gen: dict[str, Any] = {"max_new_tokens": max_new, "pad_token_id": self.tokenizer.pad_token_id,
-                               "do_sample": False, "temperature": None, "top_k": None, "top_p": None}
+        extra = self.thinking.extra_tokens  # a thinking model's budget, on top of each benchmark's own
+        limits = [r.max_new_tokens + extra for r in batch]
+        max_new = max(limits)
+        # greedy search (the model's generation_config decides nothing that changes decoding: decoding.py); sampled
+        # rows are drawn by RowSampler, last after the logits processors
+        gen: dict[str, Any] = {**decoding.generate_kwargs(), "max_new_tokens": max_new,
+                               "pad_token_id": self.tokenizer.pad_token_id}
         temperatures = [max(0.0, float(r.temperature)) for r in batch]
         if any(t > 0 for t in temperatures):
             sampler = RowSampler(temperatures, [r.seed for r in batch], max_new, inputs["input_ids"].shape[1],
@@ -281,12 +324,23 @@ class TransformersAdapter:
         new_tokens = out[:answered, inputs["input_ids"].shape[1]:]
         eos_ids = self._eos_ids(runner)
         results = []
-        for row, r in zip(new_tokens, batch):
-            text = self.tokenizer.decode(row[:r.max_new_tokens], skip_special_tokens=True)
-            cut = cut_at_stop(text, r.stop)
-            n_tokens, ran_out = ending(row.tolist(), r.max_new_tokens, eos_ids)
-            results.append(GenerationResult(cut, n_tokens=n_tokens, hit_limit=ran_out and cut == text))
+        for row, prompt, limit, r in zip(new_tokens, prompts, limits, batch):
+            ids = row.tolist()
+            n_tokens, ran_out = ending(ids, limit, eos_ids)
+            results.append(self._result(ids[:n_tokens], n_tokens, ran_out, prompt, r.stop))
         return results
+
+    def _result(self, ids: list[int], n_tokens: int, ran_out: bool, prompt: str, stop: list[str]) -> GenerationResult:
+        """One completion's answer (its thought taken out, stop strings applied to the answer), its thought and their
+        token counts."""
+        markers = self.thinking.markers
+        text = thinking.decode_keeping(self.tokenizer, ids, self._marker_ids)
+        reply = thinking.split_reply(text, markers, thinking.prompt_mode(prompt, markers) == thinking.ON)
+        cut = cut_at_stop(reply.answer, stop)
+        spent = thinking.thought_token_count(ids, n_tokens, reply, self._marker_ids, markers, self.tokenizer)
+        return GenerationResult(cut, n_tokens=n_tokens, hit_limit=ran_out and cut == reply.answer,
+                                thought=reply.thought, thought_tokens=spent if markers is not None else None,
+                                thought_unclosed=reply.unclosed)
 
     def _run_generate(self, runner: Any, inputs: dict[str, Any], gen: dict[str, Any]) -> torch.Tensor:
         """runner.generate on the run's path: a static cache (with a timed warm-up before each new compiled shape),
@@ -336,7 +390,7 @@ class TransformersAdapter:
         image to a BLIP-2-style model is scored on its language model, by the reference path unless that model is
         cleared for the shared prefix too.
         """
-        prompt = self.build_prompt(request)
+        prompt = self.scoring_prompt(request)
         prompt_inputs = self._encode([prompt], [request.images])
         option_ids = self._all_option_ids(prompt, request.images, options, prompt_inputs["input_ids"][0])
         prompt_inputs = self._cast(prompt_inputs)
@@ -379,7 +433,7 @@ class TransformersAdapter:
 
     @torch.inference_mode()
     def _score_batch(self, batch: list[tuple[GenerationRequest, list[str]]], runner: Any) -> list[list[OptionScore]]:
-        prompts = [self.build_prompt(request) for request, _ in batch]
+        prompts = [self.scoring_prompt(request) for request, _ in batch]
         inputs = self._encode(prompts, [request.images for request, _ in batch])
         ids = inputs["input_ids"].cpu()  # read on the host once, not question by question
         mask = inputs["attention_mask"].cpu().bool() if inputs.get("attention_mask") is not None else None

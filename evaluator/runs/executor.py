@@ -35,11 +35,16 @@ from evaluator.runs.journal import Journal
 
 LIMIT_COLUMN = "hit_token_limit"  # a row with this column learns whether its answer hit max_new_tokens
 TOKENS = "tokens"  # a journal entry's [prompt tokens, completion tokens], where the adapter counted them
+THOUGHT = "thought"  # a journal entry's thought: {"reasoning", "reasoning_tokens", "thought_unclosed"}
+# the details columns a generated answer's thought goes into (every card declares them: spec.THOUGHT_COLUMNS)
+REASONING, REASONING_TOKENS, THOUGHT_UNCLOSED = "reasoning", "reasoning_tokens", "thought_unclosed"
 
 
-def prompt_as_sent(model, request) -> str:
-    """The prompt text the model receives for a request (its chat template applied)."""
-    build = getattr(model, "build_prompt", None)
+def prompt_as_sent(model, request, scoring: bool = False) -> str:
+    """The prompt text the model receives for a request (its chat template applied; for option scoring, the prompt
+    its options follow, where the adapter says it differs)."""
+    build = getattr(model, "scoring_prompt", None) if scoring else None
+    build = build if callable(build) else getattr(model, "build_prompt", None)
     return build(request) if callable(build) else request.text
 
 
@@ -76,11 +81,32 @@ def _answer_field(ask: Ask) -> str:
     return "prediction" if ask.options is None else "option_scores"
 
 
-def _fill(ask: Ask, answer: str, prompt: str, hit_limit: bool | None = None) -> None:
+def _fill(ask: Ask, answer: str, prompt: str, hit_limit: bool | None = None, thought: dict | None = None) -> None:
     for row in ask.rows:
         row[_answer_field(ask)], row["prompt"] = answer, prompt
         if hit_limit is not None and LIMIT_COLUMN in row:
             row[LIMIT_COLUMN] = hit_limit
+        if thought is not None:
+            row.update(thought)
+
+
+def thought_fields(out: GenerationResult) -> dict | None:
+    """A completion's thought as details columns (reasoning, reasoning_tokens, thought_unclosed), or None when the
+    adapter knows of no thought markers for the model (nothing to say)."""
+    if out.thought is None and out.thought_tokens is None and not out.thought_unclosed:
+        return None
+    return {REASONING: out.thought or "", REASONING_TOKENS: out.thought_tokens,
+            THOUGHT_UNCLOSED: bool(out.thought_unclosed)}
+
+
+def _thought_entry(value) -> dict | None:
+    """A journal entry's thought, checked (None when absent or not one)."""
+    if not isinstance(value, dict):
+        return None
+    tokens = value.get(REASONING_TOKENS)
+    return {REASONING: str(value.get(REASONING) or ""),
+            REASONING_TOKENS: tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
+            THOUGHT_UNCLOSED: value.get(THOUGHT_UNCLOSED) is True}
 
 
 def _with_callback(method, tell: Callable[[list[int]], None]) -> dict:
@@ -150,7 +176,7 @@ def _score(model, asks: list[Ask], tally: _Tally) -> list[tuple[str, str]]:
     for ask, scores in zip(asks, all_scores):
         if len(scores) != len(ask.options):
             raise RuntimeError(f"the model scored {len(scores)} options of {len(ask.options)}")
-        answers.append((option_scores_json(scores), prompt_as_sent(model, ask.request)))
+        answers.append((option_scores_json(scores), prompt_as_sent(model, ask.request, scoring=True)))
     return answers
 
 
@@ -175,25 +201,29 @@ def _tokens(out: GenerationResult) -> tuple[int | None, int | None] | None:
     return counts if any(isinstance(c, int) for c in counts) else None
 
 
-def _generate(model, asks: list[Ask], tally: _Tally) -> list[tuple[str, str, bool | None, tuple | None]]:
-    """One generation call for the Asks: (the completion, the prompt as sent, whether it hit max_new_tokens, its
-    token counts) of each."""
+def _generate(model, asks: list[Ask], tally: _Tally) -> list[tuple[str, str, bool | None, tuple | None, dict | None]]:
+    """One generation call for the Asks: (the answer, the prompt as sent, whether it hit max_new_tokens, its token
+    counts, its thought's details columns) of each."""
     if not asks:
         return []
     outputs = _results(model, asks, tally)
     if len(outputs) != len(asks):
         raise RuntimeError(f"the model returned {len(outputs)} completions for {len(asks)} prompts")
     return [(out.text if isinstance(out.text, str) else "", prompt_as_sent(model, ask.request), out.hit_limit,
-             _tokens(out)) for ask, out in zip(asks, outputs)]
+             _tokens(out), thought_fields(out)) for ask, out in zip(asks, outputs)]
 
 
-def _entry(key: str, ask: Ask, answer: str, prompt: str, hit_limit: bool | None, tokens: tuple | None) -> dict:
-    """An answer's journal entry (with whether it hit max_new_tokens and its token counts, when the adapter said)."""
+def _entry(key: str, ask: Ask, answer: str, prompt: str, hit_limit: bool | None, tokens: tuple | None,
+           thought: dict | None = None) -> dict:
+    """An answer's journal entry (with whether it hit max_new_tokens, its token counts and its thought, when the
+    adapter said)."""
     entry = {"key": key, "item": ask.item, _answer_field(ask): answer, "prompt": prompt}
     if hit_limit is not None:
         entry[LIMIT_COLUMN] = hit_limit
     if tokens is not None:
         entry[TOKENS] = list(tokens)
+    if thought is not None:
+        entry[THOUGHT] = thought
     return entry
 
 
@@ -218,6 +248,37 @@ class Usage:
 
 
 @dataclass
+class Thoughts:
+    """A benchmark's generated replies and their thoughts: replies counted, those with a thought, those that ended
+    inside their thought (no answer), and the tokens spent on thoughts and on answers (over the replies whose counts
+    the adapter gave)."""
+
+    replies: int = 0
+    with_thought: int = 0
+    unclosed: int = 0
+    reasoning_tokens: int = 0
+    answer_tokens: int = 0
+
+    def add(self, thought: dict | None, tokens) -> None:
+        self.replies += 1
+        if thought is None:
+            return
+        spent = thought.get(REASONING_TOKENS)
+        self.with_thought += 1 if (thought.get(REASONING) or thought.get(THOUGHT_UNCLOSED)) else 0
+        self.unclosed += 1 if thought.get(THOUGHT_UNCLOSED) else 0
+        if isinstance(spent, int):
+            self.reasoning_tokens += spent
+            completion = tokens[1] if isinstance(tokens, (list, tuple)) and len(tokens) == 2 else None
+            if isinstance(completion, int) and not isinstance(completion, bool):
+                self.answer_tokens += max(0, completion - spent)
+
+    def record(self) -> dict:
+        """results.benchmarks.<name>.thinking."""
+        return {"replies": self.replies, "with_thought": self.with_thought, "unclosed": self.unclosed,
+                "reasoning_tokens": self.reasoning_tokens, "answer_tokens": self.answer_tokens}
+
+
+@dataclass
 class Answered:
     """What answering a plan took: its items, those filled from the journal, and the model requests made
     (generation requests plus option-scoring calls)."""
@@ -228,6 +289,7 @@ class Answered:
     generate_s: float = 0.0  # seconds in the model's generation calls
     score_s: float = 0.0  # seconds in its option-scoring calls
     usage: Usage = field(default_factory=Usage)
+    thoughts: Thoughts = field(default_factory=Thoughts)
 
 
 @dataclass
@@ -239,6 +301,7 @@ class Replay:
     keys: dict[int, str]
     items: set[str]
     usage: Usage = field(default_factory=Usage)
+    thoughts: Thoughts = field(default_factory=Thoughts)
 
 
 def replay(model, plan: Plan, journal: Journal) -> Replay:
@@ -247,8 +310,8 @@ def replay(model, plan: Plan, journal: Journal) -> Replay:
     grouped = _by_item(plan.asks)
     for asks in grouped.values():
         for index, ask in enumerate(asks):
-            keys[id(ask)] = journal.key(ask, index, prompt_as_sent(model, ask.request))
-    items, usage = set(), Usage()
+            keys[id(ask)] = journal.key(ask, index, prompt_as_sent(model, ask.request, ask.options is not None))
+    items, usage, thoughts = set(), Usage(), Thoughts()
     for item in plan.items:
         asks = grouped.get(item, [])
         entries = [journal.get(keys[id(ask)]) for ask in asks]
@@ -256,10 +319,13 @@ def replay(model, plan: Plan, journal: Journal) -> Replay:
                                 for a, e in zip(asks, entries)):
             continue
         for ask, entry in zip(asks, entries):
-            _fill(ask, entry[_answer_field(ask)], str(entry.get("prompt") or ""), entry.get(LIMIT_COLUMN))
+            thought = _thought_entry(entry.get(THOUGHT))
+            _fill(ask, entry[_answer_field(ask)], str(entry.get("prompt") or ""), entry.get(LIMIT_COLUMN), thought)
             usage.add(entry.get(TOKENS))
+            if ask.options is None:
+                thoughts.add(thought, entry.get(TOKENS))
         items.add(item)
-    return Replay(journal, keys, items, usage)
+    return Replay(journal, keys, items, usage, thoughts)
 
 
 def _silent(done: int, total: int, requests: tuple[int, int] | None = None) -> None:
@@ -282,6 +348,7 @@ def execute(model, plan: Plan, batch_size: int, progress: Callable[..., None] = 
     requests = 0
     generate_s = score_s = 0.0
     usage = replayed.usage if replayed is not None else Usage()
+    thoughts = replayed.thoughts if replayed is not None else Thoughts()
     tally.tell()
     for start in range(0, total, size):
         items = [item for item in plan.items[start:start + size] if item not in skip]
@@ -303,15 +370,17 @@ def execute(model, plan: Plan, batch_size: int, progress: Callable[..., None] = 
         generated = [ask for ask in chunk if ask.options is None]
         tally.begin(chunk)
         began = time.perf_counter()
-        answered = [(ask, *reply, None, None) for ask, reply in zip(scored, _score(model, scored, tally))]
+        answered = [(ask, *reply, None, None, None) for ask, reply in zip(scored, _score(model, scored, tally))]
         middle = time.perf_counter()
         answered += [(ask, *reply) for ask, reply in zip(generated, _generate(model, generated, tally))]
         score_s += middle - began
         generate_s += time.perf_counter() - middle
         requests += len(answered)
-        for ask, answer, prompt, hit_limit, tokens in answered:
-            _fill(ask, answer, prompt, hit_limit)
+        for ask, answer, prompt, hit_limit, tokens, thought in answered:
+            _fill(ask, answer, prompt, hit_limit, thought)
             usage.add(tokens)
+            if ask.options is None:
+                thoughts.add(thought, tokens)
         if replayed is not None:
             replayed.journal.append([_entry(replayed.keys[id(ask)], ask, *reply) for ask, *reply in answered])
         for ask in chunk:
@@ -320,4 +389,4 @@ def execute(model, plan: Plan, batch_size: int, progress: Callable[..., None] = 
         if not chunk:  # every item of the chunk was done without the model: say so
             tally.tell()
     return Answered(items=total, reused=done, model_requests=requests, generate_s=generate_s,
-                    score_s=score_s, usage=usage)
+                    score_s=score_s, usage=usage, thoughts=thoughts)

@@ -64,6 +64,9 @@ class RunConfig:
     responses: Path | None = None  # the responses journal's folder (None: no journal, nothing resumed)
     generation_cache: str = "auto"  # auto | static | dynamic (evaluator.models.generation_cache)
     compile_cache: Path | None = None  # where PyTorch keeps compiled code for the next run (None: its default)
+    thinking: str = "auto"  # auto (the chat template's default) | on | off: its enable_thinking switch, where it has one
+    thinking_budget: int | None = None  # tokens a thought may spend beyond a benchmark's answer budget (None: the
+    # default, LEADERBOARD_THINKING_BUDGET or evaluator.models.thinking.DEFAULT_THINKING_BUDGET)
 
 
 @dataclass
@@ -199,7 +202,8 @@ def run_benchmark(benchmark: Benchmark, model, config: RunConfig, judge, progres
     scored = done.scored
     block = {"scores": scored.scores, "counts": scored.counts, "extra": scored.extra,
              "coverage": coverage_block(scored.counts, done.answered.items, done.suite_items),
-             "wall_time_s": round(time.monotonic() - started, 2), "score_time_s": round(done.score_time_s, 2)}
+             "wall_time_s": round(time.monotonic() - started, 2), "score_time_s": round(done.score_time_s, 2),
+             "thinking": done.answered.thoughts.record()}
     return block, done.prompts, done.answered
 
 
@@ -243,7 +247,8 @@ def load_run_model(config: RunConfig, benchmarks: list[Benchmark]):
         from evaluator.models.served import load_served
 
         model = load_served(config.model, config.batch_size, any(b.CARD.needs_images for b in benchmarks),
-                            model_id=config.request.get("model"))
+                            model_id=config.request.get("model"), thinking_asked=config.thinking,
+                            thinking_budget=config.thinking_budget)
         print(f"served by {model.url} as {', '.join(model.server_models) or model.endpoint.model}; "
               f"{model.batch_size} request(s) in flight; vision: {model.has_vision}", flush=True)
         return model, None
@@ -255,7 +260,8 @@ def load_run_model(config: RunConfig, benchmarks: list[Benchmark]):
     print(f"loading {config.model} @ {config.revision or 'default revision'} ({config.precision})", flush=True)
     use_compile_cache(config.compile_cache)
     model = load_model(config.model, revision=config.revision, precision=config.precision,
-                       batch_size=config.batch_size, device=device, generation_cache=config.generation_cache)
+                       batch_size=config.batch_size, device=device, generation_cache=config.generation_cache,
+                       thinking_asked=config.thinking, thinking_budget=config.thinking_budget)
     print(f"loaded as {model.dtype}; vision: {model.has_vision}; generation: {model.generation_path}", flush=True)
     return model, cpu_reason
 
@@ -276,6 +282,21 @@ def generation_record(model) -> dict:
         found["image_features"] = describe(getattr(model, "image_features", None), getattr(model, "model_type", None))
         found["image_settings"] = dict(getattr(model, "image_settings", None) or {})
     return found
+
+
+def thinking_record(model, blocks: dict) -> dict:
+    """run.thinking: the model's thought markers, the mode its prompts gave (on, off, may, none), what the run asked,
+    the budget, and over every benchmark the replies, those with a thought, those that ended inside it, and the
+    tokens spent on thoughts and on answers (thinking_run: some reply had a thought)."""
+    found = getattr(model, "thinking", None)
+    record = found.record() if callable(getattr(found, "record", None)) else {"mode": "none", "asked": "auto",
+                                                                            "switch": None, "markers": None,
+                                                                            "budget": 0}
+    totals = {key: 0 for key in ("replies", "with_thought", "unclosed", "reasoning_tokens", "answer_tokens")}
+    for block in blocks.values():
+        for key in totals:
+            totals[key] += int((block.get("thinking") or {}).get(key) or 0)
+    return {**record, **totals, "thinking_run": totals["with_thought"] > 0}
 
 
 def hardware_record(model, cpu_reason: str | None) -> dict:
@@ -336,6 +357,7 @@ def run(config: RunConfig, out_dir: Path) -> dict:
             "has_vision": model.has_vision, "scoring_path": model.scoring_path,
             "generation_path": getattr(model, "generation_path", None), "attention": getattr(model, "attention", None),
             "sampling": getattr(model, "sampling", None), **generation_record(model),
+            "thinking": thinking_record(model, blocks), "decoding": getattr(model, "decoding", None),
             "hardware": hardware_record(model, cpu_reason), "served": served,
             "modes": run_modes([benchmark.CARD for benchmark in benchmarks], config.options),
             "versions": library_versions(), "git_commit": project_commit(), "host": platform.node(),

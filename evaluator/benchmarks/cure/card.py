@@ -6,7 +6,7 @@ from evaluator.benchmarks.cure.data import OFFICIAL_URL
 from evaluator.benchmarks.cure.images import SETTING as IMAGES_SETTING, SOURCE as IMAGES_SOURCE
 from evaluator.benchmarks.cure.planning import MODES
 from evaluator.benchmarks.item_tables import by_question
-from evaluator.benchmarks.spec import (BOOL, FLOAT, INT, JSON, RATIO, STRING, Card, DetailColumn, ItemView, Metric,
+from evaluator.benchmarks.spec import (BOOL, FLOAT, INT, JSON, RATIO, STRING, THOUGHT_COLUMNS, Card, DetailColumn, ItemView, Metric,
                                        Option, Source)
 
 # every column of a details row (planning._row, filled by the executor and scoring), in order
@@ -20,8 +20,9 @@ DETAILS = (
     DetailColumn("question", STRING, "The question's text (for the high-level inference, our fixed question about "
                  "the marked region)."),
     DetailColumn("prompt", STRING, "The prompt as the model received it, its chat template applied."),
-    DetailColumn("prediction", STRING, "Generation mode: the model's raw reply; likelihood mode: the text of the "
+    DetailColumn("prediction", STRING, "Generation mode: the model's reply (a thinking model's answer alone); likelihood mode: the text of the "
                  "candidate it chose (empty when the image was unavailable)."),
+    *THOUGHT_COLUMNS,
     DetailColumn("parsed_answer", INT, "The chosen candidate's index, 0-5 for A-F (-1: no letter in the reply, or "
                  "no answer)."),
     DetailColumn("gold", INT, "The right candidate's index, 0-5."),

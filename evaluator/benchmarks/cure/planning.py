@@ -43,6 +43,7 @@ def _row(inst: dict, part: str, question: str | None, prompt: str, options: list
         "question": HIGH_LEVEL if question is None else question,
         "prompt": prompt,
         "prediction": "",
+        "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None,
         "parsed_answer": -1,
         "gold": int(gold),
         "correct": False,

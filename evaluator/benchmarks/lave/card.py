@@ -8,7 +8,7 @@ from evaluator.benchmarks.lave.data import DOCMATIX
 from evaluator.benchmarks.lave.grader import GRADER
 from evaluator.benchmarks.lave.scoring import STRING_METRICS
 from evaluator.benchmarks.lave.views import lave_agreement_frame
-from evaluator.benchmarks.spec import (BOOL, COUNT, FLOAT, JSON, NUMBER, STRING, Card, DetailColumn, ItemView, Metric,
+from evaluator.benchmarks.spec import (BOOL, COUNT, FLOAT, JSON, NUMBER, STRING, THOUGHT_COLUMNS, Card, DetailColumn, ItemView, Metric,
                                        Option, Section, Source)
 
 # every column of a details row (planning.DETAIL_COLUMNS, filled by the executor and scoring), in order
@@ -26,7 +26,8 @@ DETAILS = (
     DetailColumn("error", STRING, "Why the image could not be read (empty when status is ok)."),
     DetailColumn("question", STRING, "The item's question."),
     DetailColumn("prompt", STRING, "The prompt as the model received it, its chat template applied."),
-    DetailColumn("prediction", STRING, "The model's raw reply."),
+    DetailColumn("prediction", STRING, "The model's reply (a thinking model's answer alone)."),
+    *THOUGHT_COLUMNS,
     DetailColumn("parsed_answer", STRING, "The scored answer: the reply's first non-empty line, whitespace "
                  "collapsed."),
     DetailColumn("gold", JSON, "The reference answers, a JSON list."),

@@ -19,7 +19,7 @@ DEFAULT_MAX_NEW_TOKENS = 32
 # every column of a details row, in order
 DETAIL_COLUMNS = (
     "benchmark", "question_id", "source", "kind", "style", "status", "error", "question", "prompt", "prediction",
-    "parsed_answer", "gold", "rating", "lave", "rating_fallback", "no_rationale", "correct", "score", "vqa_accuracy",
+    "reasoning", "reasoning_tokens", "thought_unclosed", "parsed_answer", "gold", "rating", "lave", "rating_fallback", "no_rationale", "correct", "score", "vqa_accuracy",
     "anls", "exact_match", "bleu4", "cider", "judge_prompt", "judge_rationale", "judge_raw", "judge_error",
     "extraction", "image_ref",
 )
@@ -49,7 +49,8 @@ def _row(item: dict) -> dict:
     row = {
         "benchmark": NAME, "question_id": item["question_id"], "source": item["source"], "kind": item["kind"],
         "style": item["style"], "status": "ok", "error": "", "question": item["question"], "prompt": "",
-        "prediction": "", "gold": json.dumps(item["answers"], ensure_ascii=False), "image_ref": item["image_shown"],
+        "prediction": "", "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None,
+        "gold": json.dumps(item["answers"], ensure_ascii=False), "image_ref": item["image_shown"],
         **unscored(),
     }
     return {column: row[column] for column in DETAIL_COLUMNS}

@@ -90,6 +90,7 @@ def _row(item: dict, key: str, mode: str, repeat: int, extraction: str) -> dict:
         "question": item["question"],
         "prompt": "",
         "prediction": "",
+        "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None,
         "parsed_answer": "-1",
         "gold": "",
         "correct": False,

@@ -28,9 +28,9 @@ from evaluator.models.base import GenerationRequest
 NAME = "simpleqa"
 # every details row has these columns, in this order
 DETAIL_COLUMNS = (
-    "benchmark", "question_id", "part", "repeat", "question", "prompt", "prediction", "parsed_answer", "gold",
-    "correct", "score", "grade", "judge_rationale", "judge_raw", "judge_error", "extraction", "topic",
-    "answer_type", "confidence", "hit_token_limit",
+    "benchmark", "question_id", "part", "repeat", "question", "prompt", "prediction", "reasoning", "reasoning_tokens",
+    "thought_unclosed", "parsed_answer", "gold", "correct", "score", "grade", "judge_rationale", "judge_raw",
+    "judge_error", "extraction", "topic", "answer_type", "confidence", "hit_token_limit",
 )
 SAMPLE_EXTRACTION = "normalised (not graded)"
 LIMIT_SEED = 0  # the reference's seed: --limit N runs the N questions random.Random(0).sample draws from the suite
@@ -46,6 +46,7 @@ def new_row(q: dict, part: str, repeat: int, prompt: str) -> dict:
         "question": q["problem"],
         "prompt": prompt,
         "prediction": "",
+        "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None,
         "parsed_answer": "",
         "gold": q["answer"],
         "correct": False,
