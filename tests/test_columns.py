@@ -21,7 +21,7 @@ def test_every_column_has_a_description_and_benchmark_columns_belong_to_a_benchm
         assert col.description.strip(), col.name
         if col.group in benchmarks:
             assert col.path[:2] == ("benchmarks", col.group) and col.path[2] in ("scores", "extra", "counts",
-                                                                                   "coverage")
+                                                                                   "coverage", "thinking")
         else:
             assert col.group in ("model", "run", "board"), col.name
     for card in S.cards:
@@ -37,8 +37,9 @@ def test_views_overview_first_then_one_per_benchmark():
     assert [S.column(n).label for n in S.view("runs").columns] == [  # the rest of the run facts
         "#", "Model", "Overall", "Scored on", "Precision", "Type", "Params (B)", "Suite", "Asked by", "Limit",
         "CURE coverage", "SimpleQA coverage", "ReForm coverage", "LAVE coverage", "Judge", "Judge id", "Endpoint",
-        "Hardware", "Hours (GPU)", "Hours (CPU, wall)", "Cost (USD)", "Flag", "Notes", "Details", "Dtype", "Device", "GPU", "Batch size",
-        "Attention", "Generation", "torch", "transformers", "Revision", "Submitted", "Finished"]
+        "Hardware", "Hours (GPU)", "Hours (CPU, wall)", "Cost (USD)", "Thinking mode", "Thought tokens / reply",
+        "Answer tokens / reply", "Flag", "Notes", "Details", "Dtype", "Device", "GPU", "Batch size",
+        "Attention", "Generation", "Decoding overrides", "torch", "transformers", "Revision", "Submitted", "Finished"]
     assert S.default_sort == "overall" and S.view("lave").rank_by == "lave_lave"
     for card in S.cards:  # a benchmark's view holds every metric of its card, and no other benchmark's
         names = set(S.view(card.name).columns)

@@ -86,9 +86,26 @@ def scored_again(score: Callable[[list[dict], ScoreContext], Any], details: pd.D
     return float(value) if value is not None else math.nan
 
 
+def thought_text(row: dict, where: str = "") -> tuple[str, str] | None:
+    """A thinking model's thought in a row, as (label with its tokens, text), or None when the reply had none."""
+    thought = row.get("reasoning")
+    unclosed = row.get("thought_unclosed") is True
+    if not (isinstance(thought, str) and thought) and not unclosed:
+        return None
+    tokens = row.get("reasoning_tokens")
+    count = f"{int(tokens)} tokens" if isinstance(tokens, (int, float)) and tokens == tokens else "tokens not counted"
+    said = "it never closed, so the reply has no answer" if unclosed else "not parsed"
+    return f"Thought{where} ({count}; {said})", text(thought)
+
+
 def prompt_and_output(row: dict) -> tuple[tuple[str, str], ...]:
-    """The prompt exactly as the model received it and its raw output."""
-    return (("Prompt as sent", text(row.get("prompt"))), ("Raw output", text(row.get("prediction"))))
+    """The prompt exactly as the model received it and its raw output; for a thinking model's reply, its thought
+    (folded, with its tokens, above the answer) and then the answer, which alone was parsed."""
+    thought = thought_text(row)
+    if thought is None:
+        return (("Prompt as sent", text(row.get("prompt"))), ("Raw output", text(row.get("prediction"))))
+    return (("Prompt as sent", text(row.get("prompt"))), thought,
+            ("Answer after the thought", text(row.get("prediction"))))
 
 
 def yes_no(value: Any) -> str:

@@ -222,6 +222,14 @@ THOUGHT_COLUMNS = (
                  "stopped before closing it): it has no answer, and nothing is read from the thought."),
 )
 
+# How many of a benchmark's generated replies ended inside their thought (no answer; results.benchmarks.<name>.thinking,
+# written by the runner): every benchmark that generates lists it among its metrics, so the board counts them.
+THOUGHT_UNCLOSED = Metric("thought_unclosed", "ended in thought",
+                          "Generated replies that ended inside their thought (the thinking budget ran out, or the "
+                          "model stopped before closing it): they have no answer and score as unanswered. Many mean "
+                          "the thinking budget is too small for this model.",
+                          kind=COUNT, higher_is_better=False, path=("thinking", "unclosed"), shown=False)
+
 HUB_EVAL_SCALES = ("percent", "fraction")
 
 

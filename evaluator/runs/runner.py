@@ -64,7 +64,7 @@ class RunConfig:
     responses: Path | None = None  # the responses journal's folder (None: no journal, nothing resumed)
     generation_cache: str = "auto"  # auto | static | dynamic (evaluator.models.generation_cache)
     compile_cache: Path | None = None  # where PyTorch keeps compiled code for the next run (None: its default)
-    thinking: str = "auto"  # auto (the chat template's default) | on | off: its enable_thinking switch, where it has one
+    thinking: str = "auto"  # auto (the chat template's default) | on | off: its enable_thinking switch, if any
     thinking_budget: int | None = None  # tokens a thought may spend beyond a benchmark's answer budget (None: the
     # default, LEADERBOARD_THINKING_BUDGET or evaluator.models.thinking.DEFAULT_THINKING_BUDGET)
 

@@ -20,8 +20,9 @@ from typing import Any, Callable, Sequence
 
 from evaluator import api
 from leaderboard.board.costs import cpu_hours, gpu_hours, hardware
-from leaderboard.board.run_facts import (endpoint_model, endpoint_url, judge_id, judge_name, judge_trial, modes,
-                                         served_flag, skipped)
+from leaderboard.board.run_facts import (answer_tokens_per_reply, decoding_overrides, endpoint_model, endpoint_url,
+                                         judge_id, judge_name, judge_trial, modes, reasoning_tokens_per_reply,
+                                         served_flag, skipped, thinking_mode, thinking_run)
 from leaderboard.formatting import as_float
 from leaderboard.submissions.vocabulary import MODEL_TYPES
 
@@ -187,6 +188,28 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column("completion_tokens", "Completion tokens", ("run", "cost", "completion_tokens"), COUNT,
            "A served model's completion tokens over the run, as its endpoint reported them; empty for other runs.",
            group="run"),
+    Column("thinking", "Thinking run", (), TEXT,
+           "true when the model wrote a thought before its answers (a thinking model; the board tags its row "
+           "\"thinking\"); false otherwise. Every benchmark reads the answer alone, never the thought.", group="run",
+           derive=thinking_run),
+    Column("thinking_mode", "Thinking mode", (), TEXT,
+           "How the run let a model with thought markers think: on (its prompt opens a thought), off (its prompt "
+           "closes an empty one), may (neither: the model opens one itself), with the enable_thinking switch the run "
+           "set (or the template's default); empty for a model without thought markers. A run that thought is tagged "
+           "\"thinking\" beside its model, so it is never read as the same model's run without thought.",
+           group="run", derive=thinking_mode),
+    Column("reasoning_tokens", "Thought tokens / reply", (), NUMBER,
+           "A thinking run's mean tokens per generated reply spent on the thought (its markers included); empty for "
+           "other runs.", group="run", derive=reasoning_tokens_per_reply),
+    Column("answer_tokens", "Answer tokens / reply", (), NUMBER,
+           "A thinking run's mean tokens per generated reply after the thought (the answer); empty for other runs.",
+           group="run", derive=answer_tokens_per_reply),
+    Column("decoding", "Decoding overrides", (), TEXT,
+           "What the benchmarks' decoding overrode of the model's own generation_config.json, as field asked→used "
+           "(none: it asked nothing that changes decoding). The benchmarks decode greedily or sample at their own "
+           "temperature from a seed per item, with no penalty, minimum length or beams, and each benchmark's own "
+           "token budget; the model's end tokens are honoured. Empty for a served model (the server's).",
+           group="run", derive=decoding_overrides),
 )
 # the cost columns: empty on a run published before costs were recorded, which the board shows as "not recorded"
 COST_COLUMNS = ("cost_flavor", "gpu_hours", "cpu_hours", "cost_usd", "prompt_tokens", "completion_tokens")
@@ -315,14 +338,14 @@ def _overview(cards: Sequence[api.Card]) -> View:
 
 def _runs(cards: Sequence[api.Card]) -> View:
     """The Overview's rows with every run fact: what the overall score is over, coverage, suite, limit, judge,
-    hardware, GPU time and cost, details, how it ran (dtype, device, GPU, batch size, attention, generation path,
+    hardware, GPU time and cost (a thinking run's thought and answer tokens beside it), details, how it ran (dtype, device, GPU, batch size, attention, generation path,
     library versions), times."""
     coverage = [f"{card.name}_coverage" for card in cards]
     return View(RUNS, "Run details", None,
                 ("rank", "model", "overall", "scored_on", "precision", "model_type", "params_billions", "suite",
                  "modes", "limit", *coverage, "judge", "judge_id", "endpoint", "cost_flavor", "gpu_hours", "cpu_hours",
-                 "cost_usd", "flag", "notes", "details", "dtype", "device", "gpu", "batch_size", "attention", "generation_path",
-                 "torch_version", "transformers_version", "revision", "submitted_time", "finished_time"), "overall")
+                 "cost_usd", "thinking_mode", "reasoning_tokens", "answer_tokens", "flag", "notes", "details", "dtype",
+                 "device", "gpu", "batch_size", "attention", "generation_path", "decoding", "torch_version", "transformers_version", "revision", "submitted_time", "finished_time"), "overall")
 
 
 def _benchmark_view(card: api.Card) -> View:

@@ -21,7 +21,8 @@ from leaderboard.formatting import (as_float, escape_markdown, format_billions, 
 
 SIZE_BUCKETS: tuple[str, ...] = ("<1B", "1-3B", "3-7B", "7-15B", ">15B", "unknown")
 HUB_URL = "https://huggingface.co"
-MODEL_FACTS = ("model", "served", "display_name", "endpoint", "endpoint_model", "pull_request")  # a model cell's facts
+MODEL_FACTS = ("model", "served", "display_name", "endpoint", "endpoint_model", "pull_request",
+               "thinking")  # a model cell's facts
 PULL_REQUEST_URL = re.compile(r"^https?://[A-Za-z0-9.:-]+/[A-Za-z0-9._/-]+/discussions/\d+$")  # a PR the board links
 UNRANKED = "unranked"  # the # of a run that is not ranked (flagged, or without a score)
 MODEL_ROWS = "model_rows"  # board_frame's attrs: each row's MODEL_FACTS, for drawing its model cell
@@ -145,7 +146,14 @@ def model_shown(facts: dict, endpoint: str = HUB_URL) -> tuple[str, str]:
     """A row's model cell (facts: its MODEL_FACTS) as (Markdown, plain text): the model id linked to its Hub page (a
     local folder: no link), with a PR link when its results were proposed to its model page, or a served model's
     display name (else its endpoint's model name) tagged "served" with its endpoint's host, linked to the Hub page of
-    the endpoint's model name only when that is a Hub id."""
+    the endpoint's model name only when that is a Hub id. A thinking run is tagged "thinking"."""
+    shown, plain = _model_shown(facts, endpoint)
+    if facts.get("thinking") == "true":  # a thinking run is marked as one
+        return f"{shown} (thinking)", f"{plain} (thinking)"
+    return shown, plain
+
+
+def _model_shown(facts: dict, endpoint: str) -> tuple[str, str]:
     model = _text(facts.get("model"))
     if facts.get("served") != "true":
         return model_link(model, endpoint) + pull_request_link(facts), model

@@ -62,3 +62,60 @@ def judge_trial(results: dict) -> str:  # run.judge_trial, read defensively: mis
 def judge_id(results: dict) -> str | None:
     judge = run.get("judge") if isinstance(run := results.get("run"), dict) else None
     return api.judge_id(judge) if isinstance(judge, dict) else None
+
+
+def _thinking(results: dict) -> dict:
+    run = results.get("run")
+    found = run.get("thinking") if isinstance(run, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def thinking_run(results: dict) -> str:
+    """"true" when some reply of the run wrote a thought (run.thinking.thinking_run), else "false"."""
+    return "true" if _thinking(results).get("thinking_run") is True else "false"
+
+
+def thinking_mode(results: dict) -> str | None:
+    """How the run let the model think: its prompts' mode (on, off, may: the template neither opens nor closes a
+    thought), with the enable_thinking switch the run set, e.g. "on (enable_thinking on)"; None for a run recorded
+    before thinking was, or a model without thought markers."""
+    found = _thinking(results)
+    mode = found.get("mode")
+    if not isinstance(mode, str) or mode == "none":
+        return None
+    switch = found.get("switch") if isinstance(found.get("switch"), str) else None
+    asked = found.get("asked") if found.get("asked") in ("auto", "on", "off") else "auto"
+    said = f"{switch} {asked}" if switch and asked != "auto" else (f"{switch}: template default" if switch else "")
+    return f"{mode} ({said})" if said else mode
+
+
+def _per_reply(results: dict, key: str) -> float | None:
+    found = _thinking(results)
+    replies, spent = found.get("replies"), found.get(key)
+    if found.get("thinking_run") is not True or not isinstance(replies, int) or replies <= 0:
+        return None
+    return spent / replies if isinstance(spent, (int, float)) and not isinstance(spent, bool) else None
+
+
+def reasoning_tokens_per_reply(results: dict) -> float | None:
+    """A thinking run's mean thought tokens per generated reply; None for other runs."""
+    return _per_reply(results, "reasoning_tokens")
+
+
+def answer_tokens_per_reply(results: dict) -> float | None:
+    """A thinking run's mean answer tokens (after the thought) per generated reply; None for other runs."""
+    return _per_reply(results, "answer_tokens")
+
+
+def decoding_overrides(results: dict) -> str | None:
+    """What the run's decoding overrode of the model's own generation_config, "field asked→used" joined by commas
+    ("none" when it asked nothing that was overridden); None when not recorded (a served model's is the server's)."""
+    run = results.get("run")
+    record = run.get("decoding") if isinstance(run, dict) else None
+    fields = record.get("fields") if isinstance(record, dict) else None
+    if not isinstance(fields, dict):
+        return None
+    said = [f"{name} {json.dumps(entry.get('asked'))}→{json.dumps(entry.get('used'))}"
+            for name, entry in sorted(fields.items())
+            if isinstance(entry, dict) and entry.get("decision") == "overridden"]
+    return ", ".join(said) if said else "none"

@@ -6,8 +6,8 @@ from evaluator.benchmarks.cure.data import OFFICIAL_URL
 from evaluator.benchmarks.cure.images import SETTING as IMAGES_SETTING, SOURCE as IMAGES_SOURCE
 from evaluator.benchmarks.cure.planning import MODES
 from evaluator.benchmarks.item_tables import by_question
-from evaluator.benchmarks.spec import (BOOL, FLOAT, INT, JSON, RATIO, STRING, THOUGHT_COLUMNS, Card, DetailColumn, ItemView, Metric,
-                                       Option, Source)
+from evaluator.benchmarks.spec import (BOOL, FLOAT, INT, JSON, RATIO, STRING, THOUGHT_COLUMNS, THOUGHT_UNCLOSED, Card,
+                                       DetailColumn, ItemView, Metric, Option, Source)
 
 # every column of a details row (planning._row, filled by the executor and scoring), in order
 DETAILS = (
@@ -20,7 +20,8 @@ DETAILS = (
     DetailColumn("question", STRING, "The question's text (for the high-level inference, our fixed question about "
                  "the marked region)."),
     DetailColumn("prompt", STRING, "The prompt as the model received it, its chat template applied."),
-    DetailColumn("prediction", STRING, "Generation mode: the model's reply (a thinking model's answer alone); likelihood mode: the text of the "
+    DetailColumn("prediction", STRING, "Generation mode: the model's reply (a thinking model's answer alone); "
+                 "likelihood mode: the text of the "
                  "candidate it chose (empty when the image was unavailable)."),
     *THOUGHT_COLUMNS,
     DetailColumn("parsed_answer", INT, "The chosen candidate's index, 0-5 for A-F (-1: no letter in the reply, or "
@@ -70,6 +71,7 @@ CARD = Card(
         Metric("Cb", "Cb", "Backward consistency, Ro / Rh: P(whole chain correct | high-level correct). n/a when Rh "
                "is 0.", kind=RATIO),
         Metric("step_accuracy", "step accuracy", "Mean per-step accuracy over all sub-questions of all chains."),
+        THOUGHT_UNCLOSED,
     ),
     default_metric="Ro",
     needs_images=True,

@@ -8,8 +8,8 @@ from evaluator.benchmarks.lave.data import DOCMATIX
 from evaluator.benchmarks.lave.grader import GRADER
 from evaluator.benchmarks.lave.scoring import STRING_METRICS
 from evaluator.benchmarks.lave.views import lave_agreement_frame
-from evaluator.benchmarks.spec import (BOOL, COUNT, FLOAT, JSON, NUMBER, STRING, THOUGHT_COLUMNS, Card, DetailColumn, ItemView, Metric,
-                                       Option, Section, Source)
+from evaluator.benchmarks.spec import (BOOL, COUNT, FLOAT, JSON, NUMBER, STRING, THOUGHT_COLUMNS, THOUGHT_UNCLOSED,
+                                       Card, DetailColumn, ItemView, Metric, Option, Section, Source)
 
 # every column of a details row (planning.DETAIL_COLUMNS, filled by the executor and scoring), in order
 DETAILS = (
@@ -108,6 +108,7 @@ CARD = Card(
                "says, and noted beside the run, since a judge that never rates gives every answer 2 (LAVE 50).",
                kind=COUNT, higher_is_better=False, path=("counts", "rating_fallback"), judged=True),
         *(_agreement(metric, label) for metric, label in STRING_METRICS.items()),
+        THOUGHT_UNCLOSED,
     ),
     default_metric="lave",
     needs_images=True,

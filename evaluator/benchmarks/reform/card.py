@@ -5,8 +5,8 @@ from evaluator.benchmarks.reform import explore, measures, picture
 from evaluator.benchmarks.reform.datasets import (ACCURACY_DIMENSIONS, DATASETS, DESCRIPTION, NOT_RUN,
                                                   dimension_counts)
 from evaluator.benchmarks.reform.options import DEFAULT_REPEATS, FREE_MAX_NEW_TOKENS, MC_MAX_NEW_TOKENS, MODES
-from evaluator.benchmarks.spec import (BOOL, FLOAT, INT, JSON, NUMBER, STRING, THOUGHT_COLUMNS, Card, DetailColumn, ItemView, Metric,
-                                       Option, Source)
+from evaluator.benchmarks.spec import (BOOL, FLOAT, INT, JSON, NUMBER, STRING, THOUGHT_COLUMNS, THOUGHT_UNCLOSED, Card,
+                                       DetailColumn, ItemView, Metric, Option, Source)
 
 # the dimensions' names on the board (datasets.DIMENSIONS has the paper's labels)
 BOARD_DIMENSIONS = {
@@ -67,7 +67,8 @@ DETAILS = (
     DetailColumn("question", STRING, "The item's question."),
     DetailColumn("prompt", STRING, "The prompt as the model received it (dialogue history and chat template "
                  "applied)."),
-    DetailColumn("prediction", STRING, "Generation: the model's reply (a thinking model's answer alone); likelihood: the text of the option it "
+    DetailColumn("prediction", STRING, "Generation: the model's reply (a thinking model's answer alone); "
+                 "likelihood: the text of the option it "
                  "chose."),
     *THOUGHT_COLUMNS,
     DetailColumn("parsed_answer", STRING, "Multiple choice: the chosen option's index among the options as shown, "
@@ -140,6 +141,7 @@ CARD = Card(
         Metric("lik_mc_accuracy", "lik MC accuracy",
                "Likelihood mode: accuracy over every repeat of every multiple-choice item, all datasets pooled.",
                shown=False),
+        THOUGHT_UNCLOSED,
     ),
     default_metric="gen_overall",
     needs_images=True,

@@ -9,8 +9,8 @@ from evaluator.benchmarks.simpleqa.grader import GRADER
 from evaluator.benchmarks.simpleqa.options import DEFAULT_MAX_NEW_TOKENS
 from evaluator.benchmarks.simpleqa.planning import LIMIT_SEED
 from evaluator.benchmarks.simpleqa.views import calibration_figure
-from evaluator.benchmarks.spec import (BOOL, COUNT, FLOAT, INT, STRING, THOUGHT_COLUMNS, Card, DetailColumn, HubEval, ItemView, Metric,
-                                       Option, Section, Source)
+from evaluator.benchmarks.spec import (BOOL, COUNT, FLOAT, INT, STRING, THOUGHT_COLUMNS, THOUGHT_UNCLOSED, Card,
+                                       DetailColumn, HubEval, ItemView, Metric, Option, Section, Source)
 
 CALIBRATION = ("Accuracy against the model's stated confidence (it is asked for an answer and a 0-100 confidence) "
                "and against how often its most frequent answer came up among samples at temperature 1. Points on "
@@ -28,7 +28,8 @@ DETAILS = (
     DetailColumn("repeat", INT, "The sample's number for sample rows (1..K), else 0."),
     DetailColumn("question", STRING, "The question as the data gives it."),
     DetailColumn("prompt", STRING, "The prompt as the model received it, its chat template applied."),
-    DetailColumn("prediction", STRING, "The model's reply (a thinking model's answer alone) (frequency rows: the first reply of the most frequent "
+    DetailColumn("prediction", STRING, "The model's reply, a thinking model's answer alone (frequency rows: the "
+                 "first reply of the most frequent "
                  "answer)."),
     *THOUGHT_COLUMNS,
     DetailColumn("parsed_answer", STRING, "The answer read from the reply: the stripped reply, the confidence "
@@ -89,6 +90,7 @@ CARD = Card(
                "SimpleQA write-up bins it (judge: correct; over 10 equal-width bins in the results as "
                "`ece_equal_width`). Undefined when stated-confidence calibration did not run.",
                higher_is_better=False, shown=False, judged=True),
+        THOUGHT_UNCLOSED,
     ),
     default_metric="f_score",
     needs_images=False,
