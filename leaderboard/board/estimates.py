@@ -31,7 +31,8 @@ from evaluator import api
 from leaderboard.board.columns import COST_RECORDED, Schema
 from leaderboard.board.views import ran
 from leaderboard.formatting import as_float, format_billions, format_number
-from leaderboard.running.job_flavors import TooLarge, flavor_for
+from leaderboard.running.job_flavors import TooLarge
+from leaderboard.running.run_memory import planned_flavor
 from leaderboard.settings import Settings
 from leaderboard.store import DamagedFile, parse_json
 from leaderboard.submissions import records as q
@@ -139,7 +140,7 @@ def where_it_runs(settings: Settings, request: q.Request, raw: pd.DataFrame | No
         return "local", SERVED
     if settings.executor == "hf-jobs":
         try:
-            return "hf-jobs", flavor_for(settings, request.params_billions, request.precision)
+            return "hf-jobs", planned_flavor(settings, request)[0]
         except (TooLarge, ValueError):
             return "hf-jobs", None
     return "local", local_hardware(settings, raw)

@@ -72,12 +72,14 @@ def job_command(settings: Settings, request: Request, owner: str) -> list[str]:
     return ["bash", "-c", f"{settings.jobs_setup} && exec {shlex.join(run)}"]
 
 
-def job_env(settings: Settings, flavor: str = "") -> dict[str, str]:
+def job_env(settings: Settings, flavor: str = "", batch_size: int | None = None) -> dict[str, str]:
     """The Job's environment: this Space's settings (no secrets), run locally inside the Job, with the Hub store. On
     a GPU flavor the device is `cuda`: a Job billed for a GPU that cannot use it stops at once with the reason
     instead of evaluating on its CPU; on a CPU flavor it is `cpu`. The compile cache goes into the mounted cache
     bucket where there is one (job_volumes), else into the Job's own home."""
     env = settings.as_env()
+    if batch_size is not None:  # planned for the run's memory (run_memory): replaces the Space's own
+        env["LEADERBOARD_BATCH_SIZE"] = str(int(batch_size))
     if flavor:
         env["LEADERBOARD_DEVICE"] = "cpu" if flavor.startswith("cpu-") else "cuda"
     env.update({"LEADERBOARD_EXECUTOR": "local", "LEADERBOARD_RUN_SCHEDULER": "0", "LEADERBOARD_HOME": JOB_HOME,

@@ -38,7 +38,8 @@ from typing import Callable
 
 from leaderboard.running import hf_jobs
 from leaderboard.running.job_budget import JobsBudget
-from leaderboard.running.job_flavors import TooLarge, flavor_for, hardware_prices
+from leaderboard.running.job_flavors import TooLarge, hardware_prices
+from leaderboard.running.run_memory import planned_flavor
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 from leaderboard.submissions import jobs_ledger
@@ -303,7 +304,7 @@ class Dispatcher:
         records, closes, started = {}, [], {}
         for request in claimed:
             try:
-                flavor = flavor_for(settings, request.params_billions, request.precision)
+                flavor, batch = planned_flavor(settings, request)
             except TooLarge as exc:
                 closes.append((request.path, request.lease_owner, queue.FAILED, {"error": str(exc)}))
                 report.failed.append(request.key)
@@ -315,7 +316,8 @@ class Dispatcher:
             try:
                 job = self.api.run_job(image=settings.jobs_image, command=hf_jobs.job_command(settings, request,
                                                                                                request.lease_owner),
-                                       env=hf_jobs.job_env(settings, flavor), secrets=hf_jobs.job_secrets(settings),
+                                       env=hf_jobs.job_env(settings, flavor, batch),
+                                       secrets=hf_jobs.job_secrets(settings),
                                        flavor=flavor, timeout=job_timeout(settings),
                                        volumes=hf_jobs.job_volumes(settings),
                                        name=hf_jobs.job_name(request),

@@ -14,7 +14,7 @@ from urllib.parse import unquote
 
 from evaluator import api as evaluator_api
 from leaderboard.formatting import escape_markdown as md
-from leaderboard.running import job_flavors
+from leaderboard.running import job_flavors, run_memory
 from leaderboard.submissions import limits
 from leaderboard.submissions import model_inspection as inspection
 from leaderboard.submissions.identity import SIGN_IN_NEEDED, SIGNED_OUT, Visitor
@@ -140,7 +140,7 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
         raise Refusal(f"Model {shown} has {params / 1e9:.2f}B parameters ({params:,}), more than this leaderboard's "
                       f"limit of {settings.max_params_billions:g}B.")
     params_billions = params / 1e9
-    check_hardware(settings, shown, params_billions, precision)
+    plan = check_hardware(settings, shown, params_billions, precision, facts.config, facts.side_configs)
 
     # 7: licence (Hub models)
     if not local:
@@ -148,7 +148,8 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
 
     request = Request(model=name, revision=facts.sha, precision=precision, model_type=model_type, submitter=by.name,
                       source="local" if local else "hub", local_path=str(facts.folder) if local else None,
-                      params_billions=params_billions, architecture=architecture, notes=notes)
+                      params_billions=params_billions, architecture=architecture, notes=notes,
+                      run_plan=plan.record() if plan is not None else {})
 
     return enqueue(settings, store, request, by)
 
@@ -323,11 +324,14 @@ def _check_with_transformers(model_type: str) -> None:
 
 
 # ---------------------------------------------------------------- step 6: hardware (hf-jobs)
-def check_hardware(settings: Settings, shown: str, params_billions: float, precision: str) -> None:
+def check_hardware(settings: Settings, shown: str, params_billions: float, precision: str,
+                   config: dict | None = None, side_configs: dict | None = None) -> run_memory.RunPlan | None:
     """With LEADERBOARD_EXECUTOR=hf-jobs, refuse a model larger than the largest hardware of
-    LEADERBOARD_JOBS_FLAVORS (a float32 model counts double); a bad table is refused with a clear message."""
+    LEADERBOARD_JOBS_FLAVORS (a float32 model counts double), or one whose run (weights, KV cache at the run's
+    longest sequence and batch size, a thinking model's budget, the image-features cache) fits no flavor of it; a bad
+    table is refused with a clear message. The run's plan (flavor, batch size, memory) where it could be counted."""
     if settings.executor != "hf-jobs":
-        return
+        return None
     try:
         rules = job_flavors.parse_flavors(settings.jobs_flavors)
     except ValueError as error:
@@ -336,8 +340,10 @@ def check_hardware(settings: Settings, shown: str, params_billions: float, preci
                       "queued. Please tell its maintainers.") from None
     try:
         job_flavors.choose_flavor(rules, params_billions, precision)
+        return run_memory.plan_run(rules, config, params_billions, precision, evaluator_api.thinking_budget(),
+                                   run_memory.may_think(side_configs or {}))
     except job_flavors.TooLarge as error:
-        raise Refusal(f"Model {shown}: {md(str(error), 400)}") from None
+        raise Refusal(f"Model {shown}: {md(str(error), 600)}") from None
 
 
 # ---------------------------------------------------------------- step 7: licence

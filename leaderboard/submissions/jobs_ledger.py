@@ -31,7 +31,8 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from leaderboard.running.job_flavors import TooLarge, flavor_for
+from leaderboard.running.job_flavors import TooLarge
+from leaderboard.running.run_memory import planned_flavor
 from leaderboard.store import DamagedFile, Store
 from leaderboard.submissions.records import Request
 from leaderboard.submissions.vocabulary import iso, now, parse_time
@@ -240,7 +241,7 @@ def worst_case(settings, request: Request, rates: dict[str, float], timeout_s: f
     """(flavor, its price x the Job's timeout in US dollars, None when the price is unknown); None when no flavor
     takes the request (too large or of unknown size: the dispatcher fails it without a Job)."""
     try:
-        flavor = flavor_for(settings, request.params_billions, request.precision)
+        flavor, _ = planned_flavor(settings, request)
     except (TooLarge, ValueError):
         return None
     rate = rates.get(flavor)
