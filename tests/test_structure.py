@@ -93,7 +93,7 @@ ROOMS = {
     "running": {"board", "submissions", "store", "settings", "formatting"},
 }
 # leaves read from below their room: they import nothing of leaderboard/ but each other
-LEAVES = {"leaderboard.submissions.vocabulary", "leaderboard.running.job_flavors",
+LEAVES = {"leaderboard.submissions.vocabulary", "leaderboard.running.job_flavors", "leaderboard.running.run_memory",
           "leaderboard.explorer.queries"}  # the Explorer's URL: the board links to it too (eval_results.py)
 # the evaluator's rooms, and where each may import from (its own room always); its top (__main__, api) imports any
 EVALUATOR_ROOMS = {

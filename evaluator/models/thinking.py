@@ -17,8 +17,10 @@ that thinks or may think gets the run's thinking budget on top of each benchmark
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any, Iterable
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable
+
+from evaluator.models.base import GenerationResult, cut_at_stop
 
 THINKING_CHOICES = ("auto", "on", "off")  # --thinking: the template's default, or its enable_thinking switch set
 # Tokens a model that may think can spend on its thought, on top of a benchmark's own answer budget. Thinking VLMs'
@@ -207,3 +209,44 @@ def check_choice(asked: str) -> str:
 def template_switch(template: str | None) -> bool:
     """Whether a chat template reads an enable_thinking switch."""
     return "enable_thinking" in (template or "")
+
+
+def detect(template: Any, vocabulary: Iterable[str], asked: str, budget: int,
+           render: Callable[[Thinking], str]) -> Thinking:
+    """A model's thinking: its markers (from its chat template, else its tokenizer's vocabulary), whether its template
+    takes enable_thinking, and the mode of the generation prompt `render(found)` writes under the run's choice (MAY
+    when a text-only prompt cannot be rendered)."""
+    if isinstance(template, dict):  # a processor's named templates
+        template = " ".join(map(str, template.values()))
+    text = template if isinstance(template, str) else ""
+    markers = find_markers(text, vocabulary)
+    found = Thinking(markers, template_switch(text), asked, NONE, max(0, budget))
+    if markers is None:
+        return found
+    try:
+        probe = render(found)
+    except Exception:  # noqa: BLE001 - a family that cannot render a text-only prompt: it may think
+        return replace(found, mode=MAY)
+    return replace(found, mode=prompt_mode(probe, markers))
+
+
+def closed(prompt: str, markers: Markers | None) -> str:
+    """A prompt with the thought it opened closed empty (what options are scored after: an option is the model's
+    answer, never its thought); any other prompt as it is."""
+    if markers is not None and prompt_mode(prompt, markers) == ON:
+        return prompt + markers.close + "\n\n"
+    return prompt
+
+
+def completion(tokenizer: Any, ids: list[int], n_tokens: int, ran_out: bool, prompt: str, stop: list[str],
+               found: Thinking, keep: dict[int, str]) -> GenerationResult:
+    """One generated reply as a GenerationResult: its ids (up to its end) decoded with the thought markers kept, split
+    into answer and thought (the prompt may have opened the thought), stop strings applied to the answer, and the
+    tokens its thought spent."""
+    markers = found.markers
+    text = decode_keeping(tokenizer, ids, keep)
+    reply = split_reply(text, markers, prompt_mode(prompt, markers) == ON)
+    cut = cut_at_stop(reply.answer, stop)
+    spent = thought_token_count(ids, n_tokens, reply, keep, markers, tokenizer)
+    return GenerationResult(cut, n_tokens=n_tokens, hit_limit=ran_out and cut == reply.answer, thought=reply.thought,
+                            thought_tokens=spent if markers is not None else None, thought_unclosed=reply.unclosed)

@@ -7,7 +7,6 @@ folders load is architectures.py's call; the device, dtype and batch size, devic
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 from pathlib import Path
 from typing import Any, Callable
@@ -18,10 +17,11 @@ from transformers import LogitsProcessorList
 from evaluator.models import batched_scoring, decoding, image_features, option_tokens, scoring, thinking
 from evaluator.models.architectures import describe_model_folder
 from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore, cut_at_stop, ending
-from evaluator.models.devices import free_cuda_memory, pick_device_dtype, resolve_batch_size, split_across_gpus
+from evaluator.models.devices import free_cuda_memory, resolve_batch_size, split_across_gpus
 from evaluator.models.generation_cache import WARM_UP_TOKENS, GenerationCache, timed
 from evaluator.models.families import FAMILIES, family
 from evaluator.models.image_settings import image_settings
+from evaluator.models.loading import load_pretrained
 from evaluator.models.prompts import chat_messages, fold_history, placeholder_problem, plain_prompt, token_text
 from evaluator.models.sampling import METHOD as SAMPLING_METHOD
 from evaluator.models.sampling import RowSampler
@@ -86,22 +86,15 @@ class TransformersAdapter:
         self.decoding = decoding.record(getattr(model, "generation_config", None))
 
     def _thinking(self, asked: str, budget: int) -> thinking.Thinking:
-        """The model's thought markers (from its chat template, else its tokenizer), whether its template takes
-        enable_thinking, and the mode its generation prompt gives under the run's choice."""
+        """The model's thinking (thinking.detect): its markers, switch and the mode its generation prompt gives."""
         owner = self._chat_template_owner()
         template = getattr(owner, "chat_template", None) if owner is not None else None
-        template = template if isinstance(template, str) else " ".join(map(str, (template or {}).values())) \
-            if isinstance(template, dict) else ""
-        markers = thinking.find_markers(template, self.tokenizer.get_added_vocab())
-        found = thinking.Thinking(markers, thinking.template_switch(template), asked, thinking.NONE, max(0, budget))
-        if markers is None:
-            return found
+        return thinking.detect(template, self.tokenizer.get_added_vocab(), asked, budget,
+                               lambda found: self._probe(found))
+
+    def _probe(self, found: thinking.Thinking) -> str:
         self.thinking = found
-        try:
-            probe = self.build_prompt(GenerationRequest("?"))
-        except Exception:  # noqa: BLE001 - a family that cannot render a text-only prompt: it may think
-            return dataclasses.replace(found, mode=thinking.MAY)
-        return dataclasses.replace(found, mode=thinking.prompt_mode(probe, markers))
+        return self.build_prompt(GenerationRequest("?"))
 
     @property
     def generation_path(self) -> str:
@@ -113,36 +106,8 @@ class TransformersAdapter:
                     batch_size: int | str = 4, device: str | None = None,
                     generation_cache: str = "auto", thinking_asked: str = "auto",
                     thinking_budget: int | None = None) -> "TransformersAdapter":
-        """Load a model folder (never with remote code); the class is picked from its config."""
-        from transformers import (AutoModelForCausalLM, AutoModelForImageTextToText, AutoProcessor,
-                                  AutoTokenizer)
-
-        info = describe_model_folder(folder)
-        device, dtype = pick_device_dtype(precision, device)
-        size = resolve_batch_size(batch_size, device)
-        kwargs = {"dtype": dtype, "trust_remote_code": False, "attn_implementation": "sdpa"}
-        split = split_across_gpus(device)
-        if split:  # a model too large for one GPU: its layers spread over all of them
-            kwargs["device_map"] = "auto"
-        if info["has_vision"]:
-            processor = AutoProcessor.from_pretrained(folder, trust_remote_code=False)
-            tokenizer = getattr(processor, "tokenizer", processor)
-            model_class = AutoModelForImageTextToText
-        else:
-            processor = None
-            tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
-            model_class = AutoModelForCausalLM
-        try:
-            model = model_class.from_pretrained(folder, **kwargs)
-        except (ValueError, ImportError) as exc:  # an architecture without SDPA: its default attention
-            if "sdpa" not in str(exc).lower():
-                raise
-            log.warning("%s: SDPA attention unavailable (%s); using the default", model_id, exc)
-            kwargs.pop("attn_implementation")
-            model = model_class.from_pretrained(folder, **kwargs)
-        if not split:
-            model.to(device)
-        model.eval()
+        """Load a model folder (never with remote code); the class is picked from its config (loading.py)."""
+        model, processor, tokenizer, info, size = load_pretrained(folder, model_id, precision, batch_size, device)
         return cls(model, processor, tokenizer, model_id=model_id, revision=revision,
                    has_vision=info["has_vision"], batch_size=size, model_type=info["model_type"],
                    generation_cache=generation_cache, thinking_asked=thinking_asked, thinking_budget=thinking_budget)
@@ -170,25 +135,16 @@ class TransformersAdapter:
         else:
             prompt = owner.apply_chat_template(chat_messages(request, self.style, self.has_vision),
                                                add_generation_prompt=True, tokenize=False,
-                                               **self._template_kwargs())
+                                               **self.thinking.template_kwargs())
         placeholder = token_text(self.processor, self.family.placeholder) if self.has_vision else ""
         problem = placeholder_problem(prompt, placeholder, len(request.images))
         if problem:
             raise ValueError(f"{self.model_id} ({self.model_type}): {problem}")
         return prompt
 
-    def _template_kwargs(self) -> dict[str, bool]:
-        found = getattr(self, "thinking", None)
-        return found.template_kwargs() if found is not None else {}
-
     def scoring_prompt(self, request: GenerationRequest) -> str:
-        """The prompt its options are scored after: build_prompt's, with a thought the prompt opened closed empty
-        (an option is scored as the model's answer, never as its thought)."""
-        prompt = self.build_prompt(request)
-        markers = self.thinking.markers
-        if markers is not None and thinking.prompt_mode(prompt, markers) == thinking.ON:
-            prompt = prompt + markers.close + "\n\n"
-        return prompt
+        """The prompt its options are scored after: a thought the prompt opened is closed empty (thinking)."""
+        return thinking.closed(self.build_prompt(request), self.thinking.markers)
 
     def _encode(self, texts: list[str], images: list[list[Any]]) -> dict[str, torch.Tensor]:
         """Tokenize (and process images for) a batch, left-padded, on the model's device.
@@ -310,8 +266,7 @@ class TransformersAdapter:
         extra = self.thinking.extra_tokens  # a thinking model's budget, on top of each benchmark's own
         limits = [r.max_new_tokens + extra for r in batch]
         max_new = max(limits)
-        # greedy search (the model's generation_config decides nothing that changes decoding: decoding.py); sampled
-        # rows are drawn by RowSampler, last after the logits processors
+        # greedy (the model's generation_config changes no decoding: decoding.py); sampled rows drawn by RowSampler
         gen: dict[str, Any] = {**decoding.generate_kwargs(), "max_new_tokens": max_new,
                                "pad_token_id": self.tokenizer.pad_token_id}
         temperatures = [max(0.0, float(r.temperature)) for r in batch]
@@ -331,16 +286,9 @@ class TransformersAdapter:
         return results
 
     def _result(self, ids: list[int], n_tokens: int, ran_out: bool, prompt: str, stop: list[str]) -> GenerationResult:
-        """One completion's answer (its thought taken out, stop strings applied to the answer), its thought and their
-        token counts."""
-        markers = self.thinking.markers
-        text = thinking.decode_keeping(self.tokenizer, ids, self._marker_ids)
-        reply = thinking.split_reply(text, markers, thinking.prompt_mode(prompt, markers) == thinking.ON)
-        cut = cut_at_stop(reply.answer, stop)
-        spent = thinking.thought_token_count(ids, n_tokens, reply, self._marker_ids, markers, self.tokenizer)
-        return GenerationResult(cut, n_tokens=n_tokens, hit_limit=ran_out and cut == reply.answer,
-                                thought=reply.thought, thought_tokens=spent if markers is not None else None,
-                                thought_unclosed=reply.unclosed)
+        """One completion, its thought kept apart (thinking.completion)."""
+        return thinking.completion(self.tokenizer, ids, n_tokens, ran_out, prompt, stop, self.thinking,
+                                   self._marker_ids)
 
     def _run_generate(self, runner: Any, inputs: dict[str, Any], gen: dict[str, Any]) -> torch.Tensor:
         """runner.generate on the run's path: a static cache (with a timed warm-up before each new compiled shape),

@@ -1,9 +1,8 @@
 """Request records, their statuses, and the claim / lease / recover protocol.
 
 A request is one JSON file at requests/<org>/<model>/<sha12>_<precision>.json (a served model's at
-requests/served--<host>/<model>/<sha12>_auto.json: leaderboard.submissions.endpoints). Every change to a
-request happens under the store's lock as read-modify-write, so two claimers (threads or processes)
-never take the same request.
+requests/served--<host>/<model>/<sha12>_auto.json: leaderboard.submissions.endpoints). Every change to a request
+happens under the store's lock as read-modify-write, so two claimers (threads or processes) never take the same one.
 """
 from __future__ import annotations
 
@@ -62,7 +61,7 @@ class Request:
     job: dict = field(default_factory=dict)  # hf-jobs: the Hugging Face Job running it (id, namespace, flavor, ...)
     endpoint: dict = field(default_factory=dict)  # served: {"base_url": its public url, "model": the name asked}
     display_name: str | None = None  # served: the name the board shows (None: the endpoint's model name)
-    run_plan: dict = field(default_factory=dict)  # hf-jobs: the flavor, batch size and memory counted at submission
+    run_plan: dict = field(default_factory=dict)  # hf-jobs: flavor, batch size, memory counted (run_memory)
 
     @property
     def key(self) -> str:
@@ -128,8 +127,7 @@ _FIELD_KINDS: dict[str, tuple[type, ...]] = {
     "finished_time": _OPTIONAL_TEXT, "progress": (dict,), "source": _TEXT, "local_path": _OPTIONAL_TEXT,
     "params_billions": (int, float, type(None)), "architecture": _OPTIONAL_TEXT, "notes": (list,),
     "hidden": _OPTIONAL_TEXT, "actions": (list,), "job": (dict,), "endpoint": (dict,), "display_name": _OPTIONAL_TEXT,
-    "run_plan": (dict,),
-}
+    "run_plan": (dict,)}
 _KIND_NAMES = {str: "text", int: "a whole number", float: "a number", dict: "an object", list: "a list",
                type(None): "empty", bool: "true/false"}
 
