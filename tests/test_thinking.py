@@ -212,3 +212,21 @@ def test_a_served_run_asked_to_think_sends_the_switch_and_the_budget():
         on, auto = (r.body for r in server.chat_requests)
     assert on["chat_template_kwargs"] == {"enable_thinking": True} and on["max_tokens"] == 8 + 16
     assert "chat_template_kwargs" not in auto and auto["max_tokens"] == 8
+
+
+# ---- the Space's settings --------------------------------------------------------------------------------------------
+
+def test_the_space_hands_its_thinking_settings_to_every_run(tmp_path):
+    from leaderboard.running.evaluator_process import worker_command
+    from leaderboard.settings import Settings
+
+    settings = Settings.from_env({"LEADERBOARD_THINKING": "off", "LEADERBOARD_THINKING_BUDGET": "1024"},
+                                 home=tmp_path)
+    command = worker_command(settings, tmp_path / "request.json", tmp_path / "out")
+    at = command.index("--thinking")
+    assert command[at:at + 4] == ["--thinking", "off", "--thinking-budget", "1024"]
+    for bad, named in (({"LEADERBOARD_THINKING": "maybe"}, "LEADERBOARD_THINKING"),
+                       ({"LEADERBOARD_THINKING_BUDGET": "-5"}, "LEADERBOARD_THINKING_BUDGET"),
+                       ({"LEADERBOARD_THINKING_BUDGET": "lots"}, "LEADERBOARD_THINKING_BUDGET")):
+        with pytest.raises(ValueError, match=named):
+            Settings.from_env(bad, home=tmp_path)

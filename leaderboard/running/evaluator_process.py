@@ -66,6 +66,7 @@ def worker_command(settings: Settings, request_file: Path, out_dir: Path,
                "--out", str(out_dir), "--benchmarks", ",".join(settings.benchmarks), "--suite", settings.suite,
                "--limit", str(settings.limit), "--batch-size", str(settings.batch_size), "--device", settings.device,
                "--generation-cache", settings.generation_cache, "--compile-cache", str(settings.compile_dir.resolve()),
+               "--thinking", settings.thinking, "--thinking-budget", settings.thinking_budget.strip(),
                "--images-dir", str(settings.images_dir.resolve())]
     if responses is not None:
         command += ["--responses", str(responses)]

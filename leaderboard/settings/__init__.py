@@ -113,6 +113,12 @@ class Settings:
                                     "`static` (static everywhere, compiled on a GPU) or `dynamic`; a model whose "
                                     "static cache or compile fails falls back to dynamic for that run, recorded",
                                     read.lower)
+    thinking: str = setting("LEADERBOARD_THINKING", "auto", "for a model whose chat template takes an "
+                            "enable_thinking switch: `auto` (the template's default), `on` or `off`; recorded in each "
+                            "run, and a run that thought is tagged \"thinking\" on the board", read.lower)
+    thinking_budget: str = setting("LEADERBOARD_THINKING_BUDGET", "4096", "tokens a thinking model may spend on its "
+                                   "thought beyond each benchmark's answer budget; a reply whose thought runs past it "
+                                   "has no answer and is counted per benchmark")
     compile_cache: Path | None = setting("LEADERBOARD_COMPILE_CACHE", "", "where PyTorch keeps the compiled decode "
                                          "steps for the next run (default: `<home>/cache/torch-compile`; a Job's "
                                          "home is its working folder, so there it lasts one Job unless this names "

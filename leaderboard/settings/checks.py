@@ -15,6 +15,7 @@ def check(settings) -> None:
                                  ("LEADERBOARD_EXECUTOR", settings.executor, ("local", "hf-jobs")),
                                  ("LEADERBOARD_DEVICE", settings.device, ("auto", "cuda", "cpu")),
                                  ("LEADERBOARD_GENERATION_CACHE", settings.generation_cache, api.GENERATION_CACHES),
+                                 ("LEADERBOARD_THINKING", settings.thinking, ("auto", "on", "off")),
                                  ("LEADERBOARD_EVAL_RESULTS_PRS", settings.eval_results_prs, ("on", "admins", "off"))):
         if value not in allowed:
             raise ValueError(f"{name} must be {', '.join(map(repr, allowed[:-1]))} or {allowed[-1]!r}, not "
@@ -36,6 +37,10 @@ def check(settings) -> None:
     bucket = settings.jobs_cache_bucket
     if bucket and (bucket.count("/") != 1 or not all(part.strip() for part in bucket.split("/"))):
         raise ValueError(f"LEADERBOARD_JOBS_CACHE_BUCKET names a Hub storage bucket as <owner>/<name>, not {bucket!r}")
+    budget = settings.thinking_budget.strip()
+    if not (budget.isdigit() and int(budget) <= 1_000_000):
+        raise ValueError(f"LEADERBOARD_THINKING_BUDGET must be a whole number of tokens from 0 to 1000000, not "
+                         f"{budget[:40]!r}")
     if settings.batch_size != "auto" and not (settings.batch_size.isdigit() and int(settings.batch_size) > 0):
         raise ValueError(f"LEADERBOARD_BATCH_SIZE must be a positive integer or 'auto', not {settings.batch_size!r}")
     if not 0 <= settings.min_coverage <= 100:
