@@ -230,3 +230,14 @@ def test_the_space_hands_its_thinking_settings_to_every_run(tmp_path):
                        ({"LEADERBOARD_THINKING_BUDGET": "lots"}, "LEADERBOARD_THINKING_BUDGET")):
         with pytest.raises(ValueError, match=named):
             Settings.from_env(bad, home=tmp_path)
+
+
+def test_a_thinking_judge_is_graded_after_its_thought():
+    from evaluator.judge.endpoint import EndpointJudge
+
+    replies = {"closed": "<think>Grade A? The gold says otherwise.</think>B",
+               "unclosed": "<think>A, surely A, since"}
+    with StandInServer(answer=lambda messages, body: replies[messages[-1]["content"]]) as server:
+        judge = EndpointJudge(server.base_url, server.model, max_retries=0)
+        assert judge.complete([{"role": "user", "content": "closed"}], max_tokens=64) == "B"
+        assert judge.complete([{"role": "user", "content": "unclosed"}], max_tokens=64) == ""

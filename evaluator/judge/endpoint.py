@@ -2,7 +2,9 @@
 https://router.huggingface.co/v1, vLLM, TGI, OpenAI, ...) reached through evaluator.endpoints.chat_client, which the
 served-model adapter shares: the `openai` client's retries (429 with Retry-After, 5xx, timeouts, connection errors), a
 200 that is not a chat completion asked again within the same budget, and no token in any message, log line or repr.
-Every failure is a JudgeError that counts the attempts it took.
+Every failure is a JudgeError that counts the attempts it took. A thinking judge's reply is read after its thought:
+a thought sent apart (reasoning_content) is never read, and one in its content (<think>...</think>) is taken out; a
+reply that ends inside its thought has no grade.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from evaluator.endpoints.chat_client import ChatClient, ChatError
 from evaluator.endpoints.limits import DEADLINE, Limits
 from evaluator.endpoints.names import public_url
 from evaluator.judge.base import JudgeError, JudgeResult, JudgeStalled, check_generation, check_messages
+from evaluator.models.thinking import THINK, split_reply
 
 
 class EndpointJudge:
@@ -46,8 +49,8 @@ class EndpointJudge:
                 raise JudgeStalled(f"the judge {self.model} at {public_url(self.base_url)} stalled: "
                                    f"{exc.answer}") from None
             raise JudgeError(str(exc), exc.attempts) from None
-        if isinstance(answer, dict):
-            return answer["choices"][0]["message"]["content"], attempts
+        if isinstance(answer, dict):  # a thinking judge's thought (in <think> or sent apart) is never graded from
+            return split_reply(answer["choices"][0]["message"]["content"], THINK).answer, attempts
         return answer, attempts
 
     # -- API ---------------------------------------------------------------------------------------------------------
