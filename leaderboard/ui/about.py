@@ -59,6 +59,10 @@ coverage (items that count in the scores, items run, items in the suite, and the
   shapes compiled, the compile warm-up, and why a run fell back to the dynamic cache if it did),
   `run.image_features` (images encoded and reused: each image is encoded once per run) and `run.sampling` (how
   sampled answers draw: each from a seed of its own, per question and repeat);
+- `run.thinking`: for a model with thought markers, the mode its prompts gave (on, off, may), the enable_thinking
+  switch the run set, the thinking budget, and the replies with a thought, those that ended inside it (no answer)
+  and the tokens spent on thoughts and on answers; `run.decoding`: each field of the model's generation_config that
+  would change decoding, what it asked, what was used and whether it was overridden or honoured;
 - `run.versions`: the versions of torch, transformers and the other libraries involved;
 - `run.git_commit`: this project's commit that ran the evaluation;
 - `run.judge` and `run.judge_name`: the judge's identity (model id and revision, or endpoint and model name) where
