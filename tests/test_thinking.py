@@ -241,3 +241,21 @@ def test_a_thinking_judge_is_graded_after_its_thought():
         judge = EndpointJudge(server.base_url, server.model, max_retries=0)
         assert judge.complete([{"role": "user", "content": "closed"}], max_tokens=64) == "B"
         assert judge.complete([{"role": "user", "content": "unclosed"}], max_tokens=64) == ""
+
+
+def test_markers_that_are_special_tokens_survive_the_decode():
+    from evaluator.models.thinking import decode_keeping, marker_ids, thought_token_count
+    from tests.tiny_models.common import _tokenizer
+
+    tokenizer = _tokenizer(["<think>", "</think>", "<|begin_of_box|>", "<|end_of_box|>"])
+    assert "<think>" in tokenizer.all_special_tokens  # skip_special_tokens alone would drop it
+    ids = tokenizer("<think>the cat (A)</think>the dog <|begin_of_box|>(B)<|end_of_box|>",
+                    add_special_tokens=False)["input_ids"]
+    assert "</think>" not in tokenizer.decode(ids, skip_special_tokens=True)
+    keep = marker_ids(tokenizer, THINK)
+    assert set(keep.values()) == {"<think>", "</think>", "<|begin_of_box|>", "<|end_of_box|>"}
+    text = decode_keeping(tokenizer, ids, keep)
+    reply = split_reply(text, THINK)
+    assert reply.answer == "the dog (B)" and reply.thought == "the cat (A)"
+    assert thought_token_count(ids, len(ids), reply, keep, THINK, tokenizer) == ids.index(
+        tokenizer.convert_tokens_to_ids("</think>")) + 1
