@@ -1,0 +1,138 @@
+"""How much to believe a score: its standard error and 95% interval, and ranks that claim no more than the intervals.
+
+After "Adding Error Bars to Evals" (Miller, 2024) and lm-evaluation-harness's standard errors:
+
+- `mean_interval`: a mean over items, its standard error from the central limit theorem, clustered when items come in
+  groups that share a unit (a CURE chain, a ReForm-Eval instance across its wordings, a question across its samples):
+  SE = sqrt(sum over clusters of (sum of the cluster's deviations from the mean)^2) / n, which is the plain
+  sqrt(variance / n) when every cluster has one item. A mean of 0/1 outcomes (a proportion) gets Wilson's interval,
+  which stays inside [0, 1] near 0 and 1, at the effective sample size the clustering leaves (n over the design
+  effect); any other mean gets mean +- 1.96 SE.
+- `bootstrap_interval`: a ratio or composite metric (Cf, Cb, an F score, ECE, CIDEr, BLEU, an instability, a mean of
+  scores) recomputed on clusters drawn with replacement, `iters` times from a fixed seed: SE is the draws' standard
+  deviation, the interval their 2.5th and 97.5th percentiles (so it stays inside whatever range the metric has).
+- `ranks`: a row's rank is one plus the number of rows whose interval lies wholly above its own (Chatbot Arena's
+  rule), so rows that cannot be told apart share a rank.
+
+Pure functions over plain numbers; NaN where a value is undefined.
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Callable, Hashable, Sequence
+
+Z95 = 1.959963984540054  # the standard normal's 97.5th percentile
+BOOTSTRAP_ITERS = 1000
+BOOTSTRAP_SEED = 0
+CLT, CLUSTERED, WILSON, BOOTSTRAP = "clt", "clustered clt", "wilson", "bootstrap"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A score's standard error, its 95% interval (low, high), the items or clusters it rests on (n), and how it was
+    computed (method: e.g. "wilson, clustered clt by chain", "bootstrap over 20 instances")."""
+
+    stderr: float
+    low: float
+    high: float
+    n: int
+    method: str
+
+    def record(self) -> dict:
+        """As results.json keeps it (benchmarks.<name>.intervals.<metric>)."""
+        def rounded(value: float) -> float | None:
+            return None if value is None or not math.isfinite(value) else round(float(value), 6)
+        return {"stderr": rounded(self.stderr), "low": rounded(self.low), "high": rounded(self.high), "n": self.n,
+                "method": self.method}
+
+
+def wilson(successes: float, n: float) -> tuple[float, float]:
+    """Wilson's 95% score interval of a proportion successes / n (n may be an effective, non-whole size)."""
+    if n <= 0:
+        return math.nan, math.nan
+    p = successes / n
+    denominator = 1 + Z95 ** 2 / n
+    centre = (p + Z95 ** 2 / (2 * n)) / denominator
+    half = Z95 * math.sqrt(p * (1 - p) / n + Z95 ** 2 / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def clustered_stderr(values: Sequence[float], clusters: Sequence[Hashable] | None = None) -> float:
+    """The standard error of the mean of `values`, clustered by `clusters` (None: every value its own cluster)."""
+    n = len(values)
+    if n == 0:
+        return math.nan
+    mean = sum(values) / n
+    sums: dict = {}
+    for index, value in enumerate(values):
+        key = clusters[index] if clusters is not None else index
+        sums[key] = sums.get(key, 0.0) + (value - mean)
+    return math.sqrt(sum(s * s for s in sums.values())) / n
+
+
+def mean_interval(values: Sequence[float], clusters: Sequence[Hashable] | None = None, unit: str = "") -> Interval:
+    """The interval of a mean over items (NaN values left out, with their clusters). `unit` names the cluster in the
+    method ("chain", "instance"); clusters None or all of one item: the plain central-limit standard error."""
+    kept = [(v, clusters[i] if clusters is not None else i) for i, v in enumerate(values)
+            if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    n = len(kept)
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, 0, CLT)
+    numbers = [float(v) for v, _ in kept]
+    keys = [k for _, k in kept]
+    grouped = clusters is not None and len(set(keys)) < n
+    stderr = clustered_stderr(numbers, keys if grouped else None)
+    method = f"{CLUSTERED} by {unit or 'cluster'}" if grouped else CLT
+    mean = sum(numbers) / n
+    if all(v in (0.0, 1.0) for v in numbers):
+        plain = math.sqrt(mean * (1 - mean) / n)
+        effective = n * (plain / stderr) ** 2 if stderr > 0 and plain > 0 else n
+        low, high = wilson(mean * effective, effective)
+        return Interval(stderr, low, high, len(set(keys)), f"{WILSON}, {method}")
+    return Interval(stderr, mean - Z95 * stderr, mean + Z95 * stderr, len(set(keys)), method)
+
+
+def bootstrap_interval(clusters: Sequence[Hashable], statistic: Callable[[list], float],
+                       iters: int = BOOTSTRAP_ITERS, seed: int = BOOTSTRAP_SEED, unit: str = "") -> Interval:
+    """The interval of `statistic(drawn clusters)` over `iters` draws of the clusters with replacement from a fixed
+    seed (the same run gives the same interval). Draws where the statistic is undefined (NaN) are left out; fewer
+    than half of them defined, or fewer than 2 clusters: NaN."""
+    pool = list(dict.fromkeys(clusters))
+    if len(pool) < 2:
+        return Interval(math.nan, math.nan, math.nan, len(pool), BOOTSTRAP)
+    draw = random.Random(seed)
+    values = []
+    for _ in range(iters):
+        value = statistic([pool[draw.randrange(len(pool))] for _ in pool])
+        if value is not None and math.isfinite(value):
+            values.append(float(value))
+    method = f"{BOOTSTRAP} over {unit or 'cluster'}s, {iters} draws, seed {seed}"
+    if len(values) < iters / 2:
+        return Interval(math.nan, math.nan, math.nan, len(pool), method)
+    values.sort()
+    mean = sum(values) / len(values)
+    stderr = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    return Interval(stderr, _percentile(values, 0.025), _percentile(values, 0.975), len(pool), method)
+
+
+def _percentile(ordered: list[float], share: float) -> float:
+    """The `share` percentile of sorted values, interpolated linearly (numpy's default)."""
+    position = share * (len(ordered) - 1)
+    below = math.floor(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
+
+
+def ranks(bounds: Sequence[tuple[float, float]], higher_is_better: bool = True) -> list[int]:
+    """Each row's rank: one plus the number of rows whose interval (low, high) lies wholly above its own (below it,
+    when lower is better). A row without an interval counts its own value as both ends."""
+    places = []
+    for low, high in bounds:
+        if higher_is_better:
+            better = sum(1 for other_low, _ in bounds if other_low > high)
+        else:
+            better = sum(1 for _, other_high in bounds if other_high < low)
+        places.append(1 + better)
+    return places

@@ -1,0 +1,85 @@
+"""Error bars, each method against a case worked out by hand (evaluator.metrics.intervals)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from evaluator.metrics.intervals import (bootstrap_interval, clustered_stderr, mean_interval, ranks, wilson)
+
+
+def test_wilson_against_the_textbook_values():
+    # 5 of 10: centre 0.5, half-width 1.96 * sqrt(0.025 + 1.96^2/400) / (1 + 1.96^2/10) = 0.2634
+    assert wilson(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    # 0 of 20: the interval stays inside [0, 1], its top at 2 * (1.96^2/40) / (1 + 1.96^2/20) = 0.1611
+    assert wilson(0, 20) == pytest.approx((0.0, 0.1611), abs=1e-4)
+    assert wilson(20, 20)[1] == 1.0 and wilson(20, 20)[0] == pytest.approx(0.8389, abs=1e-4)
+
+
+def test_clustering_widens_the_error_when_a_cluster_moves_together():
+    # mean 0.5; deviations +0.5 +0.5 -0.5 -0.5: alone sqrt(4 * 0.25) / 4 = 0.25, by pairs sqrt(1 + 1) / 4 = 0.3536
+    assert clustered_stderr([1, 1, 0, 0]) == pytest.approx(0.25)
+    assert clustered_stderr([1, 1, 0, 0], ["a", "a", "b", "b"]) == pytest.approx(math.sqrt(2) / 4)
+    # pairs that disagree inside: each cluster's deviations cancel, so clustering narrows it to 0
+    assert clustered_stderr([1, 0, 1, 0], ["a", "a", "b", "b"]) == pytest.approx(0.0)
+
+
+def test_a_mean_of_scores_gets_the_central_limit_interval():
+    got = mean_interval([0.2, 0.4, 0.6])
+    se = math.sqrt(0.04 + 0.0 + 0.04) / 3  # 0.0943
+    assert (got.stderr, got.low, got.high, got.n, got.method) == pytest.approx(
+        (se, 0.4 - 1.959964 * se, 0.4 + 1.959964 * se, 3, "clt"))
+
+
+def test_a_proportion_gets_wilsons_interval_at_its_effective_size():
+    plain = mean_interval([1] * 5 + [0] * 5)
+    assert (plain.low, plain.high, plain.n) == pytest.approx((0.2366, 0.7634, 10), abs=1e-4)
+    assert plain.method == "wilson, clt" and plain.stderr == pytest.approx(math.sqrt(0.25 / 10))
+    # the same outcomes in chains of two that agree inside: half the information, n = 5 chains
+    # (cluster sums +0.8 x 3, -1.2 x 2: SE sqrt(4.8) / 10 = 0.219 against sqrt(0.24 / 10) = 0.155 alone)
+    chained = mean_interval([1, 1, 1, 1, 1, 1, 0, 0, 0, 0], list("aabbccddee"), unit="chain")
+    assert chained.n == 5 and chained.method == "wilson, clustered clt by chain"
+    assert chained.stderr == pytest.approx(math.sqrt(4.8) / 10)
+    assert (chained.low, chained.high) == pytest.approx(wilson(3, 5), abs=1e-9)
+    near_zero = mean_interval([0] * 19 + [1])
+    assert near_zero.low >= 0.0 and near_zero.high == pytest.approx(wilson(1, 20)[1])
+
+
+def test_undefined_values_are_left_out_and_nothing_is_nan_safe():
+    assert mean_interval([1.0, math.nan, 0.0]).n == 2
+    empty = mean_interval([])
+    assert empty.n == 0 and math.isnan(empty.stderr)
+    assert mean_interval([0.3]).record() == {"stderr": 0.0, "low": 0.3, "high": 0.3, "n": 1, "method": "clt"}
+
+
+def test_the_bootstrap_of_two_clusters_against_its_exact_distribution():
+    # drawing 2 of {0, 1} with replacement: means 0, 0.5, 1 with chances 1/4, 1/2, 1/4 (sd sqrt(1/8) = 0.354)
+    values = {"a": 0.0, "b": 1.0}
+    got = bootstrap_interval(["a", "b"], lambda drawn: sum(values[c] for c in drawn) / len(drawn), unit="chain")
+    assert (got.low, got.high, got.n) == (0.0, 1.0, 2)
+    assert got.stderr == pytest.approx(math.sqrt(1 / 8), abs=0.02)
+    assert got.method == "bootstrap over chains, 1000 draws, seed 0"
+    again = bootstrap_interval(["a", "b"], lambda drawn: sum(values[c] for c in drawn) / len(drawn), unit="chain")
+    assert again == got  # seeded: the same run gives the same interval
+
+
+def test_the_bootstrap_of_a_ratio_stays_in_its_range_and_skips_undefined_draws():
+    # Cf-like: right chains whose high-level answer is also right, over right chains (undefined with none)
+    chains = {i: (i % 3 == 0, i % 2 == 0) for i in range(30)}  # (chain right, high right)
+
+    def ratio(drawn):
+        right = [c for c in drawn if chains[c][0]]
+        return sum(chains[c][1] for c in right) / len(right) if right else math.nan
+
+    got = bootstrap_interval(list(chains), ratio)
+    assert 0.0 <= got.low <= 0.5 <= got.high <= 1.0 and got.n == 30
+    assert math.isnan(bootstrap_interval(["only"], ratio).stderr)
+
+
+def test_ranks_claim_no_more_than_the_intervals():
+    # A and B overlap: they share first place; C lies wholly below both
+    assert ranks([(0.50, 0.70), (0.55, 0.75), (0.10, 0.20)]) == [1, 1, 3]
+    # lower is better (ECE): C is first, A and B share the next place
+    assert ranks([(0.50, 0.70), (0.55, 0.75), (0.10, 0.20)], higher_is_better=False) == [2, 2, 1]
+    # a chain of overlaps: A overlaps B, B overlaps C, A lies wholly above C
+    assert ranks([(0.6, 0.8), (0.45, 0.65), (0.3, 0.5)]) == [1, 1, 2]
