@@ -66,10 +66,16 @@ def _requests(with_images: bool | list[bool]) -> list[GenerationRequest]:
             for (text, colour, size, system), flag in zip(specs, flags)]
 
 
+def _replies(adapter, requests):
+    """Each reply as (answer, thought): a thinking family's answers may all be empty (a tiny model seldom closes its
+    thought), so its thoughts are compared too (evaluator.models.thinking)."""
+    return [(r.text, r.thought) for r in adapter.generate_results(requests)]
+
+
 def _one_by_one(adapter, requests):
     adapter.batch_size = 1
     try:
-        return adapter.generate(requests)
+        return _replies(adapter, requests)
     finally:
         adapter.batch_size = 4
 
@@ -100,7 +106,7 @@ def test_describe_model_folder(tiny_folder, name):
 @pytest.mark.parametrize("model_type,architecture", [
     ("bert", "BertLMHeadModel"),  # in transformers' causal-LM mapping, but an encoder
     ("t5", "T5ForConditionalGeneration"),  # encoder-decoder
-    ("mllama", "MllamaForConditionalGeneration"),  # a vision-language family this adapter does not run
+    ("florence2", "Florence2ForConditionalGeneration"),  # a vision-language family this adapter does not run
     ("clip", "CLIPModel"),  # neither
 ])
 def test_known_but_unusable_types_are_refused(tiny_folder, tmp_path, model_type, architecture):
@@ -163,7 +169,7 @@ def test_prompt_styles(family, name):
     if adapter.style.max_images == 1:  # a clear error before any work, not a shape mismatch in the model
         two = GenerationRequest("What colour?", images=[_image("red", (40, 30))] * 2)
         with pytest.raises(ValueError, match="at most 1 image"):
-            adapter.generate([two])
+            _replies(adapter, [two])
 
 
 # ---- generation -----------------------------------------------------------------------------------------------
@@ -172,11 +178,11 @@ def test_prompt_styles(family, name):
 def test_batch_invariance(family, name):
     adapter, _ = family(name)
     requests = _requests(with_images=adapter.has_vision)
-    batched = adapter.generate(requests)  # one left-padded batch of 4
-    assert len(batched) == 4 and all(isinstance(t, str) for t in batched)
+    batched = _replies(adapter, requests)  # one left-padded batch of 4
+    assert len(batched) == 4 and all(isinstance(t, str) for t, _ in batched)
     assert batched == _one_by_one(adapter, requests)
-    assert adapter.generate(requests[::-1]) == batched[::-1]
-    assert any(batched)
+    assert _replies(adapter, requests[::-1]) == batched[::-1]
+    assert any(text or thought for text, thought in batched)
 
 
 @pytest.mark.parametrize("name", FAMILIES)
@@ -186,13 +192,13 @@ def test_sampled_answers_are_the_same_in_any_batch(family, name):
     adapter, _ = family(name)
     greedy = _requests(with_images=adapter.has_vision)
     sampled = [replace(r, temperature=1.0, seed=item_seed("test", 0, str(i), 0)) for i, r in enumerate(greedy)]
-    together = adapter.generate(sampled)
+    together = _replies(adapter, sampled)
     assert together == _one_by_one(adapter, sampled)
-    assert adapter.generate(sampled[::-1]) == together[::-1]
-    plain = adapter.generate(greedy)
-    assert adapter.generate([sampled[0], greedy[1], sampled[2], greedy[3]]) == [together[0], plain[1], together[2],
+    assert _replies(adapter, sampled[::-1]) == together[::-1]
+    plain = _replies(adapter, greedy)
+    assert _replies(adapter, [sampled[0], greedy[1], sampled[2], greedy[3]]) == [together[0], plain[1], together[2],
                                                                                  plain[3]]
-    reseeded = adapter.generate([replace(r, seed=item_seed("test", 1, str(i), 0)) for i, r in enumerate(sampled)])
+    reseeded = _replies(adapter, [replace(r, seed=item_seed("test", 1, str(i), 0)) for i, r in enumerate(sampled)])
     assert reseeded != together  # the seed decides the draw
 
 
@@ -205,11 +211,11 @@ def test_the_static_cache_answers_as_the_dynamic_one(family, name):
     if adapter.has_vision:
         greedy += _requests(with_images=[False, True, False, True])
     sampled = [replace(r, temperature=1.0, seed=item_seed("test", 0, str(i), 0)) for i, r in enumerate(greedy)]
-    dynamic = adapter.generate(greedy + sampled)
+    dynamic = _replies(adapter, greedy + sampled)
     adapter.cache = GenerationCache.for_device("static", "cpu", adapter.model)
     why = families.family(adapter.model_type, adapter.has_vision).static_cache
     try:
-        static = adapter.generate(greedy + sampled)
+        static = _replies(adapter, greedy + sampled)
         if why:  # a family whose static cache does not run says why, and answers on the dynamic path
             assert adapter.generation_path == "dynamic" and adapter.cache.fallback == f"no static cache: {why}"
         else:
@@ -231,13 +237,13 @@ def test_each_image_is_encoded_once_and_answers_do_not_change(family, name):
               and "get_image_features" in o.__dict__]
     wrapped = {id(o): o.__dict__.pop("get_image_features") for o in owners}  # the model's own encoding, every time
     try:
-        plain_answers = adapter.generate(asked)
+        plain_answers = _replies(adapter, asked)
         plain_scores = adapter.score_options_many([(r, options) for r in asked])
     finally:
         for owner in owners:
             owner.get_image_features = wrapped[id(owner)]
     before = adapter.image_features.record() if adapter.image_features is not None else None
-    assert adapter.generate(asked) == plain_answers
+    assert _replies(adapter, asked) == plain_answers
     cached = adapter.score_options_many([(r, options) for r in asked])
     for mine, theirs in zip(cached, plain_scores):
         assert [round(s.sum_logprob, 4) for s in mine] == [round(s.sum_logprob, 4) for s in theirs]
@@ -274,11 +280,11 @@ def test_option_scores_barely_move_with_the_batch(family, name):
 def test_requests_without_images_and_mixed_batches(family, name):
     adapter, _ = family(name)
     no_images = _requests(with_images=False)
-    assert adapter.generate(no_images) == _one_by_one(adapter, no_images)
+    assert _replies(adapter, no_images) == _one_by_one(adapter, no_images)
     mixed = _requests(with_images=[True, False, False, True])
     singles = _one_by_one(adapter, mixed)
-    assert adapter.generate(mixed) == singles
-    assert singles[1:3] == adapter.generate(no_images[1:3])  # same text, no image: same answer in any company
+    assert _replies(adapter, mixed) == singles
+    assert singles[1:3] == _replies(adapter, no_images[1:3])  # same text, no image: same answer in any company
 
 
 @pytest.mark.parametrize("name", FAMILIES)
@@ -322,9 +328,9 @@ def test_prompts_with_several_images(family, name):
     asked = [replace(base[0], images=[*two]), base[1], base[2], replace(base[3], images=[two[1], two[0]])]
     if adapter.style.max_images == 1:
         with pytest.raises(ValueError, match="takes at most 1 image"):
-            adapter.generate(asked[:1])
+            _replies(adapter, asked[:1])
         return
-    assert adapter.generate(asked) == _one_by_one(adapter, asked)
+    assert _replies(adapter, asked) == _one_by_one(adapter, asked)
     options = [" A", " red", " The ball is red."]
     try:
         adapter.scoring_batch_size = 1
@@ -367,7 +373,7 @@ def test_an_image_without_its_placeholder_is_one_clear_line(family, name):
     token = str(getattr(token, "content", token))
     request = GenerationRequest(f"What colour? {token}", images=[_image("red", (40, 30))], max_new_tokens=2)
     with pytest.raises(ValueError, match=r"carries 2 image placeholder\(s\) .* for 1 image\(s\)"):
-        adapter.generate([request])
+        _replies(adapter, [request])
 
 
 # ---- out-of-memory backoff ------------------------------------------------------------------------------------
@@ -390,17 +396,17 @@ def test_out_of_memory_backoff_keeps_every_output_in_order(family, name, monkeyp
     monkeypatch.setattr(adapter.model, "generate", generate_with_oom)
     adapter.batch_size = 4
     try:
-        assert adapter.generate(requests) == expected
+        assert _replies(adapter, requests) == expected
         assert sizes == [4, 2, 2, 2, 1] and adapter.batch_size == 2  # 7 requests: 4 fails, then 2+2+2+1
         sizes.clear()
-        assert adapter.generate(requests[:3]) == expected[:3] and sizes == [2, 1]  # the smaller size sticks
+        assert _replies(adapter, requests[:3]) == expected[:3] and sizes == [2, 1]  # the smaller size sticks
 
         def always_oom(*args, **kwargs):
             raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
 
         monkeypatch.setattr(adapter.model, "generate", always_oom)
         with pytest.raises(torch.cuda.OutOfMemoryError):
-            adapter.generate(requests[:2])
+            _replies(adapter, requests[:2])
         assert adapter.batch_size == 1
     finally:
         adapter.batch_size = 4
@@ -424,5 +430,5 @@ def test_history_turns_in_the_prompt(family, name):
     request = GenerationRequest("What colour?", images=[image], history=HISTORY, max_new_tokens=3)
     assert adapter.build_prompt(request) == EXPECTED_HISTORY_PROMPTS[name]
     plain = GenerationRequest("What colour?", images=[image], max_new_tokens=3)
-    outputs = adapter.generate([request, plain])
-    assert outputs == [adapter.generate([request])[0], adapter.generate([plain])[0]]
+    outputs = _replies(adapter, [request, plain])
+    assert outputs == [_replies(adapter, [request])[0], _replies(adapter, [plain])[0]]
