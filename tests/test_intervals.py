@@ -83,3 +83,34 @@ def test_ranks_claim_no_more_than_the_intervals():
     assert ranks([(0.50, 0.70), (0.55, 0.75), (0.10, 0.20)], higher_is_better=False) == [2, 2, 1]
     # a chain of overlaps: A overlaps B, B overlaps C, A lies wholly above C
     assert ranks([(0.6, 0.8), (0.45, 0.65), (0.3, 0.5)]) == [1, 1, 2]
+
+
+def test_cures_intervals_by_hand():
+    from evaluator.metrics.cure import cure_intervals, cure_scores
+
+    high = [True, True, False, True]
+    chains = [[True, True], [True, False], [False, False], [True, True]]
+    got = cure_intervals(high, chains)
+    assert (got["Rh"].low, got["Rh"].high) == pytest.approx(wilson(3, 4))
+    assert (got["Ro"].low, got["Ro"].high) == pytest.approx(wilson(2, 4)) and got["Ro"].n == 4
+    # Cf = Ro / Rcot: every right chain has a right high-level answer, so every draw gives 1
+    assert (got["Cf"].low, got["Cf"].high, got["Cf"].stderr) == (1.0, 1.0, 0.0)
+    assert cure_scores(high, chains)["Cb"] == pytest.approx(2 / 3) and 0 <= got["Cb"].low < 2 / 3 < got["Cb"].high
+    # step accuracy 5/8 over 8 steps in 4 chains: chain deviation sums +0.75, -0.25, -1.25, +0.75
+    steps = got["step_accuracy"]
+    assert steps.stderr == pytest.approx(math.sqrt(2.75) / 8) and steps.n == 4
+    effective = 8 * (math.sqrt(0.625 * 0.375 / 8) / (math.sqrt(2.75) / 8)) ** 2
+    assert (steps.low, steps.high) == pytest.approx(wilson(0.625 * effective, effective))
+    assert steps.method == "wilson, clustered clt by chain"
+
+
+def test_results_keep_an_interval_for_every_score_that_is_not_null():
+    from evaluator.benchmarks.spec import Scored
+    from evaluator.metrics.intervals import Interval
+    from evaluator.runs.runner import interval_records
+
+    scored = Scored(scores={"Ro": 0.5, "Cf": math.nan}, counts={}, rows=[],
+                    intervals={"Ro": Interval(0.1, 0.3, 0.7, 20, "wilson, clt"),
+                               "Cf": Interval(math.nan, math.nan, math.nan, 20, "bootstrap")})
+    assert interval_records(scored) == {"Ro": {"stderr": 0.1, "low": 0.3, "high": 0.7, "n": 20,
+                                               "method": "wilson, clt"}}

@@ -368,6 +368,8 @@ class Scored:
     rows: list[dict]
     extra: dict = field(default_factory=dict)
     prompts: dict[str, str] = field(default_factory=dict)  # judge-side prompt texts, hashed into the results
+    # each score's standard error and 95% interval (evaluator.metrics.intervals.Interval), by metric key
+    intervals: dict = field(default_factory=dict)
 
 
 @runtime_checkable

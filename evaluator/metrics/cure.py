@@ -71,3 +71,25 @@ def cure_by_chain_length(high_correct: list[bool], chain_correct: list[list[bool
         row["n"] = len(hs)
         out[length] = row
     return out
+
+
+def cure_intervals(high_correct: list[bool], chain_correct: list[list[bool]]) -> dict:
+    """Each CURE score's interval (evaluator.metrics.intervals): Rh, Rcot and Ro are proportions over instances
+    (Wilson); Cf and Cb, ratios, by the bootstrap over instances; step accuracy, a mean over sub-questions, clustered
+    by the chain they belong to."""
+    from evaluator.metrics.intervals import bootstrap_interval, mean_interval
+
+    high = [1.0 if h else 0.0 for h in high_correct]
+    chain = [1.0 if steps and all(bool(s) for s in steps) else 0.0 for steps in chain_correct]
+    both = [h * s for h, s in zip(high, chain)]
+
+    def ratio(num: list[float], den: list[float]):
+        return lambda drawn: _ratio(sum(num[i] for i in drawn), sum(den[i] for i in drawn))
+
+    instances = list(range(len(high)))
+    steps = [1.0 if bool(step) else 0.0 for steps_ in chain_correct for step in steps_]
+    owners = [i for i, steps_ in enumerate(chain_correct) for _ in steps_]
+    return {"Rh": mean_interval(high), "Rcot": mean_interval(chain), "Ro": mean_interval(both),
+            "Cf": bootstrap_interval(instances, ratio(both, chain), unit="instance"),
+            "Cb": bootstrap_interval(instances, ratio(both, high), unit="instance"),
+            "step_accuracy": mean_interval(steps, owners, unit="chain")}

@@ -16,7 +16,7 @@ from evaluator.benchmarks import REGISTRY, get_benchmark
 from evaluator.inputs.prompt_files import prompt_hash
 from evaluator.runs.details import details_metadata, read_details, write_details
 from evaluator.runs.files import json_safe, write_atomic
-from evaluator.runs.runner import coverage_block, judge_record, score_context
+from evaluator.runs.runner import coverage_block, interval_records, judge_record, score_context
 
 
 def read_results(run_dir: Path) -> dict:
@@ -62,7 +62,8 @@ def rescore(run_dir: Path, out_dir: Path, judge) -> dict:
         write_details(out_dir / "details" / f"{name}.parquet", result.rows, get_benchmark(name).CARD,
                       details_metadata(run_dir / "details" / f"{name}.parquet"))
         block = results["benchmarks"][name]
-        block.update(scores=result.scores, counts=result.counts, extra=result.extra)
+        block.update(scores=result.scores, counts=result.counts, extra=result.extra,
+                     intervals=interval_records(result))
         if isinstance(block.get("coverage"), dict):  # a new judge may grade a different number of answers
             coverage = block["coverage"]
             block["coverage"] = coverage_block(result.counts, coverage.get("items"), coverage.get("suite_items"))

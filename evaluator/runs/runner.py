@@ -203,8 +203,15 @@ def run_benchmark(benchmark: Benchmark, model, config: RunConfig, judge, progres
     block = {"scores": scored.scores, "counts": scored.counts, "extra": scored.extra,
              "coverage": coverage_block(scored.counts, done.answered.items, done.suite_items),
              "wall_time_s": round(time.monotonic() - started, 2), "score_time_s": round(done.score_time_s, 2),
-             "thinking": done.answered.thoughts.record()}
+             "thinking": done.answered.thoughts.record(), "intervals": interval_records(scored)}
     return block, done.prompts, done.answered
+
+
+def interval_records(scored: Scored) -> dict:
+    """benchmarks.<name>.intervals: each score's stderr, low, high (95%), n and method, for the scores that are not
+    null (a score without a defined interval keeps nulls)."""
+    return {key: interval.record() for key, interval in (scored.intervals or {}).items()
+            if isinstance(scored.scores.get(key), (int, float)) and scored.scores[key] == scored.scores[key]}
 
 
 def time_summary(answered: Answered, wall_s: float) -> str:

@@ -18,7 +18,7 @@ from evaluator.benchmarks.cure.planning import mode_option
 from evaluator.benchmarks.cure.prompts import LETTERS
 from evaluator.benchmarks.spec import ScoreContext, Scored
 from evaluator.metrics.basic import argmax
-from evaluator.metrics.cure import cure_by_chain_length, cure_scores, cure_step_accuracy
+from evaluator.metrics.cure import cure_by_chain_length, cure_intervals, cure_scores, cure_step_accuracy
 
 CHOICE_RULES = {
     "likelihood": "argmax of per-token mean log-likelihood over the 6 candidates (choice_sum: argmax of the sum)",
@@ -109,4 +109,4 @@ def score(rows: list[dict], ctx: ScoreContext) -> Scored:
         else 0,
         "sub_questions": sum(int(inst[0]["chain_length"]) for inst in instances),
     }
-    return Scored(scores=scores, counts=counts, rows=rows, extra=extra)
+    return Scored(scores=scores, counts=counts, rows=rows, extra=extra, intervals=cure_intervals(high, chains))
