@@ -73,7 +73,7 @@ def test_the_bootstrap_of_a_ratio_stays_in_its_range_and_skips_undefined_draws()
 
     got = bootstrap_interval(list(chains), ratio)
     assert 0.0 <= got.low <= 0.5 <= got.high <= 1.0 and got.n == 30
-    assert math.isnan(bootstrap_interval(["only"], ratio).stderr)
+    assert math.isnan(bootstrap_interval([0], ratio).stderr)  # one cluster: no spread to draw from
 
 
 def test_ranks_claim_no_more_than_the_intervals():
@@ -114,3 +114,26 @@ def test_results_keep_an_interval_for_every_score_that_is_not_null():
                                "Cf": Interval(math.nan, math.nan, math.nan, 20, "bootstrap")})
     assert interval_records(scored) == {"Ro": {"stderr": 0.1, "low": 0.3, "high": 0.7, "n": 20,
                                                "method": "wilson, clt"}}
+
+
+def test_an_entropy_that_happens_to_be_0_or_1_is_no_proportion():
+    got = mean_interval([0.0, 1.0, 0.0, 1.0], proportion=False)
+    assert got.method == "clt" and got.low == pytest.approx(0.5 - 1.959964 * 0.25)
+
+
+def test_reforms_intervals_on_scored_rows():
+    from evaluator.benchmarks.reform.scoring import score_intervals
+
+    def row(question, dataset, correct, repeat, prediction="(A)"):
+        return {"question_id": question, "dataset": dataset, "dimension": "coarse_perception", "form": "mc",
+                "score": float(correct), "correct": correct, "prediction": prediction, "repeat": repeat,
+                "parsed_answer": "0", "options": '["cat", "dog"]', "mark_style": "(A)"}
+
+    rows = [row(q, "ds1", q in ("a", "b"), r) for q in "abcd" for r in range(3)]
+    found = score_intervals([("gen", rows)], [], rows, [])
+    # multiple-choice accuracy 0.5, each instance's three wordings all right or all wrong: 4 clusters, not 12 rows
+    assert found["gen_mc_accuracy"].n == 4 and found["gen_mc_accuracy"].method == "wilson, clustered clt by instance"
+    assert (found["gen_mc_accuracy"].low, found["gen_mc_accuracy"].high) == pytest.approx(wilson(2, 4))
+    assert found["gen_overall"].method.startswith("bootstrap over instances")
+    assert 0.0 <= found["gen_overall"].low < 0.5 < found["gen_overall"].high <= 1.0
+    assert found["instability"].method == "clt" and found["format_hit_rate"].high == 1.0

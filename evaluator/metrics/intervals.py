@@ -72,9 +72,11 @@ def clustered_stderr(values: Sequence[float], clusters: Sequence[Hashable] | Non
     return math.sqrt(sum(s * s for s in sums.values())) / n
 
 
-def mean_interval(values: Sequence[float], clusters: Sequence[Hashable] | None = None, unit: str = "") -> Interval:
+def mean_interval(values: Sequence[float], clusters: Sequence[Hashable] | None = None, unit: str = "",
+                  proportion: bool = True) -> Interval:
     """The interval of a mean over items (NaN values left out, with their clusters). `unit` names the cluster in the
-    method ("chain", "instance"); clusters None or all of one item: the plain central-limit standard error."""
+    method ("chain", "instance"); clusters None or all of one item: the plain central-limit standard error.
+    proportion False: the values are not 0/1 outcomes even when they happen to be (an entropy), so no Wilson."""
     kept = [(v, clusters[i] if clusters is not None else i) for i, v in enumerate(values)
             if v is not None and not (isinstance(v, float) and math.isnan(v))]
     n = len(kept)
@@ -86,7 +88,7 @@ def mean_interval(values: Sequence[float], clusters: Sequence[Hashable] | None =
     stderr = clustered_stderr(numbers, keys if grouped else None)
     method = f"{CLUSTERED} by {unit or 'cluster'}" if grouped else CLT
     mean = sum(numbers) / n
-    if all(v in (0.0, 1.0) for v in numbers):
+    if proportion and all(v in (0.0, 1.0) for v in numbers):
         plain = math.sqrt(mean * (1 - mean) / n)
         effective = n * (plain / stderr) ** 2 if stderr > 0 and plain > 0 else n
         low, high = wilson(mean * effective, effective)
@@ -99,22 +101,35 @@ def bootstrap_interval(clusters: Sequence[Hashable], statistic: Callable[[list],
     """The interval of `statistic(drawn clusters)` over `iters` draws of the clusters with replacement from a fixed
     seed (the same run gives the same interval). Draws where the statistic is undefined (NaN) are left out; fewer
     than half of them defined, or fewer than 2 clusters: NaN."""
+    return bootstrap_intervals(clusters, lambda drawn: {"": statistic(drawn)}, iters, seed, unit)[""]
+
+
+def bootstrap_intervals(clusters: Sequence[Hashable], statistics: Callable[[list], dict[str, float]],
+                        iters: int = BOOTSTRAP_ITERS, seed: int = BOOTSTRAP_SEED, unit: str = "") -> dict[str, Interval]:
+    """bootstrap_interval for several statistics computed together on each draw (`statistics(drawn)` -> {key:
+    value}): one interval per key any draw gave."""
     pool = list(dict.fromkeys(clusters))
-    if len(pool) < 2:
-        return Interval(math.nan, math.nan, math.nan, len(pool), BOOTSTRAP)
-    draw = random.Random(seed)
-    values = []
-    for _ in range(iters):
-        value = statistic([pool[draw.randrange(len(pool))] for _ in pool])
-        if value is not None and math.isfinite(value):
-            values.append(float(value))
     method = f"{BOOTSTRAP} over {unit or 'cluster'}s, {iters} draws, seed {seed}"
-    if len(values) < iters / 2:
-        return Interval(math.nan, math.nan, math.nan, len(pool), method)
-    values.sort()
-    mean = sum(values) / len(values)
-    stderr = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
-    return Interval(stderr, _percentile(values, 0.025), _percentile(values, 0.975), len(pool), method)
+    if len(pool) < 2:
+        keys = statistics(pool) if pool else {"": math.nan}
+        return {key: Interval(math.nan, math.nan, math.nan, len(pool), method) for key in keys}
+    draw = random.Random(seed)
+    found: dict[str, list[float]] = {}
+    for _ in range(iters):
+        for key, value in statistics([pool[draw.randrange(len(pool))] for _ in pool]).items():
+            found.setdefault(key, [])
+            if value is not None and math.isfinite(value):
+                found[key].append(float(value))
+    out = {}
+    for key, values in found.items():
+        if len(values) < iters / 2:
+            out[key] = Interval(math.nan, math.nan, math.nan, len(pool), method)
+            continue
+        values.sort()
+        mean = sum(values) / len(values)
+        stderr = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+        out[key] = Interval(stderr, _percentile(values, 0.025), _percentile(values, 0.975), len(pool), method)
+    return out
 
 
 def _percentile(ordered: list[float], share: float) -> float:

@@ -27,9 +27,14 @@ from evaluator.benchmarks.reform.prompts import load_prompts, split_templates
 from evaluator.benchmarks.spec import ROW_IMAGE_UNAVAILABLE, ScoreContext, Scored
 from evaluator.metrics.basic import argmax, nan_mean
 from evaluator.metrics.captions import caption_scores
-from evaluator.metrics.reform import (choice_text, extract_option, format_hit_rate, kie_accuracy,
-                                      ocr_word_accuracy, reform_accuracy)
+from evaluator.metrics.intervals import bootstrap_intervals, mean_interval
+from evaluator.metrics.reform import (answer_entropy, choice_text, extract_option, format_hit, format_hit_rate,
+                                      kie_accuracy, ocr_word_accuracy, reform_accuracy)
 from evaluator.metrics.reform import instability as entropy_instability
+
+# draws of the bootstrap for the overall and dimension scores: each draw scores every dataset again (CIDEr
+# included), so fewer than the default; 400 draws put the 2.5th and 97.5th percentiles 10 draws in
+COMPOSITE_DRAWS = 400
 
 UNPARSABLE = "<unparsable> "
 RULES = {
@@ -239,4 +244,38 @@ def score(rows: list[dict], ctx: ScoreContext) -> Scored:
         scores["instability"] = instability(gen_mc)
     if settings.do_lik:
         scores["lik_instability"] = instability(lik_mc)
-    return Scored(scores=scores, counts=_counts(rows, settings, gen_mc, lik_mc, free_rows), rows=rows, extra=extra)
+    return Scored(scores=scores, counts=_counts(rows, settings, gen_mc, lik_mc, free_rows), rows=rows, extra=extra,
+                  intervals=score_intervals(variants, free_rows, gen_mc, lik_mc))
+
+
+def score_intervals(variants: list[tuple[str, list[dict]]], free_rows: list[dict], gen_mc: list[dict],
+                    lik_mc: list[dict]) -> dict:
+    """Each score's interval (evaluator.metrics.intervals), an instance (one question and all its wordings and
+    repeats) being the unit that repeats: the overall and dimension scores (means of datasets' scores) by the
+    bootstrap over instances; multiple-choice accuracy and the format hit rate as means over rows clustered by
+    instance; instability as a mean over instances of their answers' entropy."""
+    found = {}
+    for prefix, mc_rows in variants:
+        by_instance: dict[str, list[dict]] = {}
+        for row in mc_rows + free_rows:
+            by_instance.setdefault(str(row["question_id"]), []).append(row)
+
+        def composite(drawn: list[str], prefix: str = prefix, by_instance: dict = by_instance) -> dict[str, float]:
+            dims = dimension_scores(dataset_scores([row for key in drawn for row in by_instance[key]]))
+            out = {f"{prefix}_overall": accuracy_mean(dims)}
+            out.update({f"{prefix}_{dim}": value for dim, value in dims.items()} if prefix != "lik_mean" else {})
+            return out
+
+        found.update(bootstrap_intervals(list(by_instance), composite, iters=COMPOSITE_DRAWS, unit="instance"))
+        found[f"{prefix}_mc_accuracy"] = mean_interval([float(r["score"]) for r in mc_rows],
+                                                       [r["question_id"] for r in mc_rows], unit="instance")
+    if gen_mc:
+        found["format_hit_rate"] = mean_interval([float(format_hit(r["prediction"])) for r in gen_mc],
+                                                 [r["question_id"] for r in gen_mc], unit="instance")
+    for key, mc_rows in (("instability", gen_mc), ("lik_instability", lik_mc)):
+        answers: dict[str, list[str]] = {}
+        for row in mc_rows:
+            answers.setdefault(row["question_id"], []).append(answer_text(row))
+        if answers:
+            found[key] = mean_interval([answer_entropy(a) for a in answers.values()], proportion=False)
+    return found
