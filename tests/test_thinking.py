@@ -259,3 +259,12 @@ def test_markers_that_are_special_tokens_survive_the_decode():
     assert reply.answer == "the dog (B)" and reply.thought == "the cat (A)"
     assert thought_token_count(ids, len(ids), reply, keep, THINK, tokenizer) == ids.index(
         tokenizer.convert_tokens_to_ids("</think>")) + 1
+
+
+def test_markers_only_in_the_vocabulary_split_replies_but_add_no_budget():
+    from evaluator.models.thinking import detect
+
+    plain = detect("{{ messages }}", ["<think>", "</think>"], "auto", 4096, lambda found: "<|assistant|>\n")
+    assert plain.markers == THINK and plain.mode == thinking.NONE and plain.extra_tokens == 0
+    glm = detect("{{ m.split('</think>') }}<think>", [], "auto", 4096, lambda found: "<|assistant|>\n")
+    assert glm.mode == thinking.MAY and glm.extra_tokens == 4096

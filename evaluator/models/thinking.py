@@ -7,7 +7,9 @@ ran out, or it stopped before closing it) has no answer: it is never parsed from
 ("thought_unclosed").
 
 A model's markers are the first known pair (KNOWN_MARKERS) whose two texts its chat template writes, or that its
-tokenizer holds as tokens. Whether it thinks in a run (`Thinking.mode`) comes from its rendered generation prompt:
+tokenizer holds as tokens (then replies are split on them, but the model is not taken to think: Qwen3-based models
+that never think carry <think> in their vocabulary). Whether it thinks in a run (`Thinking.mode`) comes from its
+rendered generation prompt:
 "on" when the prompt opens a thought the model is to go on with (Qwen3-VL-Thinking), "off" when it writes an empty,
 closed thought (Qwen3.5 and Gemma 4 with thinking off), "may" when it writes neither but the template knows the markers
 (GLM-4.1V-Thinking, which opens its thought itself), "none" when there are no markers. A template that takes an
@@ -215,14 +217,16 @@ def detect(template: Any, vocabulary: Iterable[str], asked: str, budget: int,
            render: Callable[[Thinking], str]) -> Thinking:
     """A model's thinking: its markers (from its chat template, else its tokenizer's vocabulary), whether its template
     takes enable_thinking, and the mode of the generation prompt `render(found)` writes under the run's choice (MAY
-    when a text-only prompt cannot be rendered)."""
+    when a text-only prompt cannot be rendered). Markers found only in the vocabulary split replies but give mode
+    NONE: a template that never writes a thought does not get the thinking budget."""
     if isinstance(template, dict):  # a processor's named templates
         template = " ".join(map(str, template.values()))
     text = template if isinstance(template, str) else ""
-    markers = find_markers(text, vocabulary)
+    written = find_markers(text)
+    markers = written or find_markers("", vocabulary)
     found = Thinking(markers, template_switch(text), asked, NONE, max(0, budget))
-    if markers is None:
-        return found
+    if written is None:  # markers the tokenizer holds but the template never writes (a Qwen3-based model that does
+        return found     # not think): replies are still split on them, but no budget is added
     try:
         probe = render(found)
     except Exception:  # noqa: BLE001 - a family that cannot render a text-only prompt: it may think
