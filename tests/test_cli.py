@@ -125,8 +125,7 @@ def test_what_the_configuration_tells_is_said_before_any_model_loads(tiny_llama,
     out = str(tmp_path / "out")
     refused = tmp_path / "glm"
     refused.mkdir()
-    (refused / "config.json").write_text(json.dumps({"model_type": "glm4v",
-                                                     "architectures": ["Glm4vForConditionalGeneration"]}))
+    (refused / "config.json").write_text(json.dumps({"model_type": "fuyu", "architectures": ["FuyuForCausalLM"]}))
     cases = [
         (["--model", tiny_llama.repo_id, "--revision", tiny_llama.sha, "--benchmarks", "simpleqa"],
          "error: simpleqa needs a judge: set LEADERBOARD_JUDGE or pass --judge"),
@@ -136,7 +135,7 @@ def test_what_the_configuration_tells_is_said_before_any_model_loads(tiny_llama,
         (["--model", "tiny-org/never-downloaded", "--benchmarks", "cure"],
          "error: tiny-org/never-downloaded is not in this machine's Hugging Face cache"),
         (["--model", str(refused), "--benchmarks", "cure"],  # an image-text-to-text type that does not run here
-         "error: unsupported architecture Glm4vForConditionalGeneration (model_type 'glm4v'): not yet verified"),
+         "error: unsupported architecture FuyuForCausalLM (model_type 'fuyu'): not yet verified"),
     ]
     said = evaluator_many([["run", *args, "--out", out] for args, _ in cases], tmp_path / "said.json")
     for (args, expected), done in zip(cases, said, strict=True):

@@ -52,7 +52,7 @@ def test_every_image_text_type_is_listed_once_and_the_runners_are_the_families(r
 
 
 @pytest.mark.parametrize("model_type,architecture,reason", [
-    ("glm4v", "Glm4vForConditionalGeneration", "not yet verified"),
+    ("fuyu", "FuyuForCausalLM", "not yet verified"),
     ("florence2", "Florence2ForConditionalGeneration", "encoder-decoder (a BART-style encoder-decoder)"),
     ("got_ocr2", "GotOcr2ForConditionalGeneration", "OCR or special-purpose"),
     ("instructblipvideo", "InstructBlipVideoForConditionalGeneration", "video only"),

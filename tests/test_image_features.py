@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from transformers.modeling_outputs import BaseModelOutputWithPooling
 
-from evaluator.models.families import GRID, ROWS, SIZED_ROWS
+from evaluator.models.families import GRID, POOLED, ROWS, SIZED_ROWS
 from evaluator.models.image_features import ImageFeatures, install, join_images, split_images
 
 
@@ -104,3 +104,21 @@ def test_images_padded_to_their_batch_are_known_without_the_padding():
     cached(small, image_sizes=torch.tensor([[2, 1]]))
     out = cached(padded, image_sizes=sizes)
     assert encoder.seen == [1, 1] and [float(t) for t in out.pooler_output] == [-12.0, -90.0]
+
+
+def test_pooled_images_own_their_crops_and_pooling_indices():
+    """POOLED (Molmo 2): an image's tokens (counted by its grid) pool patches of its own crops only; split, each image
+    holds its crops and indices counted from its first crop (-1 kept), and joined again the call is as it was."""
+    pixels = torch.arange(5 * 2 * 3, dtype=torch.float32).view(5, 2, 3)  # 5 crops of 2 patches
+    grids = torch.tensor([[1, 1, 1, 1], [1, 1, 1, 2]])  # 2 tokens, then 3
+    pooling = torch.tensor([[0, 1], [2, -1], [4, 5], [6, -1], [8, 9]], dtype=torch.int32)
+    parts = split_images(POOLED, {"pixel_values": pixels, "image_token_pooling": pooling, "image_grids": grids})
+    assert [p["pixel_values"].shape[0] for p in parts] == [2, 3]
+    assert parts[1]["image_token_pooling"].tolist() == [[0, 1], [2, -1], [4, 5]]
+    joined = join_images(parts)
+    assert torch.equal(joined["pixel_values"], pixels) and torch.equal(joined["image_token_pooling"], pooling)
+    assert torch.equal(joined["image_grids"], grids)
+    assert split_images(POOLED, {"pixel_values": pixels[:4], "image_token_pooling": pooling,
+                                 "image_grids": grids}) is None  # an index past the call's crops
+    assert split_images(POOLED, {"pixel_values": pixels, "image_token_pooling": pooling[:4],
+                                 "image_grids": grids}) is None  # the grids count more tokens

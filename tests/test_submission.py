@@ -206,7 +206,7 @@ def test_unsupported_architecture_is_refused(settings, store, hub_cache):
 
 
 @pytest.mark.parametrize("model_type, architecture, why", [
-    ("mllama", "MllamaForConditionalGeneration", "not yet verified"),  # its reason, and where the table is
+    ("fuyu", "FuyuForCausalLM", "not yet verified"),  # its reason, and where the table is
     ("bert", "BertForMaskedLM", "neither a decoder-only causal language model")])
 def test_a_known_architecture_without_an_adapter_is_refused_at_submission(settings, store, hub_cache, model_type,
                                                                         architecture, why):

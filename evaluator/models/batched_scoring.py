@@ -14,8 +14,9 @@ import torch
 
 from evaluator.models.base import OptionScore
 from evaluator.models.families import BATCHED
-from evaluator.models.scoring import (continuation_module, forward_params, log_probs_of, model_family, mrope_starts,
-                                      past_key_values, per_token_keys, rebatched_cache, supports_shared_prefix)
+from evaluator.models.scoring import (continuation_module, forward_params, last_rows, log_probs_of, model_family,
+                                      mrope_starts, past_key_values, per_token_keys, rebatched_cache,
+                                      supports_shared_prefix)
 
 # Families declared BATCHED (families.py) had their batched scores checked against one question at a time
 # (tests/test_scoring.py); others score their questions one by one (InstructBLIP: its processor puts the query tokens
@@ -81,6 +82,7 @@ def score_questions(model, inputs: dict, option_ids: list[list[torch.Tensor | li
     continuation = continuation_module(model)
     declared = model_family(model)
     side_keys = [] if continuation is not model else per_token_keys(inputs)
+    last_row_keys = [key for key in declared.last_row_inputs if torch.is_tensor(inputs.get(key))]
     starts = mrope_starts(model, inputs) if declared.mrope else None
     rows.sort(key=lambda row: -len(options[row[0]][row[1]]))
     step = max_rows or max(batch, MIN_ROWS_PER_FORWARD)
@@ -103,6 +105,8 @@ def score_questions(model, inputs: dict, option_ids: list[list[torch.Tensor | li
         for key in side_keys:
             value = inputs[key]
             step_inputs[key] = torch.full((k, width), declared.fill(key), dtype=value.dtype, device=device)
+        for key in last_row_keys:
+            step_inputs[key] = last_rows(inputs[key], k, width, owners)
         if starts is not None:
             positions = starts[owners].view(-1, 1) + torch.arange(width, device=device)
             step_inputs["position_ids"] = positions.unsqueeze(0).expand(3, k, width)

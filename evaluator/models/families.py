@@ -30,6 +30,9 @@ ROWS, GRID = "rows", "grid"
 # One row per image, padded to the largest image of its batch: each row is cut to its image_sizes (height, width)
 # before it is known and encoded (Pixtral's tower reads only that part), so an image is the same in any batch.
 SIZED_ROWS = "sized_rows"
+# An image's crops are rows of the call (how many, read from the patches its tokens pool), and its tokens' pooling
+# indices into the call's patches are counted from its own first crop (Molmo 2: image_token_pooling, image_grids).
+POOLED = "pooled"
 
 # The fill of a per-token side input over appended option tokens, unless a family says otherwise.
 SIDE_INPUT_FILL = {"attention_mask": 1, "token_type_ids": 0, "mm_token_type_ids": 0}
@@ -49,11 +52,16 @@ class Family:
                       its language model: BLIP-2 style models, whose forward always encodes the image).
     mrope:            multimodal rotary positions (Qwen-VL): continuation positions come from its own rope index.
     side_fill:        per-token side inputs whose fill over option tokens differs from SIDE_INPUT_FILL.
-    image_layout:     how its image-encoder calls split into images (ROWS, GRID, SIZED_ROWS), None when features
-                      are not kept.
+    last_row_inputs:  per-token side inputs of more dimensions than input_ids (batch, tokens, ...) that continue over
+                      appended option tokens with the prompt's last row, as its generate extends them (mllama's
+                      cross_attention_mask: which images and tiles each text token reads).
+    image_layout:     how its image-encoder calls split into images (ROWS, GRID, SIZED_ROWS, POOLED), None when
+                      features are not kept.
     images_not_kept:  why its image features are not kept (image_layout None).
     image_extras:     outputs of its get_image_features besides pooler_output that hold features per image, one
                       split by image per layer (Qwen3-VL's deepstack_features): kept with each image.
+    image_output:     the field of its get_image_features output that holds the features its language model reads,
+                      one entry per image (pooler_output; Llama 4's: last_hidden_state, a row per tile).
     images_scoring_only: why they are kept for option scoring only (its generate encodes images itself).
     static_cache:     why the static KV cache does not run for it ("": it runs).
     placeholder:      the processor attribute holding the text its prompt carries once per image (None: the
@@ -72,9 +80,11 @@ class Family:
     continuation: str = MODEL
     mrope: bool = False
     side_fill: dict[str, int] = field(default_factory=dict)
+    last_row_inputs: tuple[str, ...] = ()
     image_layout: str | None = None
     images_not_kept: str = ""
     image_extras: tuple[str, ...] = ()
+    image_output: str = "pooler_output"
     images_scoring_only: str = ""
     static_cache: str = ""
     placeholder: str | None = "image_token"
@@ -155,6 +165,45 @@ FAMILIES: dict[str, Family] = {
     # shape (a thumbnail and the tiles), so a batch's images may carry different numbers of tiles: the kept features
     # are the tiles'.
     "perception_lm": Family(PromptStyle(system_text=True), decoder="llama", image_layout=ROWS, ragged_tiles=True),
+    # As Qwen3-VL, with a routed mixture of experts in every text layer (routing is per token).
+    "qwen3_vl_moe": Family(decoder="qwen3_vl_moe_text", mrope=True, image_layout=GRID,
+                           image_extras=("deepstack_features",)),
+    # As Qwen3.5, each layer's MLP a routed mixture of experts beside a gated shared expert.
+    "qwen3_5_moe": Family(decoder="qwen3_5_moe_text", attention_layers=("linear_attention", "full_attention"),
+                          mrope=True, image_layout=GRID),
+    # Its chat template takes no system role (the system text opens the first user turn) and writes every image
+    # first. An image is a low-resolution view and overlapping crops, each encoded alone, its tokens pooling patches
+    # of its own crops; image tokens attend to each other both ways (mm_token_type_ids 1; over option tokens 0, text).
+    "molmo2": Family(PromptStyle(system_in_user=True), decoder="molmo2_text", image_layout=POOLED),
+    # Its text layers mix chunked attention with RoPE (chunks counted from each row's first token, its cache keeping
+    # the last chunk) and global attention without positions; each layer's feed-forward is a routed mixture of
+    # experts beside a shared one (routing is per token). Its images become tiles (a global tile beside them), each
+    # encoded alone; its vision tower's features are its output's last_hidden_state, a row per tile.
+    "llama4": Family(decoder="llama4_text", attention_layers=("chunked_attention", "full_attention"),
+                     image_layout=ROWS, image_output="last_hidden_state"),
+    # Its images reach the text model through cross-attention layers (the cache keeps their keys and values), no image
+    # tokens in the text but one <|image|> marker per image; cross_attention_mask says which images and tiles each
+    # text token reads, and each appended option token reads what the prompt's last token reads. Tokens that read no
+    # image (a row's text before its <|image|>) attend to every image state of their row, blank padding included, so
+    # prompts with and without images are batched apart (and its processor fails on a batch whose first prompt has
+    # none), and a prompt takes one image (as Llama 3.2 Vision was trained; one image beside two would read the blank
+    # image padding it). Its chat template writes the system message's content as is, and refuses one beside images.
+    "mllama": Family(PromptStyle(nested_images=True, mixes=False, max_images=1, system_text=True,
+                                 no_system_with_images=True),
+                     decoder="mllama_text_model", last_row_inputs=("cross_attention_mask",),
+                     images_not_kept=("its forward runs its vision tower itself (transformers' Mllama has no "
+                                      "get_image_features), and its language model reads the tower's output through "
+                                      "cross-attention")),
+    # M-RoPE positions as Qwen2-VL's (the processor's mm_token_type_ids mark the image tokens; over option tokens
+    # 0, text); an image's patches are its rows of the call, by its grid. Its chat template writes the system
+    # message's and earlier turns' content as is (strings, not lists of parts).
+    "glm4v": Family(PromptStyle(system_text=True, history_text=True), decoder="glm4v_text", mrope=True,
+                    image_layout=GRID),
+    # As GLM-4.1V's model, its text model a mixture of experts (a dense first layer, then routed experts beside a
+    # shared one; routing is per token).
+    "glm4v_moe": Family(decoder="glm4v_moe_text", mrope=True, image_layout=GRID),
+    # GLM-4.1V's model under GLM-4.6V's processor and chat template (its text model whichever its config names).
+    "glm46v": Family(decoder="glm4v_text", mrope=True, image_layout=GRID),
 }
 
 # Text-only causal LMs whose option scoring was checked; any other decoder-only causal LM runs as TEXT_DEFAULT.

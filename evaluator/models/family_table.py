@@ -19,7 +19,6 @@ SPECIAL_PURPOSE = "OCR or special-purpose"
 NOT_VERIFIED = "not yet verified"
 
 _OCR = (SPECIAL_PURPOSE, "reads documents, text or formulas; not a general visual question answerer")
-_LATER = (NOT_VERIFIED, "next in line: thinking, mixture-of-experts or cross-attention families")
 
 NOT_RUN: dict[str, tuple[str, str]] = {
     "blip": (ENCODER_DECODER, "BLIP-1: a text decoder that cross-attends to the image encoder"),
@@ -28,28 +27,19 @@ NOT_RUN: dict[str, tuple[str, str]] = {
     "evolla": (SPECIAL_PURPOSE, "reads protein sequences, not images"),
     "florence2": (ENCODER_DECODER, "a BART-style encoder-decoder"),
     "git": (SPECIAL_PURPOSE, "GIT: an image captioner"),
-    "glm46v": _LATER,
-    "glm4v": _LATER,
-    "glm4v_moe": _LATER,
     "glm_ocr": _OCR,
-    "glmga": _LATER,
     "got_ocr2": _OCR,
     "granite_docling": (SPECIAL_PURPOSE, "converts document pages to structured text"),
     "instructblipvideo": (VIDEO_ONLY, "takes a clip of frames, not a single image"),
     "kosmos-2.5": _OCR,
     "lighton_ocr": _OCR,
-    "llama4": _LATER,
     "minicpm_ocr": _OCR,
-    "mllama": _LATER,
-    "molmo2": _LATER,
     "paddleocr_vl": _OCR,
     "pi0": (SPECIAL_PURPOSE, "a vision-language-action model for robots"),
     "pix2struct": (ENCODER_DECODER, "an image-to-text encoder-decoder"),
     "pp_chart2table": (SPECIAL_PURPOSE, "turns charts into tables"),
     "pp_formulanet": (SPECIAL_PURPOSE, "reads formulas"),
     "qianfan_ocr": _OCR,
-    "qwen3_5_moe": _LATER,
-    "qwen3_vl_moe": _LATER,
     "shieldgemma2": (SPECIAL_PURPOSE, "an image safety classifier"),
     "t5gemma2": (ENCODER_DECODER, "a T5-style encoder-decoder"),
     "udop": (ENCODER_DECODER, "a document encoder-decoder"),

@@ -4,10 +4,11 @@ CURE asks several questions of one picture).
 
 transformers 5 encodes a batch's images in one call of the model's `get_image_features` (before the prefill in
 generate, and in forward). ImageFeatures wraps that call on the loaded model: the call's inputs are split into images
-(the family's image_layout, families.py: one row each, or a Qwen2-VL image's patches by its grid), each image is
-known by a hash of its pixels, only the images not seen before are encoded (together, in one call), and the features
-the language model reads (the output's `pooler_output`, one entry per image, and the per-image outputs the family
-names beside it, image_extras: Qwen3-VL's DeepStack features) are put back together in the call's order. Kept
+(the family's image_layout, families.py: one row each, a Qwen2-VL image's patches by its grid, or a Molmo 2 image's
+crops by the patches its tokens pool), each image is known by a hash of its pixels, only the images not seen before
+are encoded (together, in one call), and the features the language model reads (the output's `pooler_output`, or
+the field the family names, image_output: Llama 4's last_hidden_state; one entry per image, and the per-image outputs
+the family names beside it, image_extras: Qwen3-VL's DeepStack features) are put back together in the call's order. Kept
 features live on the model's device, the least recently used let go past `max_bytes`.
 
 A family without an image_layout is not cached, and its declaration says why (images_not_kept: Idefics3 and SmolVLM,
@@ -28,7 +29,7 @@ from typing import Any, Callable
 
 import torch
 
-from evaluator.models.families import GRID, SIZED_ROWS, family
+from evaluator.models.families import GRID, POOLED, SIZED_ROWS, family
 
 MAX_BYTES = 1 << 30  # kept features, at most (on the model's device)
 # Per image, split with its rows: Gemma 4's image_position_ids (patch x, y); LLaVA-OneVision's batch_num_images (images
@@ -37,6 +38,9 @@ MAX_BYTES = 1 << 30  # kept features, at most (on the model's device)
 # pixel_attention_mask (its padded patches) and spatial_shapes (each row's patch grid) belong to their row (a tile).
 PER_IMAGE_INPUTS = ("pixel_values", "image_sizes", "image_grid_thw", "image_position_ids", "batch_num_images",
                     "pixel_attention_mask", "spatial_shapes")
+# Per image in a POOLED call (Molmo 2): its tokens' rows of pooling indices into the call's patches, and its grid (the
+# low- and high-resolution token rows and columns, which count its tokens).
+POOLED_INPUTS = ("image_token_pooling", "image_grids")
 
 
 def _fingerprint(parts: dict[str, torch.Tensor]) -> str:
@@ -54,6 +58,8 @@ def split_images(layout: str, inputs: dict[str, Any]) -> list[dict[str, torch.Te
     pixels = inputs.get("pixel_values")
     if not torch.is_tensor(pixels) or pixels.dim() < 2:
         return None
+    if layout == POOLED:
+        return _split_pooled(pixels, inputs.get("image_token_pooling"), inputs.get("image_grids"))
     if layout == GRID:
         grid = inputs.get("image_grid_thw")
         if not torch.is_tensor(grid) or grid.dim() != 2 or int(grid.prod(-1).sum()) != pixels.shape[0]:
@@ -79,11 +85,41 @@ def split_images(layout: str, inputs: dict[str, Any]) -> list[dict[str, torch.Te
     return parts
 
 
+def _split_pooled(pixels: torch.Tensor, pooling: Any, grids: Any) -> list[dict[str, torch.Tensor]] | None:
+    """A POOLED call's images: image i owns the next grid[0] * grid[1] + grid[2] * grid[3] rows of the pooling
+    indices (-1: no patch), and the crops its indices reach, which follow the previous image's; its indices are made
+    its own (counted from its first crop). None when the call is not laid out so."""
+    if (not torch.is_tensor(pooling) or not torch.is_tensor(grids) or pixels.dim() != 3 or pooling.dim() != 2
+            or grids.dim() != 2 or grids.shape[1] != 4):
+        return None
+    tokens = (grids[:, 0] * grids[:, 1] + grids[:, 2] * grids[:, 3]).tolist()
+    if sum(tokens) != pooling.shape[0]:
+        return None
+    per_crop = pixels.shape[1]
+    parts, start, crop = [], 0, 0
+    for i, count in enumerate(tokens):
+        rows = pooling[start:start + count]
+        start += count
+        used = rows[rows >= 0]
+        if not used.numel() or int(used.min()) // per_crop != crop:
+            return None
+        end = int(used.max()) // per_crop + 1
+        parts.append({"pixel_values": pixels[crop:end], "image_grids": grids[i:i + 1],
+                      "image_token_pooling": torch.where(rows >= 0, rows - crop * per_crop, rows)})
+        crop = end
+    return parts if crop == pixels.shape[0] else None
+
+
 def join_images(parts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
-    """The images' inputs as one call's; images of different sizes (SIZED_ROWS) padded with zeros to the largest."""
+    """The images' inputs as one call's; images of different sizes (SIZED_ROWS) padded with zeros to the largest;
+    POOLED images' pooling indices moved past the patches of the images before them."""
     joined = {}
     for name in parts[0]:
         tensors = [part[name] for part in parts]
+        if name == "image_token_pooling":
+            patches = [part["pixel_values"].shape[0] * part["pixel_values"].shape[1] for part in parts]
+            offsets = [sum(patches[:i]) for i in range(len(parts))]
+            tensors = [torch.where(t >= 0, t + offset, t) for t, offset in zip(tensors, offsets)]
         if name == "pixel_values" and len({tuple(t.shape[1:]) for t in tensors}) > 1:
             height, width = max(t.shape[-2] for t in tensors), max(t.shape[-1] for t in tensors)
             tensors = [torch.nn.functional.pad(t, (0, width - t.shape[-1], 0, height - t.shape[-2])) for t in tensors]
@@ -106,6 +142,8 @@ class ImageFeatures:
     # outputs beside pooler_output kept per image, each a list (per layer) of per-image splits (Family.image_extras);
     # with any, a kept entry is (pooler entry, {name: [one tensor per layer]})
     extras: tuple[str, ...] = ()
+    # the output field holding the features the language model reads, one entry per image (Family.image_output)
+    output_field: str = "pooler_output"
 
     def record(self) -> dict:
         return {"cached": True, "encoded": self.encoded, "reused": self.reused}
@@ -139,15 +177,16 @@ class ImageFeatures:
     def _output(self, entries: list) -> Any:
         """The model's output type over the call's entries, in its order."""
         if not self.extras:
-            return _new_output(self.output_type, pooler_output=entries if self.as_list else torch.cat(entries))
+            return _new_output(self.output_type, **{self.output_field: entries if self.as_list else torch.cat(entries)})
         pooled = [entry for entry, _ in entries]
         extras = {name: [tuple(extra[name][layer] for _, extra in entries)
                          for layer in range(len(entries[0][1][name]))] for name in self.extras}
-        return _new_output(self.output_type, pooler_output=pooled if self.as_list else torch.cat(pooled), **extras)
+        return _new_output(self.output_type, **{self.output_field: pooled if self.as_list else torch.cat(pooled)},
+                           **extras)
 
     def _entries(self, output: Any, count: int) -> list[torch.Tensor] | None:
         """The output's pooler entries, one per image; None when it does not split so."""
-        pooled = getattr(output, "pooler_output", None)
+        pooled = getattr(output, self.output_field, None)
         if isinstance(pooled, (list, tuple)) and len(pooled) == count:
             self.as_list = True
             return list(pooled)
@@ -172,7 +211,8 @@ class ImageFeatures:
                 self.kept.move_to_end(key)
             fresh = list(dict.fromkeys(key for key in keys if key not in found))
             if fresh:
-                rest = {name: value for name, value in named.items() if name not in PER_IMAGE_INPUTS}
+                rest = {name: value for name, value in named.items()
+                        if name not in PER_IMAGE_INPUTS and name not in POOLED_INPUTS}
                 output = encode(**join_images([parts[keys.index(key)] for key in fresh]), **rest)
                 entries = self._entries(output, len(fresh))
                 if self.extras:
@@ -245,7 +285,7 @@ def install(model: Any, model_type: str | None, max_bytes: int = MAX_BYTES) -> I
     owner = inner if inner is not None and callable(getattr(inner, "get_image_features", None)) else model
     if not callable(getattr(owner, "get_image_features", None)):
         return None
-    features = ImageFeatures(layout, max_bytes, extras=declared.image_extras)
+    features = ImageFeatures(layout, max_bytes, extras=declared.image_extras, output_field=declared.image_output)
     owner.get_image_features = features.wrap(owner.get_image_features)
     if owner is not model and callable(getattr(model, "get_image_features", None)):
         model.get_image_features = owner.get_image_features  # the outer model's delegates: one wrapper for both

@@ -24,6 +24,14 @@ class PromptStyle:
     max_images:    the most images one prompt may carry (None: no limit).
     system_text:   "chat" prompts to a vision model: the system message's content is its text, not a list of parts
                    (a chat template that writes the system content as is, Gemma 4's).
+    system_in_user: "chat" prompts to a vision model whose chat template takes no system role (Molmo 2's: roles must
+                   alternate user/assistant): the system text opens the text of the first user turn, a blank line
+                   after it, with or without images.
+    no_system_with_images: "chat" prompts with images to a vision model whose chat template refuses a system message
+                   beside images (Llama 3.2 Vision's raises): there the system text opens the text of the first user
+                   turn, a blank line after it; a prompt without images keeps its system message.
+    history_text:  "chat" prompts to a vision model: earlier turns' content is their text, not a list of parts (a
+                   chat template that writes an assistant turn's content as is, GLM-4.1V's).
     """
 
     prompt: str = "chat"
@@ -33,6 +41,9 @@ class PromptStyle:
     text_only: str = "processor"
     max_images: int | None = None
     system_text: bool = False
+    system_in_user: bool = False
+    no_system_with_images: bool = False
+    history_text: bool = False
 
 
 TEXT_STYLE = PromptStyle()  # text-only causal LMs: the tokenizer's chat template
@@ -81,13 +92,21 @@ def chat_messages(request: Any, style: PromptStyle, has_vision: bool) -> list[di
         messages.extend({"role": chat_role(t), "content": str(t.get("content", ""))} for t in history)
         messages.append({"role": "user", "content": request.text})
         return messages
-    if request.system:
+    folded = bool(request.system and (style.system_in_user or (style.no_system_with_images and request.images)))
+    if request.system and not folded:
         system = request.system if style.system_text else [{"type": "text", "text": request.system}]
         messages.append({"role": "system", "content": system})
-    messages.extend({"role": chat_role(t), "content": [{"type": "text", "text": str(t.get("content", ""))}]}
-                    for t in history)
+    messages.extend({"role": chat_role(t), "content": str(t.get("content", "")) if style.history_text
+                     else [{"type": "text", "text": str(t.get("content", ""))}]} for t in history)
     content = [{"type": "image"} for _ in request.images] + [{"type": "text", "text": request.text}]
     messages.append({"role": "user", "content": content})
+    if folded:
+        first = next(m for m in messages if m["role"] == "user")
+        if isinstance(first["content"], str):
+            first["content"] = f"{request.system}\n\n{first['content']}"
+        else:
+            part = next(p for p in first["content"] if p["type"] == "text")
+            part["text"] = f"{request.system}\n\n{part['text']}"
     return messages
 
 

@@ -24,15 +24,19 @@ def model_family(model):
     return family(getattr(config, "model_type", None), has_vision=True)
 
 
-def extend_side_inputs(prompt_inputs: dict, option_ids: torch.Tensor, fill=None) -> dict:
+def extend_side_inputs(prompt_inputs: dict, option_ids: torch.Tensor, fill=None,
+                       last_row: tuple[str, ...] = ()) -> dict:
     """Inputs for prompt + option (batch of 1): input_ids concatenated, per-token side inputs extended (with
-    `fill(key)`, by default SIDE_INPUT_FILL's)."""
+    `fill(key)`, by default SIDE_INPUT_FILL's; those named in `last_row` with the prompt's last row)."""
     fill = fill or (lambda key: SIDE_INPUT_FILL.get(key, 0))
     prompt_ids = prompt_inputs["input_ids"][0]
     n_prompt, n_option = prompt_ids.shape[0], option_ids.shape[0]
     inputs = dict(prompt_inputs)
     inputs["input_ids"] = torch.cat([prompt_ids, option_ids]).unsqueeze(0)
     for key, value in prompt_inputs.items():
+        if key in last_row and torch.is_tensor(value):
+            inputs[key] = torch.cat([value, last_rows(value, 1, n_option)], dim=1)
+            continue
         if key == "input_ids" or not torch.is_tensor(value) or value.dim() != 2:
             continue
         if key in SIDE_INPUT_FILL or (value.shape == (1, n_prompt) and key.endswith(("_mask", "_ids"))):
@@ -48,14 +52,14 @@ def score_reference(model, prompt_inputs: dict, option_ids: list[torch.Tensor]) 
     The option's tokens are found by position: everything before the prompt's processed length is masked out.
     """
     n_prompt = prompt_inputs["input_ids"].shape[1]
-    fill = model_family(model).fill
+    declared = model_family(model)
     scores = []
     for ids in option_ids:
         n_tokens = int(ids.shape[0])
         if n_tokens == 0:
             scores.append(OptionScore(0.0, 0.0, 0))
             continue
-        inputs = extend_side_inputs(prompt_inputs, ids, fill)
+        inputs = extend_side_inputs(prompt_inputs, ids, declared.fill, declared.last_row_inputs)
         logits = model(**inputs).logits[0].float()
         logprobs = torch.log_softmax(logits[n_prompt - 1:-1], dim=-1)
         total = float(logprobs.gather(1, ids.unsqueeze(1)).sum())
@@ -195,6 +199,13 @@ def per_token_keys(inputs: dict) -> list[str]:
             and (key in SIDE_INPUT_FILL or (tuple(value.shape) == shape and key.endswith(("_mask", "_ids"))))]
 
 
+def last_rows(value: torch.Tensor, rows: int, width: int, owners: torch.Tensor | None = None) -> torch.Tensor:
+    """A per-token side input (batch, tokens, ...) over `width` continuation tokens of `rows` rows: each row's last
+    position repeated (Family.last_row_inputs), the rows taken from `owners` (default: the one prompt's row)."""
+    last = value[:, -1:] if owners is None else value[owners, -1:]
+    return last.expand(rows, width, *value.shape[2:])
+
+
 def mrope_starts(model, inputs: dict) -> torch.Tensor:
     """M-RoPE: the position that follows each prompt (the rope index's largest position + 1; without images the
     padded length, as the model's own text positions count)."""
@@ -254,6 +265,7 @@ def score_shared_prefix(model, prompt_inputs: dict, option_ids: list[torch.Tenso
     continuation = continuation_module(model)
     declared = model_family(model)
     side_keys = [] if continuation is not model else per_token_keys(prompt_inputs)
+    last_row_keys = [key for key in declared.last_row_inputs if torch.is_tensor(prompt_inputs.get(key))]
     mrope = model_family(model).mrope
     after_prompt = int(mrope_starts(model, prompt_inputs)[0]) if mrope else n_prompt
     todo.sort(key=lambda i: -int(option_ids[i].shape[0]))
@@ -278,6 +290,8 @@ def score_shared_prefix(model, prompt_inputs: dict, option_ids: list[torch.Tenso
             for key in side_keys:
                 value = prompt_inputs[key]
                 inputs[key] = torch.full((k, width), declared.fill(key), dtype=value.dtype, device=device)
+            for key in last_row_keys:
+                inputs[key] = last_rows(prompt_inputs[key], k, width)
             if mrope:
                 positions = torch.arange(after_prompt, after_prompt + width, device=device)
                 inputs["position_ids"] = positions.view(1, 1, -1).expand(3, k, -1)

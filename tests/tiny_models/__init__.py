@@ -15,8 +15,13 @@ from tests.tiny_models.classic import (build_tiny_blip2, build_tiny_idefics3, bu
 from tests.tiny_models.common import (CHAT_TEMPLATE, IDEFICS3_TOKENS, SENTENCES, _save, _token_ids, _tokenizer,
                                       chat_template)
 from tests.tiny_models.gemma import build_tiny_gemma3, build_tiny_gemma4
+from tests.tiny_models.glm import build_tiny_glm4v, build_tiny_glm4v_moe, build_tiny_glm46v
+from tests.tiny_models.llama4 import build_tiny_llama4
 from tests.tiny_models.mixed import build_tiny_aya_vision, build_tiny_lfm2_vl, build_tiny_mistral3
+from tests.tiny_models.mllama import build_tiny_mllama
+from tests.tiny_models.molmo2 import build_tiny_molmo2
 from tests.tiny_models.qwen import build_tiny_qwen3_5, build_tiny_qwen3_vl
+from tests.tiny_models.qwen_moe import build_tiny_qwen3_5_moe, build_tiny_qwen3_vl_moe
 from tests.tiny_models.tiles import build_tiny_idefics2, build_tiny_internvl, build_tiny_llava_onevision
 from tests.tiny_models.timm_towers import build_tiny_gemma3n, build_tiny_perception_lm
 
@@ -45,6 +50,14 @@ FAMILIES = {
     "lfm2_vl": build_tiny_lfm2_vl,
     "gemma3n": build_tiny_gemma3n,
     "perception_lm": build_tiny_perception_lm,
+    "qwen3_vl_moe": build_tiny_qwen3_vl_moe,
+    "qwen3_5_moe": build_tiny_qwen3_5_moe,
+    "molmo2": build_tiny_molmo2,
+    "llama4": build_tiny_llama4,
+    "mllama": build_tiny_mllama,
+    "glm4v": build_tiny_glm4v,
+    "glm4v_moe": build_tiny_glm4v_moe,
+    "glm46v": build_tiny_glm46v,
 }
 # The text-only families among them (no processor, no images).
 TEXT_ONLY = frozenset({"llama", "qwen2"})
@@ -52,7 +65,9 @@ TEXT_ONLY = frozenset({"llama", "qwen2"})
 # ones are checked there by tests/test_batch_invariance.py's tiny LLaVA and by bench/batch_drift.py), the slowest
 # first so that the test workers start on them.
 CLI_FAMILIES: tuple[str, ...] = ("gemma4", "gemma3n", "qwen3_5", "gemma3", "mistral3", "perception_lm", "internvl",
-                                 "qwen3_vl", "llava_onevision", "aya_vision", "lfm2_vl", "idefics2")
+                                 "qwen3_vl", "llava_onevision", "aya_vision", "lfm2_vl", "idefics2",
+                                 "qwen3_vl_moe", "qwen3_5_moe", "molmo2", "llama4", "mllama",
+                                 "glm4v", "glm4v_moe", "glm46v")
 
 __all__ = ["CHAT_TEMPLATE", "CLI_FAMILIES", "FAMILIES", "IDEFICS3_TOKENS", "SENTENCES", "TEXT_ONLY", "_save",
            "_token_ids", "_tokenizer", "build_tiny_blip2", "build_tiny_idefics3", "build_tiny_instructblip",
