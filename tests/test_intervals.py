@@ -137,3 +137,36 @@ def test_reforms_intervals_on_scored_rows():
     assert found["gen_overall"].method.startswith("bootstrap over instances")
     assert 0.0 <= found["gen_overall"].low < 0.5 < found["gen_overall"].high <= 1.0
     assert found["instability"].method == "clt" and found["format_hit_rate"].high == 1.0
+
+
+def test_simpleqas_intervals_on_graded_rows():
+    from evaluator.benchmarks.simpleqa.options import read_settings
+    from evaluator.benchmarks.simpleqa.scoring import score_intervals
+
+    grades = ["A"] * 6 + ["B"] * 2 + ["C"] * 2
+    rows = [{"question_id": str(i), "part": "answer", "grade": g} for i, g in enumerate(grades)]
+    rows.append({"question_id": "x", "part": "answer", "grade": ""})  # ungraded: left out, never counted as wrong
+    found = score_intervals(rows, read_settings("sample", {"simpleqa.confidence": "off"}))
+    assert (found["correct"].low, found["correct"].high, found["correct"].n) == pytest.approx((*wilson(6, 10), 10))
+    assert (found["not_attempted"].low, found["not_attempted"].high) == pytest.approx(wilson(2, 10))
+    # correct given attempted 6/8 and F 2 * 0.6 * 0.75 / 1.35 = 0.667, each inside its bootstrap interval
+    assert found["correct_given_attempted"].low < 0.75 < found["correct_given_attempted"].high <= 1.0
+    assert found["f_score"].low < 2 * 0.6 * 0.75 / 1.35 < found["f_score"].high
+    assert found["f_score"].method == "bootstrap over questions, 1000 draws, seed 0" and "ece" not in found
+
+
+def test_laves_intervals_on_answered_rows():
+    import json
+
+    from evaluator.benchmarks.lave.scoring import score_intervals
+
+    rows = [{"question_id": str(i), "lave": [0.0, 0.5, 1.0][i % 3], "vqa_accuracy": 0.3 * (i % 4), "anls": 0.5,
+             "exact_match": float(i % 2), "parsed_answer": ["a cat", "two dogs", "a red ball", "yes"][i % 4],
+             "gold": json.dumps(["a cat", "a red ball", "yes"])} for i in range(30)]
+    found = score_intervals(rows)
+    # LAVE's ratings 0, 0.5, 1 in turn: a mean of scores, never Wilson; exact match, a 0/1 outcome, by Wilson
+    # (deviations -0.5, 0, +0.5 ten times each: SE sqrt(10 * 0.25 * 2) / 30)
+    assert found["lave"].method == "clt" and found["lave"].stderr == pytest.approx(math.sqrt(5) / 30)
+    assert (found["exact_match"].low, found["exact_match"].high) == pytest.approx(wilson(15, 30))
+    assert found["cider"].method == "bootstrap over questions, 200 draws, seed 0"
+    assert found["bleu4"].low <= found["bleu4"].high and found["anls"].stderr == 0.0

@@ -33,6 +33,7 @@ from evaluator.benchmarks.spec import ROW_IMAGE_UNAVAILABLE, ScoreContext, Score
 from evaluator.judge import parse_lave_rating
 from evaluator.metrics.basic import nan_mean
 from evaluator.metrics.captions import caption_item_scores, caption_scores
+from evaluator.metrics.intervals import bootstrap_intervals, mean_interval
 from evaluator.metrics.lave import lave_agreement, lave_score
 from evaluator.metrics.vqa import anls, exact_match, official_vqa_accuracy
 
@@ -183,4 +184,26 @@ def score(rows: list[dict], ctx: ScoreContext) -> Scored:
                      "reference_filter": REFERENCE_FILTER, "answer": "first non-empty line of the reply"},
     }
     return Scored(scores=scores, counts=_counts(rows, answered, rated), rows=rows, extra=extra,
-                  prompts=prompt_texts(prompts))
+                  prompts=prompt_texts(prompts), intervals=score_intervals(answered))
+
+
+CORPUS_DRAWS = 200  # bootstrap draws for corpus BLEU-4 and CIDEr: each draw scores the whole corpus again
+
+
+def score_intervals(answered: list[dict]) -> dict:
+    """Each score's interval (evaluator.metrics.intervals), a question being the unit (one answer each): LAVE and
+    the per-item metrics as means over questions (exact match, a 0/1 outcome, by Wilson); corpus BLEU-4 and CIDEr by
+    the bootstrap over questions."""
+    found = {"lave": mean_interval([r["lave"] for r in answered], proportion=False)}
+    found.update({m: mean_interval([r[m] for r in answered], proportion=m == "exact_match") for m in ITEM_METRICS})
+    by_question = {str(r["question_id"]): r for r in answered}
+
+    def corpus(drawn: list[str]) -> dict[str, float]:
+        # a question drawn twice is two documents: its answer and references are counted twice
+        predictions = {f"{q}#{i}": by_question[q]["parsed_answer"] for i, q in enumerate(drawn)}
+        references = {f"{q}#{i}": json.loads(by_question[q]["gold"]) for i, q in enumerate(drawn)}
+        found_ = caption_scores(predictions, references)
+        return {"bleu4": found_["BLEU-4"], "cider": found_["CIDEr"]}
+
+    found.update(bootstrap_intervals(list(by_question), corpus, iters=CORPUS_DRAWS, unit="question"))
+    return found

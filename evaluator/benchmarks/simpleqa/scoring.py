@@ -25,8 +25,10 @@ from evaluator.benchmarks.simpleqa.grading import GRADE_RULE, clear_grade, grade
 from evaluator.benchmarks.simpleqa.prompts import load_prompts
 from evaluator.benchmarks.simpleqa.options import SAMPLE_TEMPERATURE, RunSettings, read_settings
 from evaluator.benchmarks.spec import ScoreContext, Scored
+from evaluator.metrics.intervals import bootstrap_interval, bootstrap_intervals, mean_interval
 from evaluator.metrics.simpleqa import (
     EQUAL_WIDTH_BINS,
+    GRADES,
     QUANTILE_BINS,
     expected_calibration_error,
     frequency_points,
@@ -179,4 +181,25 @@ def score(rows: list[dict], ctx: ScoreContext) -> Scored:
     grade_answers(ctx, template, jobs, settings.judge_max_tokens)
     scores, counts, extra = aggregate(rows, settings, ctx, unparsable)
     return Scored(scores=scores, counts=counts, rows=rows, extra=extra,
-                  prompts={"simpleqa_grader": template})
+                  prompts={"simpleqa_grader": template}, intervals=score_intervals(rows, settings))
+
+
+def score_intervals(rows: list[dict], settings: RunSettings) -> dict:
+    """Each score's interval (evaluator.metrics.intervals), a question being the unit (one graded answer each):
+    the shares of correct, incorrect and not attempted by Wilson over the graded answers; correct given attempted,
+    the F score and the ECE by the bootstrap over questions."""
+    answers = [r for r in rows if r["part"] == "answer" and r["grade"] in GRADES]
+    found = {key: mean_interval([1.0 if r["grade"] == grade else 0.0 for r in answers])
+             for key, grade in (("correct", "A"), ("incorrect", "B"), ("not_attempted", "C"))}
+    by_question = {str(r["question_id"]): r["grade"] for r in answers}
+
+    def ratios(drawn: list[str]) -> dict[str, float]:
+        summary = simpleqa_scores([by_question[q] for q in drawn])
+        return {"correct_given_attempted": summary["correct_given_attempted"], "f_score": summary["f_score"]}
+
+    found.update(bootstrap_intervals(list(by_question), ratios, unit="question"))
+    if settings.confidence:
+        usable = {str(r["question_id"]): r for r in rows if r["part"] == "confidence" and usable_confidence(r)}
+        found["ece"] = bootstrap_interval(list(usable), lambda drawn: confidence_ece([usable[q] for q in drawn]),
+                                          unit="question")
+    return found
