@@ -52,7 +52,10 @@ TEXT_RULE = ("A **text-only model** runs when it is a decoder-only causal langua
              "(plain text without one); it skips the benchmarks that need images. Llama and Qwen2 score their "
              "options in batches (checked); any other text model scores them one forward pass per option.")
 REMOTE_RULE = ("A model whose config.json has an `auto_map` needs **remote code** and is refused, whatever its "
-               "type: this leaderboard never runs code from a model repository.")
+               "type: this leaderboard never runs code from a model repository. Molmo 2 (`molmo2`) runs from "
+               "transformers' own code, but its public checkpoints were saved with an `auto_map` for older "
+               "transformers versions: as published they are refused by this rule, and a copy saved without it "
+               "runs.")
 
 
 def image_text_types() -> dict[str, str]:
