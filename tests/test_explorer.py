@@ -320,8 +320,12 @@ def test_a_board_score_lists_the_questions_behind_it_and_repeats_its_value(store
     assert {"gen_overall", "lik_overall", "gen_spatial", "instability", "format_hit_rate"} <= set(keys)
     cache = DetailsCache(store)
     every = list_items(cache, eq.Query(run=key, benchmark="reform")).summary["total"]
+    thinking = store.read_json(f"results/{key}.json")["benchmarks"]["reform"]["thinking"]
     for metric in keys:
         listing = list_items(cache, eq.Query(run=key, benchmark="reform", metric=metric), page_size=10_000)
+        if metric == "thought_unclosed":  # a count: replies that ended inside their thought (none without thinking)
+            assert listing.summary["metric_value"] == thinking["unclosed"] == 0 and len(listing.filtered) == 0
+            continue
         value, board = listing.summary["metric_value"], scores.get(metric, math.nan)
         assert (math.isnan(value) and math.isnan(board)) or value == pytest.approx(board, abs=1e-12), metric
         rows = listing.filtered
@@ -339,6 +343,8 @@ def test_a_board_score_lists_the_questions_behind_it_and_repeats_its_value(store
 def _behind_count(benchmark: str, metric: str, result: dict) -> int | None:
     """How many questions are behind a board metric, from the run's own results file (None: it does not say)."""
     counts, scores, extra = result["counts"], result["scores"], result.get("extra", {})
+    if metric == "thought_unclosed":  # the questions whose reply ended inside its thought (none: no thinking model)
+        return result["thinking"]["unclosed"]
     if benchmark == "cure":
         share = {"Cf": scores["Rcot"], "Cb": scores["Rh"]}.get(metric, 1.0)
         return round(share * counts["scored"])

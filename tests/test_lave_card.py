@@ -20,14 +20,16 @@ def test_the_card_fits_the_registry():
 def test_metric_keys_board_names_and_labels():
     keys = [m.key for m in CARD.metrics]
     assert keys == ["lave", "vqa_accuracy", "anls", "exact_match", "bleu4", "cider", "unrated", "rating_fallback",
-                    *(f"agree_{m}" for m in AGREEMENT)]
+                    *(f"agree_{m}" for m in AGREEMENT), "thought_unclosed"]
     assert [f"lave_{k}" for k in keys] == [
         "lave_lave", "lave_vqa_accuracy", "lave_anls", "lave_exact_match", "lave_bleu4", "lave_cider", "lave_unrated",
-        "lave_rating_fallback", "lave_agree_vqa_accuracy", "lave_agree_anls", "lave_agree_exact_match", "lave_agree_bleu4", "lave_agree_cider"]
+        "lave_rating_fallback", "lave_agree_vqa_accuracy", "lave_agree_anls", "lave_agree_exact_match", "lave_agree_bleu4", "lave_agree_cider",
+        "lave_thought_unclosed"]
     assert [f"{CARD.short_title} {m.label}" for m in CARD.metrics] == [
         "LAVE score", "LAVE VQA accuracy", "LAVE ANLS", "LAVE exact match (VQA-normalised)", "LAVE BLEU-4",
         "LAVE CIDEr", "LAVE unrated", "LAVE fallback ratings (no rating in the reply)", "LAVE agrees with VQA accuracy", "LAVE agrees with ANLS",
-        "LAVE agrees with exact match (VQA-normalised)", "LAVE agrees with BLEU-4", "LAVE agrees with CIDEr"]
+        "LAVE agrees with exact match (VQA-normalised)", "LAVE agrees with BLEU-4", "LAVE agrees with CIDEr",
+        "LAVE ended in thought"]
 
 
 def test_metric_kinds_paths_and_visibility():

@@ -550,12 +550,13 @@ def test_scoring_again_with_another_judge_replaces_every_grade(tmp_path):
 def test_card_fits_the_contract_and_keeps_the_board_columns():
     assert card_problems(CARD, "simpleqa") == []
     assert [m.key for m in CARD.metrics] == ["correct", "not_attempted", "incorrect", "correct_given_attempted",
-                                             "f_score", "ungraded", "hit_token_limit", "ece"]
+                                             "f_score", "ungraded", "hit_token_limit", "ece", "thought_unclosed"]
     labels = [f"{CARD.short_title} {m.label}" for m in CARD.metrics if m.shown]
     assert labels == ["SimpleQA correct", "SimpleQA not attempted", "SimpleQA incorrect",
                       "SimpleQA correct given attempted", "SimpleQA F-score", "SimpleQA ungraded"]
     assert CARD.default_metric == "f_score"
-    assert [m.key for m in CARD.metrics if not m.judged] == ["hit_token_limit"]  # the model's, not the judge's
+    # the model's, not the judge's
+    assert [m.key for m in CARD.metrics if not m.judged] == ["hit_token_limit", "thought_unclosed"]
     cut = CARD.metric("hit_token_limit")
     assert cut.kind == COUNT and cut.where == ("counts", "hit_token_limit") and not cut.shown
     assert {o.key: o.default for o in CARD.options}["simpleqa.max_new_tokens"] == str(simpleqa_options.DEFAULT_MAX_NEW_TOKENS)

@@ -268,3 +268,8 @@ def test_markers_only_in_the_vocabulary_split_replies_but_add_no_budget():
     assert plain.markers == THINK and plain.mode == thinking.NONE and plain.extra_tokens == 0
     glm = detect("{{ m.split('</think>') }}<think>", [], "auto", 4096, lambda found: "<|assistant|>\n")
     assert glm.mode == thinking.MAY and glm.extra_tokens == 4096
+
+
+def test_a_reply_without_a_thought_is_kept_to_the_byte():
+    for text in ("The answer is (A).\x0b ", "  spaced  \n", "\u00a0(B)"):
+        assert split_reply(text, THINK) == Reply(text)

@@ -72,3 +72,15 @@ def test_the_explorer_folds_the_thought_above_the_answer():
     assert "it never closed, so the reply has no answer" in cut[1][0]
     plain = prompt_and_output({"prompt": "p", "prediction": "(A)", "reasoning": None, "thought_unclosed": None})
     assert [label for label, _ in plain] == ["Prompt as sent", "Raw output"]
+
+
+def test_the_explorer_lists_the_questions_whose_reply_ended_in_thought():
+    from evaluator.benchmarks.item_tables import THOUGHT_MEASURE
+
+    details = pd.DataFrame({"item": ["q1", "q1", "q2", "q3", "q3"], "part": ["answer", "frequency", "answer",
+                                                                           "answer", "sample"],
+                            "thought_unclosed": [True, True, None, False, True]})
+    table = pd.DataFrame({"item": ["q1", "q2", "q3"]})
+    assert THOUGHT_MEASURE.rows(table, details).tolist() == [True, False, True]
+    assert THOUGHT_MEASURE.value(details) == 2.0  # q1's frequency row copies its sample: not a reply of its own
+    assert THOUGHT_MEASURE.value(details.drop(columns="thought_unclosed")) == 0.0  # an older run's details

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-from evaluator.benchmarks.spec import (CORRECT, IMAGE_UNAVAILABLE, ITEM_COLUMNS, PARTLY, UNGRADED, WRONG,
+from evaluator.benchmarks.spec import (CORRECT, IMAGE_UNAVAILABLE, ITEM_COLUMNS, PARTLY, UNGRADED, WRONG, Measure,
                                       ScoreContext)
 from evaluator.inputs.images import ImageUnavailable, fetch_image_ref, is_url
 
@@ -133,3 +133,20 @@ def open_image(ref: str, sample_folder: Path, images_dir: Path) -> Image.Image:
     if root not in path.parents:
         raise ImageUnavailable(ref, "outside the benchmark's sample folder")
     return fetch_image_ref(str(path), Path(images_dir), shown=ref).convert("RGB")
+
+
+def _ended_in_thought(details: pd.DataFrame) -> pd.Series:
+    """The rows of replies that ended inside their thought (spec.THOUGHT_UNCLOSED), without rows derived from other
+    replies at scoring time (SimpleQA's frequency rows copy a sample's reply)."""
+    if "thought_unclosed" not in details:
+        return pd.Series(False, index=details.index)
+    mask = details["thought_unclosed"].map(lambda value: value is True or value == 1.0)
+    if "part" in details:
+        mask &= details["part"] != "frequency"
+    return mask
+
+
+# The Measure of every benchmark's "ended in thought" count: the questions with such a reply, and how many replies.
+THOUGHT_MEASURE = Measure(rows=lambda table, details: table["item"].isin(details.loc[_ended_in_thought(details),
+                                                                                     "item"]),
+                          value=lambda details: float(_ended_in_thought(details).sum()))

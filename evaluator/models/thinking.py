@@ -90,9 +90,12 @@ def prompt_mode(prompt: str, markers: Markers | None) -> str:
 
 
 def _unwrap(answer: str, markers: Markers) -> str:
+    """An answer with its family's wrappers taken off (their content kept); an answer without any as it is."""
+    wrapped = False
     for start, end in markers.answer_wrappers:
-        answer = answer.replace(start, "").replace(end, "")
-    return answer.strip()
+        if start in answer or end in answer:
+            answer, wrapped = answer.replace(start, "").replace(end, ""), True
+    return answer.strip() if wrapped else answer
 
 
 def split_reply(text: str, markers: Markers | None, opened: bool = False) -> Reply:
@@ -111,11 +114,11 @@ def split_reply(text: str, markers: Markers | None, opened: bool = False) -> Rep
         thought = text[:close].lstrip()
         if thought.startswith(markers.open):
             thought = thought[len(markers.open):]
-        return Reply(_unwrap(text[close + len(markers.close):], markers), thought.strip())
+        return Reply(_unwrap(text[close + len(markers.close):], markers).strip(), thought.strip())
     if opened or stripped.startswith(markers.open):
         thought = stripped[len(markers.open):] if stripped.startswith(markers.open) else text
         return Reply("", thought.strip(), unclosed=True)
-    return Reply(_unwrap(text, markers) if markers.answer_wrappers else text)
+    return Reply(_unwrap(text, markers))
 
 
 def marker_ids(tokenizer: Any, markers: Markers | None) -> dict[int, str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from evaluator.benchmarks.cure.scoring import score
-from evaluator.benchmarks.item_tables import scored_again
+from evaluator.benchmarks.item_tables import THOUGHT_MEASURE, scored_again
 from evaluator.benchmarks.spec import Measure
 
 KEYS = ("Ro", "Rh", "Rcot", "Cf", "Cb", "step_accuracy")
@@ -28,6 +28,8 @@ def instances(details: pd.DataFrame) -> pd.DataFrame:
 
 def measure(key: str) -> Measure | None:
     """The Measure of one of CURE's board metrics (None for a key it does not know)."""
+    if key == "thought_unclosed":  # replies that ended inside their thought
+        return THOUGHT_MEASURE
     if key not in KEYS:
         return None
 

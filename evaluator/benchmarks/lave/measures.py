@@ -10,6 +10,7 @@ import math
 
 import pandas as pd
 
+from evaluator.benchmarks.item_tables import THOUGHT_MEASURE
 from evaluator.benchmarks.lave.scoring import ITEM_METRICS, STRING_METRICS, agreement, headline_scores
 from evaluator.benchmarks.spec import Measure
 
@@ -54,6 +55,8 @@ def value(details: pd.DataFrame, key: str) -> float:
 
 def measure(key: str) -> Measure | None:
     """The Measure of one of LAVE's board metrics (None for a key it does not know)."""
+    if key == "thought_unclosed":  # replies that ended inside their thought
+        return THOUGHT_MEASURE
     if key not in KEYS:
         return None
 

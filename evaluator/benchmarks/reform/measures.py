@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evaluator.benchmarks.item_tables import scored_again
+from evaluator.benchmarks.item_tables import THOUGHT_MEASURE, scored_again
 from evaluator.benchmarks.reform.datasets import DIMENSIONS, MC
 from evaluator.benchmarks.reform.scoring import score
 from evaluator.benchmarks.spec import Measure
@@ -35,6 +35,8 @@ def in_mode(table: pd.DataFrame, prefix: str) -> pd.Series:
 
 def measure(key: str) -> Measure | None:
     """The Measure of a board metric of ReForm-Eval (None for a key it does not know)."""
+    if key == "thought_unclosed":  # replies that ended inside their thought
+        return THOUGHT_MEASURE
     split = _split(key)
     if split is None:
         return None

@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from evaluator.benchmarks.item_tables import text
+from evaluator.benchmarks.item_tables import THOUGHT_MEASURE, text
 from evaluator.benchmarks.simpleqa.scoring import MAIN_SCORES, confidence_ece, usable_confidence
 from evaluator.benchmarks.spec import Measure
 from evaluator.metrics.simpleqa import GRADES, simpleqa_scores
@@ -55,6 +55,8 @@ def value(details: pd.DataFrame, key: str) -> float:
 
 def measure(key: str) -> Measure | None:
     """The Measure of one of SimpleQA's board metrics (None for a key it does not know)."""
+    if key == "thought_unclosed":  # replies that ended inside their thought
+        return THOUGHT_MEASURE
     if key not in KEYS:
         return None
 
