@@ -26,16 +26,18 @@ def folders(tiny_llava, tmp_path_factory):
     return tiny_llava.folder, asking
 
 
-def _load(folder):
-    return TransformersAdapter.from_folder(folder, model_id="tiny/llava", precision="float32", device="cpu",
-                                           batch_size=2)
+@pytest.fixture(scope="module")
+def adapters(folders):
+    """Both folders' tiny LLaVA, loaded once for the module: (neutral, asking)."""
+    return tuple(TransformersAdapter.from_folder(folder, model_id="tiny/llava", precision="float32", device="cpu",
+                                                 batch_size=2) for folder in folders)
 
 
 REQUESTS = [GenerationRequest(f"Describe thing {i} at length.", max_new_tokens=24) for i in range(3)]
 
 
-def test_a_model_asking_for_sampling_and_a_penalty_answers_as_the_benchmark_decodes(folders):
-    neutral, asking = (_load(folder) for folder in folders)
+def test_a_model_asking_for_sampling_and_a_penalty_answers_as_the_benchmark_decodes(adapters):
+    neutral, asking = adapters
     assert asking.model.generation_config.do_sample is True  # it does ask
     plain, asked = neutral.generate_results(REQUESTS), asking.generate_results(REQUESTS)
     assert [r.text for r in asked] == [r.text for r in plain]
@@ -50,8 +52,8 @@ def test_a_model_asking_for_sampling_and_a_penalty_answers_as_the_benchmark_deco
     assert own_text != asked[0].text
 
 
-def test_every_decided_field_is_recorded_with_what_was_asked_and_used(folders):
-    record = _load(folders[1]).decoding
+def test_every_decided_field_is_recorded_with_what_was_asked_and_used(adapters):
+    record = adapters[1].decoding
     assert record["rule"] == decoding.RULE
     fields = record["fields"]
     assert fields["do_sample"] == {"asked": True, "used": False, "decision": "overridden"}
@@ -59,7 +61,7 @@ def test_every_decided_field_is_recorded_with_what_was_asked_and_used(folders):
     assert fields["repetition_penalty"] == {"asked": 1.05, "used": None, "decision": "overridden"}
     assert fields["max_length"]["decision"] == "overridden" and "max_new_tokens" in fields["max_length"]["used"]
     assert fields["eos_token_id"]["decision"] == "honoured"
-    assert "do_sample" not in _load(folders[0]).decoding["fields"]  # a neutral config asks nothing
+    assert "do_sample" not in adapters[0].decoding["fields"]  # a neutral config asks nothing
 
 
 def test_every_overridden_field_is_one_generate_takes():

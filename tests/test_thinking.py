@@ -96,10 +96,14 @@ def qwen3_5(tiny_folder):
     from evaluator.models.transformers_adapter import TransformersAdapter
 
     folder = tiny_folder("qwen3_5")
+    loaded: dict = {}
 
-    def load(asked: str, budget: int = 6):
-        return TransformersAdapter.from_folder(folder, model_id="tiny/qwen3_5", precision="float32", device="cpu",
-                                               batch_size=2, thinking_asked=asked, thinking_budget=budget)
+    def load(asked: str, budget: int = 6):  # each setting loaded once for the module
+        if (asked, budget) not in loaded:
+            loaded[asked, budget] = TransformersAdapter.from_folder(
+                folder, model_id="tiny/qwen3_5", precision="float32", device="cpu", batch_size=2,
+                thinking_asked=asked, thinking_budget=budget)
+        return loaded[asked, budget]
     return load
 
 
