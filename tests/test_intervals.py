@@ -170,3 +170,20 @@ def test_laves_intervals_on_answered_rows():
     assert (found["exact_match"].low, found["exact_match"].high) == pytest.approx(wilson(15, 30))
     assert found["cider"].method == "bootstrap over questions, 200 draws, seed 0"
     assert found["bleu4"].low <= found["bleu4"].high and found["anls"].stderr == 0.0
+
+
+def test_two_runs_are_compared_on_the_questions_both_answered():
+    from evaluator.metrics.intervals import paired_difference
+
+    a = {"q1": 1.0, "q2": 1.0, "q3": 0.0, "q4": 1.0, "q5": math.nan, "q6": 1.0}
+    b = {"q1": 1.0, "q2": 0.0, "q3": 1.0, "q4": 0.0, "q5": 1.0}
+    got = paired_difference(a, b)
+    # shared q1-q4 (q5 unscored by A, q6 not asked of B): differences 0, +1, -1, +1, mean 0.25
+    assert (got.shared, got.a_only_right, got.b_only_right) == (4, 2, 1) and got.difference == pytest.approx(0.25)
+    # deviations -0.25, 0.75, -1.25, 0.75: SE sqrt(0.0625 + 0.5625 + 1.5625 + 0.5625) / 4 = sqrt(2.75) / 4
+    assert got.interval.stderr == pytest.approx(math.sqrt(2.75) / 4) and got.interval.method == "clt"
+    assert got.text().startswith("A - B = +25.0 points (95% ") and got.text().endswith(
+        "on 4 shared items, A right and B wrong on 2, the reverse on 1")
+    chained = paired_difference(a, b, {"q1": "c1", "q2": "c1", "q3": "c2", "q4": "c2"}, unit="chain")
+    assert chained.interval.method == "clustered clt by chain" and chained.interval.n == 2
+    assert paired_difference({"x": 1.0}, {"y": 0.0}).text() == "no shared items: the two runs cannot be compared"

@@ -151,3 +151,43 @@ def ranks(bounds: Sequence[tuple[float, float]], higher_is_better: bool = True) 
             better = sum(1 for _, other_high in bounds if other_high < low)
         places.append(1 + better)
     return places
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Two runs compared on the questions both answered: the mean of A's score minus B's (a fraction of a point per
+    question), its interval, how many questions, and on how many A was right and B wrong, and the reverse."""
+
+    difference: float
+    interval: Interval
+    shared: int
+    a_only_right: int
+    b_only_right: int
+
+    def text(self) -> str:
+        """E.g. "A - B = +4.2 points (95% -1.3 to +9.8), on 50 shared items, A right and B wrong on 9, the reverse
+        on 7"."""
+        if self.shared == 0:
+            return "no shared items: the two runs cannot be compared"
+        low, high = self.interval.low, self.interval.high
+        return (f"A - B = {100 * self.difference:+.1f} points (95% {100 * low:+.1f} to {100 * high:+.1f}), on "
+                f"{self.shared} shared items, A right and B wrong on {self.a_only_right}, the reverse on "
+                f"{self.b_only_right}")
+
+
+def paired_difference(a: dict[Hashable, float], b: dict[Hashable, float],
+                      clusters: dict[Hashable, Hashable] | None = None, unit: str = "") -> Paired:
+    """A against B on the questions both scored (scores in 0..1 by question; NaN: not scored): the per-question
+    differences' mean and its central-limit interval (clustered by `clusters`, question -> its unit, where questions
+    come in groups), and the questions only one of them got right (a score of 1 against 0)."""
+    shared = [q for q in a if q in b and _number(a[q]) and _number(b[q])]
+    differences = [float(a[q]) - float(b[q]) for q in shared]
+    keys = [clusters.get(q, q) for q in shared] if clusters else None
+    interval = mean_interval(differences, keys, unit=unit, proportion=False)
+    mean = sum(differences) / len(differences) if differences else math.nan
+    return Paired(mean, interval, len(shared), sum(1 for q in shared if a[q] >= 1 and b[q] <= 0),
+                  sum(1 for q in shared if b[q] >= 1 and a[q] <= 0))
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
