@@ -37,6 +37,7 @@ from evaluator.inputs.model_ids import model_id_problem
 from evaluator.judge import JudgeError, JudgeStalled, judge_id, judge_name, make_judge, parse_judge_spec
 from evaluator.models.base import UnsupportedModelError
 from evaluator.models.family_table import TABLE as FAMILIES_TABLE
+from evaluator.models.generation_cache import CACHE_BUCKET
 from evaluator.models.generation_cache import CHOICES as GENERATION_CACHES
 from evaluator.models.thinking import default_budget as thinking_budget
 from evaluator.models.thinking import find_markers as thought_markers
@@ -50,7 +51,8 @@ __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "E
            "Source", "UnsupportedModelError", "Verdict", "benchmark_names", "card", "cards", "describe_model_folder",
            "details_schema", "endpoint_limits", "graders", "hub_eval_problems", "judge_id", "judge_name", "judged_benchmarks",
            "make_judge", "model_families", "model_id_problem", "parse_judge_spec", "default_mode", "is_model_spec", "parse_model_spec", "public_url",
-           "redact", "rescore_run", "scoring_modes", "shown_name", "sources", "thinking_budget", "thought_markers"]
+           "redact", "rescore_run", "scoring_modes", "shown_name", "sources", "thinking_budget", "thought_markers",
+           "CACHE_BUCKET"]
 
 
 def benchmark_names() -> tuple[str, ...]:

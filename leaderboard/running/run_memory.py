@@ -23,13 +23,15 @@ import math
 import re
 from dataclasses import asdict, dataclass
 
+from evaluator import api
 from leaderboard.running.job_flavors import FlavorRule, TooLarge, choose_flavor
 
 PROMPT_TOKENS = 4096  # the suites' longest prompt, counted generously: text, dialogue history and image tokens
 NEW_TOKENS = 256  # the largest answer budget of the benchmarks (SimpleQA's max_new_tokens)
-GPU_BATCH = 64  # the evaluator's --batch-size auto on a GPU
-CACHE_BUCKET = 256  # evaluator.models.generation_cache.CACHE_BUCKET: static cache lengths are multiples of it
-IMAGE_CACHE_BYTES = 1 << 30  # evaluator.models.image_features.MAX_BYTES
+GPU_BATCH = 64  # evaluator.models.devices.AUTO_BATCH_SIZE["cuda"]: --batch-size auto on a GPU
+CACHE_BUCKET = api.CACHE_BUCKET  # static cache lengths are multiples of it
+# evaluator.models.image_features.MAX_BYTES (that module and devices.py are not read here: they bring torch in)
+IMAGE_CACHE_BYTES = 1 << 30
 HEADROOM = 0.85  # the share of a flavor's GPU memory a run may plan on (activations, the CUDA context, fragments)
 GB = 1e9
 _BYTES = {"float32": 4}  # bytes per cached value by precision; auto, bfloat16 and float16: 2
@@ -160,8 +162,6 @@ def plan_run(rules: list[FlavorRule], config: dict | None, params_billions: floa
 def may_think(side_configs: dict, files: list[str] | None = None) -> bool:
     """Whether a model may think, from its tokenizer_config.json: thought markers among its added tokens or in its
     chat template (evaluator.models.thinking.KNOWN_MARKERS)."""
-    from evaluator.api import thought_markers
-
     tokenizer = side_configs.get("tokenizer_config.json") if isinstance(side_configs, dict) else None
     if not isinstance(tokenizer, dict):
         return False
@@ -171,7 +171,7 @@ def may_think(side_configs: dict, files: list[str] | None = None) -> bool:
     template = tokenizer.get("chat_template")
     template = template if isinstance(template, str) else " ".join(
         str(t.get("template", "")) for t in template if isinstance(t, dict)) if isinstance(template, list) else ""
-    return thought_markers(template, vocabulary) is not None
+    return api.thought_markers(template, vocabulary) is not None
 
 
 def as_plan(record) -> RunPlan | None:
