@@ -142,8 +142,9 @@ class ServedAdapter:
         params: dict[str, Any] = {"messages": self.messages(request, [image_url(im) for im in request.images]),
                                   "max_tokens": int(request.max_new_tokens) + self._thinking_tokens(),
                                   "temperature": float(request.temperature)}
-        params.update({"extra_body": {"chat_template_kwargs": self.thinking.template_kwargs()}}
-                      if self.thinking.template_kwargs() else {})
+        switch = self.thinking.template_kwargs()
+        if switch:  # vLLM's and SGLang's way to set a chat template's enable_thinking
+            params["extra_body"] = {"chat_template_kwargs": switch}
         if request.seed is not None:
             params["seed"] = int(request.seed)
         if request.stop:
