@@ -14,6 +14,7 @@
 - served models: the spec `endpoint:<base url>|<model>` (parse_model_spec, public_url, MODEL_TOKEN_SETTING) and
   how each benchmark of a run was asked (scoring_modes: by generation alone, or also by option likelihood);
 - the one secret redactor;
+- how much to believe a score (intervals: Z95, the interval rule for ranks, paired differences of two runs);
 - the generation-cache choices a run may be given (GENERATION_CACHES: auto, static, dynamic);
 - how a worker ties the evaluator's life to its own (PARENT_PID_ENV).
 The Space runs the evaluator itself as a subprocess (`python -m evaluator run ...`), never in-process.
@@ -34,6 +35,8 @@ from evaluator.endpoints.names import (ENDPOINT_PREFIX, MODEL_TOKEN_SETTING, End
 from evaluator.endpoints.redaction import redact
 from evaluator.inputs.images import ImageUnavailable
 from evaluator.inputs.model_ids import model_id_problem
+from evaluator.metrics.intervals import Z95, Interval, Paired, paired_difference
+from evaluator.metrics.intervals import ranks as interval_ranks
 from evaluator.judge import JudgeError, JudgeStalled, judge_id, judge_name, make_judge, parse_judge_spec
 from evaluator.models.base import UnsupportedModelError
 from evaluator.models.family_table import TABLE as FAMILIES_TABLE
@@ -52,7 +55,7 @@ __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "E
            "details_schema", "endpoint_limits", "graders", "hub_eval_problems", "judge_id", "judge_name", "judged_benchmarks",
            "make_judge", "model_families", "model_id_problem", "parse_judge_spec", "default_mode", "is_model_spec", "parse_model_spec", "public_url",
            "redact", "rescore_run", "scoring_modes", "shown_name", "sources", "thinking_budget", "thought_markers",
-           "CACHE_BUCKET"]
+           "CACHE_BUCKET", "Z95", "Interval", "Paired", "paired_difference", "interval_ranks"]
 
 
 def benchmark_names() -> tuple[str, ...]:

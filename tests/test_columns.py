@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from evaluator import api
-from leaderboard.board.columns import COUNT, SCORE, metric_column, schema
+from leaderboard.board.columns import COUNT, INTERVALS_DESCRIPTION, SCORE, metric_column, schema
 
 S = schema()
 
@@ -21,7 +21,7 @@ def test_every_column_has_a_description_and_benchmark_columns_belong_to_a_benchm
         assert col.description.strip(), col.name
         if col.group in benchmarks:
             assert col.path[:2] == ("benchmarks", col.group) and col.path[2] in ("scores", "extra", "counts",
-                                                                                   "coverage", "thinking")
+                                                                                   "coverage", "thinking", "intervals")
         else:
             assert col.group in ("model", "run", "board"), col.name
     for card in S.cards:
@@ -64,7 +64,10 @@ def test_about_tab_reads_the_schema_descriptions():
     from leaderboard.ui.about import columns_markdown
 
     text = columns_markdown(S)
+    assert INTERVALS_DESCRIPTION in text
     for col in (*S.columns, *S.board_only):
+        if col.interval_of:  # the interval columns: one paragraph for all of them
+            continue
         assert col.label in text and col.description.replace("<", "&lt;") in text, col.name
     assert "- **Key**: &lt;org>/&lt;model>/&lt;sha12>_&lt;precision>: names" in text  # shown, not eaten as HTML
     for card in S.cards:

@@ -15,7 +15,7 @@ run fact: coverage, suite, limit, judge, details). The Leaderboard tab, the parq
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from evaluator import api
@@ -54,6 +54,7 @@ class Column:
     group: str = "model"
     higher_is_better: bool = True
     derive: Callable[[dict], Any] | None = field(default=None, compare=False, repr=False)
+    interval_of: str = ""  # an interval column: the score column whose interval it holds (INTERVAL_PARTS)
 
 
 @dataclass(frozen=True)
@@ -235,6 +236,40 @@ BOARD_COLUMNS: tuple[Column, ...] = (
 )
 
 
+# an interval's parts, each a raw column "<score column>_<part>": its standard error, its 95% interval (low, high;
+# on the score's own scale: fractions for percentages) and the items or clusters it rests on
+INTERVAL_PARTS = ("stderr", "low", "high", "n")
+INTERVALS_DESCRIPTION = (
+    "Every score column `<column>` of a benchmark (and `overall`) has four companions: `<column>_stderr` (its "
+    "standard error), `<column>_low` and `<column>_high` (its 95% interval, on the score's own scale: fractions for "
+    "percentages) and `<column>_n` (the items or clusters it rests on: chains, instances or questions). A mean over "
+    "items has the central-limit standard error, clustered by the unit that repeats (a CURE chain, a ReForm-Eval "
+    "instance across its wordings, a question across its samples), and Wilson's interval when it is a proportion; a "
+    "ratio or composite (Cf, Cb, F, ECE, BLEU, CIDEr, instability, ReForm-Eval's overall means) is bootstrapped over "
+    "the same clusters from a fixed seed. The overall score's interval treats its benchmarks as independent samples: "
+    "its standard error is the root of the sum of theirs squared over the number of benchmarks. Empty when the score is "
+    "undefined, and for runs published before intervals were recorded.")
+
+
+def interval_name(column: str, part: str) -> str:
+    """The raw column of one part of a score column's interval."""
+    return f"{column}_{part}"
+
+
+def interval_columns(score: Column, where: tuple[str, ...] = ()) -> tuple[Column, ...]:
+    """The four interval columns of a score column: at `where` + part in a results file (a benchmark's
+    benchmarks.<name>.intervals.<metric>), or derived by `score.derive`'s companion (the overall score's)."""
+    out = []
+    for part in INTERVAL_PARTS:
+        kind = COUNT if part == "n" else score.kind
+        what = {"stderr": "standard error", "low": "95% interval's lower end", "high": "95% interval's upper end",
+                "n": "items or clusters its interval rests on"}[part]
+        out.append(Column(interval_name(score.name, part), f"{score.label} {part}", (*where, part) if where else (),
+                          kind, f"{score.label}: its {what} (see the interval columns' note).", group=score.group,
+                          higher_is_better=score.higher_is_better, interval_of=score.name))
+    return tuple(out)
+
+
 def headline(card: api.Card) -> api.Metric:
     """The metric that stands for the benchmark in the Overview and the overall score."""
     return card.metric(card.default_metric)
@@ -270,6 +305,29 @@ def overall_score(results: dict, cards: Sequence[api.Card]) -> float | None:
     and runs are only ranked against runs scored on the same ones."""
     scores = headline_scores(results, cards)
     return sum(scores.values()) / len(scores) if scores else None
+
+
+def overall_interval(results: dict, cards: Sequence[api.Card]) -> dict | None:
+    """The overall score's interval: each benchmark's standard error taken as its 95% interval's half-width / 1.96
+    (so that a proportion at 0 or 1 still counts its Wilson width), the benchmarks independent samples, so the mean's
+    standard error is sqrt(sum of SE^2) / k, and the interval the mean +- 1.96 SE kept inside [0, 1]. None when a
+    benchmark in the mean has no interval (a run published before intervals were recorded)."""
+    scores = headline_scores(results, cards)
+    if not scores:
+        return None
+    errors, items = [], 0
+    for card in cards:
+        if card.name not in scores:
+            continue
+        record = value_at(results, ("benchmarks", card.name, "intervals", card.default_metric))
+        low, high = _finite(value_at(record, ("low",))), _finite(value_at(record, ("high",)))
+        n = _finite(value_at(record, ("n",)))
+        if low is None or high is None or n is None:
+            return None
+        errors.append((high - low) / 2 / api.Z95)
+        items += int(n)
+    mean, stderr = sum(scores.values()) / len(scores), math.sqrt(sum(e * e for e in errors)) / len(errors)
+    return {"stderr": stderr, "low": max(0.0, mean - api.Z95 * stderr), "high": min(1.0, mean + api.Z95 * stderr), "n": items}
 
 
 def metric_column(card: api.Card, metric: api.Metric) -> Column:
@@ -381,9 +439,13 @@ def build_schema(cards: Sequence[api.Card], order: Sequence[str] = ()) -> Schema
                        "The benchmarks in the overall score (those the run has a headline score on), as a list of "
                        "names; runs are ranked against runs scored on the same list.", group="run",
                        derive=lambda results: ",".join(headline_scores(results, ranked)) or None)
+    overall_parts = tuple(replace(col, derive=lambda results, part=col.name.rsplit("_", 1)[1]: value_at(
+        overall_interval(results, ranked), (part,))) for col in interval_columns(overall))
     benchmark = [col for card in ranked
                  for col in ([metric_column(card, m) for m in card.metrics] + [coverage_column(card)])]
-    columns = (*MODEL_COLUMNS, overall, scored_on, *benchmark, *RUN_COLUMNS)
+    intervals = [part for card in ranked for m in card.metrics if m.kind != api.COUNT
+                 for part in interval_columns(metric_column(card, m), ("benchmarks", card.name, "intervals", m.key))]
+    columns = (*MODEL_COLUMNS, overall, scored_on, *overall_parts, *benchmark, *RUN_COLUMNS, *intervals)
     views = (_overview(ranked), *(_benchmark_view(card) for card in ranked), _runs(ranked))
     return Schema(columns=columns, cards=tuple(ranked), views=views)
 

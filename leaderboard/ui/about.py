@@ -5,7 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from evaluator import api
-from leaderboard.board.columns import Schema, headline, schema
+from leaderboard.board.columns import INTERVALS_DESCRIPTION, Schema, headline, schema
 from leaderboard.board.dataset_card import space_url
 from leaderboard.board.proposals import PER_PERSON_PER_DAY, slug
 from leaderboard.formatting import format_number
@@ -245,7 +245,7 @@ local judge under 7B parameters, for trying the machinery) is flagged and never 
 
 def columns_markdown(board: Schema, threshold: float = 95.0) -> str:
     """The glossary: how the board ranks, the model, run and board columns, then every benchmark from its card."""
-    run = [c for c in board.columns if c.group == "run"]
+    run = [c for c in board.columns if c.group == "run" and not c.interval_of]
     parts = [BOARD.format(overall=board.column("overall").description, threshold=format_number(threshold)),
              "## The columns",
              "Scores are shown as percentages (0-100); the data behind them are fractions in 0..1. **n/a** marks an "
@@ -253,7 +253,8 @@ def columns_markdown(board: Schema, threshold: float = 95.0) -> str:
              "column says otherwise (counts of ungraded answers, instability, calibration error).",
              "### Model\n" + _bullets([c for c in board.columns if c.group == "model"]),
              "### Run\n" + _bullets(run),
-             "### Board\n" + _bullets(board.board_only)]
+             "### Board\n" + _bullets(board.board_only),
+             "### Intervals\n" + INTERVALS_DESCRIPTION]
     parts += [benchmark_markdown(card, board) for card in board.cards]
     return "\n\n".join(parts)
 
