@@ -15,6 +15,8 @@
   how each benchmark of a run was asked (scoring_modes: by generation alone, or also by option likelihood);
 - the one secret redactor;
 - how much to believe a score (intervals: Z95, the interval rule for ranks, paired differences of two runs);
+- two runs compared on the questions both scored (question_scores, paired_scores, compare_details: the Explorer's
+  compare view and `python -m evaluator compare`; paired_record for the API);
 - the generation-cache choices a run may be given (GENERATION_CACHES: auto, static, dynamic);
 - how a worker ties the evaluator's life to its own (PARENT_PID_ENV).
 The Space runs the evaluator itself as a subprocess (`python -m evaluator run ...`), never in-process.
@@ -44,6 +46,7 @@ from evaluator.models.generation_cache import CACHE_BUCKET
 from evaluator.models.generation_cache import CHOICES as GENERATION_CACHES
 from evaluator.models.thinking import default_budget as thinking_budget
 from evaluator.models.thinking import find_markers as thought_markers
+from evaluator.runs.compare import QuestionScores, compare_details, paired_record, paired_scores, question_scores
 from evaluator.runs.details import DETAIL_DTYPES
 from evaluator.runs.parent_watch import PARENT_PID_ENV
 
@@ -55,7 +58,8 @@ __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "E
            "details_schema", "endpoint_limits", "graders", "hub_eval_problems", "judge_id", "judge_name", "judged_benchmarks",
            "make_judge", "model_families", "model_id_problem", "parse_judge_spec", "default_mode", "is_model_spec", "parse_model_spec", "public_url",
            "redact", "rescore_run", "scoring_modes", "shown_name", "sources", "thinking_budget", "thought_markers",
-           "CACHE_BUCKET", "Z95", "Interval", "Paired", "paired_difference", "interval_ranks"]
+           "CACHE_BUCKET", "Z95", "Interval", "Paired", "paired_difference", "interval_ranks",
+           "QuestionScores", "compare_details", "paired_record", "paired_scores", "question_scores"]
 
 
 def benchmark_names() -> tuple[str, ...]:

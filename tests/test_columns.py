@@ -19,7 +19,9 @@ def test_every_column_has_a_description_and_benchmark_columns_belong_to_a_benchm
     assert benchmarks == set(api.benchmark_names())
     for col in (*S.columns, *S.board_only):
         assert col.description.strip(), col.name
-        if col.group in benchmarks:
+        if col.group in benchmarks and not col.path:  # an interval's text column, drawn from the raw ones
+            assert col.interval_of in S.by_name and col.kind == "interval", col.name
+        elif col.group in benchmarks:
             assert col.path[:2] == ("benchmarks", col.group) and col.path[2] in ("scores", "extra", "counts",
                                                                                    "coverage", "thinking", "intervals")
         else:
@@ -32,11 +34,11 @@ def test_every_column_has_a_description_and_benchmark_columns_belong_to_a_benchm
 def test_views_overview_first_then_one_per_benchmark():
     assert [v.label for v in S.views] == ["Overview", "CURE", "SimpleQA", "ReForm-Eval", "LAVE", "Run details"]
     assert [S.column(n).label for n in S.view("overview").columns] == [  # fits 1,400 px; model + overall first
-        "#", "Model", "Overall", "CURE Ro", "SimpleQA F-score", "ReForm gen overall", "LAVE score", "Flag", "Notes",
-        "Precision", "Revision"]
+        "#", "Model", "Overall", "CURE Ro", "SimpleQA F-score", "ReForm gen overall", "LAVE score", "Suite", "Flag",
+        "Notes", "Precision", "Revision"]
     assert [S.column(n).label for n in S.view("runs").columns] == [  # the rest of the run facts
-        "#", "Model", "Overall", "Scored on", "Precision", "Type", "Params (B)", "Suite", "Asked by", "Limit",
-        "CURE coverage", "SimpleQA coverage", "ReForm coverage", "LAVE coverage", "Judge", "Judge id", "Endpoint",
+        "#", "Model", "Overall", "Overall 95%", "Scored on", "Precision", "Type", "Params (B)", "Suite", "Asked by",
+        "Limit", "CURE Ro 95%", "SimpleQA F-score 95%", "ReForm gen overall 95%", "LAVE score 95%", "CURE coverage", "SimpleQA coverage", "ReForm coverage", "LAVE coverage", "Judge", "Judge id", "Endpoint",
         "Hardware", "Hours (GPU)", "Hours (CPU, wall)", "Cost (USD)", "Thinking mode", "Thought tokens / reply",
         "Answer tokens / reply", "Flag", "Notes", "Details", "Dtype", "Device", "GPU", "Batch size",
         "Attention", "Generation", "Decoding overrides", "torch", "transformers", "Revision", "Submitted", "Finished"]

@@ -34,6 +34,7 @@ COUNT = "count"      # a number of answers or items (ungraded, unrated, a limit)
 SCORE = "score"      # a fraction in 0..1 (or null), shown as a percentage
 TIME = "time"        # an ISO timestamp
 RANK = "rank"        # a place on the board (board only): 1, 2, ...; empty for runs that are not ranked
+INTERVAL = "interval"  # a score's 95% interval as text, "45.0-67.3 (n 20)" (board only, from its raw interval columns)
 NUMERIC = (SCORE, NUMBER, COUNT, RANK)
 
 OVERVIEW = "overview"
@@ -217,11 +218,16 @@ COST_COLUMNS = ("cost_flavor", "gpu_hours", "cpu_hours", "cost_usd", "prompt_tok
 COST_RECORDED = "cost_executor"  # the column that says whether a run's cost was recorded at all
 BOARD_COLUMNS: tuple[Column, ...] = (
     Column("rank", "#", (), RANK,
-           "The run's place among the runs it is comparable with: the same suite, each benchmark asked the same way "
-           "(**Asked by**: by generation alone, or also by option likelihood) and, in the Overview, an overall score "
-           "over the same benchmarks. How it ran (dtype, device, GPU, batch size, attention, generation path, library "
-           "versions) is shown in Run details and never ranks runs apart. \"unranked\" for a flagged run or a run "
-           "without the score (listed after the ranked ones).", group="board"),
+           "The run's place among the runs it is comparable with (its group): the same suite, each benchmark asked "
+           "the same way (**Asked by**: by generation alone, or also by option likelihood) and, in the Overview, an "
+           "overall score over the same benchmarks. Within a group a run's place is one plus the number of runs whose "
+           "95% interval lies wholly above its own (Chatbot Arena's rule), so runs that the data cannot tell apart "
+           "share a place; the place is shown as the range it could take, from that place to the last one no run "
+           "below it wholly rules out (\"1-3\": first to third). When the board shows several groups, each place says "
+           "its group (\"1 of 3 · on all 4\") and a line separates the groups. How it ran (dtype, device, GPU, batch "
+           "size, attention, generation path, library versions) is shown in Run details and never ranks runs apart. "
+           "\"unranked\" for a flagged run or a run without the score (listed after the ranked ones, with its group "
+           "when there are several).", group="board"),
     Column("flag", "Flag", (), TEXT,
            "Why the run is not ranked with complete runs: the admins hid it (with their reason), a trial judge graded "
            "it, it used an item limit, or it scored fewer than the coverage threshold of a benchmark's items. Flagged "
@@ -238,11 +244,12 @@ BOARD_COLUMNS: tuple[Column, ...] = (
 
 # an interval's parts, each a raw column "<score column>_<part>": its standard error, its 95% interval (low, high;
 # on the score's own scale: fractions for percentages) and the items or clusters it rests on
-INTERVAL_PARTS = ("stderr", "low", "high", "n")
+INTERVAL_PARTS = ("stderr", "low", "high", "n", "method")
 INTERVALS_DESCRIPTION = (
-    "Every score column `<column>` of a benchmark (and `overall`) has four companions: `<column>_stderr` (its "
+    "Every score column `<column>` of a benchmark (and `overall`) has five companions: `<column>_stderr` (its "
     "standard error), `<column>_low` and `<column>_high` (its 95% interval, on the score's own scale: fractions for "
-    "percentages) and `<column>_n` (the items or clusters it rests on: chains, instances or questions). A mean over "
+    "percentages), `<column>_n` (the items or clusters it rests on: chains, instances or questions) and "
+    "`<column>_method` (how it was computed, e.g. \"wilson, clustered clt by chain\"). A mean over "
     "items has the central-limit standard error, clustered by the unit that repeats (a CURE chain, a ReForm-Eval "
     "instance across its wordings, a question across its samples), and Wilson's interval when it is a proportion; a "
     "ratio or composite (Cf, Cb, F, ECE, BLEU, CIDEr, instability, ReForm-Eval's overall means) is bootstrapped over "
@@ -261,9 +268,9 @@ def interval_columns(score: Column, where: tuple[str, ...] = ()) -> tuple[Column
     benchmarks.<name>.intervals.<metric>), or derived by `score.derive`'s companion (the overall score's)."""
     out = []
     for part in INTERVAL_PARTS:
-        kind = COUNT if part == "n" else score.kind
+        kind = COUNT if part == "n" else TEXT if part == "method" else score.kind
         what = {"stderr": "standard error", "low": "95% interval's lower end", "high": "95% interval's upper end",
-                "n": "items or clusters its interval rests on"}[part]
+                "n": "items or clusters its interval rests on", "method": "interval's method"}[part]
         out.append(Column(interval_name(score.name, part), f"{score.label} {part}", (*where, part) if where else (),
                           kind, f"{score.label}: its {what} (see the interval columns' note).", group=score.group,
                           higher_is_better=score.higher_is_better, interval_of=score.name))
@@ -327,7 +334,20 @@ def overall_interval(results: dict, cards: Sequence[api.Card]) -> dict | None:
         errors.append((high - low) / 2 / api.Z95)
         items += int(n)
     mean, stderr = sum(scores.values()) / len(scores), math.sqrt(sum(e * e for e in errors)) / len(errors)
-    return {"stderr": stderr, "low": max(0.0, mean - api.Z95 * stderr), "high": min(1.0, mean + api.Z95 * stderr), "n": items}
+    return {"stderr": stderr, "low": max(0.0, mean - api.Z95 * stderr), "high": min(1.0, mean + api.Z95 * stderr),
+            "n": items, "method": f"{OVERALL_METHOD} over {len(errors)} benchmark(s)"}
+
+
+OVERALL_METHOD = "independent benchmarks: sqrt(sum of SE^2) / k"
+
+
+def interval_text_column(score: Column) -> Column:
+    """The board-only column that shows a score's 95% interval and n as text ("45.0-67.3 (n 20)")."""
+    return Column(f"{score.name}_interval", f"{score.label} 95%", (), INTERVAL,
+                  f"{score.label}'s 95% interval, low-high, and n: the items or clusters it rests on (chains, "
+                  "instances or questions; hover a score for its standard error and method). Empty for runs published "
+                  "before intervals were recorded.", group=score.group, higher_is_better=score.higher_is_better,
+                  interval_of=score.name)
 
 
 def metric_column(card: api.Card, metric: api.Metric) -> Column:
@@ -391,7 +411,7 @@ def _overview(cards: Sequence[api.Card]) -> View:
     screen, and a phone's first screen shows the model and the overall score (the run facts are in RUNS)."""
     headlines = [f"{card.name}_{card.default_metric}" for card in cards]
     return View(OVERVIEW, "Overview", None,
-                ("rank", "model", "overall", *headlines, "flag", "notes", "precision", "revision"), "overall")
+                ("rank", "model", "overall", *headlines, "suite", "flag", "notes", "precision", "revision"), "overall")
 
 
 def _runs(cards: Sequence[api.Card]) -> View:
@@ -399,9 +419,10 @@ def _runs(cards: Sequence[api.Card]) -> View:
     hardware, GPU time and cost (a thinking run's thought and answer tokens beside it), details, how it ran (dtype, device, GPU, batch size, attention, generation path,
     library versions), times."""
     coverage = [f"{card.name}_coverage" for card in cards]
+    intervals = [f"{card.name}_{card.default_metric}_interval" for card in cards]
     return View(RUNS, "Run details", None,
-                ("rank", "model", "overall", "scored_on", "precision", "model_type", "params_billions", "suite",
-                 "modes", "limit", *coverage, "judge", "judge_id", "endpoint", "cost_flavor", "gpu_hours", "cpu_hours",
+                ("rank", "model", "overall", "overall_interval", "scored_on", "precision", "model_type",
+                 "params_billions", "suite", "modes", "limit", *intervals, *coverage, "judge", "judge_id", "endpoint", "cost_flavor", "gpu_hours", "cpu_hours",
                  "cost_usd", "thinking_mode", "reasoning_tokens", "answer_tokens", "flag", "notes", "details", "dtype",
                  "device", "gpu", "batch_size", "attention", "generation_path", "decoding", "torch_version", "transformers_version", "revision", "submitted_time", "finished_time"), "overall")
 
@@ -418,11 +439,13 @@ def _benchmark_view(card: api.Card) -> View:
     judge = ("judge", "judge_id") if card.needs_judge else ()
     main = [f"{card.name}_{m.key}" for m in metrics if m.kind != api.COUNT and (m.shown or m is metrics[0])]
     return View(card.name, card.title, card.name,
-                ("rank", "model", "precision", "model_type", "params_billions", *values, f"{card.name}_coverage",
+                ("rank", "model", "precision", "model_type", "params_billions",
+                 *(name for value in values for name in (value, f"{value}_interval")), f"{card.name}_coverage",
                  *counts, "suite", *(("modes",) if card.mode_option else ()), *judge, "limit", "flag", "notes",
                  "details", "revision"),
                 f"{card.name}_{card.default_metric}",
-                main=("rank", "model", *main[:MAIN_METRICS], *judge[:1], "flag", "notes", "precision", "revision"))
+                main=("rank", "model", main[0], f"{main[0]}_interval", *main[1:MAIN_METRICS], *judge[:1], "flag",
+                      "notes", "precision", "revision"))
 
 
 def build_schema(cards: Sequence[api.Card], order: Sequence[str] = ()) -> Schema:
@@ -446,8 +469,11 @@ def build_schema(cards: Sequence[api.Card], order: Sequence[str] = ()) -> Schema
     intervals = [part for card in ranked for m in card.metrics if m.kind != api.COUNT
                  for part in interval_columns(metric_column(card, m), ("benchmarks", card.name, "intervals", m.key))]
     columns = (*MODEL_COLUMNS, overall, scored_on, *overall_parts, *benchmark, *RUN_COLUMNS, *intervals)
+    texts = tuple(interval_text_column(col) for col in columns
+                  if col.kind in (SCORE, NUMBER) and (col.name == "overall" or col.group in {c.name for c in ranked})
+                  and not col.interval_of and not col.name.endswith("_coverage"))
     views = (_overview(ranked), *(_benchmark_view(card) for card in ranked), _runs(ranked))
-    return Schema(columns=columns, cards=tuple(ranked), views=views)
+    return Schema(columns=columns, cards=tuple(ranked), views=views, board_only=(*BOARD_COLUMNS, *texts))
 
 
 def schema(order: Sequence[str] = ()) -> Schema:

@@ -5,16 +5,18 @@ decimal, "n/a" for undefined, the model linked to its Hub page, a served model s
 """
 from __future__ import annotations
 
+import html
 import math
 import re
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 from urllib.parse import quote
 
 import pandas as pd
 
 from evaluator import api
-from leaderboard.board.columns import (COST_COLUMNS, COST_RECORDED, COUNT, NUMBER, NUMERIC, RANK, SCORE, SHA, TIME,
-                                       Column, Schema, View, value_at)
+from leaderboard.board.columns import (COST_COLUMNS, COST_RECORDED, COUNT, INTERVAL, NUMBER, NUMERIC, RANK, SCORE, SHA,
+                                       TIME, Column, Schema, View, interval_name, value_at)
 from leaderboard.board.costs import NOT_RECORDED
 from leaderboard.formatting import (as_float, escape_markdown, format_billions, format_measure, format_number,
                                     format_score, format_time)
@@ -28,6 +30,34 @@ UNRANKED = "unranked"  # the # of a run that is not ranked (flagged, or without 
 MODEL_ROWS = "model_rows"  # board_frame's attrs: each row's MODEL_FACTS, for drawing its model cell
 COST_ROWS = "cost_rows"  # board_frame's attrs: whether each row's cost was recorded (else its cost cells say so)
 RANK_GROUPS = "rank_groups"  # board_frame's attrs: each row's rank group ("of 2 · by generation"; "": one cohort)
+CELLS = "cells"  # board_frame's attrs: each row's Cells (what its cells say beyond their value)
+SAMPLE = "sample"  # the suite of the project's own drawn items
+SAMPLE_SHOWN = "sample (synthetic)"  # how the board names it
+NOT_RUN = "not run"  # a score of a benchmark the run did not run (skipped, or not asked for); n/a: undefined
+SEPARATOR = "border-top: 3px solid var(--body-text-color-subdued);"  # the first row of a group
+
+
+def ran(raw: pd.DataFrame, schema: Schema, benchmark: str) -> pd.Series:
+    """Which runs have results of `benchmark` (any of its columns has a value)."""
+    names = [c.name for c in schema.benchmark_columns(benchmark) if c.name in raw]
+    if not names:
+        return pd.Series(False, index=raw.index)
+    return raw[names].notna().any(axis=1)
+
+
+@dataclass(frozen=True)
+class Cells:
+    """What one row's cells say beyond their values: its rank's group and worst place, whether its cost was recorded,
+    its suite, each score's interval by column name (low, high, n, stderr, method) and the benchmarks it ran, and
+    whether it starts a group."""
+
+    group: str = ""
+    worst: float = math.nan
+    recorded: bool = True
+    suite: str = ""
+    intervals: dict = field(default_factory=dict)
+    ran: frozenset = frozenset()
+    group_start: bool = False
 
 
 def leaderboard_frame(results: Iterable[dict], schema: Schema) -> pd.DataFrame:
@@ -166,12 +196,51 @@ def _model_shown(facts: dict, endpoint: str) -> tuple[str, str]:
     return f"{text} ({escape_markdown(tag, limit=None)})", f"{name} ({tag})"
 
 
+def _interval_of(rows: pd.DataFrame, column: str) -> list[tuple | None]:
+    """Each row's interval of a score column as (low, high, n, stderr, method); None where it has none."""
+    names = [interval_name(column, part) for part in ("low", "high", "n", "stderr", "method")]
+    if names[0] not in rows:
+        return [None] * len(rows)
+    found = []
+    for low, high, n, stderr, method in zip(*(rows[name] if name in rows else [None] * len(rows) for name in names)):
+        low, high = as_float(low), as_float(high)
+        found.append(None if math.isnan(low) or math.isnan(high)
+                     else (low, high, as_float(n), as_float(stderr), method if isinstance(method, str) else ""))
+    return found
+
+
+def _cells(rows: pd.DataFrame, schema: Schema, cols: list[Column]) -> list[Cells]:
+    """Each row's Cells, for the columns shown."""
+    scores = {c.interval_of if c.kind == INTERVAL else c.name for c in cols
+              if c.kind == INTERVAL or (c.kind in (SCORE, NUMBER) and _is_score(c, schema))}
+    intervals = {name: _interval_of(rows, name) for name in scores}
+    ran_by = {card.name: ran(rows, schema, card.name).tolist() for card in schema.cards} if len(rows) else {}
+    column = (lambda name, default: rows[name].tolist() if name in rows else [default] * len(rows))
+    recorded = rows[COST_RECORDED].notna().tolist() if COST_RECORDED in rows else [False] * len(rows)
+    out = []
+    for i, (group, worst, suite, start) in enumerate(zip(column("rank_group", ""), column("rank_worst", math.nan),
+                                                         column("suite", ""), column("group_start", False))):
+        out.append(Cells(group=str(group or ""), worst=as_float(worst), recorded=recorded[i],
+                         suite=suite if isinstance(suite, str) else "",
+                         intervals={name: found[i] for name, found in intervals.items() if found[i] is not None},
+                         ran=frozenset(name for name, flags in ran_by.items() if flags[i]), group_start=bool(start)))
+    return out
+
+
+def _is_score(c: Column, schema: Schema) -> bool:
+    """A score with an interval: the overall score or a benchmark's metric (not its coverage or counts)."""
+    return not c.interval_of and (c.name == "overall" or (schema.card(c.group) is not None
+                                                          and not c.name.endswith("_coverage")))
+
+
 def board_frame(rows: pd.DataFrame, schema: Schema, view: View, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """A view's rows (board_views.shown_rows) with typed values under the columns' labels (`columns`: these of the
     view's, such as its board table's or its More columns'; default: all): scores as percentages rounded to one
-    decimal (NaN: undefined), numbers, counts and ranks as they are, everything else text. `board_text` and
-    `board_table` format it."""
+    decimal (NaN: undefined or not run), numbers, counts and ranks as they are, everything else text (an interval
+    column: "45.0-67.3 (n 20)"). What the cells say beyond their values (intervals, suite, rank group, cost recorded)
+    is in attrs: `board_text` and `board_table` format it."""
     cols = [schema.column(name) for name in (view.columns if columns is None else columns)]
+    cells = _cells(rows, schema, cols)
     data = {}
     for c in cols:
         values = rows[c.name] if c.name in rows else [None] * len(rows)
@@ -180,6 +249,9 @@ def board_frame(rows: pd.DataFrame, schema: Schema, view: View, columns: Sequenc
                              for v in (as_float(x) for x in values)]
         elif c.kind in NUMERIC:
             data[c.label] = [as_float(x) for x in values]
+        elif c.kind == INTERVAL:
+            score = schema.column(c.interval_of)
+            data[c.label] = [interval_text(score, cell.intervals.get(c.interval_of)) for cell in cells]
         elif c.name == "scored_on":  # benchmark names -> their short titles
             titles = {card.name: card.short_title for card in schema.cards}
             data[c.label] = [", ".join(titles.get(n, n) for n in str(x).split(",") if n) if isinstance(x, str) else ""
@@ -191,30 +263,73 @@ def board_frame(rows: pd.DataFrame, schema: Schema, view: View, columns: Sequenc
         out[c.label] = out[c.label].astype("float64" if c.kind in NUMERIC else object)
     out = out.reset_index(drop=True)
     out.attrs[MODEL_ROWS] = rows[[c for c in MODEL_FACTS if c in rows]].to_dict("records")
-    out.attrs[COST_ROWS] = (rows[COST_RECORDED].notna().tolist() if COST_RECORDED in rows
-                            else [False] * len(rows))
-    out.attrs[RANK_GROUPS] = [str(g or "") for g in rows["rank_group"]] if "rank_group" in rows else [""] * len(rows)
+    out.attrs[CELLS] = cells
     return out
 
 
-def _cell_text(c: Column, value: Any, recorded: bool = True, group: str = "") -> str:
-    """A cell as text; `recorded`: whether the row's cost was recorded (a cost cell of an older run says it was
-    not, never 0); `group`: a rank's group, written after it ("1 of 2 · by generation")."""
-    if not recorded and c.name in COST_COLUMNS and (value is None or value == "" or
-                                                    (isinstance(value, float) and math.isnan(value))):
+def _value(c: Column, value: float) -> str:
+    """A score or a number of a benchmark as the board shows it."""
+    return format_score(value) if c.kind == SCORE else format_measure(value)
+
+
+def interval_text(score: Column, interval: tuple | None) -> str:
+    """A score's 95% interval and n as text, on its board scale ("45.0-67.3 (n 20)"); "" without one."""
+    if interval is None:
+        return ""
+    low, high, n = interval[:3]
+    return f"{_value(score, low)}-{_value(score, high)}" + (f" (n {int(n)})" if not math.isnan(n) else "")
+
+
+def score_title(score: Column, interval: tuple | None, suite: str) -> str:
+    """What hovering a score says: its interval, n, standard error and method, and a sample suite's nature."""
+    parts = []
+    if interval is not None:
+        low, high, n, stderr, method = interval
+        parts.append(f"95% interval {interval_text(score, interval)}"
+                     + (f", standard error {_value(score, stderr)}" if not math.isnan(stderr) else "")
+                     + (f" ({method})" if method else ""))
+    if suite == SAMPLE:
+        parts.append(f"suite: {SAMPLE_SHOWN}, the project's own drawn items, not the paper's data")
+    return "; ".join(parts)
+
+
+def _score_text(c: Column, value: Any, cells: Cells) -> str:
+    """A score cell: "55.6 ± 11.2" (± half its 95% interval's width), "n/a" when undefined, "not run" when the run
+    did not run its benchmark."""
+    if value is None or math.isnan(value):
+        return NOT_RUN if _of_benchmark(c) and c.group not in cells.ran else format_score(None)
+    shown = format_score(value / 100) if c.kind == SCORE else format_measure(value)
+    interval = cells.intervals.get(c.name)
+    if interval is None:
+        return shown
+    return f"{shown} ± {_value(c, (interval[1] - interval[0]) / 2)}"
+
+
+def _of_benchmark(c: Column) -> bool:
+    return c.group not in ("model", "run", "board")
+
+
+def _cell_text(c: Column, value: Any, cells: Cells = Cells()) -> str:
+    """A cell as text; `cells`: what the row's cells say beyond their value (a cost cell of an older run says it was
+    not recorded, never 0; a rank is written with its range and group, "1-2 of 3 · by generation"; a score with
+    its interval)."""
+    if not cells.recorded and c.name in COST_COLUMNS and (value is None or value == "" or
+                                                          (isinstance(value, float) and math.isnan(value))):
         return NOT_RECORDED
-    if c.kind == SCORE:
-        return format_score(None if value is None or math.isnan(value) else value / 100)
+    if c.kind == SCORE or (c.kind == NUMBER and _of_benchmark(c)):
+        return _score_text(c, value, cells)
     if c.kind == RANK:
         if value is None or math.isnan(value):
-            return UNRANKED
-        return f"{int(value)} {group}" if group else str(int(value))
+            return f"{UNRANKED} {cells.group}" if cells.group else UNRANKED
+        place = str(int(value)) + (f"-{int(cells.worst)}" if not math.isnan(cells.worst) and cells.worst > value
+                                   else "")
+        return f"{place} {cells.group}" if cells.group else place
+    if c.name == "suite" and value == SAMPLE:
+        return SAMPLE_SHOWN
     if c.name == "limit" and (value is None or math.isnan(value) or value <= 0):
         return "none"
     if c.name == "params_billions":
         return format_billions(value)
-    if c.kind == NUMBER and c.group not in ("model", "run"):  # a benchmark's CIDEr or entropy: one decimal at
-        return format_measure(value)  # least, as the percentages beside it
     if c.kind in (NUMBER, COUNT):
         return format_number(value)
     if c.name == "details":  # links -> their labels, for the plain-text board
@@ -223,13 +338,14 @@ def _cell_text(c: Column, value: Any, recorded: bool = True, group: str = "") ->
 
 
 def board_text(board: pd.DataFrame, schema: Schema) -> pd.DataFrame:
-    """`board_frame`'s output as plain text: percentages with one decimal, "n/a" for undefined, ranks as integers
-    ("unranked" for a run that is not), the details links as their labels."""
+    """`board_frame`'s output as plain text: percentages with one decimal and half their 95% interval ("55.6 ±
+    11.2"), "n/a" for undefined and "not run" for a benchmark the run did not run, ranks as integers or ranges with
+    their group ("unranked" for a run that is not), the details links as their labels."""
     by_label = {c.label: c for c in (*schema.columns, *schema.board_only)}
     cols = [by_label[label] for label in board.columns]
-    facts, recorded, groups = _model_rows(board, cols), _cost_rows(board), _rank_groups(board)
+    facts, cells = _model_rows(board, cols), _row_cells(board)
     out = pd.DataFrame({c.label: [model_shown(facts[i])[1] if c.name == "model" else
-                                  _cell_text(c, v, recorded[i], groups[i]) for i, v in enumerate(board[c.label])]
+                                  _cell_text(c, v, cells[i]) for i, v in enumerate(board[c.label])]
                         for c in cols},
                        columns=list(board.columns))
     return out.astype(object)
@@ -244,51 +360,70 @@ def _model_rows(board: pd.DataFrame, cols: list[Column]) -> list[dict]:
     return [{"model": v} for v in board[label]] if label else [{} for _ in range(len(board))]
 
 
-def _rank_groups(board: pd.DataFrame) -> list[str]:
-    """Each row's rank group (board_frame keeps them; a frame without them: none)."""
-    groups = board.attrs.get(RANK_GROUPS)
-    return groups if isinstance(groups, list) and len(groups) == len(board) else [""] * len(board)
+def _row_cells(board: pd.DataFrame) -> list[Cells]:
+    """Each row's Cells (board_frame keeps them; a frame without them: nothing beyond the values)."""
+    cells = board.attrs.get(CELLS)
+    return cells if isinstance(cells, list) and len(cells) == len(board) else [Cells() for _ in range(len(board))]
 
 
-def _cost_rows(board: pd.DataFrame) -> list[bool]:
-    """Whether each row's cost was recorded (board_frame keeps it; a frame without it: recorded, as it shows)."""
-    recorded = board.attrs.get(COST_ROWS)
-    return recorded if isinstance(recorded, list) and len(recorded) == len(board) else [True] * len(board)
+def _titled(c: Column, schema: Schema) -> bool:
+    """Whether the column's cells carry a title (hover text): the scores, and the suite."""
+    return c.name == "suite" or (c.kind in (SCORE, NUMBER) and _is_score(c, schema))
 
 
 def datatypes(board: pd.DataFrame, schema: Schema) -> list[str]:
-    """gr.Dataframe's datatype of each column: "markdown" for the link columns, "number" for numbers, else "str"."""
+    """gr.Dataframe's datatype of each column: "markdown" for the link columns and the scores (their text has a
+    hover title), "number" for other numbers, else "str"."""
     by_label = {c.label: c for c in (*schema.columns, *schema.board_only)}
     types = []
     for label in board.columns:
         c = by_label[label]
-        types.append("markdown" if c.name in MARKDOWN_COLUMNS else "number" if c.kind in NUMERIC else "str")
+        types.append("markdown" if c.name in MARKDOWN_COLUMNS or _titled(c, schema) else
+                     "number" if c.kind in NUMERIC else "str")
     return types
 
 
-def board_table(board: pd.DataFrame, schema: Schema, endpoint: str = HUB_URL) -> dict:
+def _with_title(text: str, title: str) -> str:
+    """A cell's Markdown: its text with a hover title (both escaped: no Markdown or HTML of theirs survives)."""
+    shown = escape_markdown(text, limit=None)
+    return f'<span title="{html.escape(title, quote=True)}">{shown}</span>' if title else shown
+
+
+def board_table(board: pd.DataFrame, schema: Schema, endpoint: str = HUB_URL, titles: bool = True) -> dict:
     """`board_frame`'s output as the value gr.Dataframe takes: `data` holds the numbers (None when undefined), so
     sorting a column in the browser is numeric, and plain model ids; `metadata.display_value` the text shown, as
-    `board_text` ("54.6", "n/a"; undefined sorts as the lowest value), with the model linked to its Hub page.
-    Built directly: a pandas Styler does the same but takes seconds for a thousand rows."""
+    `board_text` ("54.6 ± 9.8", "n/a"; undefined sorts as the lowest value), with the model linked to its Hub page and
+    each score's interval, standard error and method (and a sample suite's nature) in its hover title (titles False:
+    the plain text, for API clients, who have the intervals' own columns);
+    `metadata.styling` draws a line above the first row of each group when there are several. Built directly: a
+    pandas Styler does the same but takes seconds for a thousand rows."""
     by_label = {c.label: c for c in (*schema.columns, *schema.board_only)}
     cols = [by_label[label] for label in board.columns]
-    data, text = [], []
-    columns = [(c, board[c.label].tolist()) for c in cols]
-    facts, recorded, groups = _model_rows(board, cols), _cost_rows(board), _rank_groups(board)
+    data, text, styles = [], [], []
+    columns = [(c, board[c.label].tolist(), titles and _titled(c, schema)) for c in cols]
+    facts, cells = _model_rows(board, cols), _row_cells(board)
     for i in range(len(board)):
         row, shown = [], []
-        for c, values in columns:
+        for c, values, titled in columns:
             value = values[i]
             if c.kind in NUMERIC:
                 value = None if value is None or math.isnan(value) else float(value)
             else:
                 value = "" if value is None else str(value)
             row.append(value)
-            shown.append(model_shown(facts[i], endpoint)[0] if c.name == "model" else
-                         value if c.name == "details" else
-                         _cell_text(c, math.nan if value is None else value, recorded[i], groups[i]))
+            plain = _cell_text(c, math.nan if value is None else value, cells[i])
+            if c.name == "model":
+                shown.append(model_shown(facts[i], endpoint)[0])
+            elif c.name == "details":
+                shown.append(value)
+            elif titled:
+                title = score_title(c, cells[i].intervals.get(c.name), cells[i].suite) if c.name != "suite" else (
+                    score_title(c, None, cells[i].suite))
+                shown.append(_with_title(plain, title))
+            else:
+                shown.append(plain)
         data.append(row)
         text.append(shown)
-    metadata = {"display_value": text, "styling": [[""] * len(cols) for _ in text]} if data else None
+        styles.append([SEPARATOR if cells[i].group_start else ""] * len(cols))
+    metadata = {"display_value": text, "styling": styles} if data else None
     return {"headers": [c.label for c in cols], "data": data, "metadata": metadata}

@@ -29,7 +29,7 @@ import pandas as pd
 
 from evaluator import api
 from leaderboard.board.columns import Schema, View, headline
-from leaderboard.board.frames import board_frame, board_text, filter_runs
+from leaderboard.board.frames import NOT_RUN, SAMPLE, SAMPLE_SHOWN, board_frame, board_text, filter_runs, ran
 from leaderboard.formatting import as_float, format_number, format_percent
 from leaderboard.store import DamagedFile, parse_json
 
@@ -49,14 +49,6 @@ class Shown:
     hidden_flagged: int  # of those, flagged runs left out
     without_benchmark: int  # of those, runs that did not run the view's benchmark
     only_flagged: bool = False  # no complete run matched: its flagged runs (a quick trial's) are shown, unranked
-
-
-def ran(raw: pd.DataFrame, schema: Schema, benchmark: str) -> pd.Series:
-    """Which runs have results of `benchmark` (any of its columns has a value)."""
-    names = [c.name for c in schema.benchmark_columns(benchmark) if c.name in raw]
-    if not names:
-        return pd.Series(False, index=raw.index)
-    return raw[names].notna().any(axis=1)
 
 
 def _limit(row: dict) -> float:
@@ -204,46 +196,68 @@ def _varying(cohorts: list[tuple], view: View) -> dict[int, set]:
     return found
 
 
+def _bounds(rows: pd.DataFrame, column: str, scores: list[float]) -> list[tuple[float, float]]:
+    """Each row's 95% interval of `column` (its raw _low and _high columns); a row without one (published before
+    intervals were recorded, or undefined) counts its own score as both ends."""
+    lows = [as_float(v) for v in rows[f"{column}_low"]] if f"{column}_low" in rows else [math.nan] * len(rows)
+    highs = [as_float(v) for v in rows[f"{column}_high"]] if f"{column}_high" in rows else [math.nan] * len(rows)
+    return [(low, high) if not (math.isnan(low) or math.isnan(high)) else (score, score)
+            for low, high, score in zip(lows, highs, scores)]
+
+
 def ranked(rows: pd.DataFrame, view: View, higher_is_better: bool,
            titles: dict[str, str] | None = None) -> pd.DataFrame:
-    """`rows` with a "rank" column (1, 2, 2, 4 within each cohort; NaN for flagged runs and runs without a score),
-    ordered: ranked runs cohort by cohort, best first, then the others by score. When the ranked runs fall in more
-    than one cohort, "rank_group" says, beside each place, how many share its cohort and what sets the cohort apart
-    ("of 2 · by generation"), so that two 1s never read as a tie; else it is empty."""
+    """`rows` with a "rank" column (within each cohort: one plus the number of runs whose 95% interval lies wholly
+    above the run's own, Chatbot Arena's rule; NaN for flagged runs and runs without a score) and "rank_worst" (the
+    last place the run could take: the cohort's size less the runs whose interval lies wholly below its own), ordered:
+    ranked runs cohort by cohort, best score first, then the others by score. "rank_group" says, beside each place,
+    how many share its cohort and what sets the cohort apart ("of 2 · by generation") when the ranked runs fall in
+    more than one cohort, and beside "unranked" which group an unranked run is in when those fall in more than one;
+    else it is empty. "group_start" marks the first row of each group when there are several (a line separates
+    them)."""
     rows = rows.reset_index(drop=True)
     scores = [as_float(v) for v in rows[view.rank_by]]
     better = [(s if higher_is_better else -s) for s in scores]
+    bounds = _bounds(rows, view.rank_by, scores)
     eligible = [flag == "" and not math.isnan(s) for flag, s in zip(rows["flag"], scores)]
     cohorts = [_cohort(row, view) for row in rows[[c for c in ("suite", "scored_on", "modes") if c in rows]]
                .to_dict("records")]
-    rank = [math.nan] * len(rows)
+    rank, worst = [math.nan] * len(rows), [math.nan] * len(rows)
     members: dict[tuple, list[int]] = {}
+    others: dict[tuple, list[int]] = {}
     for i, ok in enumerate(eligible):
-        if ok:
-            members.setdefault(cohorts[i], []).append(i)
+        (members if ok else others).setdefault(cohorts[i], []).append(i)
     for cohort in members.values():
-        cohort.sort(key=lambda i: -better[i])
-        for place, i in enumerate(cohort):  # ties share the place of the first of them
-            previous = cohort[place - 1] if place else None
-            rank[i] = rank[previous] if previous is not None and better[previous] == better[i] else place + 1
-    rows["rank"] = rank
+        inside = [bounds[i] for i in cohort]
+        best = api.interval_ranks(inside, higher_is_better)
+        below = api.interval_ranks(inside, not higher_is_better)  # 1 + the runs wholly below
+        for i, place, under in zip(cohort, best, below):
+            rank[i], worst[i] = place, len(cohort) + 1 - under
+    rows["rank"], rows["rank_worst"] = rank, worst
     group = [""] * len(rows)
-    if len(members) > 1:
-        varying = _varying(list(members), view)
-        for cohort, indices in members.items():
-            label = _cohort_label(cohort, varying, view, titles or {})
-            for i in indices:
-                group[i] = f"of {len(indices)}" + (f" · {label}" if label else "")
+    for groups in (members, others):
+        if len(groups) > 1:
+            varying = _varying(list(groups), view)
+            for cohort, indices in groups.items():
+                label = _cohort_label(cohort, varying, view, titles or {})
+                for i in indices:
+                    group[i] = (f"of {len(indices)}" + (f" · {label}" if label else "") if groups is members
+                                else f"· {label}" if label else "")
     rows["rank_group"] = group
     models = [str(m) for m in rows["model"]]
 
     def order(i: int) -> tuple:  # the runs not ranked: grouped like cohorts (never one list by score)
         missing = math.isnan(better[i])
         if eligible[i]:
-            return (0, cohorts[i], rank[i], models[i])
+            return (0, cohorts[i], -better[i], rank[i], models[i])
         return (1, cohorts[i], (missing, -better[i] if not missing else 0.0), models[i])
 
-    return rows.iloc[sorted(range(len(rows)), key=order)].reset_index(drop=True)
+    placed = sorted(range(len(rows)), key=order)
+    shown = rows.iloc[placed].reset_index(drop=True)
+    keys = [(eligible[i], cohorts[i]) for i in placed]
+    several = len(set(keys)) > 1
+    shown["group_start"] = [several and at > 0 and keys[at] != keys[at - 1] for at in range(len(keys))]
+    return shown
 
 
 def _row_columns(schema: Schema) -> list[str]:
@@ -308,6 +322,20 @@ def status_text(shown: Shown, schema: Schema, view: View) -> str:
     if shown.hidden_flagged:
         parts.append(f"{shown.hidden_flagged} flagged run(s) (limited, partial, graded by a trial judge or hidden by "
                      "the admins) left out: tick **Show flagged runs** to see them, unranked")
+    return "; ".join(parts) + ".\n\n" + legend_text(shown)
+
+
+def legend_text(shown: Shown) -> str:
+    """The legend under the status line: how a score and a place read, the two kinds of missing score, and what a
+    sample suite is when a row shown was scored on one."""
+    parts = ["Each score reads **55.6 ± 11.2**: the score and half its 95% interval (hover it for the interval, its "
+             "n, standard error and method); runs whose intervals overlap share a place, shown as a range (**1-2**)",
+             f"**n/a**: undefined (such as a ratio whose condition never held); **{NOT_RUN}**: the run did not run that "
+             "benchmark"]
+    suites = shown.rows["suite"].tolist() if "suite" in shown.rows else []
+    if SAMPLE in suites:
+        parts.append(f"**{SAMPLE_SHOWN}**: scored on the project's own drawn sample items, not the papers' data "
+                     "(numbers comparable with the papers need the full suite)")
     return "; ".join(parts) + "."
 
 

@@ -136,9 +136,9 @@ def board_value(raw: pd.DataFrame | None, board: Schema, settings: Settings, sto
                        search=search or "", model_types=model_types or (), sizes=sizes or (),
                        details_url=partial(details_url, settings, store))
     tables = []
-    for columns in (picked.shown, picked.more or ("rank", "model"), picked.columns):
-        frame = board_frame(shown.rows, board, picked, columns)
-        tables.append((board_table(frame, board), datatypes(frame, board)))
+    for columns, titles in ((picked.shown, True), (picked.more or ("rank", "model"), True), (picked.columns, False)):
+        frame = board_frame(shown.rows, board, picked, columns)  # the API's (every column): plain text
+        tables.append((board_table(frame, board, titles=titles), datatypes(frame, board)))
     (value, types), (more, more_types), (whole, _) = tables
     status, empty = ("", EMPTY) if len(raw) == 0 else (status_text(shown, board, picked),
                                                        empty_text(shown, picked) or "")
