@@ -89,7 +89,8 @@ def cure_intervals(high_correct: list[bool], chain_correct: list[list[bool]]) ->
     instances = list(range(len(high)))
     steps = [1.0 if bool(step) else 0.0 for steps_ in chain_correct for step in steps_]
     owners = [i for i, steps_ in enumerate(chain_correct) for _ in steps_]
-    return {"Rh": mean_interval(high), "Rcot": mean_interval(chain), "Ro": mean_interval(both),
+    return {"Rh": mean_interval(high, unit="instance"), "Rcot": mean_interval(chain, unit="instance"),
+            "Ro": mean_interval(both, unit="instance"),
             "Cf": bootstrap_interval(instances, ratio(both, chain), unit="instance"),
             "Cb": bootstrap_interval(instances, ratio(both, high), unit="instance"),
             "step_accuracy": mean_interval(steps, owners, unit="chain")}

@@ -7,7 +7,8 @@ After "Adding Error Bars to Evals" (Miller, 2024) and lm-evaluation-harness's st
   SE = sqrt(sum over clusters of (sum of the cluster's deviations from the mean)^2) / n, which is the plain
   sqrt(variance / n) when every cluster has one item. A mean of 0/1 outcomes (a proportion) gets Wilson's interval,
   which stays inside [0, 1] near 0 and 1, at the effective sample size the clustering leaves (n over the design
-  effect); any other mean gets mean +- 1.96 SE.
+  effect; the number of clusters when the outcomes are all alike); any other mean gets mean +- 1.96 SE, cut to the
+  range its values can take.
 - `bootstrap_interval`: a ratio or composite metric (Cf, Cb, an F score, ECE, CIDEr, BLEU, an instability, a mean of
   scores) recomputed on clusters drawn with replacement, `iters` times from a fixed seed: SE is the draws' standard
   deviation, the interval their 2.5th and 97.5th percentiles (so it stays inside whatever range the metric has).
@@ -73,10 +74,14 @@ def clustered_stderr(values: Sequence[float], clusters: Sequence[Hashable] | Non
 
 
 def mean_interval(values: Sequence[float], clusters: Sequence[Hashable] | None = None, unit: str = "",
-                  proportion: bool = True) -> Interval:
-    """The interval of a mean over items (NaN values left out, with their clusters). `unit` names the cluster in the
-    method ("chain", "instance"); clusters None or all of one item: the plain central-limit standard error.
-    proportion False: the values are not 0/1 outcomes even when they happen to be (an entropy), so no Wilson."""
+                  proportion: bool = True, within: tuple[float, float] = (-math.inf, math.inf)) -> Interval:
+    """The interval of a mean over items (NaN values left out, with their clusters). `unit` names what an item, or
+    a cluster, is in the method ("clt over questions", "clustered clt by chain"); clusters None or all of one item:
+    the plain central-limit standard error. proportion False: the values are not 0/1 outcomes even when they happen
+    to be (an entropy), so no Wilson. `within`: the range a mean of these values can take (a score in 0..1, an
+    entropy from 0), to which a central-limit interval is cut.
+    Clustered 0/1 outcomes that are all alike (all 0 or all 1) show no spread to measure the clustering by: Wilson's
+    interval is then taken at the number of clusters, the least information they can hold, not at the items."""
     kept = [(v, clusters[i] if clusters is not None else i) for i, v in enumerate(values)
             if v is not None and not (isinstance(v, float) and math.isnan(v))]
     n = len(kept)
@@ -84,16 +89,18 @@ def mean_interval(values: Sequence[float], clusters: Sequence[Hashable] | None =
         return Interval(math.nan, math.nan, math.nan, 0, CLT)
     numbers = [float(v) for v, _ in kept]
     keys = [k for _, k in kept]
-    grouped = clusters is not None and len(set(keys)) < n
+    size = len(set(keys))
+    grouped = clusters is not None and size < n
     stderr = clustered_stderr(numbers, keys if grouped else None)
-    method = f"{CLUSTERED} by {unit or 'cluster'}" if grouped else CLT
+    method = f"{CLUSTERED} by {unit or 'cluster'}" if grouped else (f"{CLT} over {unit}s" if unit else CLT)
     mean = sum(numbers) / n
     if proportion and all(v in (0.0, 1.0) for v in numbers):
         plain = math.sqrt(mean * (1 - mean) / n)
-        effective = n * (plain / stderr) ** 2 if stderr > 0 and plain > 0 else n
+        effective = n * (plain / stderr) ** 2 if stderr > 0 and plain > 0 else (size if plain == 0 else n)
         low, high = wilson(mean * effective, effective)
-        return Interval(stderr, low, high, len(set(keys)), f"{WILSON}, {method}")
-    return Interval(stderr, mean - Z95 * stderr, mean + Z95 * stderr, len(set(keys)), method)
+        return Interval(stderr, low, high, size, f"{WILSON}, {method}")
+    low, high = float(within[0]), float(within[1])
+    return Interval(stderr, max(low, mean - Z95 * stderr), min(high, mean + Z95 * stderr), size, method)
 
 
 def bootstrap_interval(clusters: Sequence[Hashable], statistic: Callable[[list], float],
@@ -183,7 +190,7 @@ def paired_difference(a: dict[Hashable, float], b: dict[Hashable, float],
     shared = [q for q in a if q in b and _number(a[q]) and _number(b[q])]
     differences = [float(a[q]) - float(b[q]) for q in shared]
     keys = [clusters.get(q, q) for q in shared] if clusters else None
-    interval = mean_interval(differences, keys, unit=unit, proportion=False)
+    interval = mean_interval(differences, keys, unit=unit, proportion=False, within=(-1.0, 1.0))
     mean = sum(differences) / len(differences) if differences else math.nan
     return Paired(mean, interval, len(shared), sum(1 for q in shared if a[q] >= 1 and b[q] <= 0),
                   sum(1 for q in shared if b[q] >= 1 and a[q] <= 0))

@@ -209,9 +209,13 @@ def run_benchmark(benchmark: Benchmark, model, config: RunConfig, judge, progres
 
 def interval_records(scored: Scored) -> dict:
     """benchmarks.<name>.intervals: each score's stderr, low, high (95%), n and method, for the scores that are not
-    null (a score without a defined interval keeps nulls)."""
-    return {key: interval.record() for key, interval in (scored.intervals or {}).items()
-            if isinstance(scored.scores.get(key), (int, float)) and scored.scores[key] == scored.scores[key]}
+    null (a score without a defined interval keeps nulls). An interval of a value kept outside `scores` (LAVE's
+    agree_<metric>, in extra) is kept: the benchmark gives it only where that value is defined."""
+    def defined(key: str) -> bool:
+        value = scored.scores.get(key)
+        return key not in scored.scores or (isinstance(value, (int, float)) and value == value)
+
+    return {key: interval.record() for key, interval in (scored.intervals or {}).items() if defined(key)}
 
 
 def time_summary(answered: Answered, wall_s: float) -> str:

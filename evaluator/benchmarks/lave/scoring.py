@@ -135,6 +135,15 @@ def agreement(answered: list[dict], metric: str) -> dict:
     return lave_agreement([r["lave"] for r in answered], [r[metric] for r in answered], AGREEMENT_THRESHOLDS[metric])
 
 
+def agreement_outcomes(answered: list[dict], metric: str) -> list[float]:
+    """Each answer's agreement with LAVE as a 0/1 outcome, over the answers where both are defined (the items
+    lave_agreement counts, by its rule: LAVE correct at rating 3, the metric at or above its threshold); their mean
+    is the agreement."""
+    threshold = AGREEMENT_THRESHOLDS[metric]
+    return [float((r["lave"] >= 1.0) == (r[metric] >= threshold)) for r in answered
+            if not math.isnan(r["lave"]) and not math.isnan(r[metric])]
+
+
 def _breakdown(rows: list[dict], key: str) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for group in sorted({r[key] for r in rows}):
@@ -193,9 +202,16 @@ CORPUS_DRAWS = 200  # bootstrap draws for corpus BLEU-4 and CIDEr: each draw sco
 def score_intervals(answered: list[dict]) -> dict:
     """Each score's interval (evaluator.metrics.intervals), a question being the unit (one answer each): LAVE and
     the per-item metrics as means over questions (exact match, a 0/1 outcome, by Wilson); corpus BLEU-4 and CIDEr by
-    the bootstrap over questions."""
-    found = {"lave": mean_interval([r["lave"] for r in answered], proportion=False)}
-    found.update({m: mean_interval([r[m] for r in answered], proportion=m == "exact_match") for m in ITEM_METRICS})
+    the bootstrap over questions; each agreement with LAVE (agree_<metric>, the card's key), a share of the answers
+    both score, by Wilson over those answers (only where it is defined)."""
+    found = {"lave": mean_interval([r["lave"] for r in answered], unit="question", proportion=False,
+                                   within=(0.0, 1.0))}
+    found.update({m: mean_interval([r[m] for r in answered], unit="question", proportion=m == "exact_match",
+                                   within=(0.0, 1.0)) for m in ITEM_METRICS})
+    for metric in STRING_METRICS:
+        outcomes = agreement_outcomes(answered, metric)
+        if outcomes:
+            found[f"agree_{metric}"] = mean_interval(outcomes, unit="question")
     by_question = {str(r["question_id"]): r for r in answered}
 
     def corpus(drawn: list[str]) -> dict[str, float]:

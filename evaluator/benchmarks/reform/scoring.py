@@ -277,5 +277,6 @@ def score_intervals(variants: list[tuple[str, list[dict]]], free_rows: list[dict
         for row in mc_rows:
             answers.setdefault(row["question_id"], []).append(answer_text(row))
         if answers:
-            found[key] = mean_interval([answer_entropy(a) for a in answers.values()], proportion=False)
+            found[key] = mean_interval([answer_entropy(a) for a in answers.values()], unit="instance",
+                                       proportion=False, within=(0.0, math.inf))
     return found

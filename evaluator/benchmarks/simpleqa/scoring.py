@@ -189,7 +189,7 @@ def score_intervals(rows: list[dict], settings: RunSettings) -> dict:
     the shares of correct, incorrect and not attempted by Wilson over the graded answers; correct given attempted,
     the F score and the ECE by the bootstrap over questions."""
     answers = [r for r in rows if r["part"] == "answer" and r["grade"] in GRADES]
-    found = {key: mean_interval([1.0 if r["grade"] == grade else 0.0 for r in answers])
+    found = {key: mean_interval([1.0 if r["grade"] == grade else 0.0 for r in answers], unit="question")
              for key, grade in (("correct", "A"), ("incorrect", "B"), ("not_attempted", "C"))}
     by_question = {str(r["question_id"]): r["grade"] for r in answers}
 
