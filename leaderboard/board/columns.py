@@ -99,7 +99,8 @@ MODEL_COLUMNS: tuple[Column, ...] = (
 )
 RUN_COLUMNS: tuple[Column, ...] = (
     Column("suite", "Suite", ("run", "suite"), TEXT,
-           "sample (the small suites shipped with the project) or full (the benchmarks' complete data); runs on "
+           "sample (the project's own small synthetic suites, shipped with it; shown as \"sample (synthetic)\": not "
+           "the papers' data) or full (the benchmarks' complete data); runs on "
            "different suites are never ranked together.", group="run"),
     Column("modes", "Asked by", (), TEXT,
            "How each benchmark the run ran was asked, as name=mode (generation: by generation alone; likelihood or "

@@ -57,8 +57,10 @@ class Settings:
     max_run_seconds: float = setting("LEADERBOARD_MAX_RUN_SECONDS", "21600",
                                      "a worker running longer is stopped and the request FAILED (timed out; "
                                      "not retried)", float)
-    suite: str = setting("LEADERBOARD_SUITE", "sample", "`sample` (shipped with the project) or `full` (downloaded)",
-                         read.lower)
+    suite: str = setting("LEADERBOARD_SUITE", "sample",
+                         "`sample` (the project's own small synthetic suites, shipped with it: for trying the "
+                         "machinery) or `full` (the benchmarks' complete data, downloaded: what a public deployment "
+                         "needs for numbers comparable with the papers)", read.lower)
     benchmarks: tuple[str, ...] = setting("LEADERBOARD_BENCHMARKS", ",".join(api.DEFAULT_BENCHMARKS),
                                           "comma-separated benchmarks run for each request (see About)", read.csv)
     options: tuple[str, ...] = setting("LEADERBOARD_OPTIONS", "", "benchmark options for every run, comma-separated "

@@ -243,14 +243,41 @@ local judge under 7B parameters, for trying the machinery) is flagged and never 
 """
 
 
-def columns_markdown(board: Schema, threshold: float = 95.0) -> str:
-    """The glossary: how the board ranks, the model, run and board columns, then every benchmark from its card."""
+TRUST = """\
+## How much to believe a number
+- **Every score has its 95% interval.** A score reads **55.6 ± 11.2**: the score and half the width of its 95%
+  interval; hover it for the interval itself (it stays inside 0-100), its n (the items or clusters it rests on), its
+  standard error and how it was computed. Each benchmark's view shows every metric's interval as low-high with n (the
+  **95%** columns), and **Run details** the overall score's and each headline score's. results.json keeps them as
+  `benchmarks.<name>.intervals.<metric>` (stderr, low, high, n, method), leaderboard.parquet as the columns below. On
+  a few dozen items an interval is wide: two rows ten points apart can be noise. {intervals}
+- **Places claim no more than the data.** {rank}
+- **Two runs are compared on the same questions.** Pick a run B in the **Explorer**: beside each run's accuracy it
+  gives the paired difference on the questions both scored, `A - B = +4.2 points (95% -1.3 to +9.8), on 50 shared
+  items, A right and B wrong on 9, the reverse on 7`, clustered as the scores are. `python -m evaluator compare A B`
+  prints the same for two results folders.
+- **The suite a row was scored on is in plain sight.** The sample suites are the project's own: small synthetic
+  items drawn for it (pictures drawn with PIL for CURE, ReForm-Eval and LAVE, and 31 questions written in SimpleQA's
+  form), shipped with it so that a run needs no download. They try the machinery and tell models roughly apart; they
+  are not the papers' data, and their numbers are not comparable with the papers'. A public deployment sets
+  `LEADERBOARD_SUITE=full` for the benchmarks' complete data. Every row names its suite (a sample one reads **sample
+  (synthetic)**, in its cells' hover text too), and runs on different suites are never ranked together. This Space
+  runs the **{suite}** suite.
+"""
+
+
+def columns_markdown(board: Schema, threshold: float = 95.0, suite: str = "sample") -> str:
+    """The glossary: how the board ranks, how much to believe a number, the model, run and board columns, then every
+    benchmark from its card."""
     run = [c for c in board.columns if c.group == "run" and not c.interval_of]
     parts = [BOARD.format(overall=board.column("overall").description, threshold=format_number(threshold)),
+             TRUST.format(intervals=INTERVALS_DESCRIPTION, rank=board.column("rank").description, suite=suite),
              "## The columns",
-             "Scores are shown as percentages (0-100); the data behind them are fractions in 0..1. **n/a** marks an "
-             "undefined score (a ratio whose denominator is zero); it sorts last. Higher is better except where a "
-             "column says otherwise (counts of ungraded answers, instability, calibration error).",
+             "Scores are shown as percentages (0-100), each with half its 95% interval (**55.6 ± 11.2**); the data "
+             "behind them are fractions in 0..1. **n/a** marks an undefined score (a ratio whose denominator is zero, "
+             "such as CURE's Cf when no chain was right); **not run** a score of a benchmark the run did not run "
+             "(skipped, or not asked for); both sort last. Higher is better except where a column says otherwise "
+             "(counts of ungraded answers, instability, calibration error).",
              "### Model\n" + _bullets([c for c in board.columns if c.group == "model"]),
              "### Run\n" + _bullets(run),
              "### Board\n" + _bullets(board.board_only),
@@ -290,7 +317,7 @@ def about_markdown(settings: Settings) -> str:
         if settings.gpu_price_per_hour is not None else " (here it is not)",
         token_price=f" (here: ${format_number(prices[0])} and ${format_number(prices[1])} per million input and "
                     "output tokens)" if prices else " (here it is not)")
-    return "\n\n".join([columns_markdown(schema(settings.benchmarks), settings.min_coverage), steps, RECORDED, costs,
+    return "\n\n".join([columns_markdown(schema(settings.benchmarks), settings.min_coverage, settings.suite), steps, RECORDED, costs,
                         families_markdown(settings.space_id), model_pages_markdown(settings),
                         docs_markdown(settings.space_id)])
 
