@@ -139,3 +139,54 @@ def test_a_run_the_admins_hide_loses_its_file_and_gets_it_back_when_shown(settin
     assert store.read_bytes(path) is None
     assert request_action(settings, store, request.key, "show", admin).startswith("Done")
     assert _valid(store.read_bytes(path))[0]["value"] == 25.0
+
+
+# ------------------------------------------------------------------------------------------------ the error bar
+
+def test_the_notes_carry_the_error_bar_on_the_values_own_scale(settings):
+    """The format has no field for a standard error or an interval: the score's error bar ends the notes, in
+    percent where the value is a percent and as a fraction where it is one, with what n counts."""
+    results = _results()
+    results["benchmarks"]["simpleqa"]["intervals"] = {"correct": {
+        "stderr": 0.05612, "low": 0.34119, "high": 0.50874, "n": 31, "method": "wilson, clt over questions"}}
+    results["benchmarks"]["cure"]["intervals"] = {"Ro": {
+        "stderr": 0.1118, "low": 0.2993, "high": 0.7007, "n": 20, "method": "wilson, clt over instances"}}
+    [entry] = _valid(eval_results.eval_results_file(results, settings))
+    assert entry["value"] == 42.35 and entry["notes"].endswith("; stderr 5.6, 95% 34.1-50.9, n 31 questions")
+    assert set(entry) <= {"dataset", "value", "date", "source", "notes"}  # nothing the spec does not name
+    mapped = settings.with_(eval_datasets=("cure=org/cure-bench|cot|Ro|fraction", "simpleqa=off"))
+    [cure] = _valid(eval_results.eval_results_file(results, mapped))
+    assert cure["value"] == 0.5 and cure["notes"].endswith("; stderr 0.112, 95% 0.299-0.701, n 20 instances")
+
+
+def test_a_run_without_an_error_bar_keeps_its_notes_as_they_were(settings):
+    plain = _valid(eval_results.eval_results_file(_results(), settings))[0]["notes"]
+    assert "stderr" not in plain and plain.endswith("asked by generation")
+    undefined = _results()
+    undefined["benchmarks"]["simpleqa"]["intervals"] = {"correct": {
+        "stderr": None, "low": None, "high": None, "n": 0, "method": "clt"}}
+    assert _valid(eval_results.eval_results_file(undefined, settings))[0]["notes"] == plain
+
+
+def test_interval_note_says_what_n_counts():
+    record = {"stderr": 0.0561, "low": 0.45, "high": 0.6733, "n": 20, "method": "wilson, clustered clt by chain"}
+    assert eval_results.interval_note(record, "percent") == "stderr 5.6, 95% 45.0-67.3, n 20 chains"
+    boot = {**record, "n": 1, "method": "bootstrap over instances, 1000 draws, seed 0"}
+    assert eval_results.interval_note(boot, "fraction") == "stderr 0.056, 95% 0.450-0.673, n 1 instance"
+    assert eval_results.interval_note({**record, "method": "clt"}, "fraction").endswith(", n 20")
+    assert eval_results.interval_note({**record, "low": float("nan")}, "percent") == ""
+    assert eval_results.interval_note(None, "percent") == eval_results.interval_note("junk", "percent") == ""
+
+
+def test_the_formats_have_no_field_for_an_error_bar():
+    """Why the notes carry it: neither the Hub client's entry nor the legacy model-index result has a field for a
+    standard error or an interval (if one comes, the entry should fill it instead)."""
+    from dataclasses import fields
+
+    from huggingface_hub import EvalResult, EvalResultEntry
+
+    for kind in (EvalResultEntry, EvalResult):
+        names = [f.name for f in fields(kind)]
+        words = {word for name in names for word in name.lower().split("_")}
+        assert not words & {"stderr", "se", "err", "error", "std", "interval", "ci", "low", "high", "lower", "upper",
+                            "confidence", "bounds"}, names

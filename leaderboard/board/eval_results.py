@@ -11,14 +11,19 @@ when it publishes; a run without such an entry has no file there, and a run the 
       value: <the metric, on the scale its eval.yaml documents: percent 0-100 or fraction 0-1>
       date: <when the run finished>
       source: {url: <the Explorer's link to this run and benchmark on the Space>, name: <the leaderboard>}
-      notes: <suite, precision, revision, limit, judge and its short id, how it was asked>
+      notes: <suite, precision, revision, limit, judge and its short id, how it was asked; the error bar>
 
 `source` is left out when the Space's address is not known (SPACE_ID unset), as the spec wants a url in it.
+The format has no field for a standard error or an interval (neither huggingface_hub's EvalResultEntry nor the
+hub-docs spec, eval_results.yaml; nor the legacy model-index's EvalResult): the run's error bar for the value
+(results.json's benchmarks.<name>.intervals.<metric>) ends the notes instead, on the value's own scale (percent or
+fraction, as the entry's value): "stderr 5.6, 95% 45.0-67.3, n 20 chains".
 """
 from __future__ import annotations
 
 import logging
 import math
+import re
 
 import yaml
 from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
@@ -64,16 +69,40 @@ def explorer_link(settings: Settings, key: str, benchmark: str) -> str:
     return f"{base}?{query_string(Query(run=key, benchmark=benchmark))}" if base else ""
 
 
-def notes(results: dict, benchmark: str) -> str:
-    """How the number was measured, short: suite, precision, revision, limit, judge (and its short id), mode."""
+def interval_note(record, scale: str) -> str:
+    """A score's error bar (an intervals record: stderr, low, high, n, method) on the entry's scale ("percent":
+    0-100, one decimal; "fraction": 0-1, three), with what n counts as its method names it: "stderr 5.6, 95%
+    45.0-67.3, n 20 chains" ("" when the record is missing or not all numbers)."""
+    if not isinstance(record, dict):
+        return ""
+    numbers = [record.get(key) for key in ("stderr", "low", "high")]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in numbers):
+        return ""
+    factor, places = (100, 1) if scale == "percent" else (1, 3)
+    stderr, low, high = (f"{factor * v:.{places}f}" for v in numbers)
+    text = f"stderr {stderr}, 95% {low}-{high}"
+    n = record.get("n")
+    if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+        unit = re.search(r"\b(?:by|over) ([a-z]+?)s?\b", str(record.get("method", "")))
+        text += f", n {n}" + (f" {unit.group(1)}{'s' if n != 1 else ''}" if unit else "")
+    return text
+
+
+def notes(results: dict, benchmark: str, metric: str = "", scale: str = "percent") -> str:
+    """How the number was measured, short: suite, precision, revision, limit, judge (and its short id), mode; and
+    `metric`'s error bar on `scale` where the run recorded one (interval_note)."""
     run = results.get("run") if isinstance(results.get("run"), dict) else {}
     judge = run.get("judge") if isinstance(run.get("judge"), dict) else None
     graded = (f"judge {api.judge_name(judge)} [{api.judge_id(judge)}]" if judge and api.card(benchmark).needs_judge
               else "no judge")
     limit = run.get("limit") or 0
-    return (f"{run.get('suite', 'sample')} suite; {results.get('precision', '?')}; revision "
+    text = (f"{run.get('suite', 'sample')} suite; {results.get('precision', '?')}; revision "
             f"{str(results.get('revision', ''))[:12]}; {f'limit {limit}' if limit else 'no limit'}; {graded}; asked by "
             f"{api.scoring_modes(results).get(benchmark, api.GENERATION)}")
+    block = (results.get("benchmarks") or {}).get(benchmark) if isinstance(results.get("benchmarks"), dict) else None
+    intervals = block.get("intervals") if isinstance(block, dict) and isinstance(block.get("intervals"), dict) else {}
+    bar = interval_note(intervals.get(metric), scale)
+    return f"{text}; {bar}" if bar else text
 
 
 def benchmark_entries(results: dict, settings: Settings) -> dict[str, dict]:
@@ -94,7 +123,8 @@ def benchmark_entries(results: dict, settings: Settings) -> dict[str, dict]:
             dataset_id=target.dataset, task_id=target.task_id,
             value=round(100 * value, 2) if target.scale == "percent" else round(value, 4),
             date=str(results["finished_time"]) if results.get("finished_time") else None,
-            source_url=link or None, source_name=TITLE if link else None, notes=notes(results, benchmark))
+            source_url=link or None, source_name=TITLE if link else None,
+            notes=notes(results, benchmark, target.metric, target.scale))
     return dict(zip(found, eval_result_entries_to_yaml(list(found.values()))))
 
 
