@@ -79,7 +79,8 @@ def test_the_cards_configs_are_the_ones_load_dataset_uses(store, published):
 def test_the_card_names_every_column_of_the_board_and_of_the_details(settings, store, published):
     text = (store.root / CARD_PATH).read_text()
     for column in schema(settings.benchmarks).columns:
-        assert f"| `{column.name}` |" in text, column.name
+        if not column.interval_of:  # the interval columns are one paragraph (the next test)
+            assert f"| `{column.name}` |" in text, column.name
     for name in ("first", "second"):
         card = api.card(published[name])
         section = text.split(f"## The `{card.name}` config", 1)[1].split("\n## ", 1)[0]
@@ -90,6 +91,25 @@ def test_the_card_names_every_column_of_the_board_and_of_the_details(settings, s
             assert f"| `{column.name}` |" in section, column.name
         assert card.paper in section and "Data terms:" in section
     assert "## Citation" in text and "@misc{open_vlm_reasoning_leaderboard" in text
+
+
+def test_the_interval_columns_are_one_paragraph_under_the_boards_table(settings):
+    from leaderboard.board.columns import INTERVALS_DESCRIPTION
+
+    board = schema(settings.benchmarks)
+    text = dataset_card.card_text(board, list(settings.benchmarks))
+    section = text.split("## The `leaderboard` config", 1)[1].split("\n## ", 1)[0]
+    table, after = section.split("\n\n**Intervals.** ", 1)
+    intervals = [column for column in board.columns if column.interval_of]
+    scores = {column.interval_of for column in intervals}
+    assert len(intervals) >= 4 * len(scores) > 0 and "overall" in scores
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    assert len(rows) == len(board.columns) - len(intervals)  # one row per column that is not an interval's part
+    assert not [column.name for column in intervals if f"| `{column.name}` |" in text]
+    assert all(f"| `{name}` |" in table for name in scores)  # each score column keeps its own row
+    assert after.strip() == " ".join(INTERVALS_DESCRIPTION.split())
+    for part in ("_stderr`", "_low`", "_high`", "_n`", "95% interval", "Wilson", "bootstrap"):
+        assert part in after, part
 
 
 def test_the_card_links_to_the_space_and_names_the_repo(settings, store):

@@ -21,7 +21,10 @@ run being published), so no config points at files that do not exist.
 
 The body says what the dataset is, links back to the Space (settings.space_id, SPACE_ID), lists the board's
 columns (leaderboard.board.columns) and each benchmark's details columns (its card's `details`), where the data it
-quotes comes from and under which terms (a card's `licence`, else its sources and paper), and how to cite.
+quotes comes from and under which terms (a card's `licence`, else its sources and paper), and how to cite. The
+board's interval columns (each score's `_stderr`, `_low`, `_high`, `_n` and `_method`: Column.interval_of) get no
+row each: one paragraph under the table says what they hold (columns.INTERVALS_DESCRIPTION). The card declares the
+configs' files, not their features, so the columns' types are the parquet files' own.
 
 `python -m leaderboard.board.dataset_card` rewrites the card from the whole store and adds the run columns to every
 details file that lacks them (one store write): the repair, and the migration of a store published before.
@@ -35,7 +38,7 @@ import sys
 from typing import Iterable, Sequence
 
 from evaluator import api
-from leaderboard.board.columns import Schema
+from leaderboard.board.columns import INTERVALS_DESCRIPTION, Schema
 from leaderboard.store import DamagedFile, parse_json
 
 log = logging.getLogger(__name__)
@@ -267,7 +270,10 @@ def card_text(schema: Schema, benchmarks: Sequence[str], space_id: str = "", rep
               "metadata names the results files it was built from.", "",
               f"## The `{LEADERBOARD_CONFIG}` config", "",
               "| column | on the board | description |", "| --- | --- | --- |"]
-    lines += [f"| `{col.name}` | {_cell(col.label)} | {_cell(col.description)} |" for col in schema.columns]
+    lines += [f"| `{col.name}` | {_cell(col.label)} | {_cell(col.description)} |" for col in schema.columns
+              if not col.interval_of]
+    if any(col.interval_of for col in schema.columns):
+        lines += ["", f"**Intervals.** {' '.join(INTERVALS_DESCRIPTION.split())}"]
     for card in cards:
         lines += ["", f"## The `{card.name}` config: {_cell(card.title)}", "", " ".join(card.summary.split()), "",
                   f"Paper: <{card.paper}>.", "", "| column | type | description |", "| --- | --- | --- |"]
