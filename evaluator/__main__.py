@@ -1,4 +1,5 @@
-"""Command line: `python -m evaluator run ...`, `python -m evaluator rescore ...` and `python -m evaluator list-benchmarks`.
+"""Command line: `python -m evaluator run ...`, `python -m evaluator rescore ...`, `python -m evaluator compare A B` and
+`python -m evaluator list-benchmarks`.
 
 On failure the one line printed (to stderr) is `error: <one-line reason>` (with --debug, after the traceback) and the
 exit code is 1; the scheduler shows that line as the request's reason. A run in which no benchmark ran (each was
@@ -12,6 +13,10 @@ evaluator.runs.preflight: a judge where one is needed, the model's config.json i
 model asked only for image benchmarks), so a command that fails on its arguments says so at once, in our words, and
 nothing about devices; a run then says once which device
 it uses (a `device: ...` line, a `WARNING:` only where a GPU was expected).
+
+`compare A B` reads two results folders (results.json + details/, as `run` writes them) and prints, for each benchmark
+both have details of, A - B on the questions both scored with its 95% interval (evaluator.runs.compare); a folder that
+is missing or damaged, or two runs with nothing in common, is refused with its `error: ...` line and exit code 2.
 """
 from __future__ import annotations
 
@@ -87,6 +92,12 @@ def _parser() -> argparse.ArgumentParser:
     rescore.add_argument("--run", required=True, help="a finished run's folder (results.json + details/)")
     rescore.add_argument("--judge", required=True, help="judge spec: local:<id or dir> | endpoint:<base url>|<model>")
     rescore.add_argument("--out", required=True, help="output folder (may be the run's folder itself)")
+    compare = commands.add_parser("compare", parents=[common], help="compare two finished runs on the questions both "
+                                  "scored: A - B per benchmark, with its 95%% interval")
+    compare.add_argument("a", metavar="A", help="a results folder (results.json + details/<benchmark>.parquet)")
+    compare.add_argument("b", metavar="B", help="the results folder to compare it with")
+    compare.add_argument("--benchmarks", default="", help="comma-separated, from list-benchmarks (default: every "
+                         "benchmark either run has details of)")
     commands.add_parser("list-benchmarks", help="print the registered benchmarks, one line each: what it measures, "
                         "its modes, whether it needs a judge, its sample and full suites' sizes")
     return parser
@@ -195,6 +206,20 @@ def _rescore(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compare(args: argparse.Namespace) -> int:
+    """Print the comparison of two results folders; exit code 2 with one `error:` line when they cannot be compared."""
+    from evaluator.runs.compare import CompareError, compare_folders
+
+    names = [name.strip() for name in args.benchmarks.split(",") if name.strip()] if args.benchmarks else None
+    try:
+        lines = compare_folders(Path(args.a), Path(args.b), names)
+    except CompareError as exc:
+        print(f"error: {' '.join(str(exc).split())[:500]}", file=sys.stderr, flush=True)
+        return 2
+    print("\n".join(lines), flush=True)
+    return 0
+
+
 def _quiet_library_noise() -> None:
     """transformers' "friendly reminder" that a generation passed the model's context says nothing a reader can act
     on in a run's log (a trial judge's prompts pass a tiny model's context by design): it is left out."""
@@ -216,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "rescore":
             return _rescore(args)
+        if args.command == "compare":
+            return _compare(args)
         config = _config(args)
         _check_model(config.model)
         from evaluator.runs import preflight  # what the configuration tells, before any model loads

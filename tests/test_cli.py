@@ -147,6 +147,24 @@ def test_what_the_configuration_tells_is_said_before_any_model_loads(tiny_llama,
     assert "the families table, docs/models.md, lists the families that run" in said[3].stderr
 
 
+def test_compare_prints_the_paired_difference_and_refuses_a_missing_folder(tmp_path):
+    """`python -m evaluator compare A B` as a process: a header, one line per benchmark both have (A - B on the
+    questions both scored, worked out by hand in tests/test_compare_runs.py), and one `error:` line with exit code 2
+    for a folder that is not there."""
+    from tests.hand_details import LAVE_A, LAVE_B, results_folder
+
+    a = results_folder(tmp_path, "a", {"lave": LAVE_A})
+    b = results_folder(tmp_path, "b", {"lave": LAVE_B})
+    done = evaluator("compare", str(a), str(b), timeout=120)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout.splitlines() == [
+        "A = org/a, sample suite; B = org/b, sample suite",
+        "LAVE: A - B = -16.7 points (95% -87.2 to +53.9), on 3 shared items, A right and B wrong on 0, the reverse on 1"]
+    missing = evaluator("compare", str(a), str(tmp_path / "nowhere"), timeout=120)
+    assert missing.returncode == 2 and missing.stdout == "" and "Traceback" not in missing.stderr
+    assert missing.stderr.splitlines() == [f"error: B: {tmp_path / 'nowhere'} does not exist"]
+
+
 def test_standalone_worker_runs_the_queue_and_stops_cleanly(settings, store, tiny_llava):
     """`python -m leaderboard.running.worker`: SIGTERM mid-run returns the request to the queue, uncounted, and exits 0."""
     queue.save(store, Request(model=tiny_llava.repo_id, revision=tiny_llava.sha))

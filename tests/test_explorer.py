@@ -146,6 +146,56 @@ def test_compare_two_runs(store, published):
     assert opened.parts_b is not None and opened.parts_a != opened.parts_b
 
 
+def test_compare_gives_the_paired_difference_on_the_listed_questions(store, published):
+    """With a run B the listing carries A - B on the listed questions both scored (evaluator.api.paired_scores),
+    the summary ends with its sentence and the API's JSON with its numbers; B's judge rated every answer 3, so no
+    question is right in A alone, and each one A got wholly wrong is right in B alone."""
+    import json
+    from dataclasses import replace
+
+    from leaderboard.explorer.views import summary_text
+
+    cache = DetailsCache(store)
+    query = eq.Query(run=published["vision-a"], benchmark="lave", compare=published["vision-b"])
+    listing = list_items(cache, query)
+    paired, table = listing.paired, listing.filtered
+    both = table[table["score"].notna() & table["score_b"].notna()]
+    assert paired.shared == len(both) > 0
+    assert paired.difference == pytest.approx((both["score"] - both["score_b"]).mean())
+    assert paired.a_only_right == 0 and paired.b_only_right == int((both["score"] == 0).sum())
+    assert paired.interval.low <= paired.difference <= paired.interval.high
+    said = summary_text(listing.summary, paired)
+    assert said.endswith(f" scored · {paired.text()}") and f"on {paired.shared} shared items" in said
+    out = listing_json(listing)
+    json.dumps(out)
+    assert set(out["paired"]) == {"difference", "low", "high", "stderr", "shared", "a_only_right", "b_only_right",
+                                  "method", "text"}
+    assert out["paired"]["shared"] == paired.shared and out["paired"]["text"] == paired.text()
+    assert out["paired"]["difference"] == pytest.approx(paired.difference)
+    # only the questions a filter lists: A's right ones are right in B too
+    right = list_items(cache, replace(query, outcome="correct"))
+    assert right.paired.shared == len(right.filtered) > 0
+    assert right.paired.difference == 0.0 and right.paired.b_only_right == 0
+    alone = list_items(cache, replace(query, compare=""))
+    assert alone.paired is None and listing_json(alone)["paired"] is None
+    assert " · A - B" not in summary_text(alone.summary, alone.paired)
+
+
+def test_compare_clusters_reform_questions_by_their_instance(store, published, finished_runs):
+    """ReForm-Eval's generation and likelihood questions of one instance are one unit of the paired difference; the
+    Explorer and `python -m evaluator compare` (compare_details on the details files) give the same numbers."""
+    cache = DetailsCache(store)
+    listing = list_items(cache, eq.Query(run=published["vision-a"], benchmark="reform", compare=published["vision-b"]))
+    paired, table = listing.paired, listing.filtered
+    both = table[table["score"].notna() & table["score_b"].notna()]
+    assert paired.shared == len(both) and paired.interval.method == "clustered clt by instance"
+    instances = both["item"].str.rsplit("/", n=1).str[0].nunique()
+    assert paired.interval.n == instances < len(both)
+    files = [pd.read_parquet(finished_runs[name].out_dir / "details" / "reform.parquet")
+             for name in ("vision-a", "vision-b")]
+    assert api.compare_details(api.card("reform"), *files) == paired
+
+
 def test_compare_cure_likelihood_with_generation(store, published):
     cache = DetailsCache(store)
     listing = list_items(cache, eq.Query(run=published["vision-a"], benchmark="cure", compare=published["vision-b"]))
@@ -308,6 +358,20 @@ def test_the_summary_says_the_runs_coverage_when_the_board_knows_it():
     summary = {"shown": 3, "total": 10, "accuracy": 0.5, "scored": 4}
     assert "coverage **56.0%** of the suite's items" in summary_text({**summary, "coverage": 0.56})
     assert "coverage" not in summary_text({**summary, "coverage": None})
+
+
+def test_the_summary_ends_with_the_paired_difference_after_run_bs_accuracy():
+    """A - B on three shared questions, by hand: differences 1, 0, 0, mean 1/3, SE = sqrt(6/9) / 3 = 0.272."""
+    from leaderboard.explorer.views import summary_text
+
+    summary = {"shown": 3, "total": 10, "accuracy": 2 / 3, "scored": 3, "accuracy_b": 1 / 3, "scored_b": 3}
+    paired = api.paired_difference({"q1": 1.0, "q2": 0.0, "q3": 1.0}, {"q1": 0.0, "q2": 0.0, "q3": 1.0})
+    assert summary_text(summary, paired) == (
+        "**3** of 10 questions · accuracy **66.7%** over 3 scored · run B: **33.3%** over 3 scored · A - B = +33.3 "
+        "points (95% -20.0 to +86.7), on 3 shared items, A right and B wrong on 1, the reverse on 0")
+    none = api.paired_difference({"q1": 1.0}, {"q2": 1.0})
+    assert summary_text(summary, none).endswith(" · no shared items: the two runs cannot be compared")
+    assert summary_text(summary).endswith("run B: **33.3%** over 3 scored")
 
 
 def test_a_board_score_lists_the_questions_behind_it_and_repeats_its_value(store, published):

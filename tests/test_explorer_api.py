@@ -56,6 +56,13 @@ def test_explorer_item_reads_one_question_and_compares(store, settings, finished
     rating_b = dict(both["parts_b"][0]["facts"])["rating"]
     assert rating_b == "3 (correct)" and rating_a.split()[0] in ("1", "2", "3")
 
+    listed = client.predict(key_a, "lave", key_b, api_name="/explorer_items")  # run B: the paired difference
+    paired = listed["paired"]
+    assert paired["text"].startswith("A - B = ") and f"on {paired['shared']} shared items" in paired["text"]
+    assert paired["shared"] > 0 and paired["a_only_right"] == 0  # B's judge rated every answer right
+    assert paired["low"] <= paired["difference"] <= paired["high"] and paired["method"].startswith("clt")
+    assert client.predict(key_a, "lave", api_name="/explorer_items")["paired"] is None
+
     assert "no question" in client.predict(key_a, "cure", "cure-9999", api_name="/explorer_item")["error"]
 
 

@@ -4,6 +4,7 @@ explorer -> filter -> question -> next -> compare -> the copied link opens the s
 from __future__ import annotations
 
 import io
+import re
 
 import pandas as pd
 import pytest
@@ -97,6 +98,9 @@ def test_board_to_explorer_filter_open_walk_compare_and_share(store, settings, f
     pick(page, "explorer-compare", "tiny-org/tiny-llava @ " + key_b.split("/")[-1][:12] + " (float32)")
     page.locator("#explorer-opened h3").filter(has_text="B: tiny-org/tiny-llava").first.wait_for(state="visible")
     page.wait_for_function("() => document.querySelector('#explorer-summary').innerText.includes('run B')")
+    said = page.locator("#explorer-summary").inner_text()  # the paired difference on the questions listed
+    assert re.search(r"run B: .* · A - B = [+-]\d+\.\d points \(95% [+-]\d+\.\d to [+-]\d+\.\d\), on \d+ shared "
+                     r"items, A right and B wrong on \d+, the reverse on \d+", said), said
     headers = page.locator("#explorer-table th, #explorer-table [role=columnheader]").all_inner_texts()
     assert any("answer (B)" in h for h in headers) and not any("_" in h for h in headers)
 

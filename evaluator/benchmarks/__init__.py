@@ -180,7 +180,7 @@ def details_problems(card: Card) -> list[str]:
     view = card.item_view
     if isinstance(view, ItemView):
         named = [view.question, view.grade, view.rationale, view.image, *view.group_by,
-                 view.main_rows[0] if view.main_rows else None]
+                 view.main_rows[0] if view.main_rows else None, view.cluster]
         undeclared = [name for name in named if name and name not in names]
         if undeclared:
             problems.append(f"the item view reads {', '.join(map(repr, undeclared))}, not among CARD.details")

@@ -126,6 +126,13 @@ class ItemView:
     - picture(first row of a question, images folder) -> the image as the model saw it (None: it had none;
       evaluator.inputs.images.ImageUnavailable when it cannot be read);
     - measure(metric key) -> the Measure of a board metric (None: the explorer shows plain accuracy for it).
+
+    Two runs compared question by question (evaluator.runs.compare): `cluster` is the details column naming the
+    unit a question belongs to where several questions share one (ReForm-Eval: "question_id", the instance whose
+    generation and likelihood questions both count), so the paired difference's standard error is clustered by it;
+    None: every question is its own unit (a CURE question is already a whole chain and its inference; a SimpleQA or
+    LAVE question has one scored answer, its samples unscored). `cluster_unit` names the unit in the interval's
+    method ("instance").
     """
 
     question: str | None = None
@@ -143,6 +150,8 @@ class ItemView:
     parts: Callable[[list[dict]], list[ItemPart]] | None = None
     picture: Callable[[dict, Path], Image.Image | None] | None = None
     measure: Callable[[str], Measure | None] | None = None
+    cluster: str | None = None
+    cluster_unit: str = "question"
 
 
 @dataclass(frozen=True)

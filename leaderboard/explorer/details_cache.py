@@ -14,6 +14,7 @@ import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 import pandas as pd
@@ -46,6 +47,12 @@ class RunDetails:
                 self.measured.pop(next(iter(self.measured)), None)
             self.measured[key] = compute(self.details[self.details["item"].isin(items)])
         return self.measured[key]
+
+    @cached_property
+    def scores(self) -> api.QuestionScores:
+        """Each question's score and unit, for comparing with another run (built once per entry); ValueError when
+        the details do not fit the card's question view."""
+        return api.question_scores(api.card(self.benchmark), self.details, self.items)
 
     def item_rows(self, item: str) -> list[dict]:
         """The details rows of one question, as plain dicts (empty for an unknown item)."""

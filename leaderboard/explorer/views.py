@@ -53,12 +53,23 @@ class Listing:
     group_choices: list[str]
     columns: list[str]
     filtered: pd.DataFrame  # the whole filtered, ordered list (prev / next walk it)
+    paired: api.Paired | None = None  # with a run B: A - B on the listed questions both scored
 
 
 def _compare_details(cache: DetailsCache, query: eq.Query) -> RunDetails | None:
     if not query.compare or query.compare == query.run:
         return None
     return cache.get(query.compare, query.benchmark)
+
+
+def paired_on(a: RunDetails, b: RunDetails, shown: pd.DataFrame) -> api.Paired | None:
+    """A - B on the listed questions both runs scored (evaluator.runs.compare, clustered by the card's unit); None
+    when either run's details cannot say."""
+    try:
+        return api.paired_scores(a.scores, b.scores, shown["item"].tolist())
+    except ValueError as exc:
+        log.warning("%s and %s could not be compared on %s: %s", a.key, b.key, a.benchmark, exc)
+        return None
 
 
 def measure_of(card: api.Card, metric: str) -> api.Measure | None:
@@ -120,7 +131,8 @@ def list_items(cache: DetailsCache, query: eq.Query, page_size: int = eq.PAGE_SI
         summary.update(metric_summary(card, query.metric, measure, a, shown))
     return Listing(query=replace(query, page=page), rows=rows, pages=pages, summary=summary,
                    groups=eq.group_table(shown, group_by), outcome_choices=eq.outcome_choices(table),
-                   group_choices=eq.group_choices(table, group_by), columns=list(table.columns), filtered=shown)
+                   group_choices=eq.group_choices(table, group_by), columns=list(table.columns), filtered=shown,
+                   paired=paired_on(a, b, shown) if b is not None else None)
 
 
 def run_coverage(raw: pd.DataFrame | None, run: str, benchmark: str) -> float | None:
@@ -134,9 +146,10 @@ def run_coverage(raw: pd.DataFrame | None, run: str, benchmark: str) -> float | 
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def summary_text(summary: dict) -> str:
+def summary_text(summary: dict, paired: api.Paired | None = None) -> str:
     """"12 of 31 questions · accuracy 41.7% over 12 scored · coverage 100.0% of the suite" (and B's accuracy when
-    comparing; the coverage when the summary has one)."""
+    comparing, then A - B on the listed questions both scored, as Paired.text() says it; the coverage when the
+    summary has one)."""
     text = (f"**{summary['shown']}** of {summary['total']} questions · accuracy **{format_percent(summary['accuracy'])}** "
             f"over {summary['scored']} scored")
     if summary.get("metric"):
@@ -148,6 +161,8 @@ def summary_text(summary: dict) -> str:
         text += f" · coverage **{format_percent(summary['coverage'])}** of the suite's items"
     if "accuracy_b" in summary:
         text += f" · run B: **{format_percent(summary['accuracy_b'])}** over {summary['scored_b']} scored"
+    if paired is not None:
+        text += f" · {paired.text()}"
     return text
 
 
@@ -240,13 +255,16 @@ def plain(value):
 
 def listing_json(listing: Listing, coverage: float | None = None) -> dict:
     """A listing for the API: full texts, scores as fractions (null when none); the summary holds the run's coverage
-    of the benchmark (null when unknown)."""
+    of the benchmark (null when unknown); paired: with a run B, A - B on the listed questions both scored
+    (evaluator.api.paired_record: difference, low, high, stderr, shared, a_only_right, b_only_right, method, text),
+    else null."""
     records = [{k: plain(v) for k, v in row.items()} for row in listing.rows.to_dict("records")]
     groups = [{k: plain(v) for k, v in row.items()} for row in listing.groups.to_dict("records")]
     summary = {**{k: plain(v) for k, v in listing.summary.items()}, "coverage": coverage}
     return {"query": eq.query_string(listing.query), "page": listing.query.page, "pages": listing.pages,
             "summary": summary, "items": records, "groups": groups, "outcomes": listing.outcome_choices,
-            "group_filters": listing.group_choices}
+            "group_filters": listing.group_choices,
+            "paired": api.paired_record(listing.paired) if listing.paired is not None else None}
 
 
 # --------------------------------------------------------------------------------------------- one question

@@ -185,7 +185,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         groups = [g for g in query.groups if g in listing.group_choices]
         sort_choices = [("the benchmark's order", ""), *[(header(c), c) for c in listing.columns]]
         summary = summary_text({**listing.summary,
-                                "coverage": run_coverage(board_copy(), query.run, query.benchmark)})
+                                "coverage": run_coverage(board_copy(), query.run, query.benchmark)}, listing.paired)
         if message:
             summary = f"{escape_markdown(message, limit=None)}\n\n{summary}"
         return (*base, gr.Dropdown(choices=outcome_choices, value=outcome),

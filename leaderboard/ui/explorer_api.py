@@ -116,7 +116,9 @@ def register(cache: DetailsCache, settings: Settings, names: list[str], board_co
                        metric: str = "") -> dict:
         """One page of a run's questions on a benchmark, filtered and sorted as in the Explorer tab (metric: a board
         metric's key, e.g. "gen_overall": only the questions behind it, its value in the summary): {query, page,
-        pages, summary, items, groups, outcomes, group_filters}; {"error": ...} naming what was wrong."""
+        pages, summary, items, groups, outcomes, group_filters, paired}; paired, with a second run (compare): A - B
+        on the listed questions both scored ({difference, low, high, stderr, shared, a_only_right, b_only_right,
+        method, text}), null without one; {"error": ...} naming what was wrong."""
         problem = api_problem(run=run, benchmark=benchmark, compare=compare, outcome=outcome, groups=groups,
                               search=search, sort=sort, descending=descending, page=page, metric=metric)
         query = to_query(benchmark, run, compare, outcome, groups, search, sort, descending, page, "", metric)

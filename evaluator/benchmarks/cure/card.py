@@ -121,7 +121,7 @@ CARD = Card(
     ),
     item_view=ItemView(question="question", grade="correct", image="image_url", group_by=explore.GROUP_BY,
                        key=by_question, items=explore.items, parts=explore.parts, picture=explore.picture,
-                       measure=measures.measure),
+                       measure=measures.measure, cluster_unit="instance"),
     details=DETAILS,
     licence=(
         "The CURE release (github.com/Yangyi-Chen/CoTConsistency) states no licence; its regions, clues and "

@@ -196,7 +196,7 @@ CARD = Card(
     ),
     item_view=ItemView(question="question", grade="correct", image="image_ref", group_by=explore.GROUP_BY,
                        key=explore.key, items=explore.items, parts=explore.parts, picture=picture.picture,
-                       measure=measures.measure),
+                       measure=measures.measure, cluster="question_id", cluster_unit="instance"),
     details=DETAILS,
     licence=(
         "ReForm-Eval's code is Apache-2.0 (FudanDISC/ReForm-Eval); its data repackages public datasets (VQA, OCR, "
