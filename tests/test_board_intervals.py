@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 import re
 
-from leaderboard.board.columns import overall_interval, schema
-from leaderboard.board.frames import SEPARATOR, board_table, leaderboard_frame
+from leaderboard.board.columns import headline_scores, overall_interval, schema
+from leaderboard.board.frames import board_table, leaderboard_frame
+from leaderboard.board.score_cells import SEPARATOR
 from leaderboard.board.views import status_text, view_board, view_text
 from tests.results_files import board_result
 
@@ -94,7 +95,7 @@ def test_the_overall_interval_combines_independent_benchmarks_by_hand():
     res = board_result("org/a", {"cure": 0.40, "lave": 0.60}, skipped={"simpleqa": "x", "reform": "x"})
     with_interval(res, "cure", "Ro", 0.30, 0.50, n=20)
     with_interval(res, "lave", "lave", 0.55, 0.65, n=30, method="clt")
-    found = overall_interval(res, S.cards)
+    found = overall_interval(res, headline_scores(res, S.cards), S.cards)
     stderr = math.sqrt(0.10 ** 2 + 0.05 ** 2) / 1.959963984540054 / 2
     assert math.isclose(found["stderr"], stderr) and math.isclose(found["stderr"], 0.02852, abs_tol=1e-5)
     assert math.isclose(found["low"], 0.50 - math.sqrt(0.10 ** 2 + 0.05 ** 2) / 2)
@@ -105,7 +106,7 @@ def test_the_overall_interval_combines_independent_benchmarks_by_hand():
     assert view_text(leaderboard_frame([res], S), S, "runs")["Overall 95%"][0] == "44.4-55.6 (n 50)"
     # a benchmark in the mean without an interval (an older run): no overall interval, never a narrower one
     del res["benchmarks"]["lave"]["intervals"]
-    assert overall_interval(res, S.cards) is None
+    assert overall_interval(res, headline_scores(res, S.cards), S.cards) is None
     assert view_text(leaderboard_frame([res], S), S)["Overall"][0] == "50.0"
 
 

@@ -14,70 +14,25 @@ run fact: coverage, suite, limit, judge, details). The Leaderboard tab, the parq
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import Sequence
 
 from evaluator import api
+# the kinds, Column and View, and the interval columns are re-exported: every column is found through this module
+from leaderboard.board.column_types import (COUNT, INTERVAL, NUMBER, NUMERIC, RANK, SCORE, SHA, TEXT, TIME,  # noqa: F401
+                                            Column, View, finite, value_at)
+from leaderboard.board.interval_columns import (INTERVAL_PARTS, INTERVALS_DESCRIPTION,  # noqa: F401
+                                                interval_columns, interval_name, interval_text_column,
+                                                overall_interval)
 from leaderboard.board.costs import cpu_hours, gpu_hours, hardware
 from leaderboard.board.run_facts import (answer_tokens_per_reply, decoding_overrides, endpoint_model, endpoint_url,
                                          judge_id, judge_name, judge_trial, modes, reasoning_tokens_per_reply,
                                          served_flag, skipped, thinking_mode, thinking_run)
-from leaderboard.formatting import as_float
 from leaderboard.submissions.vocabulary import MODEL_TYPES
-
-# kinds of column
-TEXT = "text"        # shown as is
-SHA = "sha"          # a commit sha: full in the raw frame, 12 characters on the board
-NUMBER = "number"    # a plain number (parameters in billions, CIDEr, an entropy)
-COUNT = "count"      # a number of answers or items (ungraded, unrated, a limit); never a percentage
-SCORE = "score"      # a fraction in 0..1 (or null), shown as a percentage
-TIME = "time"        # an ISO timestamp
-RANK = "rank"        # a place on the board (board only): 1, 2, ...; empty for runs that are not ranked
-INTERVAL = "interval"  # a score's 95% interval as text, "45.0-67.3 (n 20)" (board only, from its raw interval columns)
-NUMERIC = (SCORE, NUMBER, COUNT, RANK)
 
 OVERVIEW = "overview"
 MAIN_METRICS = 4  # metrics in a benchmark view's board table (the headline and its first main ones): it fits 1,400 px
 RUNS = "runs"  # the Overview's rows with every run fact
-
-
-@dataclass(frozen=True)
-class Column:
-    """One column. path: keys leading to the value in a results file (empty when `derive` computes it from the whole
-    results file, or for a board-only column); group: "model", "run", "board" or a benchmark's name."""
-
-    name: str
-    label: str
-    path: tuple[str, ...]
-    kind: str
-    description: str
-    group: str = "model"
-    higher_is_better: bool = True
-    derive: Callable[[dict], Any] | None = field(default=None, compare=False, repr=False)
-    interval_of: str = ""  # an interval column: the score column whose interval it holds (INTERVAL_PARTS)
-
-
-@dataclass(frozen=True)
-class View:
-    """A set of board columns shown together. benchmark: None for the overview; rank_by: the column that ranks it."""
-
-    key: str
-    label: str
-    benchmark: str | None
-    columns: tuple[str, ...]  # every column of the view (the /leaderboard API's table)
-    rank_by: str
-    main: tuple[str, ...] = ()  # the columns the board's table shows, to fit 1,400 px (empty: every column)
-
-    @property
-    def shown(self) -> tuple[str, ...]:  # the board table's columns
-        return self.main or self.columns
-
-    @property
-    def more(self) -> tuple[str, ...]:
-        """The More columns table's: the rest, after the rank and model, and the precision and revision."""
-        rest = [c for c in self.columns if c not in self.shown]
-        return tuple(dict.fromkeys(("rank", "model", *rest, "precision", "revision"))) if rest else ()
 
 
 MODEL_COLUMNS: tuple[Column, ...] = (
@@ -243,65 +198,16 @@ BOARD_COLUMNS: tuple[Column, ...] = (
 )
 
 
-# an interval's parts, each a raw column "<score column>_<part>": its standard error, its 95% interval (low, high;
-# on the score's own scale: fractions for percentages) and the items or clusters it rests on
-INTERVAL_PARTS = ("stderr", "low", "high", "n", "method")
-INTERVALS_DESCRIPTION = (
-    "Every score column `<column>` of a benchmark (and `overall`) has five companions: `<column>_stderr` (its "
-    "standard error), `<column>_low` and `<column>_high` (its 95% interval, on the score's own scale: fractions for "
-    "percentages), `<column>_n` (the items or clusters it rests on: chains, instances or questions) and "
-    "`<column>_method` (how it was computed, e.g. \"wilson, clustered clt by chain\"). A mean over "
-    "items has the central-limit standard error, clustered by the unit that repeats (a CURE chain, a ReForm-Eval "
-    "instance across its wordings, a question across its samples), and Wilson's interval when it is a proportion; a "
-    "ratio or composite (Cf, Cb, F, ECE, BLEU, CIDEr, instability, ReForm-Eval's overall means) is bootstrapped over "
-    "the same clusters from a fixed seed. The overall score's interval treats its benchmarks as independent samples: "
-    "its standard error is the root of the sum of theirs squared over the number of benchmarks. Empty when the score is "
-    "undefined, and for runs published before intervals were recorded.")
-
-
-def interval_name(column: str, part: str) -> str:
-    """The raw column of one part of a score column's interval."""
-    return f"{column}_{part}"
-
-
-def interval_columns(score: Column, where: tuple[str, ...] = ()) -> tuple[Column, ...]:
-    """The four interval columns of a score column: at `where` + part in a results file (a benchmark's
-    benchmarks.<name>.intervals.<metric>), or derived by `score.derive`'s companion (the overall score's)."""
-    out = []
-    for part in INTERVAL_PARTS:
-        kind = COUNT if part == "n" else TEXT if part == "method" else score.kind
-        what = {"stderr": "standard error", "low": "95% interval's lower end", "high": "95% interval's upper end",
-                "n": "items or clusters its interval rests on", "method": "interval's method"}[part]
-        out.append(Column(interval_name(score.name, part), f"{score.label} {part}", (*where, part) if where else (),
-                          kind, f"{score.label}: its {what} (see the interval columns' note).", group=score.group,
-                          higher_is_better=score.higher_is_better, interval_of=score.name))
-    return tuple(out)
-
-
 def headline(card: api.Card) -> api.Metric:
     """The metric that stands for the benchmark in the Overview and the overall score."""
     return card.metric(card.default_metric)
-
-
-def value_at(results: Any, path: tuple[str, ...]) -> Any:
-    """The value at `path` (keys) in a results file; None where the path leads nowhere."""
-    for part in path:
-        if not isinstance(results, dict):
-            return None
-        results = results.get(part)
-    return results
-
-
-def _finite(value: Any) -> float | None:
-    number = as_float(value)
-    return None if math.isnan(number) else number
 
 
 def headline_scores(results: dict, cards: Sequence[api.Card]) -> dict[str, float]:
     """Benchmark name -> its headline score, for the benchmarks of `cards` the run has a defined headline score on."""
     found = {}
     for card in cards:
-        value = _finite(value_at(results, ("benchmarks", card.name, *headline(card).where)))
+        value = finite(value_at(results, ("benchmarks", card.name, *headline(card).where)))
         if value is not None:
             found[card.name] = value
     return found
@@ -313,42 +219,6 @@ def overall_score(results: dict, cards: Sequence[api.Card]) -> float | None:
     and runs are only ranked against runs scored on the same ones."""
     scores = headline_scores(results, cards)
     return sum(scores.values()) / len(scores) if scores else None
-
-
-def overall_interval(results: dict, cards: Sequence[api.Card]) -> dict | None:
-    """The overall score's interval: each benchmark's standard error taken as its 95% interval's half-width / 1.96
-    (so that a proportion at 0 or 1 still counts its Wilson width), the benchmarks independent samples, so the mean's
-    standard error is sqrt(sum of SE^2) / k, and the interval the mean +- 1.96 SE kept inside [0, 1]. None when a
-    benchmark in the mean has no interval (a run published before intervals were recorded)."""
-    scores = headline_scores(results, cards)
-    if not scores:
-        return None
-    errors, items = [], 0
-    for card in cards:
-        if card.name not in scores:
-            continue
-        record = value_at(results, ("benchmarks", card.name, "intervals", card.default_metric))
-        low, high = _finite(value_at(record, ("low",))), _finite(value_at(record, ("high",)))
-        n = _finite(value_at(record, ("n",)))
-        if low is None or high is None or n is None:
-            return None
-        errors.append((high - low) / 2 / api.Z95)
-        items += int(n)
-    mean, stderr = sum(scores.values()) / len(scores), math.sqrt(sum(e * e for e in errors)) / len(errors)
-    return {"stderr": stderr, "low": max(0.0, mean - api.Z95 * stderr), "high": min(1.0, mean + api.Z95 * stderr),
-            "n": items, "method": f"{OVERALL_METHOD} over {len(errors)} benchmark(s)"}
-
-
-OVERALL_METHOD = "independent benchmarks: sqrt(sum of SE^2) / k"
-
-
-def interval_text_column(score: Column) -> Column:
-    """The board-only column that shows a score's 95% interval and n as text ("45.0-67.3 (n 20)")."""
-    return Column(f"{score.name}_interval", f"{score.label} 95%", (), INTERVAL,
-                  f"{score.label}'s 95% interval, low-high, and n: the items or clusters it rests on (chains, "
-                  "instances or questions; hover a score for its standard error and method). Empty for runs published "
-                  "before intervals were recorded.", group=score.group, higher_is_better=score.higher_is_better,
-                  interval_of=score.name)
 
 
 def metric_column(card: api.Card, metric: api.Metric) -> Column:
@@ -464,7 +334,7 @@ def build_schema(cards: Sequence[api.Card], order: Sequence[str] = ()) -> Schema
                        "names; runs are ranked against runs scored on the same list.", group="run",
                        derive=lambda results: ",".join(headline_scores(results, ranked)) or None)
     overall_parts = tuple(replace(col, derive=lambda results, part=col.name.rsplit("_", 1)[1]: value_at(
-        overall_interval(results, ranked), (part,))) for col in interval_columns(overall))
+        overall_interval(results, headline_scores(results, ranked), ranked), (part,))) for col in interval_columns(overall))
     benchmark = [col for card in ranked
                  for col in ([metric_column(card, m) for m in card.metrics] + [coverage_column(card)])]
     intervals = [part for card in ranked for m in card.metrics if m.kind != api.COUNT

@@ -29,7 +29,7 @@ import pandas as pd
 
 from evaluator import api
 from leaderboard.board.columns import COST_RECORDED, Schema
-from leaderboard.board.views import ran
+from leaderboard.board.score_cells import ran
 from leaderboard.formatting import as_float, format_billions, format_number
 from leaderboard.running.job_flavors import TooLarge
 from leaderboard.running.run_memory import planned_flavor

@@ -5,21 +5,20 @@ decimal, "n/a" for undefined, the model linked to its Hub page, a served model s
 """
 from __future__ import annotations
 
-import html
 import math
 import re
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 from urllib.parse import quote
 
 import pandas as pd
 
 from evaluator import api
-from leaderboard.board.columns import (COST_COLUMNS, COST_RECORDED, COUNT, INTERVAL, NUMBER, NUMERIC, RANK, SCORE, SHA,
-                                       TIME, Column, Schema, View, interval_name, value_at)
+from leaderboard.board.columns import (COST_COLUMNS, COUNT, INTERVAL, NUMBER, NUMERIC, RANK, SCORE, SHA, TIME, Column,
+                                       Schema, View, value_at)
 from leaderboard.board.costs import NOT_RECORDED
-from leaderboard.formatting import (as_float, escape_markdown, format_billions, format_measure, format_number,
-                                    format_score, format_time)
+from leaderboard.board.score_cells import (SAMPLE, SAMPLE_SHOWN, SEPARATOR, Cells, interval_text, is_score,
+                                           of_benchmark, row_cells, score_text, score_title, with_title)
+from leaderboard.formatting import as_float, escape_markdown, format_billions, format_number, format_time
 
 SIZE_BUCKETS: tuple[str, ...] = ("<1B", "1-3B", "3-7B", "7-15B", ">15B", "unknown")
 HUB_URL = "https://huggingface.co"
@@ -28,36 +27,8 @@ MODEL_FACTS = ("model", "served", "display_name", "endpoint", "endpoint_model", 
 PULL_REQUEST_URL = re.compile(r"^https?://[A-Za-z0-9.:-]+/[A-Za-z0-9._/-]+/discussions/\d+$")  # a PR the board links
 UNRANKED = "unranked"  # the # of a run that is not ranked (flagged, or without a score)
 MODEL_ROWS = "model_rows"  # board_frame's attrs: each row's MODEL_FACTS, for drawing its model cell
-COST_ROWS = "cost_rows"  # board_frame's attrs: whether each row's cost was recorded (else its cost cells say so)
-RANK_GROUPS = "rank_groups"  # board_frame's attrs: each row's rank group ("of 2 · by generation"; "": one cohort)
 CELLS = "cells"  # board_frame's attrs: each row's Cells (what its cells say beyond their value)
-SAMPLE = "sample"  # the suite of the project's own drawn items
-SAMPLE_SHOWN = "sample (synthetic)"  # how the board names it
-NOT_RUN = "not run"  # a score of a benchmark the run did not run (skipped, or not asked for); n/a: undefined
-SEPARATOR = "border-top: 3px solid var(--body-text-color-subdued);"  # the first row of a group
 
-
-def ran(raw: pd.DataFrame, schema: Schema, benchmark: str) -> pd.Series:
-    """Which runs have results of `benchmark` (any of its columns has a value)."""
-    names = [c.name for c in schema.benchmark_columns(benchmark) if c.name in raw]
-    if not names:
-        return pd.Series(False, index=raw.index)
-    return raw[names].notna().any(axis=1)
-
-
-@dataclass(frozen=True)
-class Cells:
-    """What one row's cells say beyond their values: its rank's group and worst place, whether its cost was recorded,
-    its suite, each score's interval by column name (low, high, n, stderr, method) and the benchmarks it ran, and
-    whether it starts a group."""
-
-    group: str = ""
-    worst: float = math.nan
-    recorded: bool = True
-    suite: str = ""
-    intervals: dict = field(default_factory=dict)
-    ran: frozenset = frozenset()
-    group_start: bool = False
 
 
 def leaderboard_frame(results: Iterable[dict], schema: Schema) -> pd.DataFrame:
@@ -196,43 +167,6 @@ def _model_shown(facts: dict, endpoint: str) -> tuple[str, str]:
     return f"{text} ({escape_markdown(tag, limit=None)})", f"{name} ({tag})"
 
 
-def _interval_of(rows: pd.DataFrame, column: str) -> list[tuple | None]:
-    """Each row's interval of a score column as (low, high, n, stderr, method); None where it has none."""
-    names = [interval_name(column, part) for part in ("low", "high", "n", "stderr", "method")]
-    if names[0] not in rows:
-        return [None] * len(rows)
-    found = []
-    for low, high, n, stderr, method in zip(*(rows[name] if name in rows else [None] * len(rows) for name in names)):
-        low, high = as_float(low), as_float(high)
-        found.append(None if math.isnan(low) or math.isnan(high)
-                     else (low, high, as_float(n), as_float(stderr), method if isinstance(method, str) else ""))
-    return found
-
-
-def _cells(rows: pd.DataFrame, schema: Schema, cols: list[Column]) -> list[Cells]:
-    """Each row's Cells, for the columns shown."""
-    scores = {c.interval_of if c.kind == INTERVAL else c.name for c in cols
-              if c.kind == INTERVAL or (c.kind in (SCORE, NUMBER) and _is_score(c, schema))}
-    intervals = {name: _interval_of(rows, name) for name in scores}
-    ran_by = {card.name: ran(rows, schema, card.name).tolist() for card in schema.cards} if len(rows) else {}
-    column = (lambda name, default: rows[name].tolist() if name in rows else [default] * len(rows))
-    recorded = rows[COST_RECORDED].notna().tolist() if COST_RECORDED in rows else [False] * len(rows)
-    out = []
-    for i, (group, worst, suite, start) in enumerate(zip(column("rank_group", ""), column("rank_worst", math.nan),
-                                                         column("suite", ""), column("group_start", False))):
-        out.append(Cells(group=str(group or ""), worst=as_float(worst), recorded=recorded[i],
-                         suite=suite if isinstance(suite, str) else "",
-                         intervals={name: found[i] for name, found in intervals.items() if found[i] is not None},
-                         ran=frozenset(name for name, flags in ran_by.items() if flags[i]), group_start=bool(start)))
-    return out
-
-
-def _is_score(c: Column, schema: Schema) -> bool:
-    """A score with an interval: the overall score or a benchmark's metric (not its coverage or counts)."""
-    return not c.interval_of and (c.name == "overall" or (schema.card(c.group) is not None
-                                                          and not c.name.endswith("_coverage")))
-
-
 def board_frame(rows: pd.DataFrame, schema: Schema, view: View, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """A view's rows (board_views.shown_rows) with typed values under the columns' labels (`columns`: these of the
     view's, such as its board table's or its More columns'; default: all): scores as percentages rounded to one
@@ -240,7 +174,7 @@ def board_frame(rows: pd.DataFrame, schema: Schema, view: View, columns: Sequenc
     column: "45.0-67.3 (n 20)"). What the cells say beyond their values (intervals, suite, rank group, cost recorded)
     is in attrs: `board_text` and `board_table` format it."""
     cols = [schema.column(name) for name in (view.columns if columns is None else columns)]
-    cells = _cells(rows, schema, cols)
+    cells = row_cells(rows, schema, cols)
     data = {}
     for c in cols:
         values = rows[c.name] if c.name in rows else [None] * len(rows)
@@ -267,48 +201,6 @@ def board_frame(rows: pd.DataFrame, schema: Schema, view: View, columns: Sequenc
     return out
 
 
-def _value(c: Column, value: float) -> str:
-    """A score or a number of a benchmark as the board shows it."""
-    return format_score(value) if c.kind == SCORE else format_measure(value)
-
-
-def interval_text(score: Column, interval: tuple | None) -> str:
-    """A score's 95% interval and n as text, on its board scale ("45.0-67.3 (n 20)"); "" without one."""
-    if interval is None:
-        return ""
-    low, high, n = interval[:3]
-    return f"{_value(score, low)}-{_value(score, high)}" + (f" (n {int(n)})" if not math.isnan(n) else "")
-
-
-def score_title(score: Column, interval: tuple | None, suite: str) -> str:
-    """What hovering a score says: its interval, n, standard error and method, and a sample suite's nature."""
-    parts = []
-    if interval is not None:
-        low, high, n, stderr, method = interval
-        parts.append(f"95% interval {interval_text(score, interval)}"
-                     + (f", standard error {_value(score, stderr)}" if not math.isnan(stderr) else "")
-                     + (f" ({method})" if method else ""))
-    if suite == SAMPLE:
-        parts.append(f"suite: {SAMPLE_SHOWN}, the project's own drawn items, not the paper's data")
-    return "; ".join(parts)
-
-
-def _score_text(c: Column, value: Any, cells: Cells) -> str:
-    """A score cell: "55.6 ± 11.2" (± half its 95% interval's width), "n/a" when undefined, "not run" when the run
-    did not run its benchmark."""
-    if value is None or math.isnan(value):
-        return NOT_RUN if _of_benchmark(c) and c.group not in cells.ran else format_score(None)
-    shown = format_score(value / 100) if c.kind == SCORE else format_measure(value)
-    interval = cells.intervals.get(c.name)
-    if interval is None:
-        return shown
-    return f"{shown} ± {_value(c, (interval[1] - interval[0]) / 2)}"
-
-
-def _of_benchmark(c: Column) -> bool:
-    return c.group not in ("model", "run", "board")
-
-
 def _cell_text(c: Column, value: Any, cells: Cells = Cells()) -> str:
     """A cell as text; `cells`: what the row's cells say beyond their value (a cost cell of an older run says it was
     not recorded, never 0; a rank is written with its range and group, "1-2 of 3 · by generation"; a score with
@@ -316,8 +208,8 @@ def _cell_text(c: Column, value: Any, cells: Cells = Cells()) -> str:
     if not cells.recorded and c.name in COST_COLUMNS and (value is None or value == "" or
                                                           (isinstance(value, float) and math.isnan(value))):
         return NOT_RECORDED
-    if c.kind == SCORE or (c.kind == NUMBER and _of_benchmark(c)):
-        return _score_text(c, value, cells)
+    if c.kind == SCORE or (c.kind == NUMBER and of_benchmark(c)):
+        return score_text(c, value, cells)
     if c.kind == RANK:
         if value is None or math.isnan(value):
             return f"{UNRANKED} {cells.group}" if cells.group else UNRANKED
@@ -368,7 +260,7 @@ def _row_cells(board: pd.DataFrame) -> list[Cells]:
 
 def _titled(c: Column, schema: Schema) -> bool:
     """Whether the column's cells carry a title (hover text): the scores, and the suite."""
-    return c.name == "suite" or (c.kind in (SCORE, NUMBER) and _is_score(c, schema))
+    return c.name == "suite" or (c.kind in (SCORE, NUMBER) and is_score(c, schema))
 
 
 def datatypes(board: pd.DataFrame, schema: Schema) -> list[str]:
@@ -381,12 +273,6 @@ def datatypes(board: pd.DataFrame, schema: Schema) -> list[str]:
         types.append("markdown" if c.name in MARKDOWN_COLUMNS or _titled(c, schema) else
                      "number" if c.kind in NUMERIC else "str")
     return types
-
-
-def _with_title(text: str, title: str) -> str:
-    """A cell's Markdown: its text with a hover title (both escaped: no Markdown or HTML of theirs survives)."""
-    shown = escape_markdown(text, limit=None)
-    return f'<span title="{html.escape(title, quote=True)}">{shown}</span>' if title else shown
 
 
 def board_table(board: pd.DataFrame, schema: Schema, endpoint: str = HUB_URL, titles: bool = True) -> dict:
@@ -419,7 +305,7 @@ def board_table(board: pd.DataFrame, schema: Schema, endpoint: str = HUB_URL, ti
             elif titled:
                 title = score_title(c, cells[i].intervals.get(c.name), cells[i].suite) if c.name != "suite" else (
                     score_title(c, None, cells[i].suite))
-                shown.append(_with_title(plain, title))
+                shown.append(with_title(plain, title))
             else:
                 shown.append(plain)
         data.append(row)

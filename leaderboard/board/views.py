@@ -29,7 +29,8 @@ import pandas as pd
 
 from evaluator import api
 from leaderboard.board.columns import Schema, View, headline
-from leaderboard.board.frames import NOT_RUN, SAMPLE, SAMPLE_SHOWN, board_frame, board_text, filter_runs, ran
+from leaderboard.board.frames import board_frame, board_text, filter_runs
+from leaderboard.board.score_cells import NOT_RUN, SAMPLE, SAMPLE_SHOWN, ran
 from leaderboard.formatting import as_float, format_number, format_percent
 from leaderboard.store import DamagedFile, parse_json
 

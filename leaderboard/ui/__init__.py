@@ -32,16 +32,20 @@ INTRO = (f"# {TITLE}\n"
          "and the board ranks the results. Scores are percentages.")
 
 # Passed to launch() (Gradio 6 takes CSS there). Headers and labels wrap between words, never letter by letter; the
-# columns of the board and of the Explorer's questions are at most 160 px wide (long flags, notes and answers wrap
-# inside them), so that every view of the board and the questions table fit a 1,400 px screen (the page uses its
+# columns of the board's table are at most 116 px wide but its model column (the second) 160 px, and those of its
+# More columns table and of the Explorer's questions 160 px (long flags, notes and answers wrap inside them), so that
+# every view of the board (scores read "55.6 ± 11.2") and the questions table fit a 1,400 px screen (the page uses its
 # whole width) and a phone's first screen shows the model and the overall score; "Show flagged runs" keeps its
 # width and goes to a line of its own on a phone, and so do the Explorer's Propose button and its text (stacked,
 # each the screen's width, the button one line high).
 CSS = """
 .gradio-container th .header, .gradio-container label span { word-break: normal !important;
   overflow-wrap: normal !important; hyphens: manual; }
-#leaderboard-table .table-wrap, #leaderboard-more .table-wrap, #explorer-table .table-wrap,
+#leaderboard-more .table-wrap, #explorer-table .table-wrap,
 #explorer-more .table-wrap { --df-max-col-width: 160px !important; }
+#leaderboard-table .table-wrap { --df-max-col-width: 116px !important; }
+#leaderboard-table .sizing-body td:nth-child(2), #leaderboard-table .header-cell:nth-child(2) {
+  max-width: 160px !important; }
 #board-show-all { min-width: 170px !important; flex: 1 1 170px !important; }
 #board-show-all label span { white-space: nowrap; }
 @media (max-width: 640px) {

@@ -257,8 +257,8 @@ TRUST = """\
   items, A right and B wrong on 9, the reverse on 7`, clustered as the scores are. `python -m evaluator compare A B`
   prints the same for two results folders.
 - **The suite a row was scored on is in plain sight.** The sample suites are the project's own: small synthetic
-  items drawn for it (pictures drawn with PIL for CURE, ReForm-Eval and LAVE, and 31 questions written in SimpleQA's
-  form), shipped with it so that a run needs no download. They try the machinery and tell models roughly apart; they
+  items made for it (pictures drawn with PIL, and questions written in each benchmark's form), shipped with it so
+  that a run needs no download. They try the machinery and tell models roughly apart; they
   are not the papers' data, and their numbers are not comparable with the papers'. A public deployment sets
   `LEADERBOARD_SUITE=full` for the benchmarks' complete data. Every row names its suite (a sample one reads **sample
   (synthetic)**, in its cells' hover text too), and runs on different suites are never ranked together. This Space
@@ -275,7 +275,7 @@ def columns_markdown(board: Schema, threshold: float = 95.0, suite: str = "sampl
              "## The columns",
              "Scores are shown as percentages (0-100), each with half its 95% interval (**55.6 ± 11.2**); the data "
              "behind them are fractions in 0..1. **n/a** marks an undefined score (a ratio whose denominator is zero, "
-             "such as CURE's Cf when no chain was right); **not run** a score of a benchmark the run did not run "
+             "such as a conditional ratio whose condition never held); **not run** a score of a benchmark the run did not run "
              "(skipped, or not asked for); both sort last. Higher is better except where a column says otherwise "
              "(counts of ungraded answers, instability, calibration error).",
              "### Model\n" + _bullets([c for c in board.columns if c.group == "model"]),
