@@ -65,7 +65,7 @@ def test_board_to_explorer_filter_open_walk_compare_and_share(store, settings, f
     rows = page.locator(f"#leaderboard-table [role=gridcell][data-col='{precision}']:visible").all_inner_texts()
     row = rows.index("auto")
     cell = page.locator(f"#leaderboard-table [role=gridcell][data-col='{column}']:visible").nth(row)
-    clicked = cell.inner_text().strip()
+    clicked = cell.inner_text().strip().split(" ±")[0]  # the score, without half its interval ("61.7 ± 14.4")
     cell.click()
     page.get_by_role("tab", name="Explorer", selected=True).wait_for(state="visible")
     # the questions behind that score (the answers the judge rated: all 30 here), headed by the number clicked
