@@ -513,6 +513,18 @@ def test_a_board_cell_carries_its_metric():
     assert "metric=gen_overall" in eq.query_string(query)
 
 
+def test_a_board_intervals_cell_opens_its_scores_questions():
+    from leaderboard.board.columns import schema
+    from leaderboard.ui.explorer import board_cell_query, board_labels
+
+    labels, metrics = board_labels(schema(), ["cure", "reform"])
+    assert (labels["CURE Ro 95%"], metrics["CURE Ro 95%"]) == ("cure", "Ro")
+    assert metrics["ReForm gen overall"] == "gen_overall" and "LAVE score" not in labels
+    headers = ["Model", "Revision", "Precision", "CURE Ro 95%"]
+    query = board_cell_query(["org/m", "0123456789abcdef", "auto", "0.0-16.1 (n 20)"], 3, headers, labels, metrics)
+    assert (query.benchmark, query.metric) == ("cure", "Ro")
+
+
 def test_the_questions_table_shows_what_compares_and_the_groups_read_in_words():
     """The questions table: the columns a reader compares, in order (a second run's beside A's); the rest (no mark,
     the groups) in More columns with their values in words; the per-group table in percent, labels in words, its

@@ -99,6 +99,14 @@ def board_cell_query(row: list, column: int, headers: list[str], labels: dict[st
     return eq.Query(run=key, benchmark=labels.get(header, ""), metric=(metrics or {}).get(header, ""))
 
 
+def board_labels(board_schema, names: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The board's column labels of the benchmarks in `names` -> their benchmark, and -> their metric key (an
+    interval's column, "CURE Ro 95%", opens the questions of its score)."""
+    shown = [c for c in (*board_schema.columns, *board_schema.board_only) if c.group in names]
+    return ({c.label: c.group for c in shown},
+            {c.label: (c.interval_of or c.name)[len(c.group) + 1:] for c in shown})
+
+
 def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
           board_table: gr.Dataframe | list[gr.Dataframe] | None = None, board: BoardCopy | None = None) -> None:
     """Lay out the tab inside the current Blocks context and wire its events (and the cell selection of the board's
@@ -109,8 +117,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
     board_schema = schema(settings.benchmarks)
     board = board or BoardCopy(store, board_schema)
     cache = DetailsCache(store, settings.explorer_cache_runs, board=board)
-    labels = {c.label: c.group for c in board_schema.columns if c.group in names}
-    metric_keys = {c.label: c.name[len(c.group) + 1:] for c in board_schema.columns if c.group in names}
+    labels, metric_keys = board_labels(board_schema, names)
     board_copy = board.frame
 
     def runs(benchmark: str) -> list[tuple[str, str]]:
@@ -334,4 +341,4 @@ def _label(choices: list[tuple[str, str]], key: str) -> str:
     return next((label for label, k in choices if k == key), key)
 
 
-__all__ = ["build", "board_cell_query", "to_query"]
+__all__ = ["build", "board_cell_query", "board_labels", "to_query"]
