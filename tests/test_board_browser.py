@@ -196,7 +196,8 @@ def test_every_view_fits_1400_px_and_flagged_runs_say_unranked(store, app_url, o
     table.get_by_text("org/quick", exact=True).filter(visible=True).first.wait_for(state="visible")
     page.wait_for_function("() => document.querySelectorAll('#leaderboard-table th').length > 0")
     models, ranks = cells(page, "Model"), cells(page, "#")
-    assert ranks == ["1 of 1 · on all 4", "1 of 1 · on SimpleQA", "unranked", "unranked", "unranked"], (models, ranks)
+    assert ranks == ["1 of 1 · on all 4", "1 of 1 · on SimpleQA", "unranked · on all 4", "unranked · on all 4",
+                     "unranked · on CURE"], (models, ranks)  # the unranked runs say their group too
     assert models[2:] == ["org/a-rather-long-model-name-for-a-vision-model", "org/trial", "org/quick"]
     assert cells(page, "Flag")[3].startswith("trial judge: graded by a local judge under 7B parameters")
     page.locator("#board-view").get_by_label("SimpleQA", exact=True).check()

@@ -127,7 +127,7 @@ def test_undefined_and_not_run_read_differently_and_the_legend_explains_both():
     assert overview["LAVE score"][0] == "not run" and overview["CURE Ro"][0] == "50.0"
     shown, _ = view_board(raw, S)
     legend = status_text(shown, S, S.view(None))
-    assert "**n/a**: undefined" in legend and "**not run**: the run did not run that benchmark" in legend
+    assert "**n/a**: undefined" in legend and "**not run**: the benchmark was not run" in legend
     assert "**55.6 ± 11.2**" in legend and "sample (synthetic)" in legend
 
 

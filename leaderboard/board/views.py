@@ -327,17 +327,15 @@ def status_text(shown: Shown, schema: Schema, view: View) -> str:
 
 
 def legend_text(shown: Shown) -> str:
-    """The legend under the status line: how a score and a place read, the two kinds of missing score, and what a
-    sample suite is when a row shown was scored on one."""
-    parts = ["Each score reads **55.6 ± 11.2**: the score and half its 95% interval (hover it for the interval, its "
-             "n, standard error and method); runs whose intervals overlap share a place, shown as a range (**1-2**)",
-             f"**n/a**: undefined (such as a ratio whose condition never held); **{NOT_RUN}**: the run did not run that "
-             "benchmark"]
+    """The legend under the status line, short enough for a phone's first screen: how a score and a place read, the
+    two kinds of missing score, and what a sample suite is when a row shown was scored on one."""
+    parts = ["**55.6 ± 11.2**: a score ± half its 95% interval (hover it for the interval, n and method)",
+             "runs whose intervals overlap share a place (**1-2**)", "**n/a**: undefined",
+             f"**{NOT_RUN}**: the benchmark was not run"]
     suites = shown.rows["suite"].tolist() if "suite" in shown.rows else []
     if SAMPLE in suites:
-        parts.append(f"**{SAMPLE_SHOWN}**: scored on the project's own drawn sample items, not the papers' data "
-                     "(numbers comparable with the papers need the full suite)")
-    return "; ".join(parts) + "."
+        parts.append(f"**{SAMPLE_SHOWN}**: the project's own drawn items, not the papers' data")
+    return " · ".join(parts) + "."
 
 
 def empty_text(shown: Shown, view: View) -> str | None:

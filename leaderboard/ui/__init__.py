@@ -32,10 +32,12 @@ INTRO = (f"# {TITLE}\n"
          "and the board ranks the results. Scores are percentages.")
 
 # Passed to launch() (Gradio 6 takes CSS there). Headers and labels wrap between words, never letter by letter; the
-# columns of the board's table are at most 116 px wide but its model column (the second) 160 px, and those of its
+# columns of the board's table are at most 116 px wide, but its model column (the second) 152 px and its last (the
+# revision: 12 characters on one line) 124 px, and those of its
 # More columns table and of the Explorer's questions 160 px (long flags, notes and answers wrap inside them), so that
 # every view of the board (scores read "55.6 ± 11.2") and the questions table fit a 1,400 px screen (the page uses its
-# whole width) and a phone's first screen shows the model and the overall score; "Show flagged runs" keeps its
+# whole width) and a phone's first screen shows the model and the overall score (the legend under the status line
+# is left out there: a phone has no hover titles, and the table comes first); "Show flagged runs" keeps its
 # width and goes to a line of its own on a phone, and so do the Explorer's Propose button and its text (stacked,
 # each the screen's width, the button one line high).
 CSS = """
@@ -45,12 +47,16 @@ CSS = """
 #explorer-more .table-wrap { --df-max-col-width: 160px !important; }
 #leaderboard-table .table-wrap { --df-max-col-width: 116px !important; }
 #leaderboard-table .sizing-body td:nth-child(2), #leaderboard-table .header-cell:nth-child(2) {
-  max-width: 160px !important; }
+  max-width: 152px !important; }
+#leaderboard-table .sizing-body td:last-child, #leaderboard-table .header-cell:last-child {
+  max-width: 124px !important; }
 #board-show-all { min-width: 170px !important; flex: 1 1 170px !important; }
 #board-show-all label span { white-space: nowrap; }
 @media (max-width: 640px) {
   #intro h1 { font-size: 1.25rem; margin-bottom: 0.25rem; }
   #intro p { font-size: 0.85rem; }
+  #board-status p { font-size: 0.8rem; line-height: 1.3; margin: 0.1rem 0; }
+  #board-status p + p { display: none; }
   #board-view .wrap { gap: 4px !important; }
   #board-view label { padding: 2px 8px !important; }
   #explorer-propose-row { flex-direction: column !important; align-items: stretch !important; }
