@@ -312,3 +312,13 @@ def test_a_paired_difference_stays_between_minus_and_plus_one():
     got = paired_difference({"q1": 1.0, "q2": 1.0, "q3": 1.0}, {"q1": 0.0, "q2": 0.0, "q3": 1.0})
     assert got.interval.stderr == pytest.approx(math.sqrt(6 / 9) / 3) and got.interval.high == 1.0
     assert got.interval.low == pytest.approx(2 / 3 - 1.959964 * math.sqrt(6 / 9) / 3)
+
+
+def test_a_corpus_bootstrap_draws_fewer_times_on_a_full_suite_but_never_too_few():
+    from evaluator.metrics.intervals import DRAW_BUDGET, affordable_draws
+
+    assert affordable_draws(30, 200) == 200  # the sample suite: every draw
+    assert affordable_draws(5_000, 200) == 200  # 1,000,000 units x draws: still within the budget
+    assert affordable_draws(10_000, 200) == DRAW_BUDGET // 10_000 == 100
+    assert affordable_draws(1_000_000, 200) == 20  # a huge file: the floor
+    assert affordable_draws(1_000_000, 10) == 10 and affordable_draws(0, 200) == 200

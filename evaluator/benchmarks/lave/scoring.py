@@ -33,7 +33,7 @@ from evaluator.benchmarks.spec import ROW_IMAGE_UNAVAILABLE, ScoreContext, Score
 from evaluator.judge import parse_lave_rating
 from evaluator.metrics.basic import nan_mean
 from evaluator.metrics.captions import caption_item_scores, caption_scores
-from evaluator.metrics.intervals import bootstrap_intervals, mean_interval
+from evaluator.metrics.intervals import affordable_draws, bootstrap_intervals, mean_interval
 from evaluator.metrics.lave import lave_agreement, lave_score
 from evaluator.metrics.vqa import anls, exact_match, official_vqa_accuracy
 
@@ -221,5 +221,6 @@ def score_intervals(answered: list[dict]) -> dict:
         found_ = caption_scores(predictions, references)
         return {"bleu4": found_["BLEU-4"], "cider": found_["CIDEr"]}
 
-    found.update(bootstrap_intervals(list(by_question), corpus, iters=CORPUS_DRAWS, unit="question"))
+    found.update(bootstrap_intervals(list(by_question), corpus,
+                                     iters=affordable_draws(len(by_question), CORPUS_DRAWS), unit="question"))
     return found

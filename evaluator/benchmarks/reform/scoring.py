@@ -27,7 +27,7 @@ from evaluator.benchmarks.reform.prompts import load_prompts, split_templates
 from evaluator.benchmarks.spec import ROW_IMAGE_UNAVAILABLE, ScoreContext, Scored
 from evaluator.metrics.basic import argmax, nan_mean
 from evaluator.metrics.captions import caption_scores
-from evaluator.metrics.intervals import bootstrap_intervals, mean_interval
+from evaluator.metrics.intervals import affordable_draws, bootstrap_intervals, mean_interval
 from evaluator.metrics.reform import (answer_entropy, choice_text, extract_option, format_hit, format_hit_rate,
                                       kie_accuracy, ocr_word_accuracy, reform_accuracy)
 from evaluator.metrics.reform import instability as entropy_instability
@@ -266,7 +266,8 @@ def score_intervals(variants: list[tuple[str, list[dict]]], free_rows: list[dict
             out.update({f"{prefix}_{dim}": value for dim, value in dims.items()} if prefix != "lik_mean" else {})
             return out
 
-        found.update(bootstrap_intervals(list(by_instance), composite, iters=COMPOSITE_DRAWS, unit="instance"))
+        found.update(bootstrap_intervals(list(by_instance), composite,
+                                         iters=affordable_draws(len(by_instance), COMPOSITE_DRAWS), unit="instance"))
         found[f"{prefix}_mc_accuracy"] = mean_interval([float(r["score"]) for r in mc_rows],
                                                        [r["question_id"] for r in mc_rows], unit="instance")
     if gen_mc:
