@@ -43,10 +43,13 @@ def test_submit_tick_board_through_gradio_client(client, settings, store, tiny_l
     assert dict(zip(board["headers"], board["data"][0]))["Model"] == "tiny-org/tiny-llava"
     assert row["Model"] == "[tiny-org/tiny-llava](https://huggingface.co/tiny-org/tiny-llava)"
     assert row["CURE coverage"] == "100.0" and row["#"] == "1"
-    scores = results["benchmarks"]["cure"]["scores"]
+    scores, intervals = results["benchmarks"]["cure"]["scores"], results["benchmarks"]["cure"]["intervals"]
     for label, key in zip(CURE_LABELS, ["Ro", "Rh", "Rcot", "Cf", "Cb"]):
-        expected = "n/a" if scores[key] is None else f"{100 * scores[key]:.1f}"
-        assert row[label] == expected, label
+        if scores[key] is None:
+            assert row[label] == "n/a", label
+            continue
+        half = (intervals[key]["high"] - intervals[key]["low"]) / 2  # each score with half its 95% interval
+        assert row[label] == f"{100 * scores[key]:.1f} ± {100 * half:.1f}".replace("-0.0", "0.0"), label
 
     queue_tables = client.predict(api_name="/queue")
     finished = queue_tables[2]

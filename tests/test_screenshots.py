@@ -24,9 +24,10 @@ def load_script():
 def test_screenshots_of_the_board_and_an_opened_question(settings, store, finished_runs, browser, tmp_path):
     script = load_script()
     keys = {name: publish_run(store, settings, run) for name, run in finished_runs.items()}
-    paths = script.serve_and_shoot(settings, store, keys, tmp_path / "images", width=1200, browser=browser)
+    # at the README's width: the board fits 1,400 px (with each score's interval), and the script waits until it does
+    paths = script.serve_and_shoot(settings, store, keys, tmp_path / "images", width=1400, browser=browser)
     assert [p.name for p in paths] == ["board.png", "explorer.png"]
     for path in paths:
         with Image.open(path) as image:
-            assert image.format == "PNG" and image.width == 1200 and 300 < image.height <= 2000, (path, image.size)
+            assert image.format == "PNG" and image.width == 1400 and 300 < image.height <= 2000, (path, image.size)
         assert Path(path).stat().st_size < 400_000
