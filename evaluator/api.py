@@ -32,6 +32,7 @@ from evaluator.benchmarks.spec import (CORRECT, COUNT, DETAIL_TYPES, FRACTION, I
                                        ItemView, Measure, Metric, Option, Section, Source, Verdict)
 from evaluator.endpoints.limits import Limits as EndpointLimits
 from evaluator.endpoints.limits import limits_from_env as endpoint_limits
+from evaluator.endpoints.limits import limit_problem as endpoint_limit_problem
 from evaluator.endpoints.names import (ENDPOINT_PREFIX, MODEL_TOKEN_SETTING, Endpoint, is_model_spec,
                                       parse_model_spec, public_url, shown_name)
 from evaluator.endpoints.redaction import redact
@@ -42,7 +43,7 @@ from evaluator.metrics.intervals import ranks as interval_ranks
 from evaluator.judge import JudgeError, JudgeStalled, judge_id, judge_name, make_judge, parse_judge_spec
 from evaluator.models.base import UnsupportedModelError
 from evaluator.models.family_table import TABLE as FAMILIES_TABLE
-from evaluator.models.generation_cache import CACHE_BUCKET
+from evaluator.models.generation_cache import CACHE_BUCKET, compile_cache_problem
 from evaluator.models.generation_cache import CHOICES as GENERATION_CACHES
 from evaluator.models.thinking import default_budget as thinking_budget
 from evaluator.models.thinking import find_markers as thought_markers
@@ -55,7 +56,7 @@ __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "E
            "OUTCOMES", "PARENT_PID_ENV", "PERCENT_KINDS", "RATIO", "Card", "DetailColumn", "Grader", "HubEval",
            "EndpointLimits", "ImageUnavailable", "ItemPart", "ItemView", "JudgeError", "JudgeStalled", "Measure", "Metric", "Option", "Section",
            "Source", "UnsupportedModelError", "Verdict", "benchmark_names", "card", "cards", "describe_model_folder",
-           "details_schema", "endpoint_limits", "graders", "hub_eval_problems", "judge_id", "judge_name", "judged_benchmarks",
+           "details_schema", "endpoint_limits", "endpoint_limit_problem", "compile_cache_problem", "graders", "hub_eval_problems", "judge_id", "judge_name", "judged_benchmarks",
            "make_judge", "model_families", "model_id_problem", "parse_judge_spec", "default_mode", "is_model_spec", "parse_model_spec", "public_url",
            "redact", "rescore_run", "scoring_modes", "shown_name", "sources", "thinking_budget", "thought_markers",
            "CACHE_BUCKET", "Z95", "Interval", "Paired", "paired_difference", "interval_ranks",
