@@ -8,10 +8,10 @@ org/name (the Submit tab's rule, evaluator.inputs.model_ids) or a served model's
 whose token comes from LEADERBOARD_MODEL_TOKEN only; a served run asks every benchmark by generation, and an endpoint
 that cannot run it (unreachable, token refused, unknown model) ends it at once with its one line.
 
-What was asked is checked before anything heavy loads (benchmark names, batch size, model id, modes, the judge; then
-evaluator.runs.preflight: a judge where one is needed, the model's config.json in the cache or on the Hub, a text-only
-model asked only for image benchmarks), so a command that fails on its arguments says so at once, in our words, and
-nothing about devices; a run then says once which device
+What was asked is checked before anything heavy loads (benchmark names, batch size, model id, modes, the judge, the
+--compile-cache folder of a run that would compile; then evaluator.runs.preflight: a judge where one is needed, the
+model's config.json in the cache or on the Hub, a text-only model asked only for image benchmarks), so a command that
+fails on its arguments says so at once, in our words, and nothing about devices; a run then says once which device
 it uses (a `device: ...` line, a `WARNING:` only where a GPU was expected).
 
 `compare A B` reads two results folders (results.json + details/, as `run` writes them) and prints, for each benchmark
@@ -38,7 +38,9 @@ class UsageError(ValueError):
     """A mistake in what was asked (a malformed model id, a run where nothing ran): its one line, no type name."""
 
 
-_PLAIN = ("ServedError", "ModeRefused", "JudgeStalled", "Refused")  # a served run's one-line reasons (no type name; loaded lazily)
+# one-line reasons said without their type name (loaded lazily, so known by name): a served run's, a preflight's, and
+# a compiled run's compile cache folder that cannot be used
+_PLAIN = ("ServedError", "ModeRefused", "JudgeStalled", "Refused", "CompileCacheUnusable")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,7 +79,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="tokens a thinking model may spend on its thought, on top of each benchmark's answer "
                      "budget (default: LEADERBOARD_THINKING_BUDGET, else 4096); a reply whose thought runs past it has no answer and is counted")
     run.add_argument("--compile-cache", default=None, metavar="DIR",
-                     help="keep PyTorch's compiled code in DIR for the next run (default: PyTorch's own, in /tmp)")
+                     help="keep PyTorch's compiled code in DIR for the next run (default: PyTorch's own, in /tmp); "
+                     "made only by a run that compiles, and checked before the model loads")
     run.add_argument("--images-dir", default=None, help="image download cache (default: <out>/../cache/images)")
     run.add_argument("--responses", default=None, metavar="DIR",
                      help="journal every model response in DIR/<benchmark>.jsonl as it comes, and reuse the ones "
@@ -196,6 +199,25 @@ def _check_model(model: str) -> None:
         raise UsageError(f"{problem.rstrip('.')}; no local model folder has that name either.")
 
 
+def _check_compile_cache(config) -> None:
+    """UsageError, before the model loads, when --compile-cache names no folder a run that compiles can use (one line
+    naming the setting, never the path); a run that never compiles (a served model, --device cpu, --generation-cache
+    dynamic, auto without a usable GPU) is not refused for it."""
+    if not config.compile_cache or is_model_spec(config.model) or config.generation_cache == "dynamic" \
+            or config.device == "cpu":
+        return
+    from evaluator.models.generation_cache import COMPILE_CACHE_SETTING, compile_cache_problem
+
+    problem = compile_cache_problem(config.compile_cache)
+    if problem and config.device == "auto":  # torch is asked only when the folder is bad
+        from evaluator.models.devices import cuda_usable
+
+        problem = problem if cuda_usable()[0] else None
+    if problem:
+        raise UsageError(f"--compile-cache ({COMPILE_CACHE_SETTING}) names no folder PyTorch's compile cache can use: "
+                         f"{problem}")
+
+
 def _rescore(args: argparse.Namespace) -> int:
     from evaluator.judge import make_judge, judge_name
     from evaluator.runs.rescore import rescore
@@ -245,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
             return _compare(args)
         config = _config(args)
         _check_model(config.model)
+        _check_compile_cache(config)
         from evaluator.runs import preflight  # what the configuration tells, before any model loads
 
         preflight.check(config.model, config.revision, config.benchmarks, config.judge, config.device)

@@ -7,7 +7,8 @@
 - the explorer's view of a run's questions (each card's ItemView: its item table, an opened question's parts,
   the image as the model saw it);
 - the judge for the playground and its grading (each benchmark's Grader returns a typed Verdict);
-- what submission needs to know about a model folder (its architecture, or why it cannot be evaluated), the
+- what submission needs to know about a model folder (its architecture, or why it cannot be evaluated; its
+  config.json and small JSON files read as the CLI reads them: read_model_config, read_model_json, remote_code), the
   vision-language families that run (model_families; docs/models.md is their table, FAMILIES_TABLE) and the one rule
   for a Hub model id (model_id_problem, which the CLI applies too);
 - grading a finished run again with another judge (rescore_run);
@@ -32,6 +33,7 @@ from evaluator.benchmarks.spec import (CORRECT, COUNT, DETAIL_TYPES, FRACTION, I
                                        ItemView, Measure, Metric, Option, Section, Source, Verdict)
 from evaluator.endpoints.limits import Limits as EndpointLimits
 from evaluator.endpoints.limits import limits_from_env as endpoint_limits
+from evaluator.endpoints.limits import limit_problem as endpoint_limit_problem
 from evaluator.endpoints.names import (ENDPOINT_PREFIX, MODEL_TOKEN_SETTING, Endpoint, is_model_spec,
                                       parse_model_spec, public_url, shown_name)
 from evaluator.endpoints.redaction import redact
@@ -42,8 +44,11 @@ from evaluator.metrics.intervals import ranks as interval_ranks
 from evaluator.judge import JudgeError, JudgeStalled, judge_id, judge_name, make_judge, parse_judge_spec
 from evaluator.models.base import UnsupportedModelError
 from evaluator.models.family_table import TABLE as FAMILIES_TABLE
-from evaluator.models.generation_cache import CACHE_BUCKET
+from evaluator.models.generation_cache import CACHE_BUCKET, compile_cache_problem
 from evaluator.models.generation_cache import CHOICES as GENERATION_CACHES
+from evaluator.models.model_config import UnreadableConfig, remote_code
+from evaluator.models.model_config import read_config as read_model_config
+from evaluator.models.model_config import read_json_object as read_model_json
 from evaluator.models.thinking import default_budget as thinking_budget
 from evaluator.models.thinking import find_markers as thought_markers
 from evaluator.runs.compare import QuestionScores, compare_details, paired_record, paired_scores, question_scores
@@ -55,11 +60,12 @@ __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "E
            "OUTCOMES", "PARENT_PID_ENV", "PERCENT_KINDS", "RATIO", "Card", "DetailColumn", "Grader", "HubEval",
            "EndpointLimits", "ImageUnavailable", "ItemPart", "ItemView", "JudgeError", "JudgeStalled", "Measure", "Metric", "Option", "Section",
            "Source", "UnsupportedModelError", "Verdict", "benchmark_names", "card", "cards", "describe_model_folder",
-           "details_schema", "endpoint_limits", "graders", "hub_eval_problems", "judge_id", "judge_name", "judged_benchmarks",
+           "details_schema", "endpoint_limits", "endpoint_limit_problem", "compile_cache_problem", "graders", "hub_eval_problems", "judge_id", "judge_name", "judged_benchmarks",
            "make_judge", "model_families", "model_id_problem", "parse_judge_spec", "default_mode", "is_model_spec", "parse_model_spec", "public_url",
            "redact", "rescore_run", "scoring_modes", "shown_name", "sources", "thinking_budget", "thought_markers",
            "CACHE_BUCKET", "Z95", "Interval", "Paired", "paired_difference", "interval_ranks",
-           "QuestionScores", "compare_details", "paired_record", "paired_scores", "question_scores"]
+           "QuestionScores", "compare_details", "paired_record", "paired_scores", "question_scores",
+           "UnreadableConfig", "read_model_config", "read_model_json", "remote_code"]
 
 
 def benchmark_names() -> tuple[str, ...]:

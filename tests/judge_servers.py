@@ -2,8 +2,9 @@
 
 - `ScriptedServer`: a small OpenAI-compatible chat-completions server of ours (http.server in a thread). Each request
   gets the next `Reply` from a list (the last one repeats) or from a function of the request; a reply may be a 429
-  with Retry-After, a 500, slow, streamed, or trickled a byte at a time (status line and headers included). It records every request (headers included) and the most requests
-  it ever served at once.
+  with Retry-After, a 500, slow, streamed, bytes sent as they are (a compressed body), or trickled a byte at a time
+  (status line and headers included). It records every request (headers included) and the most requests it ever
+  served at once.
 - `start_llm_katan(...)`: the `llm-katan` echo server (PyPI) as a subprocess, with its failure-injection flags.
 """
 from __future__ import annotations
@@ -32,6 +33,8 @@ class Reply:
     body: str | None = None  # a raw body instead of a chat completion
     trickle: float = 0.0  # seconds between the bytes of the answer, its status line and headers included
     trickle_after: int = 0  # bytes sent at once before the trickle starts
+    raw: bytes | None = None  # bytes sent as the body as they are (a compressed body, with its Content-Encoding)
+    content_type: str = "application/json"  # the Content-Type of a `body` or `raw` reply
 
 
 class _Trickle:
@@ -119,13 +122,14 @@ class ScriptedServer:
                         server._inflight -= 1
 
             def _answer(self, reply: Reply, body: dict):
-                if reply.status != 200 or reply.body is not None:
-                    data = (reply.body if reply.body is not None
-                            else json.dumps({"error": {"message": f"scripted {reply.status}"}})).encode()
+                if reply.status != 200 or reply.body is not None or reply.raw is not None:
+                    data = reply.raw if reply.raw is not None else (
+                        reply.body if reply.body is not None
+                        else json.dumps({"error": {"message": f"scripted {reply.status}"}})).encode()
                     self.send_response(reply.status)
                     for key, value in reply.headers.items():
                         self.send_header(key, value)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", reply.content_type)
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)

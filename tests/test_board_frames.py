@@ -219,3 +219,29 @@ def test_numbers_read_like_the_percentages_beside_them():
     lave = view_text(raw, S, "lave").iloc[0]
     assert lave["LAVE CIDEr"] == "0.0" and lave["Params (B)"] == "<0.01" and lave["LAVE unrated (count)"] == "0"
     assert view_text(raw, S, "reform").iloc[0]["ReForm instability"] == "0.0"
+
+
+def test_run_details_cut_long_text_values():
+    """Issue 61, Also: a run with a 1 MB generation_path made Run details 1.7M characters. A text cell now holds at
+    most TEXT_CHARS characters ("…" where cut), in every view and in the board table's data and display alike; the
+    raw frame (and leaderboard.parquet) keeps the value whole."""
+    from leaderboard.board.frames import TEXT_CHARS, board_frame
+    from leaderboard.board.views import shown_rows
+
+    res = result("org/long")
+    res["run"].update({"generation_path": "static-" + "x" * 1_000_000, "attention": "<b>" * 50_000,
+                       "versions": {"torch": "2." + "9" * 100_000, "transformers": "line\n" * 20_000},
+                       "hardware": {"gpu_name": "H" * 5_000}, "dtype": "float32"})
+    raw = leaderboard_frame([res], S)
+    assert len(raw.loc[0, "generation_path"]) > 1_000_000  # the data stays whole; only its view is cut
+    view = S.view("runs")
+    [row] = view_text(raw, S, "runs").to_dict("records")
+    assert sum(len(str(v)) for v in row.values()) < 20 * TEXT_CHARS, {k: len(str(v)) for k, v in row.items()}
+    for label in ("Generation", "Attention", "torch", "transformers", "GPU"):
+        assert len(row[label]) == TEXT_CHARS and row[label].endswith("…"), label
+    assert row["Generation"].startswith("static-xxx") and row["Device"] == "cpu"  # a short value is as it was
+    table = board_table(board_frame(shown_rows(raw, S, view).rows, S, view), S)
+    assert len(str(table)) < 40 * TEXT_CHARS
+    shown = dict(zip(table["headers"], table["metadata"]["display_value"][0]))
+    data = dict(zip(table["headers"], table["data"][0]))
+    assert shown["Generation"] == data["Generation"] == row["Generation"]

@@ -147,6 +147,35 @@ def test_what_the_configuration_tells_is_said_before_any_model_loads(tiny_llama,
     assert "the families table, docs/models.md, lists the families that run" in said[3].stderr
 
 
+def test_a_bad_compile_cache_is_refused_before_a_compiled_run_and_never_touched_by_a_cpu_run(tiny_llava, tmp_path):
+    """Round 4: a file, or a path under a file, as the compile cache failed every run with FileExistsError and the
+    machine's path, CPU runs on the dynamic path too. Now a run that would compile (--device cuda) is refused before
+    the model loads, in one line naming the setting and no path; a CPU run (cpu, or auto without a GPU, as the worker
+    asks) runs and neither makes nor touches the folder."""
+    (tmp_path / "loop-a").symlink_to(tmp_path / "loop-b")
+    (tmp_path / "loop-b").symlink_to(tmp_path / "loop-a")
+    (tmp_path / "a-file").write_text("not a folder")
+    model = ["--model", tiny_llava.repo_id, "--revision", tiny_llava.sha, "--benchmarks", "cure", "--limit", "1"]
+    refused = {tmp_path / "a-file": "it is a file, not a folder",
+               tmp_path / "a-file" / "torch-compile": "a part of its path is a file, not a folder",
+               tmp_path / "loop-a": "its path goes round a loop of symbolic links"}
+    ran = [("cpu", tmp_path / "a-file"), ("auto", tmp_path / "loop-a"), ("cpu", tmp_path / "never" / "made")]
+    said = evaluator_many([["run", *model, "--device", "cuda", "--compile-cache", str(folder), "--out",
+                            str(tmp_path / "refused")] for folder in refused] +
+                          [["run", *model, "--device", device, "--compile-cache", str(folder), "--out",
+                            str(tmp_path / f"out-{n}")] for n, (device, folder) in enumerate(ran)],
+                          tmp_path / "said.json")
+    for (folder, why), done in zip(refused.items(), said):
+        assert done.returncode == 1 and done.stderr.splitlines() == [
+            f"error: --compile-cache (LEADERBOARD_COMPILE_CACHE) names no folder PyTorch's compile cache can use: "
+            f"{why}"], (folder, done.stderr[-2000:])
+        assert "device:" not in done.stdout, done.stdout  # said before a device is chosen, nothing loaded
+    for n, done in enumerate(said[len(refused):]):
+        assert done.returncode == 0, (ran[n], done.stderr[-2000:])
+        assert "generation: dynamic" in done.stdout and (tmp_path / f"out-{n}" / "results.json").is_file()
+    assert (tmp_path / "a-file").read_text() == "not a folder" and not (tmp_path / "never").exists()
+
+
 def test_compare_prints_the_paired_difference_and_refuses_a_missing_folder(tmp_path):
     """`python -m evaluator compare A B` as a process: a header, one line per benchmark both have (A - B on the
     questions both scored, worked out by hand in tests/test_compare_runs.py), and one `error:` line with exit code 2

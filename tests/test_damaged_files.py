@@ -57,6 +57,13 @@ DAMAGE = {
     "another request's record": (json.dumps(GOOD.to_dict()).encode(), "not the one its path names"),
     "nested JSON": (NESTED, "JSON nested deeper than 64 levels"),
     "oversized": (OVERSIZED_REQUEST, f"over the {MAX_JSON_BYTES}-byte limit"),
+    # issue 61, point 2: an action's time is checked like the record's own (a far-future one would be counted by
+    # the daily limits until then)
+    "an action at no time": (_record(actions=[{"action": "hide", "by": "a", "at": "soon", "reason": "r"}]),
+                             "actions[0].at 'soon' is not a time"),
+    "an action dated 2999": (_record(actions=[{"action": "cancel", "by": "a", "at": "2999-01-01T00:00:00+00:00"}]),
+                             "actions[0].at (2999-01-01T00:00:00+00:00) is in the future"),
+    "an action that is not one": (_record(actions=["cancel"]), "actions[0] is not an action"),
 }
 
 

@@ -324,9 +324,9 @@ def test_a_job_on_a_gpu_flavor_runs_with_cuda():
 
 @pytest.mark.slow  # Jobs on the loopback Hub
 def test_every_job_mounts_the_cache_bucket_and_keeps_its_compile_cache_there(hub, world):
-    """With LEADERBOARD_JOBS_CACHE_BUCKET each Job mounts that bucket read-write and its evaluator keeps PyTorch's
-    compile cache in it, so the next Job finds it; a bucket that does not exist sends the request back PENDING with
-    the Hub's reason and starts nothing."""
+    """With LEADERBOARD_JOBS_CACHE_BUCKET each Job mounts that bucket read-write and its evaluator is told to keep
+    PyTorch's compile cache in it, so the next Job finds it (made only by a Job that compiles: a GPU's); a bucket
+    that does not exist sends the request back PENDING with the Hub's reason and starts nothing."""
     settings, store, dispatcher, folder = world
     bucket = f"{ORG}/compile-cache-{uuid.uuid4().hex[:6]}"
     missing = Dispatcher(replace(settings, jobs_cache_bucket=f"{ORG}/no-such-bucket"), store, dispatcher.api)
@@ -343,7 +343,8 @@ def test_every_job_mounts_the_cache_bucket_and_keeps_its_compile_cache_there(hub
     job = next(j for j in hub.jobs if j.labels.get(hf_jobs.LABEL_REQUEST) == hf_jobs.request_label(refused.key))
     assert job.volumes == [{"type": "bucket", "source": bucket, "mountPath": hf_jobs.JOB_CACHE_MOUNT}]
     assert job.env["LEADERBOARD_COMPILE_CACHE"] == "/leaderboard-cache/torch-compile"
-    assert (hub.runner.mount_folder(job.volumes[0]) / "torch-compile").is_dir()  # the evaluator put its cache there
+    mounted = hub.runner.mount_folder(job.volumes[0])  # the bucket, as the Job saw it at /leaderboard-cache
+    assert mounted.is_dir() and not (mounted / "torch-compile").exists()  # a CPU Job never compiles: nothing made
     plain = hf_jobs.job_env(settings)  # no bucket: the Job's own home, never the Space's folder
     assert plain["LEADERBOARD_COMPILE_CACHE"] == "" and hf_jobs.job_volumes(settings) is None
 

@@ -337,3 +337,27 @@ def test_the_button_is_greyed_out_with_its_reason_where_it_can_only_refuse(setti
     queue.save(store, served)
     said = proposals.propose(settings.with_(hf_token=""), store, served.key, ADA).message
     assert "served endpoint" in said and "HF_TOKEN" not in said, said
+
+
+BAD_TIMES = {"garbage text": "next tuesday", "a number": 1_700_000_000, "a list": ["2026-01-01T00:00:00+00:00"],
+             "the year 2999": "2999-01-01T00:00:00+00:00"}
+
+
+@pytest.mark.parametrize("at", list(BAD_TIMES.values()), ids=list(BAD_TIMES))
+def test_a_proposal_record_at_a_time_that_cannot_be_is_damage_never_an_error(hub, space, store, tmp_path, space_hub,
+                                                                            at):
+    """Issue 61, point 2: another run's request holding three propose records at garbage, a number, a list or 2999
+    made every proposal raise (ValueError, TypeError), or held the daily limits for ever; now that request is a
+    damaged file, listed with its reason and counted for nothing, and the proposal is opened."""
+    model, request = _published(hub, space, store, tmp_path)
+    other = queue.Request(model="acme/other", revision="d" * 40, status=queue.FINISHED)
+    records = [{"action": "propose", "by": ADA.name, "at": at, "reason": "", "opened": True,
+                "url": f"{hub.url}/acme/other/discussions/{n}"} for n in (1, 2, 3)]
+    store.write_bytes(other.path, json.dumps({**other.to_dict(), "actions": records}).encode())
+    answer = proposals.propose(space.with_(eval_prs_per_day=3), store, request.key, ADA, hub=space_hub)
+    assert answer.opened, answer.message
+    listed = dict(store.damaged.listing())
+    assert list(listed) == [other.path] and "actions[0].at" in listed[other.path], listed
+    assert len(_pull_requests(hub, model)) == 1
+    again = proposals.propose(space, store, other.key, ADA, hub=space_hub)  # the damaged run itself: one sentence
+    assert not again.opened and "damaged" in again.message

@@ -2,6 +2,7 @@
 (written from the declarations by tools/settings_table.py)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,119 @@ def test_the_deploying_pages_settings_table_is_the_codes():
     assert len(code.splitlines()) == len(declared()) + 2  # a header, a rule, one row per setting
     judge = "| `LEADERBOARD_JUDGE` | (empty) | judge spec: `local:<id or dir>` or `endpoint:<base url>\\|<model>` |"
     assert judge in code  # a | inside a cell is escaped
+
+
+# -- round 4: settings checked before they are used -------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, value", [(name, value) for name in ("LEADERBOARD_ENDPOINT_DEADLINE",
+                                                                    "LEADERBOARD_ENDPOINT_MAX_REPLY_MB")
+                                         for value in ("1e308", "inf", "nan", "-1", "0")] +
+                         [("LEADERBOARD_ENDPOINT_DEADLINE", "86401"), ("LEADERBOARD_ENDPOINT_MAX_REPLY_MB", "1025"),
+                          ("LEADERBOARD_ENDPOINT_MAX_REPLY_MB", "0.0009")])
+def test_an_endpoint_limit_that_is_no_sane_number_is_refused_by_the_space_and_the_cli_alike(name, value):
+    """`1e308` passed the Space's start (0 < value < inf) and every served run then ended with `OverflowError: cannot
+    convert float infinity to integer`. One check, the evaluator's, answers both doors with the same one line."""
+    from evaluator import api
+
+    with pytest.raises(ValueError) as space:
+        Settings.from_env({name: value})
+    with pytest.raises(ValueError) as cli:
+        api.endpoint_limits({name: value})
+    for said in (str(space.value), str(cli.value)):
+        assert said.startswith(f"{name} must be a number of ") and "\n" not in said, said
+    rule = str(cli.value).rsplit(", not ", 1)[0]
+    assert str(space.value).rsplit(", not ", 1)[0] == rule and ("86400 (a day)" in rule or "0.001 to 1024" in rule)
+
+
+def test_the_endpoint_limits_bounds_are_accepted_by_both_doors():
+    from evaluator import api
+
+    bounds = {"LEADERBOARD_ENDPOINT_DEADLINE": "86400", "LEADERBOARD_ENDPOINT_MAX_REPLY_MB": "1024"}
+    settings = Settings.from_env(bounds)
+    assert (settings.endpoint_deadline, settings.endpoint_max_reply_mb) == (86400, 1024)
+    assert all(api.endpoint_limit_problem(name, value) is None for name, value in bounds.items())
+    limits = api.endpoint_limits(bounds)
+    assert limits.deadline == 86400 and limits.max_reply_bytes == 1024 ** 3
+    assert api.endpoint_limits({"LEADERBOARD_ENDPOINT_MAX_REPLY_MB": "0.001"}).max_reply_bytes == 1048
+
+
+HOSTILE_BUCKETS = ["a b/c", "../x", "a/..", "a/b?x=1", "a/<img src=x>", "-a/b", "o" * 500 + "/cache", "ünï/cödé",
+                   "a\x1b[2J/b", "cache", "a/b/c", "/cache", "org/", "org/cache.git", "org/-cache"]
+
+
+@pytest.mark.parametrize("bucket", HOSTILE_BUCKETS)
+def test_a_cache_bucket_must_be_a_name_a_hub_bucket_can_have(bucket):
+    """The start check asked for one `/` and non-blank parts, and passed anything else verbatim into every Job's
+    volume. Now both parts follow the Hub's naming rule (the model ids' one), refused in one line that quotes at
+    most 40 characters of the value, escaped."""
+    with pytest.raises(ValueError) as caught:
+        Settings.from_env({"LEADERBOARD_JOBS_CACHE_BUCKET": bucket})
+    said = str(caught.value)
+    assert said.startswith("LEADERBOARD_JOBS_CACHE_BUCKET names a Hub storage bucket as <owner>/<name>, not "), said
+    assert said.isprintable() and len(said) < 300 and "o" * 41 not in said, said
+
+
+def test_a_cache_bucket_the_hub_could_have_is_accepted_and_no_longer_name():
+    for bucket in ("org/cache", "Org-1/compile.cache_2", "a/" + "b" * 96):
+        assert Settings.from_env({"LEADERBOARD_JOBS_CACHE_BUCKET": bucket}).jobs_cache_bucket == bucket
+    with pytest.raises(ValueError, match="LEADERBOARD_JOBS_CACHE_BUCKET"):
+        Settings.from_env({"LEADERBOARD_JOBS_CACHE_BUCKET": "a/" + "b" * 97})
+
+
+def bad_compile_caches(tmp_path: Path) -> dict[str, Path]:
+    """A symlink loop, a file, a path under a file and a folder inside a loop."""
+    (tmp_path / "loop-a").symlink_to(tmp_path / "loop-b")
+    (tmp_path / "loop-b").symlink_to(tmp_path / "loop-a")
+    (tmp_path / "a-file").write_text("not a folder")
+    return {"a loop": tmp_path / "loop-a", "a file": tmp_path / "a-file",
+            "under a file": tmp_path / "a-file" / "torch-compile", "inside a loop": tmp_path / "loop-a" / "cache"}
+
+
+def test_a_compile_cache_that_cannot_be_a_folder_is_refused_at_start(tmp_path):
+    """A symlink loop raised RuntimeError in worker_command after the request was claimed; a file, or a path under
+    one, failed every run with FileExistsError and the machine's path. Now the Space's start refuses each with one
+    line naming the variable, without the path; a folder that can be made is accepted, and not made."""
+    for what, folder in bad_compile_caches(tmp_path).items():
+        with pytest.raises(ValueError) as caught:
+            Settings.from_env({"LEADERBOARD_COMPILE_CACHE": str(folder)})
+        said = str(caught.value)
+        assert said.startswith("LEADERBOARD_COMPILE_CACHE names no folder PyTorch's compile cache can use: "), what
+        assert str(tmp_path) not in said and "\n" not in said, said
+    for good in (tmp_path, tmp_path / "new" / "torch-compile"):
+        assert Settings.from_env({"LEADERBOARD_COMPILE_CACHE": str(good)}).compile_cache == good
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_compile_cache_gone_bad_after_start_never_stops_the_worker_and_fails_only_a_compiled_run(tmp_path,
+                                                                                                  monkeypatch):
+    """Bad since the start: the worker's command is still built (no RuntimeError after the claim); a run on the
+    dynamic path never touches the folder; one on the compiled path fails with one line naming the setting, no path."""
+    import evaluator.models
+    from evaluator.models.generation_cache import COMPILED, DYNAMIC, CompileCacheUnusable
+    from evaluator.runs.runner import RunConfig, load_run_model
+    from leaderboard.running.evaluator_process import worker_command
+
+    class Loaded:
+        dtype, has_vision, generation_path = "float32", False, DYNAMIC
+
+    monkeypatch.setattr(evaluator.models, "load_model", lambda *args, **kwargs: Loaded)
+    for name in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):  # unset here, and as they were after the test
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    for what, folder in bad_compile_caches(tmp_path).items():
+        command = worker_command(Settings().with_(compile_cache=folder), tmp_path / "r.json", tmp_path / "out")
+        assert command[command.index("--compile-cache") + 1] == str(folder), what
+        config = RunConfig(model="org/model", device="cpu", compile_cache=folder)
+        Loaded.generation_path = DYNAMIC
+        assert load_run_model(config, [])[0] is Loaded and "TORCHINDUCTOR_CACHE_DIR" not in os.environ
+        Loaded.generation_path = COMPILED
+        with pytest.raises(CompileCacheUnusable) as caught:
+            load_run_model(config, [])
+        said = str(caught.value)
+        assert said.startswith("the compile cache folder (--compile-cache, LEADERBOARD_COMPILE_CACHE) cannot be "
+                               "used: "), (what, said)
+        assert str(tmp_path) not in said and "Error" not in said, said
+    assert (tmp_path / "a-file").read_text() == "not a folder"
+    made = tmp_path / "made" / "torch-compile"
+    load_run_model(RunConfig(model="org/model", device="cpu", compile_cache=made), [])
+    assert made.is_dir() and os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(made / "inductor")

@@ -4,6 +4,7 @@
 - chat_client.py: one chat-completions endpoint through the `openai` client, every call within the limits.
 - limits.py: those limits, a deadline for the whole call and a cap on the answer's bytes, read from the settings.
 - bounded_http.py: the HTTP client under chat_client.py that enforces them on every socket operation.
+- decoding.py: a compressed answer's Content-Encoding undone under the cap, or refused with one line.
 - redaction.py: the one redactor that keeps tokens and other secrets out of text that is stored, shown or logged.
 
 Imports nothing of the evaluator outside this room. Two modules build a ChatClient and so reach an endpoint:

@@ -7,6 +7,11 @@ timeout that the deadline caused, fails at once with LimitMissed, and every byte
 bound lives in the network layer the HTTP client's connection pool uses (`httpcore2`), so nothing above it (headers,
 body, server-sent events) can get round it. LimitMissed is an `openai.OpenAIError`, which the `openai` client passes
 on at once instead of asking again: a call past its deadline or cap has nothing left to try with.
+
+A compressed body is bounded by what it decodes to as well: the transport asks for the codings
+evaluator.endpoints.decoding undoes under a count, decodes the body there (the HTTP client sees it uncompressed), and
+every decoded byte counts against a second allowance of the same cap; a reply in any other coding is refused with one
+line before its body is read (that module says why this and not the HTTP client's own decoding).
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ import httpcore2
 import httpx2
 import openai
 
+from evaluator.endpoints.decoding import ASKED, REFUSED_ENCODING, codings, decoded, refusal
 from evaluator.endpoints.limits import DEADLINE, TOO_LARGE, Limits
 
 _WRITE_PIECE = 64 * 1024  # bytes sent per socket write, each under what is left of the deadline
@@ -29,13 +35,16 @@ class LimitMissed(openai.OpenAIError):
 
 
 class Budget:
-    """What is left to one call: time before its deadline, bytes before its cap; `missed` says which ran out."""
+    """What is left to one call: time before its deadline, bytes before its cap (those read, and those decoded from
+    a compressed body); `missed` says which ran out, or REFUSED_ENCODING for a reply in a coding that was refused."""
 
     def __init__(self, limits: Limits):
         self.limits = limits
         self.deadline = time.monotonic() + limits.deadline
         self.bytes_left = limits.max_reply_bytes
+        self.decoded_left = limits.max_reply_bytes
         self.missed: str | None = None
+        self._refusal = ""
 
     def expired(self) -> bool:
         return time.monotonic() >= self.deadline
@@ -44,6 +53,8 @@ class Budget:
         """The one-line reason when the call ran out of time or bytes, else None."""
         if self.missed is None and self.expired():
             self.missed = DEADLINE
+        if self.missed == REFUSED_ENCODING:
+            return self._refusal
         return self.limits.missed(self.missed) if self.missed else None
 
     def timeout(self, given: float | None) -> float:
@@ -61,6 +72,17 @@ class Budget:
         if self.bytes_left < 0:
             self.missed = TOO_LARGE
             raise LimitMissed(self.limits.missed(TOO_LARGE))
+
+    def count_decoded(self, produced: int) -> None:
+        self.decoded_left -= produced
+        if self.decoded_left < 0:
+            self.missed = TOO_LARGE
+            raise LimitMissed(self.limits.missed(TOO_LARGE))
+
+    def refuse(self, reason: str) -> LimitMissed:
+        """What a reply whose coding is refused becomes (`reason`: the one line)."""
+        self.missed, self._refusal = REFUSED_ENCODING, reason
+        return LimitMissed(reason)
 
     def timed_out(self, error: Exception) -> Exception:
         """What a socket timeout becomes: LimitMissed when it was the deadline's, else the timeout itself."""
@@ -161,8 +183,28 @@ class _BoundedBackend(httpcore2.NetworkBackend):
         self._inner.sleep(seconds)
 
 
+def _count_decoded(produced: int) -> None:
+    budget = _CURRENT.get()
+    if budget is not None:
+        budget.count_decoded(produced)
+
+
+class _DecodedBody(httpx2.SyncByteStream):
+    """A compressed body, decoded as it is read, every decoded byte counted under the current call's Budget."""
+
+    def __init__(self, raw: httpx2.SyncByteStream, applied: list[str]):
+        self._raw, self._applied = raw, applied
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from decoded(self._raw, self._applied, _count_decoded)
+
+    def close(self) -> None:
+        self._raw.close()
+
+
 class _BoundedTransport(httpx2.HTTPTransport):
-    """httpx2's own transport (HTTP/1.1, TLS verified as usual) over a pool whose connections are bounded."""
+    """httpx2's own transport (HTTP/1.1, TLS verified as usual) over a pool whose connections are bounded; it asks
+    for the codings it decodes itself, under the cap, and hands the client each body uncompressed."""
 
     def __init__(self):
         super().__init__()
@@ -171,6 +213,22 @@ class _BoundedTransport(httpx2.HTTPTransport):
             ssl_context=httpx2.create_ssl_context(), max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
             network_backend=_BoundedBackend())
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        request.headers["Accept-Encoding"] = ASKED
+        response = super().handle_request(request)
+        applied = codings(response.headers.get_list("content-encoding"))
+        if not applied:
+            return response
+        refused = refusal(applied)
+        if refused:
+            response.close()
+            budget = _CURRENT.get()
+            raise budget.refuse(refused) if budget is not None else LimitMissed(refused)
+        headers = [(name, value) for name, value in response.headers.multi_items()
+                   if name.lower() not in ("content-encoding", "content-length")]  # they say what was on the wire
+        return httpx2.Response(response.status_code, headers=headers, stream=_DecodedBody(response.stream, applied),
+                               extensions=response.extensions)
 
 
 def http_client() -> httpx2.Client:

@@ -13,6 +13,8 @@ sent.
 Every call runs under evaluator.endpoints.limits: a deadline for the whole call (its retries included) and a cap on
 the bytes of the answer (LEADERBOARD_ENDPOINT_DEADLINE, LEADERBOARD_ENDPOINT_MAX_REPLY_MB). A call that misses
 either fails at once with a ChatError whose `limit` says which (a streamed answer, read after the call returned, too).
+A compressed answer counts what it decodes to, and one in a coding that was not asked for is refused with one line
+(evaluator.endpoints.decoding).
 """
 from __future__ import annotations
 
@@ -46,7 +48,8 @@ class NotACompletion(Exception):
 class ChatError(RuntimeError):
     """A call that never gave a chat completion (after its retries, for retryable failures). status: the HTTP status
     of the last answer (None: no answer, a timeout, or a 200 that was no completion); limit: the endpoint limit the
-    call missed (evaluator.endpoints.limits.DEADLINE or TOO_LARGE), else None. The message never holds a token."""
+    call missed (evaluator.endpoints.limits.DEADLINE or TOO_LARGE, or evaluator.endpoints.decoding.REFUSED_ENCODING
+    for an answer in a coding that was not asked for), else None. The message never holds a token."""
 
     def __init__(self, message: str, attempts: int = 1, status: int | None = None, answer: str = "",
                  limit: str | None = None):

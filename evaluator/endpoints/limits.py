@@ -48,23 +48,49 @@ class Limits:
                 "not asked again")
 
 
-def _number(environ: Mapping[str, str], name: str, default: float, unit: str) -> float:
+# the sane ranges (inclusive upper bounds): a call past a day is a hang, never a slow answer (a whole run stops at
+# LEADERBOARD_MAX_RUN_SECONDS, 6 hours by default); a reply is held whole in memory (the Playground's judge in the
+# Space's own process) and a chat completion is a few kB, a streamed one some hundred kB, so 1024 MB is far beyond any
+# real answer and 0.001 MB (1048 bytes) below none
+MAX_DEADLINE_S = 86400.0
+MIN_REPLY_MB, MAX_REPLY_MB = 0.001, 1024.0
+
+
+def limit_problem(name: str, value: float | str) -> str | None:
+    """Why `value` (a number, or the variable's text) is no usable LEADERBOARD_ENDPOINT_DEADLINE (seconds, above 0
+    and at most MAX_DEADLINE_S) or LEADERBOARD_ENDPOINT_MAX_REPLY_MB (MIN_REPLY_MB to MAX_REPLY_MB): one line naming
+    the variable, quoting at most 40 characters of the value; None when it is usable. The one check of both, for the
+    Space's start (through evaluator.api) and for the evaluator (limits_from_env)."""
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        number = float("nan")
+    if name == DEADLINE_SETTING:
+        if 0 < number <= MAX_DEADLINE_S:
+            return None
+        rule = f"a number of seconds above 0 and at most {MAX_DEADLINE_S:.0f} (a day)"
+    elif MIN_REPLY_MB <= number <= MAX_REPLY_MB:
+        return None
+    else:
+        rule = f"a number of megabytes from {MIN_REPLY_MB:g} to {MAX_REPLY_MB:.0f}"
+    return f"{name} must be {rule}, not {text[:40]!r}"
+
+
+def _number(environ: Mapping[str, str], name: str, default: float) -> float:
     text = (environ.get(name) or "").strip()
     if not text:
         return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0 or value == float("inf"):
-        raise ValueError(f"{name} must be a number of {unit} above 0, got {text[:40]!r}")
-    return value
+    problem = limit_problem(name, text)
+    if problem:
+        raise ValueError(problem)
+    return float(text)
 
 
 def limits_from_env(environ: Mapping[str, str] | None = None) -> Limits:
     """The limits LEADERBOARD_ENDPOINT_DEADLINE and LEADERBOARD_ENDPOINT_MAX_REPLY_MB set (their defaults when unset);
-    ValueError with one line naming the variable when one is not a positive number."""
+    ValueError with one line naming the variable when one is out of its range (limit_problem)."""
     environ = os.environ if environ is None else environ
-    deadline = _number(environ, DEADLINE_SETTING, DEFAULT_DEADLINE_S, "seconds")
-    megabytes = _number(environ, MAX_REPLY_SETTING, DEFAULT_MAX_REPLY_MB, "megabytes")
+    deadline = _number(environ, DEADLINE_SETTING, DEFAULT_DEADLINE_S)
+    megabytes = _number(environ, MAX_REPLY_SETTING, DEFAULT_MAX_REPLY_MB)
     return Limits(deadline, max(1, int(megabytes * MB)))

@@ -3,7 +3,8 @@
 base.py holds the interface; transformers_adapter.py the one adapter, with families.py (every family it runs, one
 declaration each: prompt style, option scoring, image features, static cache), family_table.py (every image-text-to-text
 type of transformers: runs, or why not), prompts.py (prompt styles), image_settings.py (the processor's own resolution
-settings, recorded), architectures.py (which model folders run), devices.py (device, dtype, batch size), scoring.py and batched_scoring.py
+settings, recorded), architectures.py (which model folders run; model_config.py reads their config.json as
+untrusted data), devices.py (device, dtype, batch size), scoring.py and batched_scoring.py
 (option scoring), sampling.py (each sampled row from its own seed) and generation_cache.py (the dynamic or static KV
 cache, compiled on CUDA); served.py is the adapter for a model behind an endpoint.
 

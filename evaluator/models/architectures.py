@@ -1,8 +1,8 @@
 """Which architectures run: the facts of a model folder's config.json (architecture, model_type, has_vision), read
-without loading weights, and the refusal of remote code and of families this leaderboard does not run."""
+without loading weights (model_config.read_config: a hostile file is "unreadable config.json: <reason>"), and the
+refusal of remote code (an auto_map at any depth) and of families this leaderboard does not run."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from functools import lru_cache
 from typing import Any
@@ -10,6 +10,7 @@ from typing import Any
 from evaluator.models.base import UnsupportedModelError
 from evaluator.models.families import FAMILIES
 from evaluator.models.family_table import TABLE, refusal
+from evaluator.models.model_config import named, quoted, read_config, remote_code
 
 
 def _not_text_generators() -> set[str]:
@@ -34,37 +35,34 @@ def describe_model_folder(folder: Path | str) -> dict[str, Any]:
     config_file = Path(folder) / "config.json"
     if not config_file.is_file():
         raise UnsupportedModelError(f"no config.json in {folder}")
-    try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UnsupportedModelError(f"unreadable config.json: {exc}") from exc
-    if not isinstance(config, dict):
-        raise UnsupportedModelError("unreadable config.json: not a JSON object")
+    config = read_config(config_file)  # UnreadableConfig: "unreadable config.json: <reason>"
     model_type = config.get("model_type")
     architectures = config.get("architectures") or []
-    architecture = architectures[0] if architectures and isinstance(architectures[0], str) else model_type
-    if config.get("auto_map"):
-        raise UnsupportedModelError(f"model {architecture or '?'} needs remote code (config has auto_map), "
-                                    "which this leaderboard never runs")
-    if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING_NAMES:
-        raise UnsupportedModelError(f"unsupported architecture {architecture or model_type or '?'} "
-                                    f"(model_type {model_type!r} is unknown to transformers)")
+    architecture = architectures[0] if architectures else model_type
+    shown = named(architecture or model_type or "?")  # a hostile name is quoted, cut and escaped
+    code = remote_code(config)
+    if code:
+        raise UnsupportedModelError(f"model {shown} needs remote code (config.json has {code}), which this "
+                                    "leaderboard never runs")
+    if model_type not in CONFIG_MAPPING_NAMES:
+        raise UnsupportedModelError(f"unsupported architecture {shown} (model_type {quoted(model_type)} is unknown to "
+                                    "transformers)")
     if model_type in FAMILIES:
-        text_config = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+        text_config = config.get("text_config") or {}
         text_type = text_config.get("model_type")
         if text_type in _not_text_generators() or text_config.get("is_encoder_decoder"):
             # e.g. BLIP-2 / InstructBLIP with Flan-T5: generation slices and option scoring assume a decoder-only LM
-            raise UnsupportedModelError(f"unsupported architecture {architecture} with the encoder-decoder language "
-                                        f"model {text_type!r}: only decoder-only language models are run")
+            raise UnsupportedModelError(f"unsupported architecture {shown} with the encoder-decoder language "
+                                        f"model {quoted(text_type)}: only decoder-only language models are run")
         return {"architecture": architecture, "model_type": model_type, "has_vision": True}
     if model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
         category, detail = refusal(model_type)
-        raise UnsupportedModelError(f"unsupported architecture {architecture} (model_type {model_type!r}): "
+        raise UnsupportedModelError(f"unsupported architecture {shown} (model_type {model_type!r}): "
                                     f"{category}{f' ({detail})' if detail else ''}; the families table, {TABLE}, "
                                     "lists the families that run and why others do not")
     if (model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES or model_type in _not_text_generators()
             or config.get("is_encoder_decoder")):
-        raise UnsupportedModelError(f"unsupported architecture {architecture} (model_type {model_type!r} is "
+        raise UnsupportedModelError(f"unsupported architecture {shown} (model_type {model_type!r} is "
                                     "neither a decoder-only causal language model nor a vision-language family that "
                                     f"runs here; the families table, {TABLE}, lists those that do)")
     return {"architecture": architecture, "model_type": model_type, "has_vision": False}

@@ -18,7 +18,8 @@ transformers itself does not compile into one graph (Idefics3, SmolVLM, PaliGemm
 whose declaration says its static cache does not run (families.Family.static_cache) never takes it (for_device).
 
 Compiled code is kept for the next process in PyTorch's own caches (inductor's FX-graph and autotuning caches,
-Triton's kernels) under a folder of the run's home (use_compile_cache), so a second run's warm-up is shorter.
+Triton's kernels) under a folder of the run's home (use_compile_cache), so a second run's warm-up is shorter; that
+folder is made only by a run that compiles (compile_cache_problem says why one cannot be used, never its path).
 """
 from __future__ import annotations
 
@@ -62,13 +63,52 @@ def cache_length(prompt_tokens: int, new_tokens: int, bucket: int = CACHE_BUCKET
     return max(bucket, math.ceil((prompt_tokens + new_tokens) / bucket) * bucket)
 
 
+COMPILE_CACHE_SETTING = "LEADERBOARD_COMPILE_CACHE"  # the Space's setting; the CLI's --compile-cache
+
+
+class CompileCacheUnusable(ValueError):
+    """The compile cache's folder cannot be used: one line naming the setting, never the folder's path."""
+
+
+def compile_cache_problem(folder: Path | str) -> str | None:
+    """Why `folder` cannot hold the compile caches, in a few words that never hold its path: a file, a path through a
+    file, a loop of symbolic links, not writable; None when it is a folder or can be made. Nothing is created."""
+    try:
+        path = Path(os.path.abspath(Path(folder).expanduser()))
+        try:
+            path = path.resolve()
+        except RuntimeError:  # Python < 3.13 says a loop so; 3.13 raises OSError (ELOOP)
+            return "its path goes round a loop of symbolic links"
+        if path.is_dir():
+            return None if os.access(path, os.W_OK | os.X_OK) else "it is a folder this process may not write in"
+        if path.exists() or path.is_symlink():
+            return "it is a file, not a folder"
+        above = path.parent
+        while not above.exists() and above != above.parent:
+            above = above.parent
+        if not above.is_dir():
+            return "a part of its path is a file, not a folder"
+        return None if os.access(above, os.W_OK | os.X_OK) else "it cannot be made: no right to write where it goes"
+    except (OSError, ValueError) as exc:
+        return f"it cannot be read ({getattr(exc, 'strerror', None) or 'not a path'})"
+
+
 def use_compile_cache(folder: Path | str | None) -> Path | None:
     """Keep PyTorch's compile caches under `folder` (inductor's and Triton's), unless they were pointed elsewhere
-    already; the folder used, or None when none is given. Call before anything compiles."""
+    already; the folder used, or None when none is given. Call on the compiled path only, before anything compiles:
+    the folder is made here. CompileCacheUnusable (naming the setting) when it cannot be."""
     if not folder:
         return None
-    root = Path(folder).expanduser().resolve()
-    root.mkdir(parents=True, exist_ok=True)
+    problem = compile_cache_problem(folder)
+    if problem is None:
+        try:
+            root = Path(folder).expanduser().resolve()
+            root.mkdir(parents=True, exist_ok=True)
+        except (OSError, RuntimeError) as exc:  # made a file, or a loop, since the check
+            problem = f"it cannot be made ({getattr(exc, 'strerror', None) or 'a loop of symbolic links'})"
+    if problem:
+        raise CompileCacheUnusable(f"the compile cache folder (--compile-cache, {COMPILE_CACHE_SETTING}) cannot be "
+                                   f"used: {problem}")
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(root / "inductor"))
     os.environ.setdefault("TRITON_CACHE_DIR", str(root / "triton"))
     return Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).parent

@@ -250,9 +250,10 @@ def served_options(config: RunConfig, benchmarks: list[Benchmark]) -> RunConfig:
 
 def load_run_model(config: RunConfig, benchmarks: list[Benchmark]):
     """The run's model and why the CPU was used (None otherwise): a served model, probed (an endpoint that cannot
-    run the evaluation ends the run here, before any benchmark), or the model loaded in-process on the device."""
+    run the evaluation ends the run here, before any benchmark), or the model loaded in-process on the device; the
+    compile cache's folder is made (and a bad one fails the run, naming the setting) only for the compiled path."""
     from evaluator.models.devices import device_notice, resolve_device
-    from evaluator.models.generation_cache import use_compile_cache
+    from evaluator.models.generation_cache import COMPILED, use_compile_cache
 
     if is_model_spec(config.model):
         from evaluator.models.served import load_served
@@ -269,10 +270,11 @@ def load_run_model(config: RunConfig, benchmarks: list[Benchmark]):
     line, expected = device_notice(device, cpu_reason)  # once per run; a warning only where a GPU was expected
     print(f"WARNING: {line}" if expected else line, file=sys.stderr if expected else sys.stdout, flush=True)
     print(f"loading {config.model} @ {config.revision or 'default revision'} ({config.precision})", flush=True)
-    use_compile_cache(config.compile_cache)
     model = load_model(config.model, revision=config.revision, precision=config.precision,
                        batch_size=config.batch_size, device=device, generation_cache=config.generation_cache,
                        thinking_asked=config.thinking, thinking_budget=config.thinking_budget)
+    if model.generation_path == COMPILED:  # nothing compiles before the first generate; no other path makes it
+        use_compile_cache(config.compile_cache)
     print(f"loaded as {model.dtype}; vision: {model.has_vision}; generation: {model.generation_path}", flush=True)
     return model, cpu_reason
 

@@ -28,6 +28,7 @@ PULL_REQUEST_URL = re.compile(r"^https?://[A-Za-z0-9.:-]+/[A-Za-z0-9._/-]+/discu
 UNRANKED = "unranked"  # the # of a run that is not ranked (flagged, or without a score)
 MODEL_ROWS = "model_rows"  # board_frame's attrs: each row's MODEL_FACTS, for drawing its model cell
 CELLS = "cells"  # board_frame's attrs: each row's Cells (what its cells say beyond their value)
+TEXT_CHARS = 300  # the most characters a text cell shows
 
 
 
@@ -75,15 +76,19 @@ def size_bucket(params_billions: float | None) -> str:
 
 
 def _format(col: Column, value: Any) -> str:
-    """A raw text value as the board shows it (a sha shortened, a time formatted)."""
+    """A raw text value as the board shows it, in every view (a sha shortened, a time formatted), at most TEXT_CHARS
+    characters ("…" where cut: a run fact of a megabyte stays in the results, not in the view); the model and
+    details cells (Markdown, drawn from their own facts) are left whole."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     text = str(value)
     if col.kind == SHA:
         return text[:12]
     if col.kind == TIME:
-        return format_time(text)
-    return text
+        text = format_time(text)
+    if col.name in MARKDOWN_COLUMNS or len(text) <= TEXT_CHARS:
+        return text
+    return text[: TEXT_CHARS - 1] + "…"
 
 
 def sort_runs(df: pd.DataFrame, by: str, ascending: bool = False) -> pd.DataFrame:
@@ -188,8 +193,8 @@ def board_frame(rows: pd.DataFrame, schema: Schema, view: View, columns: Sequenc
             data[c.label] = [interval_text(score, cell.intervals.get(c.interval_of)) for cell in cells]
         elif c.name == "scored_on":  # benchmark names -> their short titles
             titles = {card.name: card.short_title for card in schema.cards}
-            data[c.label] = [", ".join(titles.get(n, n) for n in str(x).split(",") if n) if isinstance(x, str) else ""
-                             for x in values]
+            data[c.label] = [_format(c, ", ".join(titles.get(n, n) for n in str(x).split(",") if n))
+                             if isinstance(x, str) else "" for x in values]
         else:
             data[c.label] = [_format(c, x) for x in values]
     out = pd.DataFrame(data, columns=[c.label for c in cols])

@@ -58,15 +58,17 @@ def responses_dir(settings: Settings, request: Request) -> Path:
 def worker_command(settings: Settings, request_file: Path, out_dir: Path,
                    responses: Path | None = None, served: bool = False) -> list[str]:
     """`python -m evaluator run ...` for one request: the settings' benchmarks, suite, limit, batch size, device,
-    generation cache and compile cache folder, every data location that is set (by its source key), the judge and the
+    generation cache and compile cache folder (made absolute, never resolved: the evaluator checks it, and only a run
+    that compiles uses it), every data location that is set (by its source key), the judge and the
     responses folder; tokens go by environment, never here. For a served model's request (`served`) the options that pick how a benchmark is asked (a card's
     mode option) are left out: the deployer's choice is for in-process runs, and a served run is asked by
     generation (its results and the board's notes say so)."""
     command = [settings.python or sys.executable, "-m", "evaluator", "run", "--request", str(request_file),
                "--out", str(out_dir), "--benchmarks", ",".join(settings.benchmarks), "--suite", settings.suite,
                "--limit", str(settings.limit), "--batch-size", str(settings.batch_size), "--device", settings.device,
-               "--generation-cache", settings.generation_cache, "--compile-cache", str(settings.compile_dir.resolve()),
-               "--thinking", settings.thinking, "--thinking-budget", settings.thinking_budget.strip(),
+               "--generation-cache", settings.generation_cache,
+               "--compile-cache", os.path.abspath(settings.compile_dir), "--thinking", settings.thinking,
+               "--thinking-budget", settings.thinking_budget.strip(),
                "--images-dir", str(settings.images_dir.resolve())]
     if responses is not None:
         command += ["--responses", str(responses)]

@@ -100,12 +100,13 @@ class Settings:
                                "environment only, never to a Hugging Face Job; never logged", secret=True)
     endpoint_deadline: float = setting("LEADERBOARD_ENDPOINT_DEADLINE", "300", "seconds one call to a served model "
                                        "or to an endpoint judge may take in all (connecting, sending, every byte of "
-                                       "the answer, and its retries); a call past it fails at once with one line: a "
-                                       "served run ends, a run whose judge stalls ends (its answers so far are kept "
-                                       "for the retry); the Playground waits at most 120 s", float)
-    endpoint_max_reply_mb: float = setting("LEADERBOARD_ENDPOINT_MAX_REPLY_MB", "8", "the most megabytes a served "
-                                           "model's or an endpoint judge's answer may hold; a larger one is refused "
-                                           "with one line, not asked again", float)
+                                       "the answer, and its retries; above 0, at most 86400, a day); a call past it "
+                                       "fails at once with one line: a served run ends, a run whose judge stalls ends "
+                                       "(its answers so far are kept for the retry); the Playground waits at most "
+                                       "120 s", float)
+    endpoint_max_reply_mb: float = setting("LEADERBOARD_ENDPOINT_MAX_REPLY_MB", "8", "the most megabytes (0.001 to "
+                                           "1024) a served model's or an endpoint judge's answer may hold; a larger "
+                                           "one is refused with one line, not asked again", float)
     image_cache: Path | None = setting("LEADERBOARD_IMAGE_CACHE", "", "where downloaded benchmark images are cached "
                                        "(default: `<home>/cache/images`)", read.optional_path)
     batch_size: str = setting("LEADERBOARD_BATCH_SIZE", "auto", "generation batch size, or `auto` (64 on a GPU, "
@@ -124,7 +125,8 @@ class Settings:
     compile_cache: Path | None = setting("LEADERBOARD_COMPILE_CACHE", "", "where PyTorch keeps the compiled decode "
                                          "steps for the next run (default: `<home>/cache/torch-compile`; a Job's "
                                          "home is its working folder, so there it lasts one Job unless this names "
-                                         "mounted storage)", read.optional_path)
+                                         "mounted storage); checked at start (a folder, or one that can be made), "
+                                         "and made only by a run that compiles (on a GPU)", read.optional_path)
     device: str = setting("LEADERBOARD_DEVICE", "auto", "where models run: `auto` (a CUDA GPU when usable, else the "
                           "CPU, said once in a `device:` line and recorded in the results; a warning where a GPU was "
                           "expected), `cuda` (a GPU, or the run fails at once saying why) or `cpu`", read.lower)
@@ -152,7 +154,8 @@ class Settings:
     jobs_image: str = setting("LEADERBOARD_JOBS_IMAGE", "", "hf-jobs: the Docker image the Jobs run (default: this "
                               "Space's own image, `hf.co/spaces/<SPACE_ID>`, so a Job runs the Space's code)")
     jobs_cache_bucket: str = setting("LEADERBOARD_JOBS_CACHE_BUCKET", "", "hf-jobs: a Hub storage bucket "
-                                     "(`<owner>/<name>`, in the Jobs' namespace or one its token may write) every Job "
+                                     "(`<owner>/<name>`, each part named as the Hub names repositories, in the Jobs' "
+                                     "namespace or one its token may write) every Job "
                                      "mounts read-write at /leaderboard-cache: its compile cache lives there, so a "
                                      "later Job reuses the compiled decode steps (default: none; a Job's cache lasts "
                                      "that Job)")

@@ -34,9 +34,8 @@ def check(settings) -> None:
     for option in settings.options:
         if "=" not in option or not option.split("=", 1)[0].strip():
             raise ValueError(f"LEADERBOARD_OPTIONS takes comma-separated key=value pairs, not {option!r}")
-    bucket = settings.jobs_cache_bucket
-    if bucket and (bucket.count("/") != 1 or not all(part.strip() for part in bucket.split("/"))):
-        raise ValueError(f"LEADERBOARD_JOBS_CACHE_BUCKET names a Hub storage bucket as <owner>/<name>, not {bucket!r}")
+    bucket_problem(settings.jobs_cache_bucket)
+    compile_cache_problem(settings.compile_cache)
     budget = settings.thinking_budget.strip()
     if not (budget.isdigit() and int(budget) <= 1_000_000):
         raise ValueError(f"LEADERBOARD_THINKING_BUDGET must be a whole number of tokens from 0 to 1000000, not "
@@ -79,11 +78,14 @@ def check(settings) -> None:
             raise ValueError(f"{name} must be at least {least}")
     for name, value in (("LEADERBOARD_HUB_REFRESH_SECONDS", settings.hub_refresh_seconds),
                         ("LEADERBOARD_SESSION_HOURS", settings.session_hours),
-                        ("LEADERBOARD_JOBS_BUDGET_DAYS", settings.jobs_budget_days),
-                        ("LEADERBOARD_ENDPOINT_DEADLINE", settings.endpoint_deadline),
-                        ("LEADERBOARD_ENDPOINT_MAX_REPLY_MB", settings.endpoint_max_reply_mb)):
+                        ("LEADERBOARD_JOBS_BUDGET_DAYS", settings.jobs_budget_days)):
         if not 0 < value < float("inf"):
             raise ValueError(f"{name} must be more than 0")
+    for name, value in (("LEADERBOARD_ENDPOINT_DEADLINE", settings.endpoint_deadline),
+                        ("LEADERBOARD_ENDPOINT_MAX_REPLY_MB", settings.endpoint_max_reply_mb)):
+        problem = api.endpoint_limit_problem(name, value)  # the evaluator's own check (its limits_from_env)
+        if problem:
+            raise ValueError(problem)
     if settings.jobs_budget_usd is not None and not 0 <= settings.jobs_budget_usd < float("inf"):
         raise ValueError(f"LEADERBOARD_JOBS_BUDGET_USD must be a number of US dollars, 0 or more (empty: no cap), not "
                          f"{settings.jobs_budget_usd:g}")
@@ -103,6 +105,25 @@ def check(settings) -> None:
     if settings.mock_sign_in and not is_loopback(settings.host):
         raise ValueError(f"LEADERBOARD_MOCK_SIGN_IN keeps the Space on 127.0.0.1: anyone who can reach it signs "
                          f"in; LEADERBOARD_HOST {settings.host!r} is not a loopback address")
+
+
+def bucket_problem(bucket: str) -> None:
+    """ValueError naming LEADERBOARD_JOBS_CACHE_BUCKET unless it is empty or a name a Hub storage bucket can have:
+    `<owner>/<name>`, each part as the Hub names repositories (the one rule for model ids, api.model_id_problem); the
+    line quotes at most 40 characters of it, escaped."""
+    if bucket and api.model_id_problem(bucket) is not None:
+        shown = f"{bucket[:40]!r}{'...' if len(bucket) > 40 else ''}"
+        raise ValueError(f"LEADERBOARD_JOBS_CACHE_BUCKET names a Hub storage bucket as <owner>/<name>, not {shown}: "
+                         "each part 1 to 96 letters, digits, '-', '_' or '.', neither starting nor ending with '-' or "
+                         "'.', without '--' or '..'")
+
+
+def compile_cache_problem(folder) -> None:
+    """ValueError naming LEADERBOARD_COMPILE_CACHE when it is set to no folder the compile cache can use (a file, under
+    a file, a loop of symbolic links, not writable: api.compile_cache_problem); nothing is created."""
+    problem = api.compile_cache_problem(folder) if folder else None
+    if problem:
+        raise ValueError(f"LEADERBOARD_COMPILE_CACHE names no folder PyTorch's compile cache can use: {problem}")
 
 
 def model_prices(entries: tuple[str, ...]) -> tuple[float, float] | None:

@@ -29,7 +29,6 @@ log = logging.getLogger(__name__)
 
 OFFLINE_NOTE = "gated/private status not checked (offline)"
 _REVISION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/\-]{0,254}$")
-_CUSTOM_CODE_KEYS = ("auto_map", "custom_pipelines")
 
 
 # ---------------------------------------------------------------- the entry point
@@ -267,23 +266,13 @@ def _local_folder(settings: Settings, model_id: str, by: Visitor) -> Path:
 
 # ---------------------------------------------------------------- step 4: code and architecture
 def find_custom_code(config: dict, side_configs: dict[str, dict] | None = None) -> str:
-    """Where the model points at custom code ("" when it does not)."""
-    def walk(data, where: str) -> str:
-        if isinstance(data, dict):
-            for key in _CUSTOM_CODE_KEYS:
-                if data.get(key):
-                    return f"{where} has {key}"
-            for key, value in data.items():
-                if isinstance(value, dict):
-                    found = walk(value, where)
-                    if found:
-                        return found
-        return ""
-
-    found = walk(config, "config.json")
-    for name, data in (side_configs or {}).items():
-        found = found or walk(data, name)
-    return found
+    """Where the model points at custom code ("" when it does not): an auto_map or custom_pipelines at any depth of
+    its config.json or small JSON files, found as the CLI finds it (evaluator.api.remote_code)."""
+    for name, data in {"config.json": config, **(side_configs or {})}.items():
+        where = evaluator_api.remote_code(data) if isinstance(data, dict) else ""
+        if where:
+            return f"{name} has {where}"
+    return ""
 
 
 def check_architecture(facts: inspection.ModelFacts) -> str:

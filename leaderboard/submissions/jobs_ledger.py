@@ -20,28 +20,26 @@ are serialised by the store. When it is written, settled entries older than the 
 two days are summed up per day (`jobs`: how many), so it stays small however long the window. A damaged
 ledger is listed with the store's damaged files and never overwritten: with a budget set, no Job starts until an
 admin repairs or removes it. A time no Job can have is damage too: a charge that ends, or a reservation that starts,
-more than SKEW_S after now (a clock far ahead would otherwise hold the budget until that date), a time before EPOCH,
-or a reservation that ends before it starts.
+more than SKEW_S after now (a clock far ahead would otherwise hold the budget until that date), a time before EPOCH
+(the rule every record's times follow: vocabulary.implausible), or a reservation that ends before it starts.
 """
 from __future__ import annotations
 
 import json
 import math
 from dataclasses import asdict, dataclass, field, fields
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Callable
 
 from leaderboard.running.job_flavors import TooLarge
 from leaderboard.running.run_memory import planned_flavor
 from leaderboard.store import DamagedFile, Store
 from leaderboard.submissions.records import Request
-from leaderboard.submissions.vocabulary import iso, now, parse_time
+from leaderboard.submissions.vocabulary import EARLY, implausible, iso, now, parse_time
 
 PATH = "requests/.jobs-budget.json"
 VERSION = 1
 DETAIL_S = 2 * 86400.0  # charges younger than this are kept one by one; older ones are summed up per day
-SKEW_S = 300.0  # how far ahead of this machine's clock another writer's may be: a later time is damage
-EPOCH = datetime(2025, 1, 1, tzinfo=timezone.utc)  # no Job of this leaderboard ran before: an earlier time is damage
 # why a request waits: its price is unknown, the budget is 0, its worst case alone is over the budget, the budget is
 # full now, or an earlier request waits for room
 UNKNOWN, ZERO, NEVER, FULL, BEHIND = "unknown", "zero", "never", "full", "behind"
@@ -154,12 +152,13 @@ def _entry(kind, data, what: str):
 
 
 def _plausible(when: str, what: str, moment: datetime, ends: bool) -> None:
-    """DamagedFile for a time no Job of this ledger can have: before EPOCH, or past `moment` plus SKEW_S (a charge's
-    end or a reservation's start written by a clock far ahead, which would hold the budget until then)."""
-    at = parse_time(when)
-    if at < EPOCH:
+    """DamagedFile for a time no Job of this ledger can have (vocabulary.implausible, the rule every record's times
+    follow): before EPOCH, or past `moment` plus SKEW_S (a charge's end or a reservation's start written by a clock
+    far ahead, which would hold the budget until then)."""
+    why = implausible(parse_time(when), moment)
+    if why == EARLY:
         raise DamagedFile(f"{what} ({when}) is before any Job of this leaderboard could have run")
-    if (at - moment).total_seconds() > SKEW_S:
+    if why:
         raise DamagedFile(f"{what} ({when}) is in the future: {'a Job ends' if ends else 'a reservation starts'} "
                           f"no later than now")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import struct
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from huggingface_hub import constants
+
+from evaluator import api as evaluator_api
 
 # None: follow huggingface_hub.constants.HF_HUB_OFFLINE; True / False: force the offline / online path.
 OFFLINE: bool | None = None
@@ -143,7 +146,7 @@ def inspect_folder(folder: Path) -> ModelFacts:
 
 
 def read_folder(facts: ModelFacts, folder: Path) -> None:
-    facts.config = read_json_file(folder / "config.json")
+    facts.config = read_config_file(folder / "config.json")
     readme = folder / "README.md"
     facts.card = readme.read_text(encoding="utf-8", errors="replace") if readme.is_file() else None
     for name in SIDE_CONFIGS:
@@ -152,17 +155,24 @@ def read_folder(facts: ModelFacts, folder: Path) -> None:
             facts.side_configs[name] = data
 
 
-def read_json_file(path: Path) -> dict | None:
-    """A JSON object from a file; None when the file is missing. Raises HubLookupError when it is not JSON."""
+def read_json_file(path: Path, read=None) -> dict | None:
+    """A JSON object from one of the model's small files, read as the evaluator's CLI reads it (evaluator.api
+    read_model_json, or `read`); None when the file is missing. HubLookupError (BAD_FILES), whose message is the
+    evaluator's "unreadable <file>: <reason>", when it cannot be read: too large, not JSON, nested too deep, not an
+    object."""
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        raise HubLookupError(BAD_FILES, f"{path.name} is not valid JSON.") from None
-    if not isinstance(data, dict):
-        raise HubLookupError(BAD_FILES, f"{path.name} does not hold a JSON object.")
-    return data
+        return (read or evaluator_api.read_model_json)(path)
+    except evaluator_api.UnreadableConfig as error:
+        said = str(error)
+        raise HubLookupError(BAD_FILES, f"{said[:1].upper()}{said[1:]}; nothing was queued.") from None
+
+
+def read_config_file(path: Path) -> dict | None:
+    """The model's config.json (read_json_file), its fields that name the model checked as the CLI checks them
+    (evaluator.api.read_model_config: `architectures` a list of class names, `model_type` text, ...)."""
+    return read_json_file(path, evaluator_api.read_model_config)
 
 
 # ---------------------------------------------------------------- counting parameters without loading tensors
@@ -176,18 +186,21 @@ def safetensors_header_params(path: Path) -> int:
         if length > MAX_HEADER_BYTES:
             raise HubLookupError(BAD_FILES, f"{path.name} has an implausible safetensors header.")
         data = handle.read(length)
+    unreadable = HubLookupError(BAD_FILES, f"{path.name} has an unreadable safetensors header.")
     try:
         header = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        raise HubLookupError(BAD_FILES, f"{path.name} has an unreadable safetensors header.") from None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise unreadable from None
+    if not isinstance(header, dict):
+        raise unreadable
     total = 0
     for key, info in header.items():
+        shape = info.get("shape") if isinstance(info, dict) else None
         if key == "__metadata__":
             continue
-        count = 1
-        for dim in info.get("shape", []):
-            count *= int(dim)
-        total += count
+        if not isinstance(shape, list) or not all(type(dim) is int and dim >= 0 for dim in shape):
+            raise unreadable  # a tensor without a shape of whole numbers: not a safetensors file
+        total += math.prod(shape)
     return total
 
 
@@ -196,7 +209,8 @@ def weight_files(files: list[str], folder: Path | None = None) -> list[str]:
     top = sorted(f for f in files if "/" not in f and f.endswith(".safetensors"))
     if folder is not None and "model.safetensors.index.json" in files:
         index = read_json_file(folder / "model.safetensors.index.json") or {}
-        shards = sorted(set((index.get("weight_map") or {}).values()))
+        weight_map = index.get("weight_map")
+        shards = sorted({v for v in weight_map.values() if isinstance(v, str)}) if isinstance(weight_map, dict) else []
         if shards and all(s in files for s in shards):
             return shards
     return top
@@ -241,12 +255,13 @@ def _inspect_online(repo_id: str, revision: str, token: str | None, api, lookups
     def fetch(name: str) -> Path | None:
         if name not in files:
             return None
-        return Path(_ask(repo_id, sha, lambda: _download(repo_id, name, sha, token, lookups)))
+        endpoint = getattr(api, "endpoint", None)  # the Hub the client asks (HF_ENDPOINT on a Space)
+        return Path(_ask(repo_id, sha, lambda: _download(repo_id, name, sha, token, lookups, endpoint)))
 
     config_path = fetch("config.json")
     if config_path is not None:
         facts.folder = config_path.parent
-        facts.config = read_json_file(config_path)
+        facts.config = read_config_file(config_path)
     readme = fetch("README.md")
     facts.card = readme.read_text(encoding="utf-8", errors="replace") if readme is not None else None
     for name in SIDE_CONFIGS:
@@ -261,9 +276,10 @@ def _inspect_online(repo_id: str, revision: str, token: str | None, api, lookups
     return facts
 
 
-def _download(repo_id: str, filename: str, sha: str, token: str | None, lookups: Path | None) -> str:
+def _download(repo_id: str, filename: str, sha: str, token: str | None, lookups: Path | None,
+              endpoint: str | None = None) -> str:
     """One small file of the model at `sha`: the Hub cache's copy when it has one (read, never written), else
-    downloaded into `lookups`."""
+    downloaded into `lookups` from `endpoint` (the Hub the client asked: None, huggingface_hub's own)."""
     import tempfile
 
     from huggingface_hub import hf_hub_download
@@ -274,7 +290,8 @@ def _download(repo_id: str, filename: str, sha: str, token: str | None, lookups:
     except (LocalEntryNotFoundError, FileNotFoundError):
         pass
     folder = lookups or Path(tempfile.gettempdir()) / "leaderboard-hub-lookups"
-    return hf_hub_download(repo_id, filename, revision=sha, token=token or None, cache_dir=folder)
+    return hf_hub_download(repo_id, filename, revision=sha, token=token or None, cache_dir=folder,
+                           endpoint=endpoint)
 
 
 def _params_from_headers(api, repo_id: str, sha: str) -> int | None:

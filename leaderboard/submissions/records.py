@@ -19,8 +19,8 @@ from datetime import datetime, timedelta, timezone
 from evaluator import api
 from leaderboard.store import DamagedFile, Store, StoreConflict, backoff
 from leaderboard.submissions.endpoints import SERVED, served_problem
-from leaderboard.submissions.vocabulary import (  # noqa: F401 - read as records.PENDING etc. too
-    CANCELLED, FAILED, FINISHED, MODEL_TYPES, PENDING, PRECISIONS, RUNNING, STATUSES, iso, now, parse_time)
+from leaderboard.submissions.vocabulary import (CANCELLED, FAILED, FINISHED, MODEL_TYPES,  # noqa: F401 (records.X)
+    PENDING, PRECISIONS, RUNNING, STATUSES, actions_problem, iso, now, parse_time)
 
 LOG_TAIL_LINES = 50
 log = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ class Request:
                 raise DamagedFile(f"{name} {str(known[name])[:40]!r} is not one of {', '.join(allowed)}")
         if known.get("attempts", 0) < 0:
             raise DamagedFile("attempts is negative")
-        problem = served_problem(known)
+        problem = served_problem(known) or actions_problem(known.get("actions", []))
         if problem:
             raise DamagedFile(problem)
         for name in ("submitted_time", "lease_expires", "started_time", "finished_time"):
