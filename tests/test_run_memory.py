@@ -140,3 +140,11 @@ def test_submission_refuses_a_run_that_fits_no_flavor_and_plans_one_that_does():
         with pytest.raises(Refusal, match=r"472\.0 GB.*KV cache"):
             check_hardware(settings, "Qwen3-VL-235B", 236.0, "auto", QWEN3_VL_235B, thinking)
     assert check_hardware(local, "Qwen3-VL-235B", 236.0, "auto", QWEN3_VL_235B, thinking) is None
+
+
+def test_a_hostile_config_size_is_no_size_not_an_overflow():
+    """config.json may hold Infinity (Python's JSON reader takes it): int() of it raised OverflowError while a run
+    was planned at Submit; it is read as no size, as text or a list is."""
+    hostile = {"num_hidden_layers": float("inf"), "num_attention_heads": float("nan"), "hidden_size": [4],
+               "num_key_value_heads": "8"}
+    assert kv_bytes_per_row(hostile, 100, "auto") == 0  # no layers known: nothing planned from garbage

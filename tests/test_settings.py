@@ -332,3 +332,19 @@ def test_a_compile_cache_gone_bad_after_start_never_stops_the_worker_and_fails_o
     made = tmp_path / "made" / "torch-compile"
     load_run_model(RunConfig(model="org/model", device="cpu", compile_cache=made), [])
     assert made.is_dir() and os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(made / "inductor")
+
+
+def test_an_image_cache_that_cannot_be_a_folder_is_refused_at_start_and_never_resolved(tmp_path):
+    """As the compile cache: LEADERBOARD_IMAGE_CACHE set to a loop of symbolic links raised RuntimeError in
+    worker_command (Path.resolve) after the request was claimed. Now the start refuses it in one line without the
+    path, and the worker's command takes the folder as given (absolute, never resolved)."""
+    from leaderboard.running.evaluator_process import worker_command
+
+    for what, folder in bad_compile_caches(tmp_path).items():
+        with pytest.raises(ValueError) as caught:
+            Settings.from_env({"LEADERBOARD_IMAGE_CACHE": str(folder)})
+        said = str(caught.value)
+        assert said.startswith("LEADERBOARD_IMAGE_CACHE names no folder the image cache can use: "), what
+        assert str(tmp_path) not in said, said
+        command = worker_command(Settings().with_(image_cache=folder), tmp_path / "r.json", tmp_path / "out")
+        assert command[command.index("--images-dir") + 1] == str(folder), what

@@ -47,7 +47,7 @@ def failure_reason(log_path: Path, returncode: int, settings: Settings) -> str:
 
 def request_dir(settings: Settings, request: Request) -> Path:
     """The folder of a request's runs: its attempts' stamped run folders and its responses journal."""
-    return (settings.runs_dir / request.key.replace("/", "__")).resolve()
+    return Path(os.path.abspath(settings.runs_dir / request.key.replace("/", "__")))
 
 
 def responses_dir(settings: Settings, request: Request) -> Path:
@@ -69,7 +69,7 @@ def worker_command(settings: Settings, request_file: Path, out_dir: Path,
                "--generation-cache", settings.generation_cache,
                "--compile-cache", os.path.abspath(settings.compile_dir), "--thinking", settings.thinking,
                "--thinking-budget", settings.thinking_budget.strip(),
-               "--images-dir", str(settings.images_dir.resolve())]
+               "--images-dir", os.path.abspath(settings.images_dir)]  # never resolved: a loop raised after the claim
     if responses is not None:
         command += ["--responses", str(responses)]
     for key, location in settings.sources.items():

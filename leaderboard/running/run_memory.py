@@ -80,7 +80,9 @@ def _text_config(config: dict) -> dict:
 
 
 def _number(value) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+    """A positive finite size from config.json (None for anything else: Infinity, text, a list)."""
+    return (int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and value > 0 else None)
 
 
 def kv_bytes_per_row(config: dict, tokens: int, precision: str) -> int:

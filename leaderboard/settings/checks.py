@@ -35,7 +35,8 @@ def check(settings) -> None:
         if "=" not in option or not option.split("=", 1)[0].strip():
             raise ValueError(f"LEADERBOARD_OPTIONS takes comma-separated key=value pairs, not {option!r}")
     bucket_problem(settings.jobs_cache_bucket)
-    compile_cache_problem(settings.compile_cache)
+    folder_problem("LEADERBOARD_COMPILE_CACHE", settings.compile_cache, "PyTorch's compile cache")
+    folder_problem("LEADERBOARD_IMAGE_CACHE", settings.image_cache, "the image cache")
     budget = settings.thinking_budget.strip()
     if not (budget.isdigit() and int(budget) <= 1_000_000):
         raise ValueError(f"LEADERBOARD_THINKING_BUDGET must be a whole number of tokens from 0 to 1000000, not "
@@ -118,12 +119,12 @@ def bucket_problem(bucket: str) -> None:
                          "'.', without '--' or '..'")
 
 
-def compile_cache_problem(folder) -> None:
-    """ValueError naming LEADERBOARD_COMPILE_CACHE when it is set to no folder the compile cache can use (a file, under
-    a file, a loop of symbolic links, not writable: api.compile_cache_problem); nothing is created."""
+def folder_problem(name: str, folder, use: str) -> None:
+    """ValueError naming the setting `name` when it is set to no folder `use` can use (a file, under a file, a loop of
+    symbolic links, not writable: api.compile_cache_problem, which never shows the path); nothing is created."""
     problem = api.compile_cache_problem(folder) if folder else None
     if problem:
-        raise ValueError(f"LEADERBOARD_COMPILE_CACHE names no folder PyTorch's compile cache can use: {problem}")
+        raise ValueError(f"{name} names no folder {use} can use: {problem}")
 
 
 def model_prices(entries: tuple[str, ...]) -> tuple[float, float] | None:
