@@ -258,8 +258,16 @@ def finished_runs(tiny_llava, tiny_llama, tmp_path_factory):
 def pytest_collection_modifyitems(config, items):
     """The quick tier (-m "not slow") leaves out every test on `finished_runs` (tests/test_explorer.py's, among
     others): that fixture runs whole evaluations of every benchmark by the tiny models (tests/explorer_runs.py), end
-    to end, once a session. Every other slow mark is on its test or its file."""
+    to end, once a session; and the family matrix (a test parametrised by a family of tests.tiny_models.FAMILIES) of
+    the families outside QUICK_FAMILIES, which the whole suite runs. Every other slow mark is on its test or its
+    file."""
+    from tests.tiny_models import FAMILIES, QUICK_FAMILIES
+
     slow = pytest.mark.slow
     for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        family = params.get("family", params.get("name"))
         if "finished_runs" in getattr(item, "fixturenames", ()):
+            item.add_marker(slow)
+        elif isinstance(family, str) and family in FAMILIES and family not in QUICK_FAMILIES:
             item.add_marker(slow)

@@ -17,6 +17,9 @@ from leaderboard.submissions.actions import RESERVED_S, reserve_proposal
 from leaderboard.submissions.identity import Visitor
 from tests.published_runs import publish_hub_model_run
 
+# two store clients racing each other (threads, a Hub fake): the whole suite runs them; the quick tier leaves them
+pytestmark = pytest.mark.slow
+
 SPACE_USER = "leaderboard-bot"
 ADA = Visitor("ada")
 _models = iter(range(10_000))

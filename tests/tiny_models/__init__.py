@@ -59,6 +59,11 @@ FAMILIES = {
     "glm4v_moe": build_tiny_glm4v_moe,
     "glm46v": build_tiny_glm46v,
 }
+# The families the quick tier (-m "not slow") runs the family matrix on: one of each way a family differs (the 2023-24
+# classics, a text-only model, M-RoPE, a thinking template, tiles, cross-attention, pooled features); the whole suite
+# runs every family (tests/conftest.py marks the others' matrix tests slow).
+QUICK_FAMILIES = frozenset({"llava", "idefics3", "qwen2_vl", "paligemma", "llama", "qwen3_vl", "qwen3_5", "gemma3",
+                            "internvl", "mllama", "molmo2"})
 # The text-only families among them (no processor, no images).
 TEXT_ONLY = frozenset({"llama", "qwen2"})
 # The families checked through the CLI as well (tests/test_family_cli.py): those added for today's VLMs (the 2023-24
@@ -69,7 +74,7 @@ CLI_FAMILIES: tuple[str, ...] = ("gemma4", "gemma3n", "qwen3_5", "gemma3", "mist
                                  "qwen3_vl_moe", "qwen3_5_moe", "molmo2", "llama4", "mllama",
                                  "glm4v", "glm4v_moe", "glm46v")
 
-__all__ = ["CHAT_TEMPLATE", "CLI_FAMILIES", "FAMILIES", "IDEFICS3_TOKENS", "SENTENCES", "TEXT_ONLY", "_save",
+__all__ = ["CHAT_TEMPLATE", "CLI_FAMILIES", "FAMILIES", "QUICK_FAMILIES", "IDEFICS3_TOKENS", "SENTENCES", "TEXT_ONLY", "_save",
            "_token_ids", "_tokenizer", "build_tiny_blip2", "build_tiny_idefics3", "build_tiny_instructblip",
            "build_tiny_llama", "build_tiny_llava", "build_tiny_llava_next", "build_tiny_paligemma",
            "build_tiny_qwen2", "build_tiny_qwen2_5_vl", "build_tiny_qwen2_vl", "build_tiny_smolvlm", "chat_template"]
