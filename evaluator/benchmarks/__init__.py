@@ -81,6 +81,9 @@ def card_problems(card: Card, name: str) -> list[str]:
             problems.append(f"metric {metric.key!r} needs a label and a description")
     if card.default_metric not in keys:
         problems.append(f"CARD.default_metric {card.default_metric!r} is not one of its metrics")
+    for key in card.dimensions:
+        if key not in keys:
+            problems.append(f"CARD.dimensions names {key!r}, which is not one of its metrics")
     for source in card.sources:
         if source.key != name and not source.key.startswith(f"{name}."):
             problems.append(f"source key {source.key!r} must be {name!r} or start with '{name}.'")

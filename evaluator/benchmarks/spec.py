@@ -296,6 +296,8 @@ class Card:
     full_suite_note: str = ""
     # the benchmark dataset registered on the Hub that its number goes to on model pages (None: none is registered)
     hub_eval: HubEval | None = None
+    # the keys of the metrics that form its per-dimension chart on the board, in the order drawn (empty: no chart)
+    dimensions: tuple[str, ...] = ()
 
     def metric(self, key: str) -> Metric:
         for metric in self.metrics:

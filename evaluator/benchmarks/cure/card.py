@@ -74,6 +74,7 @@ CARD = Card(
         THOUGHT_UNCLOSED,
     ),
     default_metric="Ro",
+    dimensions=("Rh", "Rcot", "Ro", "Cf", "Cb"),  # the paper's five metrics, drawn per run on the board
     needs_images=True,
     needs_judge=False,
     sources=(

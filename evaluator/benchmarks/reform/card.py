@@ -144,6 +144,8 @@ CARD = Card(
         THOUGHT_UNCLOSED,
     ),
     default_metric="gen_overall",
+    # the eight dimensions in each mode, drawn per run on the board (description is a CIDEr, not a percentage)
+    dimensions=tuple(f"{mode}_{dim}" for mode in ("gen", "lik") for dim in BOARD_DIMENSIONS),
     needs_images=True,
     needs_judge=False,
     sources=(Source("reform", "LEADERBOARD_REFORM_DATASETS", "",
