@@ -38,6 +38,7 @@ from leaderboard.formatting import format_number
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 from leaderboard.submissions.records import MODEL_TYPES, is_request_key
+from leaderboard.ui import board_figures
 
 REFRESH_SECONDS = 30
 
@@ -237,6 +238,8 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
     for card in board.cards:
         for section in card.sections:
             _section(card, section, store, raw_state, copy)
+    # the download of the view as shown and the two figures (leaderboard.ui.board_figures)
+    board_figures.build(board, settings, store, raw_state, view, search, model_types, sizes, show_all)
 
     gr.on(
         triggers=[view.change, search.submit, search.change, model_types.change, sizes.change, show_all.change],
