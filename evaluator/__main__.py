@@ -2,17 +2,20 @@
 `python -m evaluator list-benchmarks`.
 
 On failure the one line printed (to stderr) is `error: <one-line reason>` (with --debug, after the traceback) and the
-exit code is 1; the scheduler shows that line as the request's reason. A run in which no benchmark ran (each was
+exit code is 1; the scheduler shows that line as the request's reason (a queue request's run, `--request`, refused
+before it began ends it with "(refused before the run: nothing was loaded)", and the Space does not count it toward
+the submitter's weekly limit). A run in which no benchmark ran (each was
 skipped) fails too, after writing its results.json. A --model that is no local folder must be a Hub id of the form
 org/name (the Submit tab's rule, evaluator.inputs.model_ids) or a served model's spec `endpoint:<base url>|<model>`,
 whose token comes from LEADERBOARD_MODEL_TOKEN only; a served run asks every benchmark by generation, and an endpoint
 that cannot run it (unreachable, token refused, unknown model) ends it at once with its one line.
 
 What was asked is checked before anything heavy loads (benchmark names, batch size, model id, modes, the judge, the
---compile-cache folder of a run that would compile; then evaluator.runs.preflight: a judge where one is needed, the
-model's config.json in the cache or on the Hub, a text-only model asked only for image benchmarks), so a command that
-fails on its arguments says so at once, in our words, and nothing about devices; a run then says once which device
-it uses (a `device: ...` line, a `WARNING:` only where a GPU was expected).
+--compile-cache folder of a run that would compile; then evaluator.runs.preflight: a judge where one is needed (a
+local one in the cache while the Hub is off), the model's config.json in the cache or on the Hub, a text-only model
+asked only for image benchmarks), so a command that fails on its arguments says so at once, in our words, and
+nothing about devices; a run then says once which device it uses (a `device: ...` line, a `WARNING:` only where a
+GPU was expected).
 
 `compare A B` reads two results folders (results.json + details/, as `run` writes them) and prints, for each benchmark
 both have details of, A - B on the questions both scored with its 95% interval (evaluator.runs.compare); a folder that
@@ -64,7 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--suite", default="sample", choices=["sample", "full"])
     run.add_argument("--limit", type=int, default=0, help="items per benchmark (0: all)")
     run.add_argument("--judge", default="", help="judge spec: local:<id or dir> | endpoint:<base url>|<model>")
-    run.add_argument("--out", default="eval-out", help="output folder")
+    run.add_argument("--out", default="eval-out", help="output folder: results.json, details/<benchmark>.parquet "
+                     "and progress.json (default: %(default)s)")
     run.add_argument("--request", help="a queue request JSON file: model, revision and precision come from it")
     run.add_argument("--batch-size", default="auto", help="generation batch size, or auto (64 on a GPU with "
                      "out-of-memory backoff, 4 on the CPU); for a served model, the requests in flight (auto: 8)")
@@ -223,7 +227,13 @@ def _rescore(args: argparse.Namespace) -> int:
     from evaluator.runs.rescore import rescore
     from evaluator.runs.runner import judge_token
 
-    results = rescore(Path(args.run), Path(args.out), make_judge(args.judge, token=judge_token()))
+    from evaluator.runs.summary import trial_judge_warning
+
+    judge = make_judge(args.judge, token=judge_token())
+    warning = trial_judge_warning(judge)
+    if warning:  # said before it grades, as the board flags the run after
+        print(warning, file=sys.stderr, flush=True)
+    results = rescore(Path(args.run), Path(args.out), judge)
     print(f"wrote {Path(args.out) / 'results.json'} (graded by {judge_name(results['run']['judge'])})")
     return 0
 
@@ -260,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print("\n".join(benchmark_lines()))
         return 0
+    began = False  # whether the run began (a model loading): a queue request refused before it says so
     try:
         if args.command == "rescore":
             return _rescore(args)
@@ -273,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         preflight.check(config.model, config.revision, config.benchmarks, config.judge, config.device)
         from evaluator.runs.runner import run
 
+        began = True
         results = run(config, Path(args.out))
         if not results["benchmarks"]:  # results.json says what was skipped; nothing in it can be published
             skipped = "; ".join(f"{name}: {why}" for name, why in results.get("skipped", {}).items())
@@ -286,6 +298,10 @@ def main(argv: list[str] | None = None) -> int:
         plain = isinstance(exc, (DeviceUnavailable, UsageError, UnsupportedModelError)) or type(exc).__name__ in _PLAIN
         # their message says it all: no type name
         reason = " ".join((str(exc) if plain else f"{type(exc).__name__}: {exc}").split())[:500]
+        if args.command == "run" and args.request and not began:
+            from evaluator.runs.preflight import NOTHING_RAN
+
+            reason = f"{reason} {NOTHING_RAN}"
         print(f"error: {reason}", file=sys.stderr, flush=True)
         return 1
     print(f"wrote {Path(args.out) / 'results.json'} ({', '.join(results['benchmarks'])})")

@@ -42,6 +42,7 @@ from evaluator.runs.executor import Answered, Usage, execute, replay
 from evaluator.runs.files import json_safe, library_versions, project_commit, utc_now, write_atomic
 from evaluator.runs.journal import Journal
 from evaluator.runs.progress import ANSWERING, GRADING, LOADING, Progress
+from evaluator.runs.summary import score_line, trial_judge_warning
 
 
 @dataclass
@@ -328,6 +329,9 @@ def run(config: RunConfig, out_dir: Path) -> dict:
     benchmarks = [get_benchmark(name) for name in config.benchmarks]  # unknown names fail before the model loads
     config = served_options(config, benchmarks)  # a served model asked for likelihoods fails before any request
     judge = make_run_judge(config.judge, benchmarks)  # a missing judge fails before the model loads too
+    warning = trial_judge_warning(judge)
+    if warning:  # said before the run, as the board flags it after
+        print(warning, file=sys.stderr, flush=True)
     loading = time.monotonic()
     model, cpu_reason = load_run_model(config, benchmarks)
     load_s = time.monotonic() - loading
@@ -350,7 +354,7 @@ def run(config: RunConfig, out_dir: Path) -> dict:
         usage.prompt_tokens += answered.usage.prompt_tokens
         usage.completion_tokens += answered.usage.completion_tokens
         usage.answers += answered.usage.answers
-        print(f"{name}: {json.dumps(json_safe(blocks[name]['scores']))}", flush=True)
+        print(score_line(benchmark.CARD, blocks[name]["scores"]), flush=True)
         print(f"{name}: {time_summary(answered, blocks[name]['wall_time_s'])}", flush=True)
     request = config.request
     served = served_metadata(model, usage)
