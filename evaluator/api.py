@@ -9,8 +9,10 @@
 - the judge for the playground and its grading (each benchmark's Grader returns a typed Verdict);
 - what submission needs to know about a model folder (its architecture, or why it cannot be evaluated; its
   config.json and small JSON files read as the CLI reads them: read_model_config, read_model_json, remote_code), the
-  vision-language families that run (model_families; docs/models.md is their table, FAMILIES_TABLE) and the one rule
-  for a Hub model id (model_id_problem, which the CLI applies too);
+  vision-language families that run (model_families; docs/models.md is their table, FAMILIES_TABLE), the one rule
+  for a Hub model id (model_id_problem, which the CLI applies too) and the CLI's preflight rules a request is checked
+  by before it is queued (images_needed: a text-only model asked only for image benchmarks; judge_problem: a judge
+  that cannot be had, known without a call; NOTHING_RAN: the mark of a queued run refused before it ran);
 - grading a finished run again with another judge (rescore_run);
 - served models: the spec `endpoint:<base url>|<model>` (parse_model_spec, public_url, MODEL_TOKEN_SETTING) and
   how each benchmark of a run was asked (scoring_modes: by generation alone, or also by option likelihood);
@@ -41,7 +43,8 @@ from evaluator.inputs.images import ImageUnavailable
 from evaluator.inputs.model_ids import model_id_problem
 from evaluator.metrics.intervals import Z95, Interval, Paired, paired_difference
 from evaluator.metrics.intervals import ranks as interval_ranks
-from evaluator.judge import JudgeError, JudgeStalled, judge_id, judge_name, make_judge, parse_judge_spec
+from evaluator.judge import (JudgeError, JudgeStalled, judge_id, judge_name, judge_problem, make_judge,
+                             parse_judge_spec)
 from evaluator.models.base import UnsupportedModelError
 from evaluator.models.family_table import TABLE as FAMILIES_TABLE
 from evaluator.models.generation_cache import CACHE_BUCKET, compile_cache_problem
@@ -54,6 +57,7 @@ from evaluator.models.thinking import find_markers as thought_markers
 from evaluator.runs.compare import QuestionScores, compare_details, paired_record, paired_scores, question_scores
 from evaluator.runs.details import DETAIL_DTYPES
 from evaluator.runs.parent_watch import PARENT_PID_ENV
+from evaluator.runs.preflight import NOTHING_RAN, images_needed
 
 __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "GENERATION_CACHES", "MODEL_TOKEN_SETTING", "CORRECT",
            "COUNT", "DETAIL_DTYPES", "DETAIL_TYPES", "FRACTION", "IMAGE_UNAVAILABLE", "ITEM_COLUMNS", "NUMBER",
@@ -65,7 +69,8 @@ __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "E
            "redact", "rescore_run", "scoring_modes", "shown_name", "sources", "thinking_budget", "thought_markers",
            "CACHE_BUCKET", "Z95", "Interval", "Paired", "paired_difference", "interval_ranks",
            "QuestionScores", "compare_details", "paired_record", "paired_scores", "question_scores",
-           "UnreadableConfig", "read_model_config", "read_model_json", "remote_code"]
+           "UnreadableConfig", "read_model_config", "read_model_json", "remote_code",
+           "NOTHING_RAN", "images_needed", "judge_problem"]
 
 
 def benchmark_names() -> tuple[str, ...]:

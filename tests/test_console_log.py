@@ -14,13 +14,14 @@ from leaderboard.store import open_store
 from leaderboard.submissions import records as q
 from leaderboard.submissions.records import Request
 from tests.conftest import PATIENT, PROJECT, wait_for
+from tests.hub_cache import lay_into_hub_cache
 from tests.results_files import SHA_A
 from tests.test_sign_in import off_a_space, start_app, stop_app
 
 TOKEN = "hf_" + "S3cretJudgeToken42xyz"
 
 
-def test_the_start_line_names_what_runs_and_where_and_never_a_token(tmp_path):
+def test_the_start_line_names_what_runs_and_where_and_never_a_token(tmp_path, hub_cache):
     settings = Settings.from_env({"LEADERBOARD_BENCHMARKS": "cure,simpleqa", "LEADERBOARD_LIMIT": "3",
                                   "LEADERBOARD_JUDGE": "endpoint:https://judge.example/v1|org/judge-70b",
                                   "LEADERBOARD_JUDGE_TOKEN": TOKEN}, home=tmp_path)
@@ -31,6 +32,7 @@ def test_the_start_line_names_what_runs_and_where_and_never_a_token(tmp_path):
     plain = Settings.from_env({}, home=tmp_path)
     line = app.start_line(plain, False)
     assert "limit: none (every item); judge: none;" in line and line.endswith("scheduler: off"), line
+    lay_into_hub_cache(hub_cache, "org/judge", files={"config.json": "{}"}, refs=("abc123",))  # a judge at start
     local = Settings.from_env({"LEADERBOARD_JUDGE": "local:org/judge@abc123"}, home=tmp_path)
     assert "judge: org/judge @ abc123 (local);" in app.start_line(local, False)
 

@@ -131,7 +131,8 @@ def test_submission_works_beside_it_and_refuses_clearly_over_it(store, settings,
     assert not refused.ok and "damaged" in refused.message and "internal error" not in refused.message
     assert reason in refused.message
     assert store.read_bytes(bad.path) == data  # nothing changed
-    queued = submit(settings, store, tiny_llama.repo_id, by=Visitor("visitor"))
+    text = settings.with_(benchmarks=("cure", "simpleqa"))  # a text-only model is queued where a benchmark fits it
+    queued = submit(text, store, tiny_llama.repo_id, by=Visitor("visitor"))
     assert queued.ok and queued.position == 1, queued.message
 
 

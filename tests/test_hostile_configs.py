@@ -100,6 +100,13 @@ def online_hub(hub, monkeypatch):
     return HfApi(endpoint=hub.url, token=hub.issue_token("hub-reader"))
 
 
+@pytest.fixture
+def settings(settings):
+    """A leaderboard that also asks a benchmark without images, so the text-only models submitted here are queued
+    (a text-only model where every benchmark needs images is refused: test_submit_preflight.py)."""
+    return settings.with_(benchmarks=("cure", "simpleqa"))
+
+
 def _submitted(settings, store, hub, api, name: str, config_text: str, monkeypatch) -> str:
     hub.create_model(name, {"config.json": config_text.encode(), "model.safetensors": _weights(),
                             "README.md": LICENSED_CARD.encode()})

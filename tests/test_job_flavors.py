@@ -182,6 +182,13 @@ def test_price_text():
 
 
 # ---------------------------------------------------------------- the submission refusal
+@pytest.fixture
+def settings(settings):
+    """A leaderboard that also asks a benchmark without images, so the text-only models submitted here are queued
+    (a text-only model where every benchmark needs images is refused: test_submit_preflight.py)."""
+    return settings.with_(benchmarks=("cure", "simpleqa"))
+
+
 def _repo(hub_cache, name: str, parameters: int) -> str:
     """test-org/<name> in the offline Hub cache, with `parameters` float32 parameters (one tensor)."""
     files = {"config.json": json.dumps(LLAMA_CONFIG), "README.md": LICENSED_CARD,

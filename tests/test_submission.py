@@ -57,6 +57,13 @@ def make_repo(cache, name, *, config=None, files=None, card=LICENSED_CARD, weigh
     return lay_into_hub_cache(cache, f"test-org/{name}", files=content, sha=sha, refs=refs, add_card=False)
 
 
+@pytest.fixture
+def settings(settings):
+    """A leaderboard that also asks a benchmark without images, so the text-only models laid here (LLAMA_CONFIG) are
+    queued; a text-only model where every benchmark needs images is refused (test_submit_preflight.py)."""
+    return settings.with_(benchmarks=("cure", "simpleqa"))
+
+
 def refused(outcome, store, *words):
     assert not outcome.ok, outcome.message
     assert outcome.request is None

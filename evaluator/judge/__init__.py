@@ -24,11 +24,11 @@ from evaluator.endpoints.redaction import redact
 from evaluator.inputs.prompt_files import prompt_hash
 from evaluator.judge.base import Judge, JudgeError, JudgeResult, JudgeStalled
 from evaluator.judge.replies import parse_lave_rating, parse_simpleqa_grade
-from evaluator.judge.spec import JudgeSpec, parse_judge_spec, public_url
+from evaluator.judge.spec import JudgeSpec, judge_problem, parse_judge_spec, public_url
 
 __all__ = ["Judge", "JudgeError", "JudgeResult", "JudgeStalled", "JudgeSpec", "EndpointJudge", "LocalJudge", "make_judge",
            "parse_judge_spec", "public_url", "parse_simpleqa_grade", "parse_lave_rating", "prompt_hash",
-           "judge_id", "judge_name"]
+           "judge_id", "judge_name", "judge_problem"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,6 +1,7 @@
 """Judge specs, checked without building the judge: `endpoint:<base url>|<model>` or `local:<hub id or
 folder>[@revision]` (parse_judge_spec -> JudgeSpec). An endpoint is checked, and its URL shown, by the rules served
-models share (evaluator.endpoints.names: parse_endpoint, public_url)."""
+models share (evaluator.endpoints.names: parse_endpoint, public_url). judge_problem adds what can be known without
+a call: a local judge named by Hub id that this machine's Hugging Face cache lacks while the Hub is off."""
 from __future__ import annotations
 
 import re
@@ -66,3 +67,31 @@ def _local_spec(rest: str, spec: str) -> JudgeSpec:
     if revision is not None and not _REVISION.fullmatch(revision):
         raise ValueError(f"bad local judge spec {shown!r}: malformed revision {redact(revision[:60])!r}")
     return JudgeSpec("local", source=source, revision=revision)
+
+
+def hub_off() -> bool:
+    """Whether the Hugging Face Hub is switched off for this process (HF_HUB_OFFLINE, as huggingface_hub reads it)."""
+    from huggingface_hub import constants
+
+    return bool(constants.is_offline_mode())
+
+
+def judge_problem(spec: str, token: str | None = None) -> str | None:
+    """What stops this judge, known without a call, in one line naming it and what to do: a malformed spec
+    (parse_judge_spec's line), or a local judge named by Hub id (not a folder) whose config.json is not in this
+    machine's Hugging Face cache while the Hub is off. None when nothing is known against it (an endpoint is only
+    known by calling it; with the Hub on, a local judge is downloaded with the run)."""
+    try:
+        parsed = parse_judge_spec(spec, token)
+    except ValueError as exc:
+        return str(exc)
+    if parsed.kind != "local" or Path(parsed.source).expanduser().is_dir() or not hub_off():
+        return None
+    from huggingface_hub import try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(parsed.source, "config.json", revision=parsed.revision), str):
+        return None
+    named = f"local:{parsed.source}" + (f"@{parsed.revision}" if parsed.revision else "")
+    return (f"the judge {redact(named[:200])} is not in this machine's Hugging Face cache and the Hub is off "
+            f"(HF_HUB_OFFLINE=1): download it once with the Hub reachable (hf download {parsed.source}), or name a "
+            "local model folder (local:/path/to/model)")

@@ -1,6 +1,7 @@
 """What a run's configuration already tells, said before any model loads, each in one line of our own:
 
-- a benchmark that needs a judge, with no judge named;
+- a benchmark that needs a judge, with no judge named, or with one that cannot be had without a call: a malformed
+  spec, or a local judge whose Hub id is not in the cache while the Hub is off (evaluator.judge.judge_problem);
 - `--device cuda` where no GPU is usable (evaluator.models.devices says what was found);
 - a Hub model that is not in this machine's Hugging Face cache while the Hub cannot be reached (HF_HUB_OFFLINE=1),
   or that the Hub does not have, or keeps gated from this token;
@@ -18,7 +19,13 @@ from pathlib import Path
 
 from evaluator.benchmarks import REGISTRY, get_benchmark
 from evaluator.endpoints.names import is_model_spec
+from evaluator.judge.spec import judge_problem
 from evaluator.models.base import UnsupportedModelError
+
+
+# the end of a queue request's one line (`run --request`) when it was refused before the run began: what its
+# configuration told, before any model loaded; the Space does not count such a FAILED request toward a person's limit
+NOTHING_RAN = "(refused before the run: nothing was loaded)"
 
 
 class Refused(ValueError):
@@ -31,6 +38,17 @@ def needs_judge(benchmarks: tuple[str, ...] | list[str], judge: str) -> None:
     if needing and not (judge or "").strip():
         raise Refused(f"{', '.join(needing)} needs a judge: set LEADERBOARD_JUDGE or pass --judge "
                       "(endpoint:<base url>|<model> or local:<model>)")
+    problem = judge_problem(judge) if needing else None
+    if problem:
+        raise Refused(f"--judge (LEADERBOARD_JUDGE): {problem}")
+
+
+def images_needed(benchmarks: tuple[str, ...] | list[str], has_vision: bool) -> list[str]:
+    """The benchmarks asked for that need image input when a model without a vision part (`has_vision` False) is
+    asked for those alone, so that nothing would run; [] otherwise (a model that sees, or one benchmark without
+    images among them)."""
+    image_only = [name for name in benchmarks if name in REGISTRY and get_benchmark(name).CARD.needs_images]
+    return image_only if not has_vision and image_only and len(image_only) == len(benchmarks) else []
 
 
 def config_folder(model: str, revision: str | None) -> Path:
@@ -77,8 +95,8 @@ def check(model: str, revision: str | None, benchmarks: tuple[str, ...] | list[s
     from evaluator.models.architectures import describe_model_folder
 
     facts = describe_model_folder(config_folder(model, revision))  # UnsupportedModelError: remote code, unknown
-    image_only = [name for name in benchmarks if name in REGISTRY and get_benchmark(name).CARD.needs_images]
-    if not facts.get("has_vision") and image_only and len(image_only) == len(benchmarks):
+    image_only = images_needed(benchmarks, bool(facts.get("has_vision")))
+    if image_only:
         raise Refused(f"{model} is text-only (its config.json: {facts.get('architecture') or facts.get('model_type')},"
                       f" no vision part) and {', '.join(image_only)} need{'s' if len(image_only) == 1 else ''} image "
                       f"input: nothing would run; ask for one without images ({', '.join(_text_benchmarks())})")
@@ -88,4 +106,4 @@ def _text_benchmarks() -> list[str]:
     return [name for name in REGISTRY if not get_benchmark(name).CARD.needs_images]
 
 
-__all__ = ["Refused", "UnsupportedModelError", "check", "config_folder", "needs_judge"]
+__all__ = ["NOTHING_RAN", "Refused", "UnsupportedModelError", "check", "config_folder", "images_needed", "needs_judge"]

@@ -22,6 +22,7 @@ from leaderboard.formatting import as_float, escape_markdown, format_billions, f
 
 SIZE_BUCKETS: tuple[str, ...] = ("<1B", "1-3B", "3-7B", "7-15B", ">15B", "unknown")
 HUB_URL = "https://huggingface.co"
+LOCAL_RUN = "local/"  # how a local folder's run is named (leaderboard.submissions.model_inspection.inspect_folder)
 MODEL_FACTS = ("model", "served", "display_name", "endpoint", "endpoint_model", "pull_request",
                "thinking")  # a model cell's facts
 PULL_REQUEST_URL = re.compile(r"^https?://[A-Za-z0-9.:-]+/[A-Za-z0-9._/-]+/discussions/\d+$")  # a PR the board links
@@ -125,9 +126,10 @@ MARKDOWN_COLUMNS = ("model", "details")  # shown as Markdown (links); every othe
 
 
 def model_link(model: str, endpoint: str = HUB_URL) -> str:
-    """The model id as a Markdown link to its Hub page (escaped); a local folder is shown without a link."""
+    """The model id as a Markdown link to its Hub page (escaped); a local folder (a path, or a run's `local/<folder
+    name>`) is shown without a link: it has no Hub page."""
     text = escape_markdown(model, limit=None)
-    if not HUB_ID.match(model or ""):
+    if not HUB_ID.match(model or "") or (model or "").startswith(LOCAL_RUN):
         return text
     return f"[{text}]({endpoint.rstrip('/')}/{quote(model, safe='/')})"
 

@@ -165,6 +165,13 @@ def run_problem(settings: Settings, request: q.Request | None, results: dict | N
     return ""
 
 
+def refused_run(settings: Settings, request: q.Request | None, results: dict | None) -> str:
+    """Why this run cannot be proposed here ("" when it can): the run's own reason first (a local folder's or a
+    served endpoint's run has no model page, whatever this Space's token), else the Space's (space_problem). The
+    Explorer greys its button out with this sentence."""
+    return run_problem(settings, request, results) or space_problem(settings)
+
+
 def proposals_in_window(requests: list[q.Request], moment) -> list[dict]:
     """Every pull request the Space opened over the last 24 hours (the propose actions recorded, across all requests;
     one found on the Hub and recorded later does not count)."""
@@ -257,7 +264,7 @@ def propose(settings: Settings, store: Store, key: str, by: Visitor, hub=None,
     except (OSError, StoreConflict) as error:  # the Hub store unreachable, say
         log.warning("proposing %s: the store could not be read: %s", key, settings.scrub(str(error))[:300])
         return Proposal(False, "The leaderboard's results could not be read right now; " + NOTHING + ".")
-    problem = run_problem(settings, request, results) or space_problem(settings)  # a served run: its own sentence
+    problem = refused_run(settings, request, results)
     if problem:
         return Proposal(False, problem)
     hub = hub or HfApi(token=settings.hf_token)

@@ -90,11 +90,10 @@ def check(settings) -> None:
     if settings.jobs_budget_usd is not None and not 0 <= settings.jobs_budget_usd < float("inf"):
         raise ValueError(f"LEADERBOARD_JOBS_BUDGET_USD must be a number of US dollars, 0 or more (empty: no cap), not "
                          f"{settings.jobs_budget_usd:g}")
-    if settings.judge:
-        try:
-            api.parse_judge_spec(settings.judge, settings.judge_bearer)
-        except ValueError as exc:  # its message never holds the URL's user, password or query, nor a token
-            raise ValueError(f"LEADERBOARD_JUDGE: {exc}") from None
+    if settings.judge:  # a malformed spec, or a local judge the offline Hub cache lacks (the CLI's preflight rule)
+        problem = api.judge_problem(settings.judge, settings.judge_bearer)
+        if problem:  # its message never holds the URL's user, password or query, nor a token
+            raise ValueError(f"LEADERBOARD_JUDGE: {problem}")
     model_prices(settings.model_price_per_mtok)  # a bad price pair says so at start
     hub_evals(settings.eval_datasets)  # and so does a bad evaluation-results mapping
     if settings.gpu_price_per_hour is not None and not 0 <= settings.gpu_price_per_hour < float("inf"):

@@ -49,7 +49,8 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
        or transformers' mappings when config.json is all there is);
     5. weights in *.safetensors;  6. parameter count <= settings.max_params_billions, and with the hf-jobs executor
        a model (float32 counting double) no larger than the largest hardware of settings.jobs_flavors;
-    7. a licence in the model card (Hub models only);
+    7. a licence in the model card (Hub models only); then a text-only model where every benchmark of this
+       leaderboard needs images is refused (the CLI's preflight rule, evaluator.api.images_needed);
     8. duplicate (same model + sha + precision, not FAILED/CANCELLED) -> answered with the existing request;
     9. limits (admins have none; leaderboard.submissions.limits): the submitter's PENDING requests, their submissions
        in the last 7 days, the model organisation's PENDING requests;
@@ -62,7 +63,7 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
     except Refusal as refusal:
         outcome = Outcome(False, str(refusal))
     except inspection.HubLookupError as error:
-        outcome = Outcome(False, md(settings.scrub(error.message), limit=400))
+        outcome = Outcome(False, md(settings.scrub(error.message), limit=400) + next_step(settings, model_id, error))
     except Exception as error:  # a bug or an unexpected Hub answer: refuse clearly, log the detail
         log.exception("submission of %r failed unexpectedly", settings.scrub(str(model_id)))
         outcome = Outcome(False, "The submission could not be checked because of an internal error "
@@ -141,9 +142,10 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
     params_billions = params / 1e9
     plan = check_hardware(settings, shown, params_billions, precision, facts.config, facts.side_configs)
 
-    # 7: licence (Hub models)
+    # 7: licence (Hub models); then what the evaluator's preflight would refuse
     if not local:
         check_license(shown, facts.card, facts.card_license)
+    check_images(settings, shown, architecture)
 
     request = Request(model=name, revision=facts.sha, precision=precision, model_type=model_type, submitter=by.name,
                       source="local" if local else "hub", local_path=str(facts.folder) if local else None,
@@ -296,6 +298,29 @@ def check_architecture(facts: inspection.ModelFacts) -> str:
             return found if isinstance(found, str) and found else (architecture or model_type)
     _check_with_transformers(model_type)
     return architecture or model_type
+
+
+def check_images(settings: Settings, shown: str, architecture: str) -> None:
+    """Refusal when a model without a vision part would be asked only for benchmarks that need images (the CLI's
+    preflight rule, evaluator.api.images_needed): queued, it would only fail."""
+    if evaluator_api.architecture_has_vision(architecture) is not False:  # it sees, or it cannot be told here
+        return
+    needing = evaluator_api.images_needed(settings.benchmarks, False)
+    if needing:
+        raise Refusal(f"Model {shown} is text-only ({md(architecture, 60)}: no vision part), and every benchmark of "
+                      f"this leaderboard ({', '.join(needing)}) needs image input, so nothing would run; please "
+                      "submit a vision-language model. Nothing was queued.")
+
+
+def next_step(settings: Settings, model_id, error: inspection.HubLookupError) -> str:
+    """What to do when the Hub could not be asked about a model (offline and not in the cache, or out of reach), as
+    the CLI says it: download it once with the Hub reachable, or give a local folder where this Space allows it."""
+    if error.kind not in (inspection.NOT_CACHED, inspection.UNREACHABLE):
+        return ""
+    name = md(model_id, limit=80) if isinstance(model_id, str) else "the model"
+    folder = (", or give the path of a local model folder instead (admins)" if settings.allow_local_models else "")
+    return (f" To evaluate it, submit again once the Hub is reachable, or have it downloaded once into this machine's "
+            f"Hugging Face cache with the Hub reachable (hf download {name}){folder}.")
 
 
 def _check_with_transformers(model_type: str) -> None:

@@ -4,7 +4,8 @@ reached and when it frees up.
 - LEADERBOARD_MAX_PENDING_PER_USER: PENDING requests one submitter may have at once (frees up when one starts
   running, or is cancelled);
 - LEADERBOARD_MAX_SUBMISSIONS_PER_WEEK: requests one submitter may submit in any 7 days (frees up when the oldest
-  of them is 7 days old);
+  of them is 7 days old); a FAILED request refused before its run began (its reason ends with the evaluator's mark,
+  evaluator.api.NOTHING_RAN: what its configuration told, before any model loaded) is not counted;
 - LEADERBOARD_MAX_PENDING_PER_ORG (0: none): PENDING requests of one model organisation, whoever submitted them.
 
 Admins have no limits (leaderboard.submissions.checks skips these checks for them).
@@ -14,6 +15,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Iterable
 
+from evaluator import api
 from leaderboard.formatting import escape_markdown as md
 from leaderboard.settings import Settings
 from leaderboard.submissions import records as q
@@ -32,6 +34,12 @@ def _submitted(request: q.Request) -> datetime | None:
         return None
 
 
+def refused_before_run(request: q.Request) -> bool:
+    """Whether a request FAILED for a reason known before its run began (the evaluator's preflight), so that it
+    does not count toward its submitter's weekly limit."""
+    return request.status == q.FAILED and (request.error or "").rstrip().endswith(api.NOTHING_RAN)
+
+
 def refusal(settings: Settings, requests: Iterable[q.Request], new: q.Request, moment: datetime) -> str:
     """Why `new` (not yet stored) may not be queued now, given the stored `requests` ("" when it may)."""
     requests = [r for r in requests if r.path != new.path]  # a FAILED or CANCELLED one it replaces does not count
@@ -44,7 +52,8 @@ def refusal(settings: Settings, requests: Iterable[q.Request], new: q.Request, m
                 f"({settings.max_pending_per_user}); a place frees up when one of them starts running, or when you "
                 "cancel one (Queue tab).")
 
-    recent = sorted(t for t in (_submitted(r) for r in mine) if t is not None and t > moment - WINDOW)
+    counted = [r for r in mine if not refused_before_run(r)]
+    recent = sorted(t for t in (_submitted(r) for r in counted) if t is not None and t > moment - WINDOW)
     if len(recent) >= settings.max_submissions_per_week:
         frees = recent[len(recent) - settings.max_submissions_per_week] + WINDOW
         return (f"{who} has submitted {len(recent)} request(s) in the last 7 days, the most one person may submit in "

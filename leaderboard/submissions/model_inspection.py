@@ -37,6 +37,7 @@ MAX_HEADER_BYTES = 100 * 1024 * 1024  # a safetensors header larger than this is
 # kinds of HubLookupError
 NOT_FOUND, REVISION_NOT_FOUND, GATED, DISABLED, UNREACHABLE, HUB_ERROR, BAD_FILES = (
     "not_found", "revision_not_found", "gated", "disabled", "unreachable", "hub_error", "bad_files")
+NOT_CACHED = "not_cached"  # offline: the model, or its revision, is not in the local Hub cache
 
 
 class HubLookupError(Exception):
@@ -87,12 +88,12 @@ def _inspect_offline(repo_id: str, revision: str) -> ModelFacts:
     org, name = repo_id.split("/", 1)
     repo_dir = Path(constants.HF_HUB_CACHE) / f"models--{org}--{name}"
     if not repo_dir.is_dir():
-        raise HubLookupError(NOT_FOUND, f"Model {repo_id} is not in the local Hub cache; the Hub is offline.")
+        raise HubLookupError(NOT_CACHED, f"Model {repo_id} is not in the local Hub cache; the Hub is offline.")
     wanted = revision or "main"
     try:
         folder = Path(snapshot_download(repo_id, revision=wanted, local_files_only=True))
     except (LocalEntryNotFoundError, FileNotFoundError, ValueError):
-        raise HubLookupError(REVISION_NOT_FOUND,
+        raise HubLookupError(NOT_CACHED,
                              f"Revision {wanted} of {repo_id} is not in the local Hub cache; the Hub is offline.") from None
     sha = folder.name
     if not SHA_RE.match(sha):

@@ -1,9 +1,9 @@
 """The Explorer's "Propose these results to the model page" button, under its run picker (selecting a board row opens
 the Explorer on that run, so the board's rows reach it in one click): it proposes the run shown as Run (A) to its
 model page (leaderboard.board.proposals) as the signed-in visitor, and says in one sentence what came of it. Where
-it can only refuse, it is greyed out with the reason beside it: on a Space that cannot propose at all (no HF_TOKEN,
-as on the local default), and for a run that cannot be proposed (a served endpoint's, a local folder's, a flagged
-one, one with no benchmark that has a registered Hub dataset). API endpoint: /propose_results (the run's key; the
+it can only refuse, it is greyed out with the reason beside it: for a run that cannot be proposed (a served
+endpoint's or a local folder's, which have no model page, a flagged one, one with no benchmark that has a registered
+Hub dataset), said first, and on a Space that cannot propose at all (no HF_TOKEN, as on the local default). API endpoint: /propose_results (the run's key; the
 visitor is the session's, never a parameter)."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import threading
 import gradio as gr
 from huggingface_hub import HfApi
 
-from leaderboard.board.proposals import propose, run_problem, space_problem, stored_run
+from leaderboard.board.proposals import propose, refused_run, space_problem, stored_run
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 from leaderboard.submissions import identity
@@ -41,14 +41,12 @@ def build(settings: Settings, store: Store, run: gr.Dropdown) -> None:
 
     def for_run(key: str | None):
         """The button and its text for the run picked: greyed out, with the reason, where it can only refuse."""
-        if unavailable:
-            return gr.Button(interactive=False), unavailable
-        problem = ""
+        problem = unavailable  # the run's own reason first: a local folder has no model page, token or not
         if isinstance(key, str) and q.is_request_key(key):
             try:
-                problem = run_problem(settings, *stored_run(store, key))
+                problem = refused_run(settings, *stored_run(store, key))
             except Exception:  # noqa: BLE001 - a damaged or unreadable run: the click says why
-                problem = ""
+                problem = unavailable
         return gr.Button(interactive=not problem), problem or HELP
 
     def on_propose(key: str | None, profile: gr.OAuthProfile | None) -> str:
