@@ -282,6 +282,9 @@ class Card:
     details: tuple[DetailColumn, ...] = ()
     # the terms of the data its details quote (questions, answers, images), for the results dataset's card
     licence: str = ""
+    # the BibTeX entry of its paper (About and the results dataset's card print it beside the leaderboard's; empty:
+    # none is known), with only the fields its paper confirms
+    citation: str = ""
     # the option that picks how it asks (one of `options`); its value "generation" asks by generation alone, what a
     # served model can answer (evaluator.benchmarks.modes). Empty: the benchmark only ever generates.
     mode_option: str = ""

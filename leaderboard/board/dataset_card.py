@@ -38,6 +38,7 @@ import sys
 from typing import Iterable, Sequence
 
 from evaluator import api
+from leaderboard.board.citation import benchmark_bibtex, bibtex
 from leaderboard.board.columns import INTERVALS_DESCRIPTION, Schema
 from leaderboard.store import DamagedFile, parse_json
 
@@ -287,10 +288,12 @@ def card_text(schema: Schema, benchmarks: Sequence[str], space_id: str = "", rep
               "benchmark's section says where they are stated). The models evaluated keep their own licences.", "",
               "## Citation", "",
               "Cite the leaderboard, and the paper of each benchmark whose results you use:", "",
-              "```bibtex", "@misc{open_vlm_reasoning_leaderboard,", f"  title = {{{TITLE}}},",
-              *([f"  howpublished = {{\\url{{{address}}}}},"] if address else []),
-              "  note = {Results dataset: scores and per-question records of every finished run}", "}", "```", ""]
+              "```bibtex", bibtex(address, "Results dataset: scores and per-question records of every finished run"),
+              "```", ""]
     lines += [f"- {_cell(card.title)}: <{card.paper}>" for card in cards]
+    papers = benchmark_bibtex(cards)
+    if papers:
+        lines += ["", "The benchmarks' papers:", "", "```bibtex", "\n\n".join(papers), "```"]
     return "\n".join(lines) + "\n"
 
 

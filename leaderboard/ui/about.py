@@ -5,6 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from evaluator import api
+from leaderboard.board.citation import benchmark_bibtex, bibtex
 from leaderboard.board.columns import INTERVALS_DESCRIPTION, Schema, headline, schema
 from leaderboard.board.dataset_card import space_url
 from leaderboard.board.proposals import PER_PERSON_PER_DAY, slug
@@ -307,6 +308,16 @@ def playground_limits(settings: Settings) -> str:
             "Space.")
 
 
+def citing_markdown(settings: Settings) -> str:
+    """How to cite: the leaderboard's BibTeX entry (with the Space's address when known) and, beside it, the paper of
+    each benchmark this Space runs, from its card."""
+    cards = [api.card(name) for name in settings.benchmarks]
+    own = "\n\n".join(benchmark_bibtex(cards))
+    return ("## Citing\nCite the leaderboard (its repository's `CITATION.cff` says the same), and the paper of each "
+            "benchmark whose numbers you use:\n\n```bibtex\n" + bibtex(space_url(settings.space_id)) + "\n```"
+            + (f"\n\nThe benchmarks' papers:\n\n```bibtex\n{own}\n```" if own else ""))
+
+
 def about_markdown(settings: Settings) -> str:
     steps = RUN_STEPS.format(who=who_submits(settings), interval=format_number(settings.scheduler_interval),
                              lease=format_number(settings.lease_seconds), attempts=settings.max_attempts, benchmarks=", ".join(settings.benchmarks) or "none",
@@ -319,7 +330,7 @@ def about_markdown(settings: Settings) -> str:
                     "output tokens)" if prices else " (here it is not)")
     return "\n\n".join([columns_markdown(schema(settings.benchmarks), settings.min_coverage, settings.suite), steps, RECORDED, costs,
                         families_markdown(settings.space_id), model_pages_markdown(settings),
-                        docs_markdown(settings.space_id)])
+                        docs_markdown(settings.space_id), citing_markdown(settings)])
 
 
 def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:

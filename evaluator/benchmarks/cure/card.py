@@ -47,6 +47,16 @@ DETAILS = (
                  "{\"left\", \"top\", \"width\", \"height\", \"image_width\", \"image_height\"}."),
 )
 
+# its paper's BibTeX entry (arXiv's record: title, authors, year), printed beside the leaderboard's in About
+CITATION = """@misc{chen2023measuring,
+  title = {Measuring and Improving Chain-of-Thought Reasoning in Vision-Language Models},
+  author = {Chen, Yangyi and Sikka, Karan and Cogswell, Michael and Ji, Heng and Divakaran, Ajay},
+  year = {2023},
+  eprint = {2309.04461},
+  archivePrefix = {arXiv},
+  url = {https://arxiv.org/abs/2309.04461}
+}"""
+
 CARD = Card(
     name="cure",
     title="CURE",
@@ -60,6 +70,7 @@ CARD = Card(
         "log-likelihood per token (the choice by summed log-likelihood is kept in the details); a text-only model "
         "skips CURE; an image that cannot be fetched is counted and reported per item and left out of the scores."),
     paper="https://arxiv.org/abs/2309.04461",
+    citation=CITATION,
     metrics=(
         Metric("Ro", "Ro", "Overall reasoning: share of items where the high-level inference AND every step of the "
                "chain are answered correctly (mean of h and s). The default ranking."),

@@ -68,6 +68,16 @@ def _agreement(metric: str, label: str) -> Metric:
                   path=("extra", "agreement", metric, "agreement"), shown=False, judged=True)
 
 
+# its paper's BibTeX entry (arXiv's record: title, authors, year), printed beside the leaderboard's in About
+CITATION = """@misc{manas2023improving,
+  title = {Improving Automatic VQA Evaluation Using Large Language Models},
+  author = {Ma{\\~n}as, Oscar and Krojer, Benno and Agrawal, Aishwarya},
+  year = {2023},
+  eprint = {2310.02567},
+  archivePrefix = {arXiv},
+  url = {https://arxiv.org/abs/2310.02567}
+}"""
+
 CARD = Card(
     name="lave",
     title="LAVE",
@@ -82,6 +92,7 @@ CARD = Card(
         "results say how often each strict metric agrees with LAVE: on the Docmatix zero-shot study, strict metrics "
         "scored near zero where LAVE gave 0.58."),
     paper="https://arxiv.org/abs/2310.02567",
+    citation=CITATION,
     metrics=(
         Metric("lave", "score", "LLM-assisted VQA score: the judge rates each free-form answer 1 (incorrect), 2 "
                "(ambiguous or incomplete) or 3 (correct) against the reference answers; mean of (rating - 1) / 2. A "

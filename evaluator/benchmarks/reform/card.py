@@ -94,6 +94,21 @@ DETAILS = (
                  "hf:// reference at the revision used); the image itself, often base64 in the file, is not copied."),
 )
 
+# its paper's BibTeX entry (arXiv's record: title, authors, year), printed beside the leaderboard's in About
+CITATION = "\n".join([
+    '@misc{li2023reformeval,',
+    '  title = {ReForm-Eval: '
+    'Evaluating Large Vision Language Models via Unified Re-Formulation of Task-Oriented Benchmarks},',
+    '  author = {Li, Zejun and Wang, Ye and Du, Mengfei and Liu, Qingwen and Wu, Binhao and '
+    'Zhang, Jiwen and Zhou, Chengxing and Fan, Zhihao and Fu, Jie and Chen, Jingjing and '
+    'Huang, Xuanjing and Wei, Zhongyu},',
+    '  year = {2023},',
+    '  eprint = {2310.02569},',
+    '  archivePrefix = {arXiv},',
+    '  url = {https://arxiv.org/abs/2310.02569}',
+    '}',
+])
+
 CARD = Card(
     name="reform",
     title="ReForm-Eval",
@@ -110,6 +125,7 @@ CARD = Card(
         "description as CIDEr); the overall scores average the accuracy dimensions only. The full suite runs "
         f"{len(DATASETS)} of the reference's {len(DATASETS) + len(NOT_RUN)} datasets."),
     paper="https://arxiv.org/abs/2310.02569",
+    citation=CITATION,
     metrics=(
         Metric("gen_overall", "gen overall",
                f"Generation (black-box) mean accuracy over the {len(ACCURACY_DIMENSIONS)} accuracy dimensions (all "

@@ -56,6 +56,19 @@ DETAILS = (
                  "model does not report it)."),
 )
 
+# its paper's BibTeX entry (arXiv's record: title, authors, year), printed beside the leaderboard's in About
+CITATION = "\n".join([
+    '@misc{wei2024measuring,',
+    '  title = {Measuring short-form factuality in large language models},',
+    '  author = {Wei, Jason and Karina, Nguyen and Chung, Hyung Won and Jiao, Yunxin Joy and '
+    'Papay, Spencer and Glaese, Amelia and Schulman, John and Fedus, William},',
+    '  year = {2024},',
+    '  eprint = {2411.04368},',
+    '  archivePrefix = {arXiv},',
+    '  url = {https://arxiv.org/abs/2411.04368}',
+    '}',
+])
+
 CARD = Card(
     name="simpleqa",
     title="SimpleQA",
@@ -67,6 +80,7 @@ CARD = Card(
         "graded answers; an answer the judge could not grade is counted and shown, never scored as wrong. The "
         "judge's identity and the grader prompt's hash are in each results file."),
     paper="https://openai.com/index/introducing-simpleqa/",
+    citation=CITATION,
     metrics=(
         Metric("correct", "correct", "Share of graded answers that give the gold answer without contradicting it.",
                judged=True),
