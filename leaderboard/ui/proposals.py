@@ -3,8 +3,8 @@ the Explorer on that run, so the board's rows reach it in one click): it propose
 model page (leaderboard.board.proposals) as the signed-in visitor, and says in one sentence what came of it. Where
 it can only refuse, it is greyed out with the reason beside it: for a run that cannot be proposed (a served
 endpoint's or a local folder's, which have no model page, a flagged one, one with no benchmark that has a registered
-Hub dataset), said first, and on a Space that cannot propose at all (no HF_TOKEN, as on the local default). API endpoint: /propose_results (the run's key; the
-visitor is the session's, never a parameter)."""
+Hub dataset), said first, and on a Space that cannot propose at all (no HF_TOKEN, as on the local default). API
+endpoint: /propose_results (the run's key; the visitor is the session's, never a parameter)."""
 from __future__ import annotations
 
 import threading
