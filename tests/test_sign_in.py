@@ -94,7 +94,8 @@ def space(hub, judge_server, tiny_llava, tiny_llama, tmp_path_factory):
     home = tmp_path_factory.mktemp("space-home")
     proc, url, log = start_app(home, {**oauth_env(hub), "LEADERBOARD_HOST": "127.0.0.1", "LEADERBOARD_ADMINS": ADMIN,
                                       "LEADERBOARD_MAX_PENDING_PER_USER": "1",
-                                      "LEADERBOARD_JUDGE": f"endpoint:{judge_server.base_url}|scripted"})
+                                      "LEADERBOARD_JUDGE": f"endpoint:{judge_server.base_url}|scripted",
+                                      "LEADERBOARD_BENCHMARKS": "cure,simpleqa"})  # bob's text-only model fits one
     try:
         yield url, open_store(Settings.from_env({}, home=home)), home / "app.log"
     finally:
