@@ -205,3 +205,25 @@ def test_every_view_fits_1400_px_and_flagged_runs_say_unranked(store, app_url, o
     judges = dict(zip(cells(page, "Model", "simpleqa"), cells(page, "Judge", "simpleqa")))
     assert judges["org/trial"] == ("HuggingFaceTB/SmolLM2-135M @ 0123456789ab (local) — trial judge, not for "
                                    "scores"), judges
+
+
+def test_on_a_phone_run_details_tells_two_runs_of_one_model_apart(store, app_url, open_page):
+    """Issue 62, point 6: at 390 px Run details showed #, Model and Overall only, the same for two runs of one
+    model. Their precision comes next, on the first screen, and their revision right after it."""
+    for precision, sha in (("bfloat16", SHA_B), ("float32", SHA_B)):
+        write_result(store, board_result("org/vlm", {"cure": 0.4, "simpleqa": 0.3, "reform": 0.5, "lave": 0.75},
+                                         sha=sha, precision=precision, judge=JUDGE))
+    page = open_page(app_url, width=390, height=844)
+    page.locator("#leaderboard-table").get_by_text("org/vlm", exact=True).filter(visible=True).first.wait_for()
+    page.locator("#board-view").get_by_label("Run details", exact=True).check()
+    table = page.locator("#leaderboard-table")
+    table.locator("th").filter(has_text="Hours (GPU)").filter(visible=True).first.wait_for(state="attached")
+    assert sorted(cells(page, "Precision", "runs")) == ["bfloat16", "float32"]
+    assert cells(page, "Revision", "runs") == [SHA_B[:12]] * 2
+    for label in ("Model", "Precision"):  # on the first screen, without scrolling sideways
+        box = table.locator("th:visible").filter(has_text=label).first.bounding_box()
+        assert box["x"] + box["width"] <= 390, (label, box)
+    precision = cells(page, "Precision", "runs")
+    col = [S.column(n).label for n in S.view("runs").shown].index("Precision")
+    first = table.locator(f"[role=gridcell][data-col='{col}']:visible").first.bounding_box()
+    assert first["x"] + first["width"] <= 390 and first["y"] + first["height"] <= 844, (precision, first)

@@ -36,12 +36,13 @@ def test_views_overview_first_then_one_per_benchmark():
     assert [S.column(n).label for n in S.view("overview").columns] == [  # fits 1,400 px; model + overall first
         "#", "Model", "Overall", "CURE Ro", "SimpleQA F-score", "ReForm gen overall", "LAVE score", "Suite", "Flag",
         "Notes", "Precision", "Revision"]
-    assert [S.column(n).label for n in S.view("runs").columns] == [  # the rest of the run facts
-        "#", "Model", "Overall", "Overall 95%", "Scored on", "Precision", "Type", "Params (B)", "Suite", "Asked by",
+    assert [S.column(n).label for n in S.view("runs").columns] == [  # the run facts, what tells runs apart first
+        "#", "Model", "Precision", "Revision", "Overall", "Overall 95%", "Scored on", "Type", "Params (B)", "Suite",
+        "Asked by",
         "Limit", "CURE Ro 95%", "SimpleQA F-score 95%", "ReForm gen overall 95%", "LAVE score 95%", "CURE coverage", "SimpleQA coverage", "ReForm coverage", "LAVE coverage", "Judge", "Judge id", "Endpoint",
         "Hardware", "Hours (GPU)", "Hours (CPU, wall)", "Cost (USD)", "Thinking mode", "Thought tokens / reply",
         "Answer tokens / reply", "Flag", "Notes", "Details", "Dtype", "Device", "GPU", "Batch size",
-        "Attention", "Generation", "Decoding overrides", "torch", "transformers", "Revision", "Submitted", "Finished"]
+        "Attention", "Generation", "Decoding overrides", "torch", "transformers", "Submitted", "Finished"]
     assert S.default_sort == "overall" and S.view("lave").rank_by == "lave_lave"
     for card in S.cards:  # a benchmark's view holds every metric of its card, and no other benchmark's
         names = set(S.view(card.name).columns)

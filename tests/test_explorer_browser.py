@@ -218,3 +218,121 @@ def test_on_a_phone_the_propose_row_stacks_and_the_questions_start_within_two_sc
     top = page.evaluate("(s) => document.querySelector(s).getBoundingClientRect().top + window.scrollY",
                         "#explorer-table")
     assert top < 2 * 844, top
+
+
+RELOADED = "() => !window.notReloaded"  # the mark set before Back is gone: the page was loaded again
+
+
+def back(page) -> None:
+    """Press the browser's Back after marking the page, then wait until the page was loaded again (the Explorer
+    reloads the view its address names) and its tab bar is up."""
+    page.evaluate("() => { window.notReloaded = true; }")
+    page.go_back()
+    page.wait_for_function(RELOADED)
+    page.locator("#board-view").wait_for(state="attached")
+
+
+def test_back_returns_to_the_view_before_and_the_address_follows_the_tab(store, settings, finished_runs, app_url,
+                                                                        open_page):
+    """Issue 62, point 5: the Explorer replaced the address, so Back left the Space; back on the board by its tab,
+    the address still opened the Explorer on a reload."""
+    key = publish_run(store, settings, finished_runs["vision-a"])
+    page = open_page(app_url)
+    board = schema(settings.benchmarks)
+    column = [board.column(n).label for n in board.view("overview").columns].index("ReForm gen overall")
+    page.locator(f"#leaderboard-table [role=gridcell][data-col='{column}']:visible").first.click()
+    page.get_by_role("tab", name="Explorer", selected=True).wait_for(state="visible")
+    wait_summary(page, "ReForm gen overall")
+    assert "tab=explorer" in page.url and "bench=reform" in page.url
+
+    # a filter replaces the address (no new entry); opening a question is a new entry
+    length = page.evaluate("() => history.length")
+    pick(page, "explorer-outcome", "wrong")
+    page.wait_for_url(re.compile("outcome=wrong"))
+    assert page.evaluate("() => history.length") == length
+    first = page.locator("#explorer-table [role=gridcell][data-col='0']:visible").nth(0)
+    item = first.inner_text()
+    first.click()
+    wait_heading(page, item)
+    page.wait_for_url(re.compile("item="))
+    assert page.evaluate("() => history.length") == length + 1
+
+    # Back: the list without the question, as the address says, filtered still
+    back(page)
+    assert "item=" not in page.url and "outcome=wrong" in page.url
+    page.get_by_role("tab", name="Explorer", selected=True).wait_for(state="visible")
+    wait_summary(page, "[0-9]+ of [0-9]+ questions")
+    assert page.locator(EXPLORER_LOAD).filter(visible=True).count() == 0
+
+    # the Leaderboard by its tab: no Explorer parameters, and a reload stays on the board
+    page.get_by_role("tab", name="Leaderboard").click()
+    page.wait_for_url(lambda url: "tab=" not in url and "run=" not in url)
+    page.reload()
+    page.get_by_role("tab", name="Leaderboard", selected=True).wait_for(state="visible")
+    assert page.get_by_role("tab", name="Explorer", selected=True).count() == 0
+
+    # Back again: the Explorer as it was; and once more: the board the cell was selected on
+    back(page)
+    page.get_by_role("tab", name="Explorer", selected=True).wait_for(state="visible")
+    assert "outcome=wrong" in page.url and key.split("/")[-1] in page.url.replace("%2F", "/")
+    wait_summary(page, "[0-9]+ of [0-9]+ questions")
+    back(page)
+    page.get_by_role("tab", name="Leaderboard", selected=True).wait_for(state="visible")
+    assert page.url == app_url
+
+
+# the page number's box (the nearest element around its input that draws a border on every side) and whether its
+# "of N" text lies inside it (off its edges)
+PAGE_BOX = """() => { const bordered = (e) => { const s = getComputedStyle(e); return ['Top', 'Right', 'Bottom', 'Left']
+    .every((side) => parseFloat(s['border' + side + 'Width']) > 0 && s['border' + side + 'Style'] !== 'none'); };
+  let box = document.querySelector('#explorer-page input').parentElement;
+  while (box && !bordered(box)) { box = box.parentElement; }
+  const of = document.querySelector('#explorer-pages'); const text = document.createRange();
+  text.selectNodeContents(of.querySelector('p') || of); const r = text.getBoundingClientRect();
+  const b = box.getBoundingClientRect();
+  return {text: of.innerText.trim(), inside: r.width > 0 && r.left >= b.left + 4 && r.right <= b.right - 4
+          && r.top >= b.top && r.bottom <= b.bottom - 4, box: Math.round(b.width)}; }"""
+IN_VIEW = """(s) => { const e = [...document.querySelectorAll(s)].find((x) => x.offsetParent);
+  const r = e && e.getBoundingClientRect(); return !!r && r.top >= 0 && r.bottom <= window.innerHeight; }"""
+# whether a dropdown's text is cut: wider than its input, or running under the arrow at its right
+CUT = """(s) => { const e = document.querySelector(s + ' input'); const style = getComputedStyle(e);
+  const ctx = document.createElement('canvas').getContext('2d'); ctx.font = style.font;
+  const left = e.getBoundingClientRect().left + parseFloat(style.paddingLeft);
+  const icons = [...e.closest('.wrap').querySelectorAll('svg')].map((i) => i.getBoundingClientRect().left)
+    .filter((x) => x > left);
+  const end = Math.min(e.getBoundingClientRect().right - parseFloat(style.paddingRight), ...icons);
+  return left + ctx.measureText(e.value).width > end + 1; }"""
+
+
+def test_on_a_phone_a_score_opens_on_its_number_and_pickers_show_the_whole_run(store, settings, finished_runs,
+                                                                                  app_url, open_page):
+    """Issue 62, point 6: at 390x844 the number and the questions started two screens down, the Run (A) picker was
+    cut to "tiny-org/tiny-llava @ 7", and the page box's "of 1" sat outside its box (at 1,400 px too)."""
+    keys = [publish_run(store, settings, finished_runs[name]) for name in ("vision-a", "vision-b")]
+    labels = [f"tiny-org/tiny-llava @ {k.split('/')[-1][:12]} ({k.rsplit('_', 1)[1]})" for k in keys]
+    page = open_page(app_url, width=390, height=844)
+    board = schema(settings.benchmarks)
+    column = [board.column(n).label for n in board.view("overview").columns].index("LAVE score")
+    page.locator(f"#leaderboard-table [role=gridcell][data-col='{column}']:visible").first.click()
+    page.get_by_role("tab", name="Explorer", selected=True).wait_for(state="visible")
+    wait_summary(page, "30 of 30 questions")
+    # the summary (the number tapped) and the first question on the screen, without scrolling
+    page.wait_for_function(IN_VIEW, arg="#explorer-table [role=gridcell]")
+    assert page.evaluate(IN_VIEW, "#explorer-summary"), page.evaluate("() => window.scrollY")
+
+    # the pickers show the whole run: model, revision and precision
+    run = page.locator("#explorer-run input").first.input_value()
+    assert run in labels and not page.evaluate(CUT, "#explorer-run"), run
+    pick(page, "explorer-compare", next(label for label in labels if label != run))
+    page.locator("#explorer-summary").get_by_text("run B", exact=False).wait_for(state="visible")
+    assert not page.evaluate(CUT, "#explorer-compare"), page.locator("#explorer-compare input").first.input_value()
+
+    # "of N" inside the page number's box, on a phone and at 1,400 px
+    box = page.evaluate(PAGE_BOX)
+    page.screenshot(path="/tmp/shots/phone-explorer.png", full_page=True)
+    assert re.fullmatch("of [0-9]+", box["text"]) and box["inside"] and box["box"] < 390, box
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.wait_for_function("() => window.innerWidth === 1400")
+    box = page.evaluate(PAGE_BOX)
+    page.screenshot(path="/tmp/shots/wide-explorer.png")
+    assert re.fullmatch("of [0-9]+", box["text"]) and box["inside"] and box["box"] < 1400, box

@@ -286,16 +286,17 @@ def _overview(cards: Sequence[api.Card]) -> View:
 
 
 def _runs(cards: Sequence[api.Card]) -> View:
-    """The Overview's rows with every run fact: what the overall score is over, coverage, suite, limit, judge,
+    """The Overview's rows with every run fact, the precision and revision first (two runs of one model differ there,
+    on a phone's first screen too): what the overall score is over, coverage, suite, limit, judge,
     hardware, GPU time and cost (a thinking run's thought and answer tokens beside it), details, how it ran (dtype, device, GPU, batch size, attention, generation path,
     library versions), times."""
     coverage = [f"{card.name}_coverage" for card in cards]
     intervals = [f"{card.name}_{card.default_metric}_interval" for card in cards]
     return View(RUNS, "Run details", None,
-                ("rank", "model", "overall", "overall_interval", "scored_on", "precision", "model_type",
+                ("rank", "model", "precision", "revision", "overall", "overall_interval", "scored_on", "model_type",
                  "params_billions", "suite", "modes", "limit", *intervals, *coverage, "judge", "judge_id", "endpoint", "cost_flavor", "gpu_hours", "cpu_hours",
                  "cost_usd", "thinking_mode", "reasoning_tokens", "answer_tokens", "flag", "notes", "details", "dtype",
-                 "device", "gpu", "batch_size", "attention", "generation_path", "decoding", "torch_version", "transformers_version", "revision", "submitted_time", "finished_time"), "overall")
+                 "device", "gpu", "batch_size", "attention", "generation_path", "decoding", "torch_version", "transformers_version", "submitted_time", "finished_time"), "overall")
 
 
 def _benchmark_view(card: api.Card) -> View:

@@ -62,19 +62,24 @@ CSS = """
   #explorer-propose-row { flex-direction: column !important; align-items: stretch !important; }
   #explorer-propose-row > * { min-width: 0 !important; width: 100% !important; flex: 0 0 auto !important; }
   #explorer-propose { height: auto !important; min-height: 0 !important; }
+  #explorer-run, #explorer-compare { flex: 1 1 100% !important; min-width: 100% !important; }
+  #explorer-run input, #explorer-compare input { font-size: 0.8rem !important; }
 }
+#explorer-pages { background: var(--block-background-fill); }
+#explorer-pages p { margin: 0 !important; padding: 0 12px 8px !important; }
 """
 
 
 def launch_options(settings: Settings, store: Store) -> dict:
-    """What `launch()` needs besides the address: the CSS; no uploads (no component takes files): the upload routes
+    """What `launch()` needs besides the address: the CSS; the script that makes the browser's Back show the view its
+    address names (leaderboard.ui.explorer.HEAD); no uploads (no component takes files): the upload routes
     and any multipart body are answered 403 with the reason, unread and nothing stored (leaderboard.ui.uploads), no
     static file workers (they would serve uploads outside the app), LEADERBOARD_MAX_FILE_SIZE kept as Gradio's per-file
     limit behind that; on the local store, the route that serves a run's details file by its key
     (leaderboard.ui.downloads: the board's Details links) and the details folder as a path Gradio may copy from (the
     Explorer's download button); nothing else on the machine is served. With sign-in, the middleware that ends
     sessions on the server (leaderboard.ui.sessions: signing out, LEADERBOARD_SESSION_HOURS)."""
-    options: dict = {"max_file_size": settings.max_file_size, "css": CSS, "num_workers": 0,
+    options: dict = {"max_file_size": settings.max_file_size, "css": CSS, "head": explorer.HEAD, "num_workers": 0,
                      "app_kwargs": {"middleware": no_uploads() + session_middleware(settings, store)}}
     root = getattr(store, "root", None)
     if settings.store_backend != "local" or root is None:
@@ -120,18 +125,19 @@ def build_app(settings: Settings, store: Store, jobs=None) -> gr.Blocks:
             if settings.require_sign_in:  # Gradio's real OAuth routes on a Space; without sign-in, no button at all
                 gr.LoginButton(scale=0, min_width=240, elem_id="login-button")
         with gr.Tabs(overflow_behavior="wrap") as tabs:  # every tab reachable on a phone
-            with gr.Tab("Leaderboard", id="leaderboard"):
+            with gr.Tab("Leaderboard", id="leaderboard") as board_tab:
                 board_table = board.build(demo, settings, store, board_copy)
-            with gr.Tab("Explorer", id="explorer"):
-                explorer.build(demo, settings, store, tabs, board_table, board_copy)
-            with gr.Tab("Submit", id="submit"):
+            with gr.Tab("Explorer", id="explorer") as explorer_tab:
+                link = explorer.build(demo, settings, store, tabs, board_table, board_copy)
+            with gr.Tab("Submit", id="submit") as submit_tab:
                 submit.build(demo, settings, store, board_copy)
-            with gr.Tab("Queue", id="queue"):
+            with gr.Tab("Queue", id="queue") as queue_tab_:
                 queue_tab.build(demo, settings, store, jobs, board_copy)
-            with gr.Tab("Judge playground", id="judge"):
+            with gr.Tab("Judge playground", id="judge") as judge_tab:
                 playground.build(demo, settings, store)
-            with gr.Tab("About", id="about"):
+            with gr.Tab("About", id="about") as about_tab:
                 about.build(demo, settings, store)
+        explorer.follow_tabs(explorer_tab, [board_tab, submit_tab, queue_tab_, judge_tab, about_tab], link)
     return demo
 
 

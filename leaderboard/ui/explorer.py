@@ -41,22 +41,43 @@ HELP = ("Every question of a run, as the model answered it. Pick a run and a ben
 ALL = ("every outcome", "")
 NO_RUN = ("none", "")
 EVERY_QUESTION = ("every question", "")
-SET_URL = """(query) => {
-  if (!query || !query.startsWith("tab=")) { return query; }
-  const url = new URL(window.location.href);
-  url.search = "?" + query;
-  window.history.replaceState(null, "", url.toString());
-  return url.toString();
-}"""
-# on page load the address changes only if it opened the Explorer (a bare address stays on the Leaderboard)
-SET_URL_IF_OPENED = """(query) => {
-  if (!query || !query.startsWith("tab=")) { return query; }
-  const url = new URL(window.location.href);
-  const opened = url.searchParams.get("tab") === "explorer";
-  url.search = "?" + query;
-  if (opened) { window.history.replaceState(null, "", url.toString()); }
-  return url.toString();
-}"""
+# The address follows the view: a new run, benchmark, compared run or question is a new entry of the browser's
+# history (pushState), a filter, a search or a page replaces the current one; Back reloads the page from the address
+# (LISTEN_BACK), so it shows the view the address names. `query` is a view's query or a link holding one.
+_SET = """const text = query || ""; const at = text.indexOf("tab=");
+  if (at < 0) { return query; }
+  const url = new URL(window.location.href); const before = url.searchParams;
+  const next = new URLSearchParams(text.slice(at).split("#")[0]);
+  const moved = ["tab", "bench", "run", "vs", "item"].some((k) => before.get(k) !== next.get(k));
+  url.search = "?" + next.toString();
+  if (url.toString() !== window.location.href && OPENED) {
+    window.history[moved ? "pushState" : "replaceState"](null, "", url.toString()); }"""
+SET_URL = "(query) => {\n  " + _SET.replace("OPENED", "true") + "\n  return url.toString();\n}"
+LISTEN_BACK = """if (!window.explorerFollowsBack) { window.explorerFollowsBack = true;
+    window.addEventListener("popstate", () => window.location.reload()); }"""
+HEAD = f"<script>{LISTEN_BACK}</script>"  # from the page's start (launch's head), not after its first event
+# on page load the address changes only if it opened the Explorer (a bare address stays on the Leaderboard), and
+# never adds an entry (the state it read is the address's own)
+_READ = """window.explorerRead = true;
+  const opened = new URL(window.location.href).searchParams.get("tab") === "explorer";"""
+_REPLACE = _SET.replace("OPENED", "opened").replace('moved ? "pushState" : "replaceState"', '"replaceState"')
+SET_URL_IF_OPENED = "(query) => {\n  " + LISTEN_BACK + "\n  " + _READ + "\n  " + _REPLACE + "\n  return url.toString();\n}"
+# a board cell opened the Explorer: when its questions start below the first screen (a phone), the page scrolls to
+# the summary (the number selected), with the first questions under it
+FROM_BOARD = SET_URL.replace("  return url.toString();", """  requestAnimationFrame(() => {
+    const summary = document.querySelector("#explorer-summary");
+    const table = document.querySelector("#explorer-table");
+    if (summary && table && (summary.getBoundingClientRect().top < 0
+        || table.getBoundingClientRect().top + 200 > window.innerHeight)) { summary.scrollIntoView({block: "start"}); }
+  });
+  return url.toString();""")
+# a tab other than the Explorer shown: the address loses the Explorer's parameters (a reload shows that tab's page);
+# not before the page has read its address (the first tab says it was selected as the page starts)
+LEAVE_URL = ("() => { if (!window.explorerRead) { return; }\n"
+             "  const url = new URL(window.location.href); const names = NAMES;\n"
+             "  names.forEach((n) => url.searchParams.delete(n));\n"
+             "  if (url.toString() !== window.location.href) { window.history.pushState(null, '', url.toString()); }\n}"
+             ).replace("NAMES", repr(["tab", *eq.URL_NAMES.values()]))
 
 
 @dataclass(frozen=True)
@@ -108,9 +129,9 @@ def board_labels(board_schema, names: list[str]) -> tuple[dict[str, str], dict[s
 
 
 def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
-          board_table: gr.Dataframe | list[gr.Dataframe] | None = None, board: BoardCopy | None = None) -> None:
+          board_table: gr.Dataframe | list[gr.Dataframe] | None = None, board: BoardCopy | None = None) -> gr.Textbox:
     """Lay out the tab inside the current Blocks context and wire its events (and the cell selection of the board's
-    tables).
+    tables); returns the link to the view (follow_tabs puts it in the address when the tab is shown).
     `board`: the Space's copy of the board (runs not on it are never read from the store)."""
     cards = explorer_cards()
     names = [c.name for c in cards]
@@ -226,8 +247,9 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         descending = gr.Checkbox(value=False, label="descending", scale=1, elem_id="explorer-descending")
         metric = gr.Dropdown(choices=[EVERY_QUESTION], value="", label="Board score (its questions)", scale=2,
                              elem_id="explorer-metric")
-        page = gr.Number(value=1, minimum=1, precision=0, label="Page", scale=1, elem_id="explorer-page")
-        pages = gr.Markdown("", elem_id="explorer-pages")
+        with gr.Group(elem_id="explorer-page-box"):  # the page number and "of N" in one box
+            page = gr.Number(value=1, minimum=1, precision=0, label="Page", elem_id="explorer-page")
+            pages = gr.Markdown("", elem_id="explorer-pages")
     summary = gr.Markdown("", elem_id="explorer-summary")
     table = gr.Dataframe(value=pd.DataFrame(), datatype="str", interactive=False, wrap=True, max_height=600,
                          label="Questions (select a row to open it)", elem_id="explorer-table")
@@ -331,14 +353,23 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
                     *show(query.benchmark, query.run, "", "", [], "", "", False, 1, "", query.metric))
 
         then_url(source.select(from_board, inputs=[source], outputs=[tabs, *outputs],
-                                    api_visibility="private", show_progress="hidden"))
+                               api_visibility="private", show_progress="hidden"), js=FROM_BOARD)
 
     # -- API ------------------------------------------------------------------------------------------------------
     explorer_api.register(cache, settings, names, board_copy, picture, lambda: demo.root_path)
+    return link
+
+
+def follow_tabs(explorer_tab: gr.Tab, other_tabs: list[gr.Tab], link: gr.Textbox) -> None:
+    """Keep the address in step with the tab shown: the Explorer's view (its link) on its tab, no Explorer
+    parameters on any other (a new entry of the browser's history each, so Back returns to the tab left)."""
+    explorer_tab.select(None, inputs=link, js=SET_URL, api_visibility="private", show_progress="hidden")
+    for tab in other_tabs:
+        tab.select(None, js=LEAVE_URL, api_visibility="private", show_progress="hidden")
 
 
 def _label(choices: list[tuple[str, str]], key: str) -> str:
     return next((label for label, k in choices if k == key), key)
 
 
-__all__ = ["build", "board_cell_query", "board_labels", "to_query"]
+__all__ = ["build", "follow_tabs", "board_cell_query", "board_labels", "to_query"]
