@@ -33,13 +33,15 @@ INTRO = (f"# {TITLE}\n"
 
 # Passed to launch() (Gradio 6 takes CSS there). Headers and labels wrap between words, never letter by letter; the
 # columns of the board's table are at most 116 px wide, but its model column (the second) 152 px and its last (the
-# revision: 12 characters on one line) 124 px, and those of its
+# revision: 12 characters on one line) 124 px, as Run details' fourth (its revision: the only view of 30 columns or more),
+# and those of its
 # More columns table and of the Explorer's questions 160 px (long flags, notes and answers wrap inside them), so that
 # every view of the board (scores read "55.6 ± 11.2") and the questions table fit a 1,400 px screen (the page uses its
 # whole width) and a phone's first screen shows the model and the overall score (the legend under the status line
 # is left out there: a phone has no hover titles, and the table comes first); "Show flagged runs" keeps its
 # width and goes to a line of its own on a phone, and so do the Explorer's Propose button and its text (stacked,
-# each the screen's width, the button one line high).
+# each the screen's width, the button one line high), and its run pickers (each the screen's width, a smaller font:
+# the model, revision and precision read whole); the Explorer's "of N" pages sit in the page number's box.
 CSS = """
 .gradio-container th .header, .gradio-container label span { word-break: normal !important;
   overflow-wrap: normal !important; hyphens: manual; }
@@ -50,6 +52,8 @@ CSS = """
   max-width: 152px !important; }
 #leaderboard-table .sizing-body td:last-child, #leaderboard-table .header-cell:last-child {
   max-width: 124px !important; }
+#leaderboard-table .table-wrap:has(.header-cell:nth-child(30)) .sizing-body td:nth-child(4),
+#leaderboard-table .table-wrap:has(.header-cell:nth-child(30)) .header-cell:nth-child(4) { max-width: 124px !important; }
 #board-show-all { min-width: 170px !important; flex: 1 1 170px !important; }
 #board-show-all label span { white-space: nowrap; }
 @media (max-width: 640px) {

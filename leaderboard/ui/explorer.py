@@ -4,7 +4,7 @@ Pick a run and a benchmark (or select a board cell: its run, the benchmark of it
 its score, whose value the summary repeats), filter the run's questions by outcome, group and text, sort them, page through them, open one (image as the model saw it, prompt
 as sent, raw output, parsed answer, gold, grade and the benchmark's own parts), walk to the previous or next one,
 and compare with a second run. Every state is in the page URL (`?tab=explorer&run=...`), so a copied link opens
-the same view. The tables hold untrusted text as plain text; the opened question is HTML escaped in
+the same view, and the browser's Back returns to the view before (see SET_URL). The tables hold untrusted text as plain text; the opened question is HTML escaped in
 leaderboard.explorer.item_html.
 
 API endpoints (leaderboard.ui.explorer_api): /explorer_items (a page of questions with filters) and /explorer_item
