@@ -299,16 +299,14 @@ def _choose_when_listed(page, box, text: str, attempts: int = 60) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     option = page.get_by_role("option").filter(has_text=text).filter(visible=True).first
-    for _ in range(attempts - 1):
+    for _ in range(attempts):  # the choice itself is retried: the list may change again between listing and click
         box.click()
         try:
-            option.wait_for(state="visible", timeout=5000)
-            break
+            option.click(timeout=5000)
+            return
         except PlaywrightTimeout:
             page.keyboard.press("Escape")
-    else:
-        box.click()
-    option.click()
+    raise AssertionError(f"{text!r} was never listed in {attempts} openings")
 
 
 def _value(page, elem_id: str) -> str:
