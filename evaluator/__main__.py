@@ -1,5 +1,11 @@
-"""Command line: `python -m evaluator run ...`, `python -m evaluator rescore ...`, `python -m evaluator compare A B` and
-`python -m evaluator list-benchmarks`.
+"""Command line: `python -m evaluator run ...`, `python -m evaluator plan ...`, `python -m evaluator rescore ...`,
+`python -m evaluator compare A B` and `python -m evaluator list-benchmarks`.
+
+`plan --model M [--suite sample|lite|full] [--benchmarks ...] [--thinking on|off|auto]` says what a run would cost
+before it runs (evaluator.plans): per benchmark its items, model calls, prompt and answer-token budgets (thinking
+included) and judge calls, then the hours and dollars on each Jobs flavor that holds the model and on the CPU, each
+figure with what it rests on. It reads the model's config.json (and, where they are, its weights' headers and chat
+template), never its weights, and no benchmark data.
 
 On failure the one line printed (to stderr) is `error: <one-line reason>` (with --debug, after the traceback) and the
 exit code is 1; the scheduler shows that line as the request's reason (a queue request's run, `--request`, refused
@@ -30,6 +36,7 @@ import traceback
 from pathlib import Path
 
 from evaluator.benchmarks import DEFAULT_BENCHMARKS, REGISTRY
+from evaluator.benchmarks.spec import SUITES
 from evaluator.endpoints.limits import limits_from_env
 from evaluator.endpoints.names import is_model_spec, parse_model_spec
 from evaluator.inputs.model_ids import model_id_problem
@@ -64,7 +71,9 @@ def _parser() -> argparse.ArgumentParser:
                      "results; a warning where a GPU was expected); cuda: a GPU or fail at once, before loading "
                      "weights, saying what was found")
     run.add_argument("--benchmarks", default=",".join(DEFAULT_BENCHMARKS), help="comma-separated, from list-benchmarks")
-    run.add_argument("--suite", default="sample", choices=["sample", "full"])
+    run.add_argument("--suite", default="sample", choices=list(SUITES),
+                     help="sample (shipped with the project), lite (a seeded, stratified subset of the full suite: "
+                     "each card's lite rule) or full (the benchmark's complete data, downloaded)")
     run.add_argument("--limit", type=int, default=0, help="items per benchmark (0: all)")
     run.add_argument("--judge", default="", help="judge spec: local:<id or dir> | endpoint:<base url>|<model>")
     run.add_argument("--out", default="eval-out", help="output folder: results.json, details/<benchmark>.parquet "
@@ -94,6 +103,24 @@ def _parser() -> argparse.ArgumentParser:
                      "cure=https://... (repeatable)")
     run.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                      help="benchmark option, e.g. cure.mode=generation (repeatable)")
+    plan = commands.add_parser("plan", parents=[common], help="what a run would ask and cost, before it runs: items, "
+                               "model calls, token budgets, judge calls, hours and dollars on each Jobs flavor")
+    plan.add_argument("--model", required=True, help="Hub id (org/name) or a local model folder (its config.json "
+                      "is enough)")
+    plan.add_argument("--revision", help="commit sha, branch or tag")
+    plan.add_argument("--suite", default="sample", choices=list(SUITES))
+    plan.add_argument("--benchmarks", default=",".join(REGISTRY), help="comma-separated (default: all of them)")
+    plan.add_argument("--thinking", default="auto", choices=["auto", "on", "off"],
+                      help="count the thinking budget: on, off, or auto (counted when the chat template writes a "
+                      "thought)")
+    plan.add_argument("--thinking-budget", type=int, default=None, metavar="TOKENS",
+                      help="tokens of thought per generation (default: LEADERBOARD_THINKING_BUDGET, else 4096)")
+    plan.add_argument("--limit", type=int, default=0, help="items per benchmark (0: all)")
+    plan.add_argument("--batch-size", type=int, default=None, help="a GPU's batch size (default: 64)")
+    plan.add_argument("--flavors", default="", help="comma-separated Jobs flavors to price (default: of each GPU, the "
+                      "cheapest flavor that holds the model's weights; one H100 is priced too, for comparison)")
+    plan.add_argument("--source", action="append", default=[], metavar="BENCH=LOCATION")
+    plan.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     rescore = commands.add_parser("rescore", parents=[common], help="grade a finished run again with another judge, "
                                   "from its stored details (the model is not loaded)")
     rescore.add_argument("--run", required=True, help="a finished run's folder (results.json + details/)")
@@ -252,6 +279,35 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plan(args: argparse.Namespace) -> int:
+    """Print a run's plan (evaluator.plans)."""
+    from evaluator.plans.costs import REFERENCE, cheapest_per_gpu, jobs_flavors, measured_records, on_cpu, on_flavor
+    from evaluator.plans.estimate import fits, plan_run
+    from evaluator.plans.facts import facts_for
+    from evaluator.plans.text import plan_lines
+
+    benchmarks = _benchmark_names(args.benchmarks)
+    if args.limit < 0 or (args.batch_size is not None and args.batch_size < 1):
+        raise UsageError("--limit must be 0 or more and --batch-size at least 1")
+    _check_model(args.model)
+    facts = facts_for(args.model, args.revision)
+    records = measured_records()
+    asked = [name.strip() for name in args.flavors.split(",") if name.strip()]
+    unknown = [name for name in asked if name not in jobs_flavors()]
+    if unknown:
+        raise UsageError(f"unknown Jobs flavor {', '.join(map(repr, unknown))}; GPU flavors: "
+                         f"{', '.join(jobs_flavors())}")
+    machines = [on_flavor(name, records) for name in (asked or jobs_flavors())]
+    machines = machines if asked else cheapest_per_gpu(machines, lambda m: fits(facts, m))
+    machines.append(on_flavor(REFERENCE, records))  # the lite suite's sizing reference (no Jobs flavor)
+    run = plan_run(facts, list(benchmarks), args.suite, [*machines, on_cpu(records)], thinking=args.thinking,
+                   thinking_budget=_thinking_budget(args.thinking_budget), limit=args.limit,
+                   options=_pairs(args.option, "--option"), sources=_pairs(args.source, "--source"),
+                   batch=args.batch_size)
+    print("\n".join(plan_lines(run)), flush=True)
+    return 0
+
+
 def _quiet_library_noise() -> None:
     """transformers' "friendly reminder" that a generation passed the model's context says nothing a reader can act
     on in a run's log (a trial judge's prompts pass a tiny model's context by design): it is left out."""
@@ -276,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
             return _rescore(args)
         if args.command == "compare":
             return _compare(args)
+        if args.command == "plan":
+            return _plan(args)
         config = _config(args)
         _check_model(config.model)
         _check_compile_cache(config)

@@ -21,6 +21,11 @@
 - two runs compared on the questions both scored (question_scores, paired_scores, compare_details: the Explorer's
   compare view and `python -m evaluator compare`; paired_record for the API);
 - the generation-cache choices a run may be given (GENERATION_CACHES: auto, static, dynamic);
+- the suites (SUITES: sample, lite, full; LITE_RULE: the lite rule's version, recorded in a lite run's results);
+- what a run will cost, before it runs (evaluator.plans): plan_facts (a model's cost-relevant facts from what the
+  submission checks read), plan_run (its workload priced on given Jobs flavors, with the Hub's live prices where
+  known), plan_lines / plan_summary (the plan in words), jobs_hardware (a flavor priced from the measured costs) and
+  expected_widths (each lite score's expected 95% half-width beside the full suite's);
 - how a worker ties the evaluator's life to its own (PARENT_PID_ENV).
 The Space runs the evaluator itself as a subprocess (`python -m evaluator run ...`), never in-process.
 """
@@ -58,6 +63,9 @@ from evaluator.runs.compare import QuestionScores, compare_details, paired_recor
 from evaluator.runs.details import DETAIL_DTYPES
 from evaluator.runs.parent_watch import PARENT_PID_ENV
 from evaluator.runs.preflight import NOTHING_RAN, images_needed
+from evaluator.benchmarks.lite import RULE as LITE_RULE, describe as describe_lite
+from evaluator.benchmarks.spec import LITE, SUITES
+from evaluator.plans.estimate import Priced, RunPlan
 
 __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "GENERATION_CACHES", "MODEL_TOKEN_SETTING", "CORRECT",
            "COUNT", "DETAIL_DTYPES", "DETAIL_TYPES", "FRACTION", "IMAGE_UNAVAILABLE", "ITEM_COLUMNS", "NUMBER",
@@ -70,7 +78,9 @@ __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "E
            "CACHE_BUCKET", "Z95", "Interval", "Paired", "paired_difference", "interval_ranks",
            "QuestionScores", "compare_details", "paired_record", "paired_scores", "question_scores",
            "UnreadableConfig", "read_model_config", "read_model_json", "remote_code",
-           "NOTHING_RAN", "images_needed", "judge_problem"]
+           "NOTHING_RAN", "images_needed", "judge_problem",
+           "LITE", "LITE_RULE", "SUITES", "describe_lite", "Priced", "RunPlan", "plan_facts", "plan_run", "plan_lines",
+           "plan_summary", "jobs_hardware", "expected_widths"]
 
 
 def benchmark_names() -> tuple[str, ...]:
@@ -159,3 +169,51 @@ def scoring_modes(results: dict) -> dict[str, str]:
     modes.update({name: recorded[name] for name in names
                   if isinstance(recorded.get(name), str) and recorded[name].strip()})
     return modes
+
+
+def plan_facts(name: str, config: dict, architecture: str, has_vision: bool, params: float | None,
+               template: str = "", params_basis: str = "counted from its safetensors files on the Hub"):
+    """A model's cost-relevant facts from what submission read of it (config.json, its parameter count, its chat
+    template); the parameters estimated from config.json when the count is unknown."""
+    from evaluator.plans.facts import _estimate_params, build_facts
+
+    if not params:
+        params, params_basis = _estimate_params(config), "estimated from config.json"
+    return build_facts(name, config, architecture, has_vision, float(params), params_basis, template)
+
+
+def jobs_hardware(flavor: str, prices: dict[str, float] | None = None):
+    """A Jobs flavor (or "cpu") priced from the measured per-call costs (prices: the Hub's live list where known)."""
+    from evaluator.plans.costs import CPU, measured_records, on_cpu, on_flavor
+
+    records = measured_records()
+    return on_cpu(records) if flavor == CPU else on_flavor(flavor, records, prices)
+
+
+def plan_run(facts, benchmarks, suite: str, flavors: list[str], *, thinking: str = "auto", thinking_budget: int = 4096,
+             limit: int = 0, options: dict | None = None, sources: dict | None = None,
+             prices: dict[str, float] | None = None, batch: int | None = None) -> RunPlan:
+    """A run's plan (evaluator.plans.estimate.plan_run) priced on each of `flavors`."""
+    from evaluator.plans.estimate import plan_run as make
+
+    return make(facts, list(benchmarks), suite, [jobs_hardware(f, prices) for f in flavors], thinking=thinking,
+                thinking_budget=thinking_budget, limit=limit, options=options, sources=sources, batch=batch)
+
+
+def plan_lines(run: RunPlan) -> list[str]:
+    from evaluator.plans.text import plan_lines as lines
+
+    return lines(run)
+
+
+def plan_summary(run: RunPlan, flavor: str) -> str:
+    from evaluator.plans.text import summary
+
+    return summary(run, flavor)
+
+
+def expected_widths() -> list:
+    """Each benchmark's headline score's expected 95% half-width on its lite and full suites (evaluator.plans.widths)."""
+    from evaluator.plans.widths import expected
+
+    return [found for found in (expected(name) for name in REGISTRY) if found is not None]

@@ -104,6 +104,7 @@ EVALUATOR_ROOMS = {
     "judge": {"endpoints", "inputs", "models"},
     "benchmarks": {"inputs", "models", "metrics", "judge"},
     "runs": {"benchmarks", "judge", "models", "metrics", "endpoints", "inputs"},
+    "plans": {"benchmarks", "models", "metrics", "inputs", "runs"},
 }
 # the only modules that reach a remote endpoint: they build the chat client
 ENDPOINT_CALLERS = {"evaluator.judge.endpoint", "evaluator.models.served"}

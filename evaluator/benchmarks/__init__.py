@@ -12,8 +12,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from evaluator.benchmarks.spec import (DETAIL_TYPES, HUB_EVAL_SCALES, METRIC_KINDS, Benchmark, Card, DetailColumn,
-                                       Grader, HubEval, ItemView, Section)
+from evaluator.benchmarks.spec import (DETAIL_TYPES, EQUAL, HUB_EVAL_SCALES, METRIC_KINDS, PROPORTIONAL, Benchmark,
+                                       Card, DetailColumn, Grader, HubEval, ItemView, Lite, Section)
 from evaluator.inputs.model_ids import model_id_problem
 
 REGISTRY: dict[str, str] = {
@@ -50,7 +50,8 @@ def check_benchmark(module: ModuleType, name: str) -> None:
     missing = [attr for attr in ("CARD", "plan", "score") if not hasattr(module, attr)]
     if missing:
         raise BenchmarkError(f"{where} lacks {', '.join(missing)} (see evaluator/benchmarks/spec.py)")
-    not_callable = [attr for attr in ("plan", "score") if not callable(getattr(module, attr))]
+    not_callable = [attr for attr in ("plan", "score", "workload") if hasattr(module, attr)
+                    and not callable(getattr(module, attr))]
     if not_callable:
         raise BenchmarkError(f"{where}: {', '.join(not_callable)} must be a function")
     if not isinstance(module.CARD, Card):
@@ -96,6 +97,7 @@ def card_problems(card: Card, name: str) -> list[str]:
         problems.append(f"CARD.mode_option {card.mode_option!r} is not one of its options")
     problems.extend(mode_problems(card))
     problems.extend(full_suite_problems(card))
+    problems.extend(lite_problems(card))
     problems.extend(hub_eval_problems(card))
     if not isinstance(card.item_view, ItemView):
         problems.append("CARD.item_view must be an ItemView")
@@ -156,6 +158,29 @@ def full_suite_problems(card: Card) -> list[str]:
     if count is not None and not str(card.full_suite_note or "").strip():
         return ["CARD.full_suite_note must say where CARD.full_suite_items comes from"]
     return []
+
+
+def lite_problems(card: Card) -> list[str]:
+    """What is wrong with a card's lite rule: not a Lite, an allocation other than equal or proportional, a size that
+    is not a positive whole number, strata that are not (name, positive count) pairs or repeat a name, or no word on
+    where their sizes come from."""
+    lite = card.lite
+    if lite is None:
+        return []
+    if not isinstance(lite, Lite):
+        return ["CARD.lite must be an evaluator.benchmarks.spec.Lite"]
+    problems = []
+    if lite.allocation not in (EQUAL, PROPORTIONAL):
+        problems.append(f"CARD.lite.allocation must be {EQUAL} or {PROPORTIONAL}, not {lite.allocation!r}")
+    if isinstance(lite.size, bool) or not isinstance(lite.size, int) or lite.size < 1:
+        problems.append(f"CARD.lite.size must be a positive whole number, not {lite.size!r}")
+    names = [entry[0] for entry in lite.strata if isinstance(entry, tuple) and len(entry) == 2]
+    if not lite.strata or len(names) != len(lite.strata) or len(set(names)) != len(names) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 1 for _, n in lite.strata):
+        problems.append("CARD.lite.strata must list each stratum once as (name, its size in the full suite)")
+    if not str(lite.stratum or "").strip() or not str(lite.strata_basis or "").strip():
+        problems.append("CARD.lite must say what a stratum is and where the strata's sizes come from")
+    return problems
 
 
 def details_problems(card: Card) -> list[str]:

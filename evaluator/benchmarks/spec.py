@@ -8,6 +8,7 @@ A benchmark is a package under evaluator/benchmarks/ whose __init__ exposes
     plan(ctx: PlanContext) -> Plan               every details row, and the model requests (Asks) that fill them
     score(rows: list[dict], ctx: ScoreContext) -> Scored
                                                  metrics (and judge grades) from the filled rows
+    workload(ctx), headline_weights(strata)      (optional) a run's asks, counted without its data (evaluator.plans)
 
 and is one line in the registry (evaluator/benchmarks/__init__.py), which checks it against `Benchmark` when it
 is loaded. The executor (evaluator/runs/executor.py) runs every Ask, batching the requests of several items, and writes
@@ -23,6 +24,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 from PIL import Image
 
+from evaluator.benchmarks.lite import EQUAL, FULL, LITE, PROPORTIONAL, SAMPLE, SUITES, Lite  # noqa: F401
 from evaluator.models.base import GenerationRequest
 
 # kinds of metric
@@ -292,15 +294,14 @@ class Card:
     modes: tuple[str, ...] = ()
     # what it measures, in a few words (`python -m evaluator list-benchmarks`; empty: the summary's first clause)
     measures: str = ""
-    # how many items its full suite has with default sources and options, counted in its plan's items (None: not
-    # known here), and where that count comes from (the official files), or why it is not known; bench/gpu_check.py
-    # projects a full run's time from it
+    # its full suite's items with default sources and options (None: not known here), and where that count comes from
     full_suite_items: int | None = None
     full_suite_note: str = ""
     # the benchmark dataset registered on the Hub that its number goes to on model pages (None: none is registered)
     hub_eval: HubEval | None = None
     # the keys of the metrics that form its per-dimension chart on the board, in the order drawn (empty: no chart)
     dimensions: tuple[str, ...] = ()
+    lite: Lite | None = None  # how its lite suite is drawn from the full one (None: a lite run asks the full suite)
 
     def metric(self, key: str) -> Metric:
         for metric in self.metrics:
@@ -321,7 +322,7 @@ class Card:
 class PlanContext:
     """What a plan depends on besides the benchmark itself."""
 
-    suite: str = "sample"  # "sample" (shipped in the package) or "full" (downloaded)
+    suite: str = "sample"  # one of SUITES: "sample" (shipped in the package), "lite" or "full" (downloaded)
     limit: int = 0  # items to run (0: all)
     images_dir: Path = Path(".cache/images")  # on-disk cache of downloaded images
     sources: dict[str, str] = field(default_factory=dict)  # data locations by Source.key
@@ -352,13 +353,15 @@ class Plan:
     """Every details row (in the order they are stored), the item ids in running order, and the Asks.
 
     suite_items: how many items the whole suite has before any limit (None: unknown); with the score's
-    counts["scored"] (the items its headline score counts) it gives the run's coverage in the results."""
+    counts["scored"] (the items its headline score counts) it gives the run's coverage in the results; strata: the
+    downloaded suite's items per lite stratum (None: the sample), checked against Card.lite.strata."""
 
     rows: list[dict]
     items: list[str]
     asks: list[Ask]
     prompts: dict[str, str] = field(default_factory=dict)  # model-side prompt texts, hashed into the results
     suite_items: int | None = None
+    strata: dict[str, int] | None = None
 
 
 @dataclass

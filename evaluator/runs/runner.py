@@ -8,7 +8,9 @@ partial can be published. DIR/progress.json is rewritten as model requests are a
 With a responses folder (RunConfig.responses), every model response is journaled as it comes (evaluator.runs.journal)
 and a run of the same request that starts again reuses them; results["run"]["resumed"] says, per benchmark, how
 many items were reused and how many model requests were made. Each benchmark's block has its coverage: the items
-that count in its headline score against the items of the whole suite (a limit lowers it).
+that count in its headline score against the items of the whole suite (a limit lowers it). A lite run records its
+rule's version (run.lite_rule, evaluator.benchmarks.lite); a downloaded suite's strata are checked against the card's
+table (benchmarks.<name>.suite_check, and a WARNING line where they differ).
 
 What decides the numbers besides the model and its revision is recorded beside them: run.batch_size, run.dtype,
 run.device, run.hardware (the GPU's name among it), run.attention (the attention implementation), run.generation_path
@@ -33,8 +35,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from evaluator.benchmarks import get_benchmark
+from evaluator.benchmarks.lite import RULE as LITE_RULE
 from evaluator.benchmarks.modes import generation_only, likelihood_refusal, mode_problem, run_modes
-from evaluator.benchmarks.spec import Benchmark, PlanContext, ScoreContext, Scored
+from evaluator.benchmarks.spec import LITE, Benchmark, PlanContext, ScoreContext, Scored
 from evaluator.endpoints.names import is_model_spec
 from evaluator.inputs.prompt_files import prompt_hash
 from evaluator.runs.details import read_details, write_details
@@ -42,7 +45,7 @@ from evaluator.runs.executor import Answered, Usage, execute, replay
 from evaluator.runs.files import json_safe, library_versions, project_commit, utc_now, write_atomic
 from evaluator.runs.journal import Journal
 from evaluator.runs.progress import ANSWERING, GRADING, LOADING, Progress
-from evaluator.runs.summary import score_line, trial_judge_warning
+from evaluator.runs.summary import score_line, suite_check, trial_judge_warning
 
 
 @dataclass
@@ -80,6 +83,7 @@ class Evaluation:
     answered: Answered
     suite_items: int | None = None
     score_time_s: float = 0.0  # scoring, the judge's grading included
+    strata: dict[str, int] | None = None  # the downloaded suite's items per lite stratum, as read (Plan.strata)
 
 
 def judge_token() -> str | None:
@@ -163,7 +167,7 @@ def evaluate(benchmark: Benchmark, model, plan_ctx: PlanContext, score_ctx: Scor
     if progress is not None:
         progress.close()
     return Evaluation(scored, {**plan.prompts, **scored.prompts}, answered, getattr(plan, "suite_items", None),
-                      score_time_s)
+                      score_time_s, getattr(plan, "strata", None))
 
 
 def _count(value) -> int | None:
@@ -205,6 +209,8 @@ def run_benchmark(benchmark: Benchmark, model, config: RunConfig, judge, progres
              "coverage": coverage_block(scored.counts, done.answered.items, done.suite_items),
              "wall_time_s": round(time.monotonic() - started, 2), "score_time_s": round(done.score_time_s, 2),
              "thinking": done.answered.thoughts.record(), "intervals": interval_records(scored)}
+    if done.strata is not None and benchmark.CARD.lite is not None:
+        block["suite_check"] = suite_check(benchmark.CARD, done.strata)
     return block, done.prompts, done.answered
 
 
@@ -379,6 +385,7 @@ def run(config: RunConfig, out_dir: Path) -> dict:
             "modes": run_modes([benchmark.CARD for benchmark in benchmarks], config.options),
             "versions": library_versions(), "git_commit": project_commit(), "host": platform.node(),
             **judge_record(judge), "prompt_hashes": prompt_hashes, "suite": config.suite, "limit": config.limit,
+            **({"lite_rule": LITE_RULE} if config.suite == LITE else {}),
             "options": dict(config.options), "sources": dict(config.sources),
             "item_counts": item_counts, "resumed": resumed, "load_time_s": round(load_s, 2), "call_time_s": call_times,
             "wall_time_s": round(time.monotonic() - started, 2),

@@ -42,3 +42,18 @@ def trial_judge_warning(judge) -> str | None:
     return (f"WARNING: the judge {judge_name(judge.identity)} is a trial judge ({said}, under {below}): its grades "
             "try the machinery and are not scores; the board flags this run and never ranks it. Grade with a judge "
             f"of {below} parameters or more (or an endpoint) for scores that count.")
+
+
+def suite_check(card, found: dict[str, int]) -> dict:
+    """benchmarks.<name>.suite_check: the downloaded suite's strata against the card's table, which plans and lite
+    sizes were counted from before the download (evaluator.benchmarks.lite.check); a difference is said in a WARNING
+    line, so a table that needs correcting is seen on the first download."""
+    found_check = strata_check(card.lite, found)
+    if not found_check["matches"]:
+        differs = "; ".join(f"{name}: {table:,} in the table, {read:,} read"
+                            for name, (table, read) in list(found_check["differs"].items())[:8])
+        more = len(found_check["differs"]) - 8
+        print(f"WARNING: {card.name}'s downloaded suite differs from the card's table of its "
+              f"{card.lite.stratum}s ({differs}{f'; {more} more' if more > 0 else ''}); plans and lite sizes were "
+              "counted from the table", file=sys.stderr, flush=True)
+    return found_check

@@ -8,7 +8,8 @@ and a chain of 2-4 sub-questions that lead to it, each with six candidates. Ever
     region.py    the marked region drawn on the image
     images.py    the images from the Visual Genome and VCR releases (LEADERBOARD_CURE_IMAGES)
     prompts.py   our prompt templates (prompts/)
-    planning.py  a row and a model request per question
+    planning.py  a row and a model request per question (a lite run: the card's lite rule on the full file)
+    workload.py  what a run asks, counted before it runs (the plan's figures)
     scoring.py   reading the answers; Rh, Rcot, Ro, Cf, Cb (evaluator.metrics.cure)
     explore.py   the explorer's item table and opened instance
     measures.py  the questions behind each board score in the explorer, and the score computed on them
@@ -16,5 +17,6 @@ and a chain of 2-4 sub-questions that lead to it, each with six candidates. Ever
 from evaluator.benchmarks.cure.card import CARD
 from evaluator.benchmarks.cure.planning import plan
 from evaluator.benchmarks.cure.scoring import score
+from evaluator.benchmarks.cure.workload import workload
 
-__all__ = ["CARD", "plan", "score"]
+__all__ = ["CARD", "plan", "score", "workload"]

@@ -10,6 +10,7 @@ import json
 import math
 from pathlib import Path
 
+from evaluator.benchmarks.spec import PROPORTIONAL, Lite
 from evaluator.inputs.images import is_url
 from evaluator.inputs.sources import read_source
 
@@ -135,3 +136,43 @@ def questions(inst: dict) -> list[tuple[str, str | None, list[str], int]]:
     for k, step in enumerate(inst["cot_inference"]["chain"], 1):
         qs.append((f"step{k}", step["question"], step["candidate"], step["gt"]))
     return qs
+
+
+# --------------------------------------------------------------------------------------------- the lite suite
+
+def image_source(url: str) -> str:
+    """Where an instance's image comes from, by its URL: "Visual Genome", "VCR", or "other" (a deployer's file)."""
+    text = str(url or "")
+    if "VG_100K" in text:
+        return "Visual Genome"
+    return "VCR" if "vcr" in text.lower() else "other"
+
+
+def lite_stratum(inst: dict) -> str:
+    """An instance's stratum in the lite rule: its image's source and its chain's length ("VCR, 3 steps")."""
+    return f"{image_source(inst['image']['url'])}, {inst['chain_length']} steps"
+
+
+def stratum_chain(name: str) -> int:
+    """The chain length a lite stratum's name holds ("VCR, 3 steps" -> 3)."""
+    return int(name.rsplit(",", 1)[1].split()[0])
+
+
+def lite_key(inst: dict) -> str:
+    """An instance's own key in the lite rule: its id where the file gives one, else its content (image URL, region
+    and clue), never its position, so a reordered copy of the file gives the same lite suite."""
+    own = inst.get("id")
+    if own not in (None, ""):
+        return str(own)
+    box = inst["bboxes"][0]
+    return f"{inst['image']['url']}|{box['left']},{box['top']},{box['width']},{box['height']}|{inst['clue']}"
+
+
+# the full suite's strata for the lite rule: the official file's 1,622 instances by image source and chain length,
+# counted offline from cot_consistency_eval.jsonl (Yangyi-Chen/CoTConsistency)
+LITE = Lite(stratum="image source and chain length", allocation=PROPORTIONAL, size=500,
+            strata=(("Visual Genome, 2 steps", 152), ("Visual Genome, 3 steps", 690), ("Visual Genome, 4 steps", 70),
+                    ("VCR, 2 steps", 119), ("VCR, 3 steps", 530), ("VCR, 4 steps", 61)),
+            strata_basis="the official file's 1,622 instances by image source (Visual Genome or VCR, from the image "
+                         "URL) and chain length, counted offline",
+            key="its image URL, region and clue (the file has no ids)")

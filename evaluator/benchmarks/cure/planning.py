@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import math
 
-from evaluator.benchmarks.cure.data import OFFICIAL_URL, SAMPLE_PATH, load_instances, questions
+from evaluator.benchmarks import lite
+from evaluator.benchmarks.cure.data import (LITE, OFFICIAL_URL, SAMPLE_PATH, lite_key, lite_stratum, load_instances,
+                                           questions)
 from evaluator.benchmarks.cure.images import SOURCE as IMAGES_SOURCE, resolve_images
 from evaluator.benchmarks.cure.prompts import HIGH_LEVEL, build_prompt, load_prompts, used_prompts
 from evaluator.benchmarks.cure.region import marked_image
@@ -63,10 +65,14 @@ def _row(inst: dict, part: str, question: str | None, prompt: str, options: list
 
 
 def plan(ctx: PlanContext) -> Plan:
-    """Every question of every instance (all, or the first ctx.limit instances), likelihood or generation."""
+    """Every question of every instance (all, or the first ctx.limit instances; a lite run: the lite rule's instances
+    of the full file), likelihood or generation."""
     mode = mode_option(ctx.options)
     max_new_tokens = int_option(ctx.options, "cure.max_new_tokens", GENERATION_MAX_NEW_TOKENS, 1)
     instances = load_instances(suite_location(ctx))
+    strata = lite.strata_counts(instances, lite_stratum) if ctx.suite != "sample" else None
+    if ctx.suite == "lite":  # the card's lite rule, on the instances' own keys
+        instances = lite.select(instances, NAME, LITE, lite_key, lite_stratum)
     suite_items = len(instances)
     if ctx.limit and ctx.limit > 0:
         instances = instances[: ctx.limit]
@@ -88,4 +94,5 @@ def plan(ctx: PlanContext) -> Plan:
                 asks.append(Ask(inst["question_id"], GenerationRequest(text=text, max_new_tokens=max_new_tokens),
                                 [row], images=image))
     return Plan(rows=rows, items=[inst["question_id"] for inst in instances], asks=asks,
-                prompts={name: prompts[name] for name in used_prompts(mode)}, suite_items=suite_items)
+                prompts={name: prompts[name] for name in used_prompts(mode)}, suite_items=suite_items,
+                strata=strata)

@@ -20,7 +20,7 @@ from pathlib import Path
 from PIL import Image, UnidentifiedImageError
 
 from evaluator.benchmarks.run_options import flag_option
-from evaluator.benchmarks.spec import PlanContext
+from evaluator.benchmarks.spec import PROPORTIONAL, Lite, PlanContext
 from evaluator.inputs.images import ImageUnavailable, fetch_image_ref, is_url
 from evaluator.inputs.sources import hf_download, json_records, parse_hf, read_source
 
@@ -171,3 +171,11 @@ def item_image(item: dict, images_dir: Path) -> Image.Image:
     if item.get("image_error"):
         raise ImageUnavailable(item["image_ref"], item["image_error"])
     return fetch_image_ref(item["image_ref"], Path(images_dir), shown=item.get("image_shown")).convert("RGB")
+
+
+# the full suite's strata for the lite rule: the Docmatix zero-shot test split, one source
+LITE = Lite(stratum="source", allocation=PROPORTIONAL, size=100, strata=(("docmatix", 200),),
+            strata_basis="the Docmatix zero-shot test split's 200 rows (HuggingFaceM4/Docmatix, config zero-shot-exp, "
+                         "its dataset card's split sizes); a VQA file added through LEADERBOARD_LAVE_VQA is a stratum "
+                         "of its own, not counted here",
+            key="its source, question and image reference (the split has no ids)")

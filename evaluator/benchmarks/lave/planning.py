@@ -6,7 +6,8 @@ import json
 import math
 from pathlib import Path
 
-from evaluator.benchmarks.lave.data import item_image, load_suite
+from evaluator.benchmarks import lite
+from evaluator.benchmarks.lave.data import LITE, item_image, load_suite
 from evaluator.benchmarks.run_options import int_option
 from evaluator.benchmarks.spec import Ask, Plan, PlanContext
 from evaluator.inputs.prompt_files import prompts_dir, read_prompt
@@ -56,11 +57,21 @@ def _row(item: dict) -> dict:
     return {column: row[column] for column in DETAIL_COLUMNS}
 
 
+def lite_key(item: dict) -> str:
+    """An item's own key in the lite rule: its source, question and image reference (the Docmatix split has no ids:
+    its question_id is its row's position)."""
+    return f"{item['source']}|{item['question']}|{item['image_shown']}"
+
+
 def plan(ctx: PlanContext) -> Plan:
-    """One row and one answer request per item of the suite (all, or the first ctx.limit)."""
+    """One row and one answer request per item of the suite (all, or the first ctx.limit; a lite run: the lite rule's
+    items of the full suite)."""
     max_new_tokens = max_new_tokens_option(ctx.options)
     template = answer_template()
     items = load_suite(ctx)
+    strata = lite.strata_counts(items, lambda item: item["source"]) if ctx.suite != "sample" else None
+    if ctx.suite == "lite":  # the card's lite rule, on each item's source, question and image
+        items = lite.select(items, NAME, LITE, lite_key, lambda item: item["source"])
     suite_items = len(items)
     if ctx.limit and ctx.limit > 0:
         items = items[: ctx.limit]
@@ -74,4 +85,5 @@ def plan(ctx: PlanContext) -> Plan:
         asks.append(Ask(item["question_id"], request, [row],
                         images=lambda item=item: [item_image(item, images_dir)]))
     return Plan(rows=rows, items=[item["question_id"] for item in items], asks=asks,
-                prompts={ANSWER_PROMPT: template}, suite_items=suite_items)
+                prompts={ANSWER_PROMPT: template}, suite_items=suite_items,
+                strata=strata)

@@ -17,7 +17,9 @@ generation.
     suite.py       TDIUC and COCO counting (multi-file), the full suite, our sample suite (sample/)
     prompts.py     our prompts (prompts/), mark styles, how each repeat is asked
     options.py     the run options
-    planning.py    the rows and model requests of every item
+    planning.py    the rows and model requests of every item (lite: the card's rule)
+    counts.py      each dataset's items in the full suite, and where that number comes from
+    workload.py    what a run asks, counted before it runs (the plan's figures)
     scoring.py     reading the answers; dataset, dimension and overall scores, format hit rate, instability
     explore.py     the explorer's item table and opened question; measures.py: the questions behind each board
                    metric and its value; picture.py: a question's image, read again from its data file
@@ -25,5 +27,6 @@ generation.
 from evaluator.benchmarks.reform.card import CARD
 from evaluator.benchmarks.reform.planning import plan
 from evaluator.benchmarks.reform.scoring import score
+from evaluator.benchmarks.reform.workload import headline_weights, workload
 
-__all__ = ["CARD", "plan", "score"]
+__all__ = ["CARD", "headline_weights", "plan", "score", "workload"]

@@ -5,6 +5,8 @@ from evaluator.benchmarks.reform import explore, measures, picture
 from evaluator.benchmarks.reform.datasets import (ACCURACY_DIMENSIONS, DATASETS, DESCRIPTION, NOT_RUN,
                                                   dimension_counts)
 from evaluator.benchmarks.reform.options import DEFAULT_REPEATS, FREE_MAX_NEW_TOKENS, MC_MAX_NEW_TOKENS, MODES
+from evaluator.benchmarks.reform.counts import COUNTS
+from evaluator.benchmarks.reform.suite import LITE
 from evaluator.benchmarks.spec import (BOOL, FLOAT, INT, JSON, NUMBER, STRING, THOUGHT_COLUMNS, THOUGHT_UNCLOSED, Card,
                                        DetailColumn, ItemView, Metric, Option, Source)
 
@@ -108,6 +110,17 @@ CITATION = "\n".join([
     '  url = {https://arxiv.org/abs/2310.02569}',
     '}',
 ])
+
+def _full_suite_note() -> str:
+    """Where the full suite's size comes from: the dataset table, how each of its counts was found."""
+    bases = {basis: sum(1 for c in COUNTS if c.basis == basis) for basis in dict.fromkeys(c.basis for c in COUNTS)}
+    found = ", ".join(f"{n} {basis}" for basis, n in bases.items())
+    return (f"the sum of the dataset table (counts.py) over the {len(COUNTS)} datasets of datasets.py, each read from "
+            f"its own file of the Hub dataset Aweminus/ReForm-Eval-Data: {found} (counted: from a released file, "
+            "offline; published: the authors' own figure; derived: the source split's size times the sampling its "
+            "file states; estimated: a reasoned guess). A full or lite run checks every dataset's items as read "
+            "against the table (its results' suite_check) and says where they differ")
+
 
 CARD = Card(
     name="reform",
@@ -221,9 +234,7 @@ CARD = Card(
         "captioning and others), each under its own licence: see the dataset table in the README and each source."),
     mode_option="reform.mode",
     modes=MODES,
-    full_suite_items=None,
-    full_suite_note=(
-        f"not known here: the full suite is the {len(DATASETS)} datasets of datasets.py, each read from its own "
-        "file of the Hub dataset Aweminus/ReForm-Eval-Data (several of them sampled subsets), whose sizes this "
-        "project has no copy of; a full run's results give it (coverage.suite_items)"),
+    lite=LITE,
+    full_suite_items=sum(c.items for c in COUNTS),
+    full_suite_note=_full_suite_note(),
 )

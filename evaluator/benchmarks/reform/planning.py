@@ -17,12 +17,13 @@ import json
 import math
 from collections import Counter
 
+from evaluator.benchmarks import lite
 from evaluator.benchmarks.reform.datasets import MC, free_rule
 from evaluator.benchmarks.reform.options import TEMPERATURE, RunSettings, run_settings
 from evaluator.benchmarks.reform.prompts import (dialogue_history, example_history, free_text, generation_text,
                                                  likelihood_text, load_prompts, plan_repeat, split_templates,
                                                  used_prompts)
-from evaluator.benchmarks.reform.suite import load_full_suite, load_sample_suite
+from evaluator.benchmarks.reform.suite import LITE, load_full_suite, load_sample_suite
 from evaluator.benchmarks.seeds import item_seed
 from evaluator.benchmarks.spec import Ask, Plan, PlanContext
 from evaluator.models.base import GenerationRequest
@@ -62,6 +63,11 @@ def select(items: list[dict], limit: int) -> list[dict]:
         by_dimension.setdefault(item["dimension"], []).append((position, item))
     chosen = {position for indexed in by_dimension.values() for position in _round_robin(indexed, limit)}
     return [item for position, item in enumerate(items) if position in chosen]
+
+
+def lite_key(item: dict) -> str:
+    """An item's own key in the lite rule: its dataset and its id in that dataset's file."""
+    return f"{item['dataset']}|{item['question_id']}"
 
 
 def item_keys(items: list[dict]) -> list[str]:
@@ -176,10 +182,13 @@ class _Planner:
 
 
 def plan(ctx: PlanContext) -> Plan:
-    """Every item of the suite (ctx.limit > 0: that many per dimension, round-robin over its datasets): its rows and
-    its model requests."""
+    """Every item of the suite (ctx.limit > 0: that many per dimension, round-robin over its datasets; a lite run: the
+    lite rule's items of the full suite): its rows and its model requests."""
     settings = run_settings(ctx.options)
     suite = load_suite(ctx)
+    strata = lite.strata_counts(suite, lambda item: item["dataset"]) if ctx.suite != "sample" else None
+    if ctx.suite == "lite":  # the card's lite rule, on each item's dataset and its id there
+        suite = lite.select(suite, NAME, LITE, lite_key, lambda item: item["dataset"])
     items = select(suite, ctx.limit)  # the limit is per dimension; the suite's size counts every item
     prompts = load_prompts()
     planner = _Planner(settings, prompts)
@@ -191,4 +200,5 @@ def plan(ctx: PlanContext) -> Plan:
         rows.extend(item_rows)
         asks.extend(item_asks)
     return Plan(rows=rows, items=keys, asks=asks,
-                prompts=used_prompts(prompts, settings.do_gen, settings.do_lik, ctx.suite), suite_items=len(suite))
+                prompts=used_prompts(prompts, settings.do_gen, settings.do_lik, ctx.suite), suite_items=len(suite),
+                strata=strata)

@@ -10,9 +10,11 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from evaluator.benchmarks.reform.counts import COUNTS
 from evaluator.benchmarks.reform.datasets import DATASETS, DATASETS_BY_NAME, MC, ReformDataset, hub_source
 from evaluator.benchmarks.reform.files import choice_list, read_data
 from evaluator.benchmarks.reform.items import load_items, normalise_item, with_source
+from evaluator.benchmarks.spec import EQUAL, Lite
 from evaluator.inputs.sources import json_records
 
 SAMPLE_PATH = Path(__file__).resolve().parent / "sample" / "reform_sample.json"
@@ -132,3 +134,9 @@ def load_full_suite(names: list[str] | None = None, revision: str | None = None,
 def load_sample_suite(load_images: bool = True) -> list[dict]:
     """Our own small suite (SAMPLE_PATH, drawn by tools/draw_reform_sample.py): >= 5 items per dimension."""
     return load_items(SAMPLE_PATH, None, load_images=load_images, source_name=SAMPLE_PATH.name)
+
+
+# the lite suite: the same number of items from each dataset, as a dimension's score is the mean of its datasets'
+LITE = Lite(stratum="dataset", allocation=EQUAL, size=20, strata=tuple((c.name, c.items) for c in COUNTS),
+            strata_basis="the dataset table (counts.py): each dataset's items and where that number comes from",
+            key="its dataset and its id in that dataset's file")

@@ -9,7 +9,8 @@ sample suite): a stated 0-100 confidence (ECE), and the most frequent of k answe
     prompts.py   our prompt templates (prompts/): the grader and the stated-confidence question
     options.py   the run options, read the same way by plan and score
     answers.py   reading replies: stated confidence, normalised and most frequent answers, the judge's rationale
-    planning.py  the rows of every question and the model requests that fill them
+    planning.py  the rows of every question and the model requests that fill them (lite: the card's rule)
+    workload.py  what a run asks, counted before it runs (the plan's figures)
     grading.py   the judge's grades of the answers
     scoring.py   the frequency rows, the grades, and the scores (evaluator.metrics.simpleqa)
     explore.py   the explorer's item table and opened question
@@ -20,5 +21,6 @@ sample suite): a stated 0-100 confidence (ECE), and the most frequent of k answe
 from evaluator.benchmarks.simpleqa.card import CARD
 from evaluator.benchmarks.simpleqa.planning import plan
 from evaluator.benchmarks.simpleqa.scoring import score
+from evaluator.benchmarks.simpleqa.workload import workload
 
-__all__ = ["CARD", "plan", "score"]
+__all__ = ["CARD", "plan", "score", "workload"]

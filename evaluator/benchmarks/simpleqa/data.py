@@ -6,6 +6,7 @@ import csv
 import io
 from pathlib import Path
 
+from evaluator.benchmarks.spec import PROPORTIONAL, Lite
 from evaluator.inputs.sources import read_source
 
 SAMPLE_PATH = Path(__file__).resolve().parent / "sample" / "simpleqa_sample.csv"
@@ -77,3 +78,13 @@ def parse_csv(text: str, source: str = "<text>") -> list[dict]:
             "urls": [str(u) for u in urls] if isinstance(urls, (list, tuple)) else [str(urls)],
         })
     return questions
+
+
+# the full suite's strata for the lite rule: the official file's 4,326 questions by topic (its metadata), counted
+# offline from OpenAI's simple_qa_test_set.csv
+LITE = Lite(stratum="topic", allocation=PROPORTIONAL, size=1000,
+            strata=(("Science and technology", 858), ("Politics", 709), ("Art", 550), ("Other", 475),
+                    ("Geography", 424), ("Sports", 368), ("Music", 341), ("TV shows", 293), ("History", 173),
+                    ("Video games", 135)),
+            strata_basis="the official file's 4,326 questions by topic (its metadata column), counted offline",
+            key="its question text (the file has no ids)")

@@ -42,9 +42,9 @@ def verdict(raw: str | None) -> Verdict:
 
 def questions(suite: str, sources: dict) -> tuple[list[dict], str]:
     """The suite's questions as [{question_id, question, gold}] and a note saying where they come from: the full
-    suite (the source setting, else the official file) when suite is "full" and it loads, else the sample."""
+    suite (the source setting, else the official file) when suite is "full" or "lite" and it loads, else the sample."""
     note, loaded = "", None
-    if suite == "full":
+    if suite != "sample":
         try:
             loaded = load_questions((sources or {}).get("simpleqa") or OFFICIAL_URL)
             note = f"The full SimpleQA suite ({len(loaded):,} questions)."

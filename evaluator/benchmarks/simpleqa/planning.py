@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 import random
 
-from evaluator.benchmarks.simpleqa.data import load_questions, suite_location
+from evaluator.benchmarks import lite
+from evaluator.benchmarks.simpleqa.data import LITE, load_questions, suite_location
 from evaluator.benchmarks.simpleqa.prompts import fill, load_prompts
 from evaluator.benchmarks.simpleqa.options import SAMPLE_TEMPERATURE, RunSettings, read_settings
 from evaluator.benchmarks.seeds import item_seed
@@ -90,13 +91,18 @@ def limited(questions: list[dict], limit: int) -> list[dict]:
 
 
 def plan(ctx: PlanContext) -> Plan:
-    """Every question (all, or ctx.limit of them: limited), with the calibration requests the options call for."""
+    """Every question (all, or ctx.limit of them: limited; a lite run: the lite rule's questions of the full file),
+    with the calibration requests the options call for."""
     settings = read_settings(ctx.suite, ctx.options)
     questions = load_questions(suite_location(ctx.suite, ctx.sources))
+    strata = lite.strata_counts(questions, lambda q: q["topic"]) if ctx.suite != "sample" else None
+    if ctx.suite == "lite":  # the card's lite rule, on the questions' own text
+        questions = lite.select(questions, NAME, LITE, lambda q: q["problem"], lambda q: q["topic"])
     suite_items = len(questions)
     questions = limited(questions, ctx.limit)
     prompts = load_prompts(settings.grader_style)
     asks = [ask for q in questions for ask in _asks(q, settings, prompts["simpleqa_confidence"])]
     used = {"simpleqa_confidence": prompts["simpleqa_confidence"]} if settings.confidence else {}
     return Plan(rows=[row for ask in asks for row in ask.rows], items=[q["question_id"] for q in questions],
-                asks=asks, prompts=used, suite_items=suite_items)
+                asks=asks, prompts=used, suite_items=suite_items,
+                strata=strata)
