@@ -299,7 +299,8 @@ def _plan(args: argparse.Namespace) -> int:
                          f"{', '.join(jobs_flavors())}")
     machines = [on_flavor(name, records) for name in (asked or jobs_flavors())]
     machines = machines if asked else cheapest_per_gpu(machines, lambda m: fits(facts, m))
-    machines.append(on_flavor(REFERENCE, records))  # the lite suite's sizing reference (no Jobs flavor)
+    if not asked and fits(facts, on_flavor(REFERENCE, records)):  # the lite suites' sizing reference (no flavor)
+        machines.append(on_flavor(REFERENCE, records))
     run = plan_run(facts, list(benchmarks), args.suite, [*machines, on_cpu(records)], thinking=args.thinking,
                    thinking_budget=_thinking_budget(args.thinking_budget), limit=args.limit,
                    options=_pairs(args.option, "--option"), sources=_pairs(args.source, "--source"),

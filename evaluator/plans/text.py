@@ -73,8 +73,7 @@ def plan_lines(run: RunPlan) -> list[str]:
     f = run.facts
     lines = [f"plan: {f.name} ({f.architecture}), suite {run.suite}"
              + (f", limit {run.limit}" if run.limit else "") + f", thinking {run.thinking_note}",
-             f"  parameters: {f.params / 1e9:.2f} B ({f.params_basis})"
-             + (f"; {f.active / 1e9:.2f} B read per token" if f.active < f.params else ""),
+             f"  parameters: {f.params / 1e9:.2f} B ({f.params_basis})",
              f"  image tokens: {f.image_tokens:,.0f} a picture ({f.image_basis})" if f.has_vision else
              "  text only: the benchmarks with images are skipped",
              "benchmarks:", *benchmark_lines(run),

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 from evaluator.benchmarks.spec import PERCENT_KINDS, Card
+from evaluator.benchmarks.lite import check as strata_check
 from evaluator.judge.base import TRIAL_JUDGE_BELOW_PARAMETERS
 
 

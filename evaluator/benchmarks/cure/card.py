@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from evaluator.benchmarks.cure import explore, measures
-from evaluator.benchmarks.cure.data import LITE, OFFICIAL_URL
+from evaluator.benchmarks.cure.data import LITE_SUBSET, OFFICIAL_URL
 from evaluator.benchmarks.cure.images import SETTING as IMAGES_SETTING, SOURCE as IMAGES_SOURCE
 from evaluator.benchmarks.cure.planning import MODES
 from evaluator.benchmarks.item_tables import by_question
@@ -142,7 +142,7 @@ CARD = Card(
         "details quote image URLs, not images."),
     mode_option="cure.mode",
     modes=MODES,
-    lite=LITE,
+    lite=LITE_SUBSET,
     full_suite_items=1622,
     full_suite_note=(
         "the official data file (Yangyi-Chen/CoTConsistency, cot_consistency_eval.jsonl, the source's default): a JSON "

@@ -11,7 +11,7 @@ import json
 import math
 
 from evaluator.benchmarks import lite
-from evaluator.benchmarks.cure.data import (LITE, OFFICIAL_URL, SAMPLE_PATH, lite_key, lite_stratum, load_instances,
+from evaluator.benchmarks.cure.data import (LITE_SUBSET, OFFICIAL_URL, SAMPLE_PATH, lite_key, lite_stratum, load_instances,
                                            questions)
 from evaluator.benchmarks.cure.images import SOURCE as IMAGES_SOURCE, resolve_images
 from evaluator.benchmarks.cure.prompts import HIGH_LEVEL, build_prompt, load_prompts, used_prompts
@@ -72,7 +72,7 @@ def plan(ctx: PlanContext) -> Plan:
     instances = load_instances(suite_location(ctx))
     strata = lite.strata_counts(instances, lite_stratum) if ctx.suite != "sample" else None
     if ctx.suite == "lite":  # the card's lite rule, on the instances' own keys
-        instances = lite.select(instances, NAME, LITE, lite_key, lite_stratum)
+        instances = lite.select(instances, NAME, LITE_SUBSET, lite_key, lite_stratum)
     suite_items = len(instances)
     if ctx.limit and ctx.limit > 0:
         instances = instances[: ctx.limit]

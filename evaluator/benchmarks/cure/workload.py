@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from evaluator.benchmarks import lite as lite_rule
-from evaluator.benchmarks.cure.data import LITE, N_OPTIONS, stratum_chain
+from evaluator.benchmarks.cure.data import LITE_SUBSET, N_OPTIONS, stratum_chain
 from evaluator.benchmarks.cure.planning import GENERATION_MAX_NEW_TOKENS, mode_option, plan
 from evaluator.benchmarks.run_options import int_option
 from evaluator.benchmarks.spec import LITE, SAMPLE, PlanContext
@@ -42,13 +42,13 @@ def workload(ctx: PlanContext) -> Workload:
     max_new_tokens = int_option(ctx.options, "cure.max_new_tokens", GENERATION_MAX_NEW_TOKENS, 1)
     if ctx.suite == SAMPLE:
         return count_plan(plan(ctx), NAME, ctx.suite, "instance", _how(mode, max_new_tokens))
-    strata = dict(LITE.strata)
+    strata = dict(LITE_SUBSET.strata)
     if ctx.suite == LITE:
-        strata = lite_rule.sizes(LITE, strata)
+        strata = lite_rule.sizes(LITE_SUBSET, strata)
     by_length: Counter = Counter()
     for name, count in strata.items():
         by_length[stratum_chain(name)] += count
     parts = tuple(_calls(length, count, mode, max_new_tokens) for length, count in sorted(by_length.items()))
-    basis = (f"the official file's {sum(dict(LITE.strata).values()):,} instances by chain length, counted "
+    basis = (f"the official file's {sum(dict(LITE_SUBSET.strata).values()):,} instances by chain length, counted "
              "offline" + (f"; the lite rule's {sum(strata.values()):,} of them" if ctx.suite == LITE else ""))
     return limited(Workload(NAME, ctx.suite, parts, basis), ctx.limit)

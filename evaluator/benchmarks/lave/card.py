@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from evaluator.benchmarks.item_tables import by_question
 from evaluator.benchmarks.lave import explore, measures
-from evaluator.benchmarks.lave.data import DOCMATIX, LITE
+from evaluator.benchmarks.lave.data import DOCMATIX, LITE_SUBSET
 from evaluator.benchmarks.lave.grader import GRADER
 from evaluator.benchmarks.lave.scoring import STRING_METRICS
 from evaluator.benchmarks.lave.views import lave_agreement_frame
@@ -194,7 +194,7 @@ CARD = Card(
         "The full suite's questions come from the Docmatix zero-shot test split (HuggingFaceM4/Docmatix, MIT on its "
         "Hub page); a file added through LEADERBOARD_LAVE_VQA keeps its own terms. The sample suite is this "
         "project's own."),
-    lite=LITE,
+    lite=LITE_SUBSET,
     full_suite_items=200,
     full_suite_note=(
         "the Docmatix zero-shot test split (HuggingFaceM4/Docmatix, config zero-shot-exp: 200 rows in its dataset "

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from evaluator.benchmarks import lite
-from evaluator.benchmarks.lave.data import LITE, item_image, load_suite
+from evaluator.benchmarks.lave.data import LITE_SUBSET, item_image, load_suite
 from evaluator.benchmarks.run_options import int_option
 from evaluator.benchmarks.spec import Ask, Plan, PlanContext
 from evaluator.inputs.prompt_files import prompts_dir, read_prompt
@@ -71,7 +71,7 @@ def plan(ctx: PlanContext) -> Plan:
     items = load_suite(ctx)
     strata = lite.strata_counts(items, lambda item: item["source"]) if ctx.suite != "sample" else None
     if ctx.suite == "lite":  # the card's lite rule, on each item's source, question and image
-        items = lite.select(items, NAME, LITE, lite_key, lambda item: item["source"])
+        items = lite.select(items, NAME, LITE_SUBSET, lite_key, lambda item: item["source"])
     suite_items = len(items)
     if ctx.limit and ctx.limit > 0:
         items = items[: ctx.limit]

@@ -7,7 +7,7 @@ zero-shot test split's 200 rows, from its dataset card), so the plan needs no do
 from __future__ import annotations
 
 from evaluator.benchmarks import lite as lite_rule
-from evaluator.benchmarks.lave.data import LITE
+from evaluator.benchmarks.lave.data import LITE_SUBSET
 from evaluator.benchmarks.lave.planning import answer_template, max_new_tokens_option, plan
 from evaluator.benchmarks.lave.rater import DEFAULT_SHOTS, build_lave_prompt, load_lave_prompts
 from evaluator.benchmarks.run_options import int_option
@@ -35,9 +35,9 @@ def workload(ctx: PlanContext) -> Workload:
     how = f"one greedy answer of up to {max_new_tokens} tokens about its image; one judge rating"
     if ctx.suite == SAMPLE:
         return count_plan(plan(ctx), NAME, ctx.suite, "question", how, 1.0, judge_prompt, judge_new)
-    strata = dict(LITE.strata)
+    strata = dict(LITE_SUBSET.strata)
     if ctx.suite == LITE:
-        strata = lite_rule.sizes(LITE, strata)
+        strata = lite_rule.sizes(LITE_SUBSET, strata)
     part = Calls(kind="question", items=sum(strata.values()), generations=1.0, new_tokens=max_new_tokens,
                  prompt_tokens=text_tokens(answer_template()) + QUESTION_TOKENS, images=1.0, judge_calls=1.0,
                  judge_prompt_tokens=judge_prompt, judge_new_tokens=judge_new, how=how)

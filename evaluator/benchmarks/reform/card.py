@@ -6,7 +6,7 @@ from evaluator.benchmarks.reform.datasets import (ACCURACY_DIMENSIONS, DATASETS,
                                                   dimension_counts)
 from evaluator.benchmarks.reform.options import DEFAULT_REPEATS, FREE_MAX_NEW_TOKENS, MC_MAX_NEW_TOKENS, MODES
 from evaluator.benchmarks.reform.counts import COUNTS
-from evaluator.benchmarks.reform.suite import LITE
+from evaluator.benchmarks.reform.suite import LITE_SUBSET
 from evaluator.benchmarks.spec import (BOOL, FLOAT, INT, JSON, NUMBER, STRING, THOUGHT_COLUMNS, THOUGHT_UNCLOSED, Card,
                                        DetailColumn, ItemView, Metric, Option, Source)
 
@@ -234,7 +234,7 @@ CARD = Card(
         "captioning and others), each under its own licence: see the dataset table in the README and each source."),
     mode_option="reform.mode",
     modes=MODES,
-    lite=LITE,
+    lite=LITE_SUBSET,
     full_suite_items=sum(c.items for c in COUNTS),
     full_suite_note=_full_suite_note(),
 )

@@ -23,7 +23,7 @@ from evaluator.benchmarks.reform.options import TEMPERATURE, RunSettings, run_se
 from evaluator.benchmarks.reform.prompts import (dialogue_history, example_history, free_text, generation_text,
                                                  likelihood_text, load_prompts, plan_repeat, split_templates,
                                                  used_prompts)
-from evaluator.benchmarks.reform.suite import LITE, load_full_suite, load_sample_suite
+from evaluator.benchmarks.reform.suite import LITE_SUBSET, load_full_suite, load_sample_suite
 from evaluator.benchmarks.seeds import item_seed
 from evaluator.benchmarks.spec import Ask, Plan, PlanContext
 from evaluator.models.base import GenerationRequest
@@ -188,7 +188,7 @@ def plan(ctx: PlanContext) -> Plan:
     suite = load_suite(ctx)
     strata = lite.strata_counts(suite, lambda item: item["dataset"]) if ctx.suite != "sample" else None
     if ctx.suite == "lite":  # the card's lite rule, on each item's dataset and its id there
-        suite = lite.select(suite, NAME, LITE, lite_key, lambda item: item["dataset"])
+        suite = lite.select(suite, NAME, LITE_SUBSET, lite_key, lambda item: item["dataset"])
     items = select(suite, ctx.limit)  # the limit is per dimension; the suite's size counts every item
     prompts = load_prompts()
     planner = _Planner(settings, prompts)

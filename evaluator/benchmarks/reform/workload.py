@@ -13,7 +13,7 @@ from evaluator.benchmarks.reform.counts import COUNTS
 from evaluator.benchmarks.reform.datasets import ACCURACY_DIMENSIONS, CAPTION, DATASETS_BY_NAME, MC
 from evaluator.benchmarks.reform.options import RunSettings, run_settings
 from evaluator.benchmarks.reform.planning import plan
-from evaluator.benchmarks.reform.suite import LITE
+from evaluator.benchmarks.reform.suite import LITE_SUBSET
 from evaluator.benchmarks.spec import LITE, SAMPLE, PlanContext
 from evaluator.benchmarks.workloads import Calls, Workload, count_plan
 
@@ -83,7 +83,7 @@ def workload(ctx: PlanContext) -> Workload:
     counts = table_counts([n.strip() for n in chosen.split(",") if n.strip()] if chosen else None)
     full = sum(counts.values())
     if ctx.suite == LITE:
-        counts = lite_rule.sizes(LITE, counts)
+        counts = lite_rule.sizes(LITE_SUBSET, counts)
     bases = sorted({c.basis for c in COUNTS if c.name in counts})
     basis = (f"the dataset table's {full:,} items in {len(counts)} datasets ({', '.join(bases)}: counts.py says "
              "where each comes from; a first download confirms them)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from evaluator.benchmarks.item_tables import by_question
 from evaluator.benchmarks.simpleqa import explore, measures
-from evaluator.benchmarks.simpleqa.data import LITE, OFFICIAL_URL
+from evaluator.benchmarks.simpleqa.data import LITE_SUBSET, OFFICIAL_URL
 from evaluator.benchmarks.simpleqa.grader import GRADER
 from evaluator.benchmarks.simpleqa.options import DEFAULT_MAX_NEW_TOKENS
 from evaluator.benchmarks.simpleqa.planning import LIMIT_SEED
@@ -187,7 +187,7 @@ CARD = Card(
     ),
     licence=(
         "SimpleQA's questions and answers are published by OpenAI under the MIT licence (openai/simple-evals)."),
-    lite=LITE,
+    lite=LITE_SUBSET,
     full_suite_items=4326,
     full_suite_note=(
         "the official file (OpenAI's simple_qa_test_set.csv, the source's default): 4,326 questions, one item each"),

@@ -19,7 +19,7 @@ import math
 import random
 
 from evaluator.benchmarks import lite
-from evaluator.benchmarks.simpleqa.data import LITE, load_questions, suite_location
+from evaluator.benchmarks.simpleqa.data import LITE_SUBSET, load_questions, suite_location
 from evaluator.benchmarks.simpleqa.prompts import fill, load_prompts
 from evaluator.benchmarks.simpleqa.options import SAMPLE_TEMPERATURE, RunSettings, read_settings
 from evaluator.benchmarks.seeds import item_seed
@@ -97,7 +97,7 @@ def plan(ctx: PlanContext) -> Plan:
     questions = load_questions(suite_location(ctx.suite, ctx.sources))
     strata = lite.strata_counts(questions, lambda q: q["topic"]) if ctx.suite != "sample" else None
     if ctx.suite == "lite":  # the card's lite rule, on the questions' own text
-        questions = lite.select(questions, NAME, LITE, lambda q: q["problem"], lambda q: q["topic"])
+        questions = lite.select(questions, NAME, LITE_SUBSET, lambda q: q["problem"], lambda q: q["topic"])
     suite_items = len(questions)
     questions = limited(questions, ctx.limit)
     prompts = load_prompts(settings.grader_style)

@@ -9,7 +9,7 @@ questions by topic, counted offline)."""
 from __future__ import annotations
 
 from evaluator.benchmarks import lite as lite_rule
-from evaluator.benchmarks.simpleqa.data import LITE
+from evaluator.benchmarks.simpleqa.data import LITE_SUBSET
 from evaluator.benchmarks.simpleqa.options import RunSettings, read_settings
 from evaluator.benchmarks.simpleqa.planning import plan
 from evaluator.benchmarks.simpleqa.prompts import load_prompts
@@ -45,9 +45,9 @@ def workload(ctx: PlanContext) -> Workload:
     if ctx.suite == SAMPLE:
         return count_plan(plan(ctx), NAME, ctx.suite, "question", _how(settings), judge_calls, judge_prompt,
                           judge_new)
-    strata = dict(LITE.strata)
+    strata = dict(LITE_SUBSET.strata)
     if ctx.suite == LITE:
-        strata = lite_rule.sizes(LITE, strata)
+        strata = lite_rule.sizes(LITE_SUBSET, strata)
     confidence_text = text_tokens(load_prompts(settings.grader_style)["simpleqa_confidence"])
     generations = 1.0 + settings.confidence + settings.samples * settings.frequency
     new_tokens = (settings.max_new_tokens * (1 + settings.samples * settings.frequency)
@@ -56,6 +56,6 @@ def workload(ctx: PlanContext) -> Workload:
                  prompt_tokens=QUESTION_TOKENS + confidence_text * settings.confidence / generations,
                  judge_calls=judge_calls, judge_prompt_tokens=judge_prompt, judge_new_tokens=judge_new,
                  how=_how(settings))
-    basis = (f"the official file's {sum(dict(LITE.strata).values()):,} questions by topic, counted offline"
+    basis = (f"the official file's {sum(dict(LITE_SUBSET.strata).values()):,} questions by topic, counted offline"
              + (f"; the lite rule's {part.items:,} of them" if ctx.suite == LITE else ""))
     return limited(Workload(NAME, ctx.suite, (part,), basis), ctx.limit)
