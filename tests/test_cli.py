@@ -32,17 +32,23 @@ def test_list_benchmarks_gives_one_line_each_with_what_it_measures_modes_judge_a
 
     done = evaluator("list-benchmarks")
     assert done.returncode == 0 and done.stderr == "", done.stderr
-    lines = done.stdout.splitlines()
+    every = done.stdout.splitlines()
+    lines = [line for line in every if not line.startswith("  ")]
     assert [line.split(":")[0] for line in lines] == list(benchmark_names())
     for line, card in zip(lines, cards()):
         what = line.split(":", 1)[1].split(". modes: ")[0].strip()
         assert len(what.split()) >= 4, line  # a few words on what it measures, not a bare name
         assert ("needs a judge" in line) == card.needs_judge and ("no judge" in line) != card.needs_judge, line
-        assert re.search(r"; sample suite: [\d,]+ items; ", line), line
+        assert re.search(r"; sample suite: [\d,]+ items; lite suite: [\d,]+ items; ", line), line
         full = f"{card.full_suite_items:,} items" if card.full_suite_items else "not known"
         assert line.endswith(f"; full suite: {full}"), line
     by_name = dict(zip(benchmark_names(), lines))
     assert "modes: likelihood (default), generation;" in by_name["cure"]
+    # each mode's calls per item follow their benchmark's line (the card's workload, in words)
+    cure = every[every.index(by_name["cure"]) + 1:every.index(by_name["cure"]) + 3]
+    assert cure[0].startswith("  per item (likelihood): one request per question") and "option scoring" in cure[0]
+    assert cure[1].startswith("  per item (generation): ") and "a generation of up to 16 tokens" in cure[1]
+    assert any("1 judge grade" in line for line in every if line.startswith("  per item (generation): a greedy"))
     assert "full suite: 1,622 items" in by_name["cure"]
     assert "modes: generation;" in by_name["simpleqa"] and "sample suite: 20 items" in by_name["cure"]
 

@@ -26,11 +26,12 @@ OPTIONS_PER_QUESTION = 3.3
 
 
 def _how(settings: RunSettings) -> str:
-    asked = {"both": "a sampled generation and an option scoring", "generation": "a sampled generation",
+    generation = f"a sampled generation of up to {settings.max_new_tokens} tokens"
+    asked = {"both": f"{generation} and an option scoring", "generation": generation,
              "likelihood": "an option scoring"}[settings.mode]
     return (f"multiple choice: {settings.repeats} repeats (reform.repeats), each in its own wording and option order, "
-            f"{asked} (generation up to {settings.max_new_tokens} tokens); OCR, key information and captions: one "
-            f"greedy generation of up to {settings.free_max_new_tokens} tokens; one image each; no judge")
+            f"{asked}; OCR, key information and captions: one greedy generation of up to "
+            f"{settings.free_max_new_tokens} tokens; one image each; no judge")
 
 
 def parts(counts: dict[str, int], settings: RunSettings) -> tuple[Calls, ...]:
