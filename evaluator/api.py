@@ -213,7 +213,7 @@ def plan_summary(run: RunPlan, flavor: str) -> str:
 
 
 def expected_widths() -> list:
-    """Each benchmark's headline score's expected 95% half-width on its lite and full suites (evaluator.plans.widths)."""
+    """Each benchmark's headline score's expected 95% half-width, lite and full (evaluator.plans.widths)."""
     from evaluator.plans.widths import expected
 
     return [found for found in (expected(name) for name in REGISTRY) if found is not None]

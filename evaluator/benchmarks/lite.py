@@ -110,7 +110,7 @@ def select(items: Iterable[T], benchmark: str, lite: Lite, key: Callable[[T], st
 
 def describe(lite: Lite) -> str:
     """The rule in one sentence, for the About tab and docs/benchmarks.md."""
-    share = (f"{lite.size} items of each {lite.stratum} (all of a smaller one)" if lite.allocation == EQUAL else
-             f"{lite.size} items in all, shared among the {lite.stratum}s in proportion to their sizes")
-    return (f"{planned_items(lite):,} items: {share}; within a {lite.stratum}, the items whose hash of "
-            f"({RULE}, the benchmark, {lite.key or 'the item id'}) is smallest")
+    share = (f"{lite.size:,} items of each stratum (all of a smaller one)" if lite.allocation == EQUAL else
+             f"{lite.size:,} items in all, shared among the strata in proportion to their sizes")
+    return (f"{planned_items(lite):,} items; a stratum is a {lite.stratum}; {share}; within a stratum, the items "
+            f"whose hash of ({RULE}, the benchmark, {lite.key or 'the item id'}) is smallest")

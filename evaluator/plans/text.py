@@ -51,8 +51,10 @@ def benchmark_lines(run: RunPlan) -> list[str]:
         budget = f"{count(b.total('new_tokens'))} answer tokens"
         if b.thinking_tokens:
             budget += f" + {count(b.total('thinking'))} thinking ({b.thinking_tokens:,} a generation)"
-        judge = (f"; judge: {count(b.total('judge_calls'))} calls, {count(b.total('judge_prompt_tokens'))} prompt + "
-                 f"{count(b.total('judge_new_tokens'))} reply tokens at most") if b.total("judge_calls") else "; no judge"
+        judge = "; no judge"
+        if b.total("judge_calls"):
+            judge = (f"; judge: {count(b.total('judge_calls'))} calls, {count(b.total('judge_prompt_tokens'))} prompt "
+                     f"+ {count(b.total('judge_new_tokens'))} reply tokens at most")
         lines.append(f"  {b.name}: {w.items:,} items; {calls_text(b)}; budgets {budget}, "
                      f"{count(b.total('prompt_tokens'))} prompt tokens{judge}")
         kinds = ", ".join(f"{p.items:,} {p.kind}s" for p in w.parts)

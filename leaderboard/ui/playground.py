@@ -316,7 +316,7 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
         return
     gr.Markdown(INTRO.format(n=len(modes)) + "\n".join(f"- {grader.help}" for _, grader in graders.values()) + HOW)
     mode = gr.Radio(choices=modes, value=modes[0], label="Grading mode", elem_id="judge-mode")
-    lazy = settings.suite != "sample"  # a full (or lite) suite is loaded on the first page load, not when the app is built
+    lazy = settings.suite != "sample"  # a full or lite suite is loaded on the first page load, not at build time
     initial, note = ([], "Loading the suite…") if lazy else (choices(modes[0]), suite(modes[0])["note"])
     with gr.Row(equal_height=True):
         pick = gr.Dropdown(choices=initial, value=None, label="Question of the suite", filterable=True, scale=4,

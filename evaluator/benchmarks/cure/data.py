@@ -170,9 +170,10 @@ def lite_key(inst: dict) -> str:
 
 # the full suite's strata for the lite rule: the official file's 1,622 instances by image source and chain length,
 # counted offline from cot_consistency_eval.jsonl (Yangyi-Chen/CoTConsistency)
-LITE_SUBSET = Lite(stratum="image source and chain length", allocation=PROPORTIONAL, size=500,
-            strata=(("Visual Genome, 2 steps", 152), ("Visual Genome, 3 steps", 690), ("Visual Genome, 4 steps", 70),
-                    ("VCR, 2 steps", 119), ("VCR, 3 steps", 530), ("VCR, 4 steps", 61)),
-            strata_basis="the official file's 1,622 instances by image source (Visual Genome or VCR, from the image "
-                         "URL) and chain length, counted offline",
-            key="its image URL, region and clue (the file has no ids)")
+LITE_SUBSET = Lite(stratum="pair of image source and chain length", allocation=PROPORTIONAL, size=500,
+                   strata=(("Visual Genome, 2 steps", 152), ("Visual Genome, 3 steps", 690),
+                           ("Visual Genome, 4 steps", 70), ("VCR, 2 steps", 119), ("VCR, 3 steps", 530),
+                           ("VCR, 4 steps", 61)),
+                   strata_basis="the official file's 1,622 instances by image source (Visual Genome or VCR, from "
+                                "the image URL) and chain length, counted offline",
+                   key="its image URL, region and clue (the file has no ids)")

@@ -11,8 +11,8 @@ import json
 import math
 
 from evaluator.benchmarks import lite
-from evaluator.benchmarks.cure.data import (LITE_SUBSET, OFFICIAL_URL, SAMPLE_PATH, lite_key, lite_stratum, load_instances,
-                                           questions)
+from evaluator.benchmarks.cure.data import (LITE_SUBSET, OFFICIAL_URL, SAMPLE_PATH, lite_key, lite_stratum,
+                                           load_instances, questions)
 from evaluator.benchmarks.cure.images import SOURCE as IMAGES_SOURCE, resolve_images
 from evaluator.benchmarks.cure.prompts import HIGH_LEVEL, build_prompt, load_prompts, used_prompts
 from evaluator.benchmarks.cure.region import marked_image

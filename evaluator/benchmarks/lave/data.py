@@ -175,7 +175,7 @@ def item_image(item: dict, images_dir: Path) -> Image.Image:
 
 # the full suite's strata for the lite rule: the Docmatix zero-shot test split, one source
 LITE_SUBSET = Lite(stratum="source", allocation=PROPORTIONAL, size=100, strata=(("docmatix", 200),),
-            strata_basis="the Docmatix zero-shot test split's 200 rows (HuggingFaceM4/Docmatix, config zero-shot-exp, "
-                         "its dataset card's split sizes); a VQA file added through LEADERBOARD_LAVE_VQA is a stratum "
-                         "of its own, not counted here",
-            key="its source, question and image reference (the split has no ids)")
+                   strata_basis="the Docmatix zero-shot test split's 200 rows (HuggingFaceM4/Docmatix, config "
+                                "zero-shot-exp, its dataset card's split sizes); a VQA file added through "
+                                "LEADERBOARD_LAVE_VQA is a stratum of its own, not counted here",
+                   key="its source, question and image reference (the split has no ids)")

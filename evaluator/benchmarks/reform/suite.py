@@ -137,6 +137,7 @@ def load_sample_suite(load_images: bool = True) -> list[dict]:
 
 
 # the lite suite: the same number of items from each dataset, as a dimension's score is the mean of its datasets'
-LITE_SUBSET = Lite(stratum="dataset", allocation=EQUAL, size=20, strata=tuple((c.name, c.items) for c in COUNTS),
-            strata_basis="the dataset table (counts.py): each dataset's items and where that number comes from",
-            key="its dataset and its id in that dataset's file")
+LITE_SUBSET = Lite(stratum="dataset", allocation=EQUAL, size=20,
+                   strata=tuple((c.name, c.items) for c in COUNTS),
+                   strata_basis="the dataset table (counts.py): each dataset's items and where that number comes from",
+                   key="its dataset and its id in that dataset's file")

@@ -83,8 +83,8 @@ def parse_csv(text: str, source: str = "<text>") -> list[dict]:
 # the full suite's strata for the lite rule: the official file's 4,326 questions by topic (its metadata), counted
 # offline from OpenAI's simple_qa_test_set.csv
 LITE_SUBSET = Lite(stratum="topic", allocation=PROPORTIONAL, size=1000,
-            strata=(("Science and technology", 858), ("Politics", 709), ("Art", 550), ("Other", 475),
-                    ("Geography", 424), ("Sports", 368), ("Music", 341), ("TV shows", 293), ("History", 173),
-                    ("Video games", 135)),
-            strata_basis="the official file's 4,326 questions by topic (its metadata column), counted offline",
-            key="its question text (the file has no ids)")
+                   strata=(("Science and technology", 858), ("Politics", 709), ("Art", 550), ("Other", 475),
+                           ("Geography", 424), ("Sports", 368), ("Music", 341), ("TV shows", 293), ("History", 173),
+                           ("Video games", 135)),
+                   strata_basis="the official file's 4,326 questions by topic (its metadata column), counted offline",
+                   key="its question text (the file has no ids)")

@@ -17,7 +17,7 @@ from evaluator.benchmarks.spec import LITE, SAMPLE, PlanContext
 from evaluator.benchmarks.workloads import Calls, Workload, count_plan, limited, text_tokens
 
 NAME = "simpleqa"
-QUESTION_TOKENS = 24.0  # text tokens of a question: the official file's mean (its 4,326 questions, 4 characters a token)
+QUESTION_TOKENS = 24.0  # text tokens of a question: the official file's mean (4,326 questions, 4 characters a token)
 JUDGE_DEFAULT_TOKENS = 512.0  # a grade's budget when simpleqa.judge_max_tokens is unset (the judge's own default)
 
 
