@@ -48,16 +48,16 @@ def benchmark_lines(run: RunPlan) -> list[str]:
             lines.append(f"  {b.name}: {b.skipped}")
             continue
         w = b.workload
-        budget = f"{count(b.total('new_tokens'))} answer tokens"
+        budget = f"{count(b.total('new_tokens'))} answer tokens" if b.total("new_tokens") else "no answer tokens"
         if b.thinking_tokens:
             budget += f" + {count(b.total('thinking'))} thinking ({b.thinking_tokens:,} a generation)"
         judge = "; no judge"
         if b.total("judge_calls"):
             judge = (f"; judge: {count(b.total('judge_calls'))} calls, {count(b.total('judge_prompt_tokens'))} prompt "
                      f"+ {count(b.total('judge_new_tokens'))} reply tokens at most")
-        lines.append(f"  {b.name}: {w.items:,} items; {calls_text(b)}; budgets {budget}, "
+        lines.append(f"  {b.name}: {w.items:,} items; {calls_text(b)}; {budget}, "
                      f"{count(b.total('prompt_tokens'))} prompt tokens{judge}")
-        kinds = ", ".join(f"{p.items:,} {p.kind}s" for p in w.parts)
+        kinds = ", ".join(f"{p.kind}: {p.items:,}" for p in w.parts)
         lines.append(f"    per item: {w.parts[0].how if w.parts else 'nothing'}")
         lines.append(f"    items: {kinds} ({w.basis})")
     return lines
