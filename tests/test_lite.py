@@ -119,3 +119,20 @@ def test_a_downloaded_suite_that_differs_from_the_cards_table_is_said_and_record
     said = capsys.readouterr().err
     assert said.startswith("WARNING: lave's downloaded suite differs from the card's table of its sources")
     assert "docmatix: 200 in the table, 180 read" in said and "vqa: 0 in the table, 25 read" in said
+
+
+def test_a_lite_run_records_its_rule_and_checks_the_suite_it_read(tiny_llava, tmp_path, capsys, monkeypatch):
+    from evaluator.__main__ import main
+    from evaluator.benchmarks.cure.data import SAMPLE_PATH
+
+    monkeypatch.delenv("LEADERBOARD_PARENT_PID", raising=False)
+    out = tmp_path / "out"
+    # our sample file read as a downloaded suite: its images are local, its strata are not the official file's
+    assert main(["run", "--model", str(tiny_llava.folder), "--benchmarks", "cure", "--suite", "lite", "--source",
+                 f"cure={SAMPLE_PATH}", "--limit", "2", "--out", str(out), "--images-dir", str(tmp_path / "img")]) == 0
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert results["run"]["suite"] == "lite" and results["run"]["lite_rule"] == lite.RULE == "lite-v1"
+    check = results["benchmarks"]["cure"]["suite_check"]
+    assert check["matches"] is False and check["differs"]["Visual Genome, 3 steps"] == [690, 0]
+    assert "WARNING: cure's downloaded suite differs from the card's table" in capsys.readouterr().err
+    assert results["benchmarks"]["cure"]["coverage"]["suite_items"] == 20  # 500 of 20: all of them
