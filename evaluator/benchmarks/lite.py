@@ -77,9 +77,10 @@ def planned_items(lite: Lite) -> int:
     return sum(sizes(lite, dict(lite.strata)).values())
 
 
-def strata_counts(items: Iterable[T], stratum: Callable[[T], str]) -> dict[str, int]:
-    """Items per stratum, as read (what a run checks against the card's table)."""
-    counts: dict[str, int] = defaultdict(int)
+def strata_counts(items: Iterable[T], stratum: Callable[[T], str], looked_for: Iterable[str] = ()) -> dict[str, int]:
+    """Items per stratum, as read (what a run checks against the card's table), with 0 for each stratum the run
+    looked for (`looked_for`: the card's strata, or the datasets a run chose) and found none of."""
+    counts: dict[str, int] = defaultdict(int, {name: 0 for name in looked_for})
     for item in items:
         counts[stratum(item)] += 1
     return dict(counts)
@@ -87,10 +88,10 @@ def strata_counts(items: Iterable[T], stratum: Callable[[T], str]) -> dict[str, 
 
 def check(lite: Lite, found: dict[str, int]) -> dict:
     """The downloaded suite's strata against the card's table: {"matches": bool, "differs": {stratum: [in the
-    table, as read]}} (a stratum missing from either side counts 0 there)."""
+    table, as read]}}, over the strata the run looked for (`found`'s, 0 where it found none; a run of some of
+    ReForm-Eval's datasets is checked on those) and a stratum the table lacks counting 0 there."""
     table = dict(lite.strata)
-    differs = {name: [table.get(name, 0), found.get(name, 0)] for name in sorted(set(table) | set(found))
-               if table.get(name, 0) != found.get(name, 0)}
+    differs = {name: [table.get(name, 0), found[name]] for name in sorted(found) if table.get(name, 0) != found[name]}
     return {"matches": not differs, "differs": differs}
 
 

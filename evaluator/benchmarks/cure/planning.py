@@ -70,7 +70,8 @@ def plan(ctx: PlanContext) -> Plan:
     mode = mode_option(ctx.options)
     max_new_tokens = int_option(ctx.options, "cure.max_new_tokens", GENERATION_MAX_NEW_TOKENS, 1)
     instances = load_instances(suite_location(ctx))
-    strata = lite.strata_counts(instances, lite_stratum) if ctx.suite != "sample" else None
+    looked_for = dict(LITE_SUBSET.strata)  # every stratum of the official data
+    strata = lite.strata_counts(instances, lite_stratum, looked_for) if ctx.suite != "sample" else None
     if ctx.suite == "lite":  # the card's lite rule, on the instances' own keys
         instances = lite.select(instances, NAME, LITE_SUBSET, lite_key, lite_stratum)
     suite_items = len(instances)

@@ -69,7 +69,8 @@ def plan(ctx: PlanContext) -> Plan:
     max_new_tokens = max_new_tokens_option(ctx.options)
     template = answer_template()
     items = load_suite(ctx)
-    strata = lite.strata_counts(items, lambda item: item["source"]) if ctx.suite != "sample" else None
+    looked_for = dict(LITE_SUBSET.strata)  # every stratum of the official data
+    strata = lite.strata_counts(items, lambda item: item["source"], looked_for) if ctx.suite != "sample" else None
     if ctx.suite == "lite":  # the card's lite rule, on each item's source, question and image
         items = lite.select(items, NAME, LITE_SUBSET, lite_key, lambda item: item["source"])
     suite_items = len(items)

@@ -18,7 +18,7 @@ import math
 from collections import Counter
 
 from evaluator.benchmarks import lite
-from evaluator.benchmarks.reform.datasets import MC, free_rule
+from evaluator.benchmarks.reform.datasets import DATASETS, MC, free_rule
 from evaluator.benchmarks.reform.options import TEMPERATURE, RunSettings, run_settings
 from evaluator.benchmarks.reform.prompts import (dialogue_history, example_history, free_text, generation_text,
                                                  likelihood_text, load_prompts, plan_repeat, split_templates,
@@ -29,6 +29,12 @@ from evaluator.benchmarks.spec import Ask, Plan, PlanContext
 from evaluator.models.base import GenerationRequest
 
 NAME = "reform"
+
+
+def chosen_datasets(ctx: PlanContext) -> list[str]:
+    """The datasets a full or lite run reads: those the source names (comma-separated), else all of the table."""
+    names = [n.strip() for n in (ctx.sources.get(NAME) or "").split(",") if n.strip()]
+    return names or [d.name for d in DATASETS]
 
 
 def load_suite(ctx: PlanContext) -> list[dict]:
@@ -186,7 +192,8 @@ def plan(ctx: PlanContext) -> Plan:
     lite rule's items of the full suite): its rows and its model requests."""
     settings = run_settings(ctx.options)
     suite = load_suite(ctx)
-    strata = lite.strata_counts(suite, lambda item: item["dataset"]) if ctx.suite != "sample" else None
+    strata = (lite.strata_counts(suite, lambda item: item["dataset"], chosen_datasets(ctx)) if ctx.suite != "sample"
+              else None)
     if ctx.suite == "lite":  # the card's lite rule, on each item's dataset and its id there
         suite = lite.select(suite, NAME, LITE_SUBSET, lite_key, lambda item: item["dataset"])
     items = select(suite, ctx.limit)  # the limit is per dimension; the suite's size counts every item

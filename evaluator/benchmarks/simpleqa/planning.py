@@ -95,7 +95,8 @@ def plan(ctx: PlanContext) -> Plan:
     with the calibration requests the options call for."""
     settings = read_settings(ctx.suite, ctx.options)
     questions = load_questions(suite_location(ctx.suite, ctx.sources))
-    strata = lite.strata_counts(questions, lambda q: q["topic"]) if ctx.suite != "sample" else None
+    looked_for = dict(LITE_SUBSET.strata)  # every stratum of the official data
+    strata = lite.strata_counts(questions, lambda q: q["topic"], looked_for) if ctx.suite != "sample" else None
     if ctx.suite == "lite":  # the card's lite rule, on the questions' own text
         questions = lite.select(questions, NAME, LITE_SUBSET, lambda q: q["problem"], lambda q: q["topic"])
     suite_items = len(questions)
