@@ -148,7 +148,7 @@ def test_a_bad_judge_spec_stops_the_space_without_its_credentials(tmp_path):
 @pytest.mark.parametrize("env, message", [
     ({"LEADERBOARD_STORE": "s3"}, "LEADERBOARD_STORE"),
     ({"LEADERBOARD_STORE": "hub"}, "LEADERBOARD_RESULTS_REPO"),
-    ({"LEADERBOARD_SUITE": "huge"}, "LEADERBOARD_SUITE"),
+    ({"LEADERBOARD_SUITE": "huge"}, "LEADERBOARD_SUITE must be 'sample', 'lite' or 'full', not 'huge'"),
     ({"LEADERBOARD_LEASE_SECONDS": "3", "LEADERBOARD_HEARTBEAT_SECONDS": "5"}, "LEADERBOARD_LEASE_SECONDS"),
     ({"LEADERBOARD_MAX_ATTEMPTS": "0"}, "LEADERBOARD_MAX_ATTEMPTS"),
     ({"LEADERBOARD_BATCH_SIZE": "0"}, "LEADERBOARD_BATCH_SIZE"),
@@ -170,6 +170,23 @@ def test_a_bad_judge_spec_stops_the_space_without_its_credentials(tmp_path):
 def test_bad_settings_are_refused_naming_the_variable(env, message):
     with pytest.raises(ValueError, match=message):
         Settings.from_env(env)
+
+
+def test_the_lite_suite_is_a_setting_that_reaches_the_evaluator_locally_and_in_a_job(tmp_path):
+    """Issue 67: LEADERBOARD_SUITE=lite is accepted (any of the evaluator's suites is) and reaches the evaluator's
+    command on the Space's own worker, and a Job's environment, from which the Job's worker builds the same command."""
+    from evaluator import api
+    from leaderboard.running import evaluator_process, hf_jobs
+
+    assert api.SUITES == ("sample", "lite", "full")
+    for suite in api.SUITES:
+        assert Settings.from_env({"LEADERBOARD_SUITE": suite.upper()}).suite == suite
+    lite = Settings.from_env({"LEADERBOARD_SUITE": "lite"})
+    command = evaluator_process.worker_command(lite, tmp_path / "request.json", tmp_path / "out")
+    assert command[command.index("--suite") + 1] == "lite"
+    env = hf_jobs.job_env(lite, "a10g-small")
+    assert env["LEADERBOARD_SUITE"] == "lite" and Settings.from_env(env).suite == "lite"
+    assert "`lite`" in next(doc for variable, _, doc in declared() if variable == "LEADERBOARD_SUITE")
 
 
 def test_benchmark_sources_come_from_the_cards():

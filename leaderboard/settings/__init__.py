@@ -59,8 +59,10 @@ class Settings:
                                      "not retried)", float)
     suite: str = setting("LEADERBOARD_SUITE", "sample",
                          "`sample` (the project's own small synthetic suites, shipped with it: for trying the "
-                         "machinery) or `full` (the benchmarks' complete data, downloaded: what a public deployment "
-                         "needs for numbers comparable with the papers)", read.lower)
+                         "machinery), `lite` (a seeded, stratified subset of each benchmark's full suite, downloaded: "
+                         "fewer items and wider intervals, its rule's version recorded in every lite run; see About) "
+                         "or `full` (the benchmarks' complete data, downloaded: what a public deployment needs for "
+                         "numbers comparable with the papers)", read.lower)
     benchmarks: tuple[str, ...] = setting("LEADERBOARD_BENCHMARKS", ",".join(api.DEFAULT_BENCHMARKS),
                                           "comma-separated benchmarks run for each request (see About)", read.csv)
     options: tuple[str, ...] = setting("LEADERBOARD_OPTIONS", "", "benchmark options for every run, comma-separated "

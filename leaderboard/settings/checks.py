@@ -11,7 +11,7 @@ from leaderboard.settings.readers import is_loopback
 def check(settings) -> None:
     """Raise ValueError naming the variable for the first setting (or pair of settings) that cannot work."""
     for name, value, allowed in (("LEADERBOARD_STORE", settings.store_backend, ("local", "hub")),
-                                 ("LEADERBOARD_SUITE", settings.suite, ("sample", "full")),
+                                 ("LEADERBOARD_SUITE", settings.suite, api.SUITES),
                                  ("LEADERBOARD_EXECUTOR", settings.executor, ("local", "hf-jobs")),
                                  ("LEADERBOARD_DEVICE", settings.device, ("auto", "cuda", "cpu")),
                                  ("LEADERBOARD_GENERATION_CACHE", settings.generation_cache, api.GENERATION_CACHES),
