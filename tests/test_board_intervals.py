@@ -3,6 +3,7 @@ columns, ranks that claim no more than the intervals (Chatbot Arena's rule), the
 suite in plain sight and the groups separated."""
 from __future__ import annotations
 
+import html
 import math
 import re
 
@@ -87,6 +88,41 @@ def test_a_full_suite_row_is_not_called_synthetic():
     assert row[table["headers"].index("Suite")] == "full"
     shown, _ = view_board(raw, S)
     assert "sample (synthetic)" not in status_text(shown, S, S.view(None))
+
+
+def test_a_lite_row_hovers_its_rule_and_its_size_beside_the_full_suite_s():
+    """Issue 67: a lite score's hover names the rule and its benchmark's lite size of the full suite's (the evaluator's
+    own counts, api.expected_widths); the Suite cell lists every benchmark the run ran; another rule is named alone."""
+    from evaluator import api
+
+    def said(cell: str) -> str:  # the title as read (an apostrophe is escaped in the attribute)
+        return html.unescape(titles(cell))
+
+    sizes = {w.benchmark: (w.lite_items, w.full_items) for w in api.expected_widths()}
+    run = cure_run("org/a", 0.5, 0.4, 0.6, suite="lite")
+    run["run"]["lite_rule"] = api.LITE_RULE
+    _, frame = view_board(leaderboard_frame([run], S), S, "cure")
+    table = board_table(frame, S)
+    row = table["metadata"]["display_value"][0]
+    lite, full = sizes["cure"]
+    title = said(row[table["headers"].index("CURE Ro")])
+    assert f"suite: lite ({api.LITE_RULE}: {lite:,} items of the full suite's {full:,})" in title
+    assert "95% interval 40.0-60.0 (n 20)" in title and "synthetic" not in title
+    suite = row[table["headers"].index("Suite")]
+    assert suite.endswith(">lite</span>") and said(suite) == f"suite: lite ({api.LITE_RULE}: {lite:,} items of the " \
+        f"full suite's {full:,})"  # the run ran CURE alone
+    both = board_result("org/b", {"cure": 0.5, "lave": 0.5}, skipped={"simpleqa": "x", "reform": "x"}, suite="lite")
+    both["run"]["lite_rule"] = api.LITE_RULE
+    _, frame = view_board(leaderboard_frame([both], S), S)
+    table = board_table(frame, S)
+    overall = said(table["metadata"]["display_value"][0][table["headers"].index("Overall")])
+    assert overall == (f"suite: lite ({api.LITE_RULE}: CURE {lite:,} items of the full suite's {full:,}; LAVE "
+                       f"{sizes['lave'][0]:,} of {sizes['lave'][1]:,})")
+    run["run"]["lite_rule"] = "lite-v0"
+    _, frame = view_board(leaderboard_frame([run], S), S)
+    table = board_table(frame, S)
+    assert said(table["metadata"]["display_value"][0][table["headers"].index("Suite")]) == (
+        f"suite: lite (lite-v0, not this Space's {api.LITE_RULE}: its sizes are not known here)")
 
 
 def test_the_overall_interval_combines_independent_benchmarks_by_hand():

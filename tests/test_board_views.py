@@ -110,6 +110,50 @@ def test_suites_are_never_ranked_together():
     assert list(board["#"]) == ["1 of 1 · full suite", "1 of 1 · sample suite"]
 
 
+def suite_runs(*suites: str, rule: str = "lite-v1") -> list[dict]:
+    """One run per suite, every one with the same scores (ALL4); a lite run records its rule."""
+    runs = [board_result(f"org/{suite}", ALL4, suite=suite) for suite in suites]
+    for run in runs:
+        if run["run"]["suite"] == "lite":
+            run["run"]["lite_rule"] = rule
+    return runs
+
+
+def test_lite_full_and_sample_runs_of_the_same_scores_are_never_ranked_together():
+    """Issue 67: the same scores on the full, the lite and the sample suite are three cohorts, each run first in its
+    own, full before lite before sample, in the Overview and in every benchmark's view; the Suite column says lite."""
+    raw = leaderboard_frame(suite_runs("sample", "lite", "full"), S)
+    assert raw["lite_rule"].fillna("").tolist() == ["", "lite-v1", ""]  # the rule: lite runs alone
+    for view in (None, *ALL4):
+        board = view_text(raw, S, view)
+        assert list(board["Model"]) == ["org/full", "org/lite", "org/sample"], view
+        assert list(board["#"]) == ["1 of 1 · full suite", "1 of 1 · lite suite", "1 of 1 · sample suite"], view
+        assert list(board["Suite"]) == ["full", "lite", "sample (synthetic)"]
+        shown, _ = view_board(raw, S, view)
+        assert list(shown.rows["rank"]) == [1, 1, 1] and list(shown.rows["rank_worst"]) == [1, 1, 1]
+    shown, _ = view_board(raw, S)
+    assert "**lite**: a seeded, stratified subset of each full suite" in status_text(shown, S, S.view(None))
+
+
+def test_lite_runs_of_different_rules_are_never_ranked_together_and_the_rule_is_shown():
+    """Two lite rules ask different items: their runs are two cohorts, each saying its rule; lite runs of one rule
+    rank together, and their group says "lite suite" alone."""
+    old, new = suite_runs("lite", rule="lite-v0")[0], suite_runs("lite")[0]
+    old["model"] = "org/old-rule"
+    board = view_text(leaderboard_frame([old, new], S), S)
+    assert list(board["#"]) == ["1 of 1 · lite (lite-v1) suite", "1 of 1 · lite (lite-v0) suite"]
+    assert list(view_text(leaderboard_frame([old, new], S), S, "runs")["Lite rule"]) == ["lite-v1", "lite-v0"]
+    unknown = suite_runs("lite")[0]
+    del unknown["run"]["lite_rule"]
+    unknown["model"] = "org/unrecorded"
+    board = view_text(leaderboard_frame([new, unknown], S), S)
+    assert list(board["#"]) == ["1 of 1 · lite (lite-v1) suite", "1 of 1 · lite (rule not recorded) suite"]
+    second = suite_runs("lite")[0]
+    second["model"], second["benchmarks"]["cure"]["scores"]["Ro"] = "org/second", 0.1
+    board = view_text(leaderboard_frame([new, second, *suite_runs("full")], S), S)
+    assert list(board["#"]) == ["1 of 1 · full suite", "1 of 2 · lite suite", "2 of 2 · lite suite"]
+
+
 def test_empty_views_say_why():
     raw = board_runs()
     only_text = raw[raw["model"] == "org/smol-chat"]

@@ -38,7 +38,7 @@ def test_views_overview_first_then_one_per_benchmark():
         "Notes", "Precision", "Revision"]
     assert [S.column(n).label for n in S.view("runs").columns] == [  # the run facts, what tells runs apart first
         "#", "Model", "Precision", "Revision", "Overall", "Overall 95%", "Scored on", "Type", "Params (B)", "Suite",
-        "Asked by",
+        "Lite rule", "Asked by",
         "Limit", "CURE Ro 95%", "SimpleQA F-score 95%", "ReForm gen overall 95%", "LAVE score 95%", "CURE coverage", "SimpleQA coverage", "ReForm coverage", "LAVE coverage", "Judge", "Judge id", "Endpoint",
         "Hardware", "Hours (GPU)", "Hours (CPU, wall)", "Cost (USD)", "Thinking mode", "Thought tokens / reply",
         "Answer tokens / reply", "Flag", "Notes", "Details", "Dtype", "Device", "GPU", "Batch size",

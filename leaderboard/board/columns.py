@@ -55,8 +55,13 @@ MODEL_COLUMNS: tuple[Column, ...] = (
 RUN_COLUMNS: tuple[Column, ...] = (
     Column("suite", "Suite", ("run", "suite"), TEXT,
            "sample (the project's own small synthetic suites, shipped with it; shown as \"sample (synthetic)\": not "
-           "the papers' data) or full (the benchmarks' complete data); runs on "
-           "different suites are never ranked together.", group="run"),
+           "the papers' data), lite (a seeded, stratified subset of each benchmark's full suite, chosen by a rule on "
+           "each item's own key: fewer items, wider intervals; its hover text says how many of the full suite's) or "
+           "full (the benchmarks' complete data); runs on different suites are never ranked together.", group="run"),
+    Column("lite_rule", "Lite rule", ("run", "lite_rule"), TEXT,
+           "A lite run's rule version (such as lite-v1): two lite runs were asked the same items exactly when their "
+           "rules match, so lite runs of different rules are never ranked together; empty for other suites.",
+           group="run"),
     Column("modes", "Asked by", (), TEXT,
            "How each benchmark the run ran was asked, as name=mode (generation: by generation alone; likelihood or "
            "both: also by each option's likelihood). Part of comparability: runs asked differently are never ranked "
@@ -174,7 +179,8 @@ COST_COLUMNS = ("cost_flavor", "gpu_hours", "cpu_hours", "cost_usd", "prompt_tok
 COST_RECORDED = "cost_executor"  # the column that says whether a run's cost was recorded at all
 BOARD_COLUMNS: tuple[Column, ...] = (
     Column("rank", "#", (), RANK,
-           "The run's place among the runs it is comparable with (its group): the same suite, each benchmark asked "
+           "The run's place among the runs it is comparable with (its group): the same suite (full, lite or sample; a "
+           "lite run's rule too), each benchmark asked "
            "the same way (**Asked by**: by generation alone, or also by option likelihood) and, in the Overview, an "
            "overall score over the same benchmarks. Within a group a run's place is one plus the number of runs whose "
            "95% interval lies wholly above its own (Chatbot Arena's rule), so runs that the data cannot tell apart "
@@ -294,7 +300,7 @@ def _runs(cards: Sequence[api.Card]) -> View:
     intervals = [f"{card.name}_{card.default_metric}_interval" for card in cards]
     return View(RUNS, "Run details", None,
                 ("rank", "model", "precision", "revision", "overall", "overall_interval", "scored_on", "model_type",
-                 "params_billions", "suite", "modes", "limit", *intervals, *coverage, "judge", "judge_id", "endpoint", "cost_flavor", "gpu_hours", "cpu_hours",
+                 "params_billions", "suite", "lite_rule", "modes", "limit", *intervals, *coverage, "judge", "judge_id", "endpoint", "cost_flavor", "gpu_hours", "cpu_hours",
                  "cost_usd", "thinking_mode", "reasoning_tokens", "answer_tokens", "flag", "notes", "details", "dtype",
                  "device", "gpu", "batch_size", "attention", "generation_path", "decoding", "torch_version", "transformers_version", "submitted_time", "finished_time"), "overall")
 
@@ -313,7 +319,7 @@ def _benchmark_view(card: api.Card) -> View:
     return View(card.name, card.title, card.name,
                 ("rank", "model", "precision", "model_type", "params_billions",
                  *(name for value in values for name in (value, f"{value}_interval")), f"{card.name}_coverage",
-                 *counts, "suite", *(("modes",) if card.mode_option else ()), *judge, "limit", "flag", "notes",
+                 *counts, "suite", "lite_rule", *(("modes",) if card.mode_option else ()), *judge, "limit", "flag", "notes",
                  "details", "revision"),
                 f"{card.name}_{card.default_metric}",
                 main=("rank", "model", main[0], f"{main[0]}_interval", *main[1:MAIN_METRICS], *judge[:1], "flag",

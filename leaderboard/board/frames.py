@@ -286,8 +286,8 @@ def board_table(board: pd.DataFrame, schema: Schema, endpoint: str = HUB_URL, ti
     """`board_frame`'s output as the value gr.Dataframe takes: `data` holds the numbers (None when undefined), so
     sorting a column in the browser is numeric, and plain model ids; `metadata.display_value` the text shown, as
     `board_text` ("54.6 ± 9.8", "n/a"; undefined sorts as the lowest value), with the model linked to its Hub page and
-    each score's interval, standard error and method (and a sample suite's nature) in its hover title (titles False:
-    the plain text, for API clients, who have the intervals' own columns);
+    each score's interval, standard error and method (and a sample or lite suite's nature) in its hover title
+    (titles False: the plain text, for API clients, who have the intervals' own columns);
     `metadata.styling` draws a line above the first row of each group when there are several. Built directly: a
     pandas Styler does the same but takes seconds for a thousand rows."""
     by_label = {c.label: c for c in (*schema.columns, *schema.board_only)}
@@ -310,8 +310,8 @@ def board_table(board: pd.DataFrame, schema: Schema, endpoint: str = HUB_URL, ti
             elif c.name == "details":
                 shown.append(value)
             elif titled:
-                title = score_title(c, cells[i].intervals.get(c.name), cells[i].suite) if c.name != "suite" else (
-                    score_title(c, None, cells[i].suite))
+                title = score_title(c, cells[i].intervals.get(c.name) if c.name != "suite" else None,
+                                    cells[i].suite, cells[i])
                 shown.append(with_title(plain, title))
             else:
                 shown.append(plain)

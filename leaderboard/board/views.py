@@ -7,15 +7,16 @@
   no complete run matches: a quick trial's runs are shown, unranked). The **#** of every run that is not ranked says
   "unranked", and those runs come after the ranked ones grouped like cohorts (by the benchmarks they were scored on),
   so that a list of flagged runs never reads as a ranking.
-- **Ranks** are given within cohorts of comparable runs: the same suite, each benchmark asked the same way (the
-  `modes` column: by generation alone, or also by option likelihood; a served model is asked by generation only, so
-  it is ranked with in-process runs asked by generation, never against runs scored by likelihood) and, in the
-  Overview, an overall score over the same benchmarks (so a text-only model that could run SimpleQA alone is ranked
-  among runs scored on SimpleQA alone, and a vision model is never averaged with a zero for a benchmark it did not
-  run). Cohorts with more benchmarks come first, the full suite before the sample one. How a run ran (dtype, device,
-  GPU, batch size, attention implementation, generation path, torch and transformers versions) is shown in Run
-  details and never splits a cohort: a batch size or a generation path never changes an answer, and the rounding of
-  a dtype is measured and said in the About tab.
+- **Ranks** are given within cohorts of comparable runs: the same suite (full, lite or sample, each its own cohort;
+  lite runs of the same rule version only, `lite_rule`: two lite rules ask different items), each benchmark asked
+  the same way (the `modes` column: by generation alone, or also by option likelihood; a served model is asked by
+  generation only, so it is ranked with in-process runs asked by generation, never against runs scored by
+  likelihood) and, in the Overview, an overall score over the same benchmarks (so a text-only model that could run
+  SimpleQA alone is ranked among runs scored on SimpleQA alone, and a vision model is never averaged with a zero for
+  a benchmark it did not run). Cohorts with more benchmarks come first, the full suite before the lite one and the
+  lite before the sample. How a run ran (dtype, device, GPU, batch size, attention implementation, generation path,
+  torch and transformers versions) is shown in Run details and never splits a cohort: a batch size or a generation
+  path never changes an answer, and the rounding of a dtype is measured and said in the About tab.
 - **Notes** say what the scores leave out: benchmarks skipped and why, benchmarks asked otherwise than by their
   default, answers the judge could not grade or rate.
 """
@@ -30,14 +31,14 @@ import pandas as pd
 from evaluator import api
 from leaderboard.board.columns import Schema, View, headline
 from leaderboard.board.frames import board_frame, board_text, filter_runs
-from leaderboard.board.score_cells import NOT_RUN, SAMPLE, SAMPLE_SHOWN, ran
+from leaderboard.board.score_cells import LITE, NOT_RUN, SAMPLE, SAMPLE_SHOWN, ran
 from leaderboard.formatting import as_float, format_number, format_percent
 from leaderboard.store import DamagedFile, parse_json
 
 DEFAULT_COVERAGE = 0.95
 TRIAL_JUDGE = "trial judge"
 TRIAL_JUDGE_NOTE = f" — {TRIAL_JUDGE}, not for scores"  # after the judge's name in the Judge column
-SUITE_ORDER = {"full": 0, "sample": 1}
+SUITE_ORDER = {"full": 0, LITE: 1, SAMPLE: 2}  # the cohorts' order; another suite's come last
 
 
 @dataclass(frozen=True)
@@ -147,15 +148,20 @@ def details_links(row: dict, cards: list[api.Card], url: Callable[[str, str], st
 
 
 def _cohort(row: dict, view: View) -> tuple:
-    """Runs with the same cohort compare: the suite, how the benchmarks ranked on were asked and (Overview) which
-    benchmarks the overall score is over."""
+    """Runs with the same cohort compare: the suite (a lite run's with its rule), how the benchmarks ranked on were
+    asked and (Overview) which benchmarks the overall score is over."""
     suite = str(row.get("suite") or "")
+    order = SUITE_ORDER.get(suite, len(SUITE_ORDER))
+    if suite == LITE:  # a lite rule is a set of items: runs of different rules never compare (this Space's first)
+        rule = row.get("lite_rule") if isinstance(row.get("lite_rule"), str) else ""
+        order += 0 if rule == api.LITE_RULE else 0.5
+        suite = f"{LITE} ({rule or 'rule not recorded'})"
     modes = modes_of(row)
     if view.benchmark is not None:
-        return (0, SUITE_ORDER.get(suite, 2), suite, modes.get(view.benchmark, ""))
+        return (0, order, suite, modes.get(view.benchmark, ""))
     scored = [s for s in str(row.get("scored_on") or "").split(",") if s]
     asked = ",".join(f"{name}={modes.get(name, '')}" for name in scored)
-    return (-len(scored), SUITE_ORDER.get(suite, 2), suite, ",".join(scored), asked)
+    return (-len(scored), order, suite, ",".join(scored), asked)
 
 
 def _cohort_label(cohort: tuple, varying: dict[int, set], view: View, titles: dict[str, str]) -> str:
@@ -163,7 +169,9 @@ def _cohort_label(cohort: tuple, varying: dict[int, set], view: View, titles: di
     how the benchmarks asked differently in other cohorts were asked (only the parts that differ)."""
     parts = []
     if 2 in varying:
-        parts.append(f"{cohort[2] or '?'} suite")
+        rules = {c for c in varying[2] if c.startswith(f"{LITE} (")}
+        suite = LITE if cohort[2] in rules and len(rules) == 1 else cohort[2]  # the rule only where lite ones differ
+        parts.append(f"{suite or '?'} suite")
     if view.benchmark is None:
         scored = [n for n in cohort[3].split(",") if n]
         if 3 in varying:
@@ -183,7 +191,7 @@ def _cohort_label(cohort: tuple, varying: dict[int, set], view: View, titles: di
 def _varying(cohorts: list[tuple], view: View) -> dict[int, set]:
     """Which parts of the cohorts differ (suite 2, benchmarks 3, modes 4), and for the Overview's modes, which
     benchmarks were asked differently from one cohort to another."""
-    found: dict[int, set] = {k: set() for k in (2, 3) if len({c[k] for c in cohorts}) > 1}
+    found: dict[int, set] = {k: {c[k] for c in cohorts} for k in (2, 3) if len({c[k] for c in cohorts}) > 1}
     if view.benchmark is not None:
         return found
     modes: dict[str, set] = {}
@@ -221,8 +229,8 @@ def ranked(rows: pd.DataFrame, view: View, higher_is_better: bool,
     better = [(s if higher_is_better else -s) for s in scores]
     bounds = _bounds(rows, view.rank_by, scores)
     eligible = [flag == "" and not math.isnan(s) for flag, s in zip(rows["flag"], scores)]
-    cohorts = [_cohort(row, view) for row in rows[[c for c in ("suite", "scored_on", "modes") if c in rows]]
-               .to_dict("records")]
+    facts = [c for c in ("suite", "lite_rule", "scored_on", "modes") if c in rows]
+    cohorts = [_cohort(row, view) for row in rows[facts].to_dict("records")]
     rank, worst = [math.nan] * len(rows), [math.nan] * len(rows)
     members: dict[tuple, list[int]] = {}
     others: dict[tuple, list[int]] = {}
@@ -328,13 +336,16 @@ def status_text(shown: Shown, schema: Schema, view: View) -> str:
 
 def legend_text(shown: Shown) -> str:
     """The legend under the status line, short enough for a phone's first screen: how a score and a place read, the
-    two kinds of missing score, and what a sample suite is when a row shown was scored on one."""
+    two kinds of missing score, and what a sample or a lite suite is when a row shown was scored on one."""
     parts = ["**55.6 ± 11.2**: a score ± half its 95% interval (hover it for the interval, n and method)",
              "runs whose intervals overlap share a place (**1-2**)", "**n/a**: undefined",
              f"**{NOT_RUN}**: the benchmark was not run"]
     suites = shown.rows["suite"].tolist() if "suite" in shown.rows else []
     if SAMPLE in suites:
         parts.append(f"**{SAMPLE_SHOWN}**: the project's own drawn items, not the papers' data")
+    if LITE in suites:
+        parts.append(f"**{LITE}**: a seeded, stratified subset of each full suite (wider intervals; hover its suite "
+                     "for the sizes), never ranked with full runs")
     return " · ".join(parts) + "."
 
 
