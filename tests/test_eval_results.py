@@ -56,6 +56,17 @@ def test_a_complete_run_has_one_entry_per_registered_benchmark(settings):
     assert "source" not in off_space[0]  # the spec wants a url in a source: none without the Space's address
 
 
+def test_a_lite_run_s_notes_name_its_suite_and_rule(settings):
+    """Issue 67: a lite score on a model page says it is one, and which rule chose its items."""
+    lite = _results(suite="lite")
+    lite["run"]["lite_rule"] = api.LITE_RULE
+    [entry] = _valid(eval_results.eval_results_file(lite, settings))
+    assert entry["notes"].startswith(f"lite ({api.LITE_RULE}) suite; auto;")
+    del lite["run"]["lite_rule"]
+    assert eval_results.notes(lite, "simpleqa").startswith("lite (rule not recorded) suite;")
+    assert eval_results.notes(_results(suite="full"), "simpleqa").startswith("full suite;")
+
+
 @pytest.mark.parametrize("why, results, hidden", [
     ("limit", _results(limit=5), None),
     ("coverage", _results(coverage={"simpleqa": 0.5}), None),

@@ -11,7 +11,8 @@ when it publishes; a run without such an entry has no file there, and a run the 
       value: <the metric, on the scale its eval.yaml documents: percent 0-100 or fraction 0-1>
       date: <when the run finished>
       source: {url: <the Explorer's link to this run and benchmark on the Space>, name: <the leaderboard>}
-      notes: <suite, precision, revision, limit, judge and its short id, how it was asked; the error bar>
+      notes: <suite (a lite one's rule), precision, revision, limit, judge and its short id, how it was asked; the
+              error bar>
 
 `source` is left out when the Space's address is not known (SPACE_ID unset), as the spec wants a url in it.
 The format has no field for a standard error or an interval (neither huggingface_hub's EvalResultEntry nor the
@@ -89,14 +90,17 @@ def interval_note(record, scale: str) -> str:
 
 
 def notes(results: dict, benchmark: str, metric: str = "", scale: str = "percent") -> str:
-    """How the number was measured, short: suite, precision, revision, limit, judge (and its short id), mode; and
-    `metric`'s error bar on `scale` where the run recorded one (interval_note)."""
+    """How the number was measured, short: suite (a lite run's rule beside it), precision, revision, limit, judge
+    (and its short id), mode; and `metric`'s error bar on `scale` where the run recorded one (interval_note)."""
     run = results.get("run") if isinstance(results.get("run"), dict) else {}
     judge = run.get("judge") if isinstance(run.get("judge"), dict) else None
     graded = (f"judge {api.judge_name(judge)} [{api.judge_id(judge)}]" if judge and api.card(benchmark).needs_judge
               else "no judge")
     limit = run.get("limit") or 0
-    text = (f"{run.get('suite', 'sample')} suite; {results.get('precision', '?')}; revision "
+    suite = run.get("suite", "sample")
+    if suite == api.LITE:  # the items a lite run asked are its rule's
+        suite += f" ({run.get('lite_rule') or 'rule not recorded'})"
+    text = (f"{suite} suite; {results.get('precision', '?')}; revision "
             f"{str(results.get('revision', ''))[:12]}; {f'limit {limit}' if limit else 'no limit'}; {graded}; asked by "
             f"{api.scoring_modes(results).get(benchmark, api.GENERATION)}")
     block = (results.get("benchmarks") or {}).get(benchmark) if isinstance(results.get("benchmarks"), dict) else None
