@@ -161,3 +161,31 @@ def test_about_states_every_benchmark_s_differences_and_likelihood_rule(settings
     rules = {card.name: card.likelihood_rule for card in cards()}
     assert "mean" in rules["cure"] and "sum" in rules["reform"]
     assert all(rules[name] in about for name in ("cure", "reform"))
+
+
+def test_about_gives_the_lite_suite_its_rules_and_its_widths_beside_the_full_suite_s(settings):
+    """Issue 67: About's lite section says each benchmark's rule (api.describe_lite), its version, that suites are
+    ranked apart, each headline score's expected 95% half-width at the lite and the full size as the evaluator
+    computes them (api.expected_widths), and how it compares with LMMs-Eval Lite and tinyBenchmarks."""
+    from evaluator import api
+    from leaderboard.ui.about import about_markdown
+
+    about = about_markdown(settings.with_(suite="lite"))
+    section = about.split("## The lite suite", 1)[1].split("\n## ", 1)[0]
+    widths = api.expected_widths()
+    assert {w.benchmark for w in widths} == set(api.benchmark_names())  # every card has a lite rule
+    for found in widths:
+        card = api.card(found.benchmark)
+        assert f"- **{card.title}**: {api.describe_lite(card.lite)}." in section
+        row = (f"| {card.title} | {card.short_title} {card.metric(found.metric).label} | {found.lite_items:,} | "
+               f"±{found.lite_half_width:.1f} | {found.full_items:,} | ±{found.full_half_width:.1f} |")
+        assert row in section, row
+        assert found.lite_items < found.full_items and found.lite_half_width > found.full_half_width
+    assert f"`{api.LITE_RULE}`" in section and "`run.lite_rule`" in section
+    assert "lite, full and sample runs are never ranked together, nor lite runs of different rules" in section
+    assert "0.25 hours against 40" in section and "0.87-0.99" in section
+    assert "tinyBenchmarks reports 1-2.4 points" in section and "item response theory" in section
+    low = min(w.lite_half_width for w in widths)
+    high = max(w.lite_half_width for w in widths)
+    assert f"±{low:.1f} to ±{high:.1f} points at 95%" in section
+    assert "This Space runs the **lite** suite." in about and "`run.suite` (sample, lite or full;" in about

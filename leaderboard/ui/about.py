@@ -2,6 +2,9 @@
 run works, how a run is graded again, and what is recorded."""
 from __future__ import annotations
 
+import math
+from typing import Sequence
+
 import gradio as gr
 
 from evaluator import api
@@ -73,8 +76,9 @@ coverage (items that count in the scores, items run, items in the suite, and the
 - `run.modes`: how each benchmark was asked (by generation alone, or also by option likelihood);
 - `served` and, for a served model, `run.served`: its endpoint's public URL (never a key), host and model name, the
   server's own model id, whether it saw the images, and the tokens its answers used;
-- `run.suite` (sample or full), `run.item_counts` per benchmark, `run.wall_time_s`, `run.scoring_path` and
-  whether the model saw the images (`run.has_vision`);
+- `run.suite` (sample, lite or full; a lite run's rule version in `run.lite_rule`, and a downloaded suite's strata
+  against its card's table in `benchmarks.<name>.suite_check`), `run.item_counts` per benchmark, `run.wall_time_s`,
+  `run.scoring_path` and whether the model saw the images (`run.has_vision`);
 - `run.resumed`: when a run was interrupted (a killed worker, a restarted Space) and started again, per benchmark
   how many items reused the model's answers recorded by the earlier attempt (same prompt, same generation settings)
   and how many model requests were made afresh;
@@ -261,10 +265,51 @@ TRUST = """\
   items made for it (pictures drawn with PIL, and questions written in each benchmark's form), shipped with it so
   that a run needs no download. They try the machinery and tell models roughly apart; they
   are not the papers' data, and their numbers are not comparable with the papers'. A public deployment sets
-  `LEADERBOARD_SUITE=full` for the benchmarks' complete data. Every row names its suite (a sample one reads **sample
-  (synthetic)**, in its cells' hover text too), and runs on different suites are never ranked together. This Space
-  runs the **{suite}** suite.
+  `LEADERBOARD_SUITE=full` for the benchmarks' complete data, or `LEADERBOARD_SUITE=lite` for a seeded subset of it
+  (The lite suite, below). Every row names its suite (a sample one reads **sample (synthetic)**, in its cells' hover
+  text too), and runs on different suites are never ranked together. This Space runs the **{suite}** suite.
 """
+
+
+def lite_markdown(cards: Sequence[api.Card]) -> str:
+    """The lite suite: its rule per benchmark (api.describe_lite), its version, that it is ranked apart, each headline
+    score's expected 95% half-width at the lite size beside the full suite's (api.expected_widths, never typed here),
+    and how it compares with LMMs-Eval Lite and tinyBenchmarks."""
+    titled = {card.name: card for card in cards}
+    widths = [w for w in api.expected_widths() if w.benchmark in titled]
+    rules = [f"- **{titled[w.benchmark].title}**: {api.describe_lite(titled[w.benchmark].lite)}." for w in widths]
+    rows = [f"| {titled[w.benchmark].title} | {titled[w.benchmark].short_title} "
+            f"{titled[w.benchmark].metric(w.metric).label} | {w.lite_items:,} | ±{w.lite_half_width:.1f} | "
+            f"{w.full_items:,} | ±{w.full_half_width:.1f} |" for w in widths]
+    if not widths:
+        return ""
+    lite, full = sum(w.lite_items for w in widths), sum(w.full_items for w in widths)
+    error = math.sqrt(2 / math.pi) / 1.959963984540054  # a normal error's mean absolute value per 95% half-width
+    low, high = (min(w.lite_half_width for w in widths), max(w.lite_half_width for w in widths))
+    return "\n\n".join([
+        "## The lite suite", f"`LEADERBOARD_SUITE=lite` (the CLI's `--suite lite`) runs each benchmark on a seeded, "
+        "stratified subset of its full suite, chosen by a rule on each item's own key, never on the order of a "
+        "download: every lite run of the same data asks the same items. The rule has a version (here "
+        f"`{api.LITE_RULE}`), recorded in every lite run's results (`run.lite_rule`) and shown as **Lite rule** in "
+        "Run details; lite, full and sample runs are never ranked together, nor lite runs of different rules. A "
+        "lite row's **Suite** reads `lite`, and hovering it or a score gives the lite suite's size beside the full "
+        "suite's.", "\n".join(rules),
+        "What a lite score is worth: each headline score's expected 95% half-width, in points, at the lite suite's "
+        "size beside the full suite's, at a 50% share (the widest case; Wilson's interval at the effective number "
+        "of items). These are expectations from the sizes, not measurements:",
+        "| Benchmark | Score | Lite items | Lite ± | Full items | Full ± |\n|---|---|---:|---:|---:|---:|\n"
+        + "\n".join(rows),
+        "**How this compares.** LMMs-Eval Lite reports 0.25 hours against 40 for its full suite (1 of 160) and "
+        "correlations of 0.87-0.99 with the full suite's scores, from a coreset chosen on real models' embeddings; "
+        f"this lite suite keeps {lite:,} of {full:,} items ({100 * lite / full:.1f}%), and its correlation with the "
+        "full suite is not measured yet: that needs many models run on both. tinyBenchmarks reports 1-2.4 points "
+        "of error (the mean absolute error against the full score) with 100 items per benchmark, by weighting "
+        "items with item response theory fitted on many real models' full results; this project does not, as it "
+        "needs those full results first. A lite score here is a plain stratified sample, so its error is the "
+        f"sampling error above: ±{low:.1f} to ±{high:.1f} points at 95%, which as a mean absolute error "
+        f"(tinyBenchmarks' measure) is about {error * low:.1f} to {error * high:.1f} points at a 50% share, less at "
+        "others. It takes more items than tinyBenchmarks' 100 to get there, but it needs no earlier results, its "
+        "items are known before any run, and every row's interval shows its width."])
 
 
 def columns_markdown(board: Schema, threshold: float = 95.0, suite: str = "sample") -> str:
@@ -273,6 +318,7 @@ def columns_markdown(board: Schema, threshold: float = 95.0, suite: str = "sampl
     run = [c for c in board.columns if c.group == "run" and not c.interval_of]
     parts = [BOARD.format(overall=board.column("overall").description, threshold=format_number(threshold)),
              TRUST.format(intervals=INTERVALS_DESCRIPTION, rank=board.column("rank").description, suite=suite),
+             lite_markdown(board.cards),
              "## The columns",
              "Scores are shown as percentages (0-100), each with half its 95% interval (**55.6 ± 11.2**); the data "
              "behind them are fractions in 0..1. **n/a** marks an undefined score (a ratio whose denominator is zero, "
