@@ -24,8 +24,8 @@
 - the suites (SUITES: sample, lite, full; LITE_RULE: the lite rule's version, recorded in a lite run's results);
 - what a run will cost, before it runs (evaluator.plans): plan_facts (a model's cost-relevant facts from what the
   submission checks read), plan_run (its workload priced on given Jobs flavors, with the Hub's live prices where
-  known), plan_lines / plan_summary (the plan in words), jobs_hardware (a flavor priced from the measured costs) and
-  expected_widths (each lite score's expected 95% half-width beside the full suite's);
+  known), plan_lines / plan_summary / plan_duration (the plan in words), jobs_hardware (a flavor priced from the
+  measured costs) and expected_widths (each lite score's expected 95% half-width beside the full suite's);
 - how a worker ties the evaluator's life to its own (PARENT_PID_ENV).
 The Space runs the evaluator itself as a subprocess (`python -m evaluator run ...`), never in-process.
 """
@@ -80,7 +80,7 @@ __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "E
            "UnreadableConfig", "read_model_config", "read_model_json", "remote_code",
            "NOTHING_RAN", "images_needed", "judge_problem",
            "LITE", "LITE_RULE", "SUITES", "describe_lite", "Priced", "RunPlan", "plan_facts", "plan_run", "plan_lines",
-           "plan_summary", "jobs_hardware", "expected_widths"]
+           "plan_summary", "plan_duration", "jobs_hardware", "expected_widths"]
 
 
 def benchmark_names() -> tuple[str, ...]:
@@ -210,6 +210,13 @@ def plan_summary(run: RunPlan, flavor: str) -> str:
     from evaluator.plans.text import summary
 
     return summary(run, flavor)
+
+
+def plan_duration(seconds: float) -> str:
+    """A plan's time as its text writes it: "0:18" (hours:minutes), "3 d 4:05" past a day, "<0:01" under a minute."""
+    from evaluator.plans.text import duration
+
+    return duration(seconds)
 
 
 def expected_widths() -> list:

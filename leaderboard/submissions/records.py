@@ -22,9 +22,8 @@ from leaderboard.submissions.endpoints import SERVED, served_problem
 from leaderboard.submissions.vocabulary import (CANCELLED, FAILED, FINISHED, MODEL_TYPES,  # noqa: F401 (records.X)
     PENDING, PRECISIONS, RUNNING, STATUSES, actions_problem, iso, now, parse_time)
 
-LOG_TAIL_LINES = 50
+LOG_TAIL_LINES, _EPOCH = 50, datetime(1970, 1, 1, tzinfo=timezone.utc)
 log = logging.getLogger(__name__)
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def worker_id() -> str:
@@ -62,6 +61,7 @@ class Request:
     endpoint: dict = field(default_factory=dict)  # served: {"base_url": its public url, "model": the name asked}
     display_name: str | None = None  # served: the name the board shows (None: the endpoint's model name)
     run_plan: dict = field(default_factory=dict)  # hf-jobs: flavor, batch size, memory counted (run_memory)
+    cost_plan: dict = field(default_factory=dict)  # hours and dollars on its hardware (submissions.cost_plans)
 
     @property
     def key(self) -> str:
@@ -94,7 +94,8 @@ class Request:
         """The request a stored record holds; raises DamagedFile (the reason) when the record is not one."""
         if not isinstance(data, dict):
             raise DamagedFile(f"not a request record: a JSON {type(data).__name__}, not an object")
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known = {k: v if k != "cost_plan" or isinstance(v, dict) else {}  # a cost plan that is no object: none
+                 for k, v in data.items() if k in cls.__dataclass_fields__}
         missing = [k for k in ("model", "revision") if k not in known]
         if missing:
             raise DamagedFile(f"not a request record: {', '.join(missing)} missing")
@@ -207,8 +208,7 @@ def pending_position(store: Store, request: Request) -> int:
     return pending.index(request.path) + 1 if request.path in pending else 0
 
 
-TRANSACT_ATTEMPTS = 10
-HEARTBEAT_ATTEMPTS, HEARTBEAT_JITTER = 40, 0.05  # a heartbeat that lost a race is tried again at once, <= 50 ms apart
+TRANSACT_ATTEMPTS, HEARTBEAT_ATTEMPTS, HEARTBEAT_JITTER = 10, 40, 0.05  # a lost heartbeat: again at once, <=50 ms apart
 
 
 def transact(store: Store, step, attempts: int = TRANSACT_ATTEMPTS, wait=None):
