@@ -14,12 +14,13 @@ from urllib.parse import unquote
 
 from evaluator import api as evaluator_api
 from leaderboard.formatting import escape_markdown as md
-from leaderboard.running import job_flavors, run_memory
 from leaderboard.submissions import limits
 from leaderboard.submissions import model_inspection as inspection
+from leaderboard.submissions.cost_plans import over_budget
 from leaderboard.submissions.identity import SIGN_IN_NEEDED, SIGNED_OUT, Visitor
 from leaderboard.submissions.outcomes import (REPLACEABLE, Outcome, Refusal, duplicate_of,  # noqa: F401 - read here
                                               existing_request, is_full_sha, shown_request, stored_duplicate)
+from leaderboard.submissions.planning import check_hardware, plan_cost  # noqa: F401 - checks.check_hardware
 from leaderboard.submissions.records import (MODEL_TYPES, PRECISIONS, Request, all_requests, now, pending_position,
                                              request_path, save, transact)
 from leaderboard.settings import Settings
@@ -33,9 +34,10 @@ _REVISION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/\-]{0,254}$")
 
 # ---------------------------------------------------------------- the entry point
 def submit(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",
-           model_type: str = "pretrained", by: Visitor = SIGNED_OUT, api=None) -> Outcome:
+           model_type: str = "pretrained", by: Visitor = SIGNED_OUT, api=None, queue: bool = True) -> Outcome:
     """Check a submission by the visitor `by` (leaderboard.submissions.identity: taken from the server's session, never
-    from the client) and queue it. Checks, in order (the first failure is the answer):
+    from the client) and queue it (`queue` False: only check it and plan it, steps 0-7, writing nothing: the Submit
+    tab's "See the plan"). Checks, in order (the first failure is the answer):
 
     0. the visitor is signed in;
     1. malformed model id / precision / model type / revision text;
@@ -50,7 +52,9 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
     5. weights in *.safetensors;  6. parameter count <= settings.max_params_billions, and with the hf-jobs executor
        a model (float32 counting double) no larger than the largest hardware of settings.jobs_flavors;
     7. a licence in the model card (Hub models only); then a text-only model where every benchmark of this
-       leaderboard needs images is refused (the CLI's preflight rule, evaluator.api.images_needed);
+       leaderboard needs images is refused (the CLI's preflight rule, evaluator.api.images_needed); then the run's
+       cost plan (leaderboard.submissions.planning), refused with its numbers when it is more than the whole Jobs
+       budget (hf-jobs, leaderboard.submissions.cost_plans.over_budget);
     8. duplicate (same model + sha + precision, not FAILED/CANCELLED) -> answered with the existing request;
     9. limits (admins have none; leaderboard.submissions.limits): the submitter's PENDING requests, their submissions
        in the last 7 days, the model organisation's PENDING requests;
@@ -59,7 +63,7 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
     Every message and note is scrubbed of every configured secret (settings.scrub).
     """
     try:
-        outcome = _submit(settings, store, model_id, revision, precision, model_type, by, api)
+        outcome = _submit(settings, store, model_id, revision, precision, model_type, by, api, queue)
     except Refusal as refusal:
         outcome = Outcome(False, str(refusal))
     except inspection.HubLookupError as error:
@@ -74,7 +78,8 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
     return outcome
 
 
-def _submit(settings: Settings, store: Store, model_id, revision, precision, model_type, by: Visitor, api) -> Outcome:
+def _submit(settings: Settings, store: Store, model_id, revision, precision, model_type, by: Visitor, api,
+            queue: bool = True) -> Outcome:
     # 0 + 1 + 2: who submitted what
     if not isinstance(by, Visitor) or not by.signed_in:
         raise Refusal(SIGN_IN_NEEDED)
@@ -146,13 +151,21 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
     if not local:
         check_license(shown, facts.card, facts.card_license)
     check_images(settings, shown, architecture)
+    cost, run = plan_cost(settings, store, name, facts.config, facts.side_configs, architecture, params, precision,
+                          plan, facts.folder)
+    beyond = over_budget(settings, cost)
+    if beyond:
+        raise Refusal(f"{beyond}, so model {shown} cannot be evaluated here; nothing was queued.")
 
     request = Request(model=name, revision=facts.sha, precision=precision, model_type=model_type, submitter=by.name,
                       source="local" if local else "hub", local_path=str(facts.folder) if local else None,
                       params_billions=params_billions, architecture=architecture, notes=notes,
-                      run_plan=plan.record() if plan is not None else {})
-
-    return enqueue(settings, store, request, by)
+                      run_plan=plan.record() if plan is not None else {}, cost_plan=cost.record() if cost else {})
+    if not queue:
+        return Outcome(True, f"Checked {shown_request(request)}; nothing was queued.", request=request, plan=run)
+    outcome = enqueue(settings, store, request, by)
+    outcome.plan = run if outcome.request is request else None
+    return outcome
 
 
 def enqueue(settings: Settings, store: Store, request: Request, by: Visitor) -> Outcome:
@@ -335,29 +348,6 @@ def _check_with_transformers(model_type: str) -> None:
     if model_type not in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES and model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
         raise Refusal(f"The architecture {md(model_type, 60)} is neither an image-text-to-text nor a causal "
                       "language model, so it cannot be evaluated here.")
-
-
-# ---------------------------------------------------------------- step 6: hardware (hf-jobs)
-def check_hardware(settings: Settings, shown: str, params_billions: float, precision: str,
-                   config: dict | None = None, side_configs: dict | None = None) -> run_memory.RunPlan | None:
-    """With LEADERBOARD_EXECUTOR=hf-jobs, refuse a model larger than the largest hardware of
-    LEADERBOARD_JOBS_FLAVORS (a float32 model counts double), or one whose run (weights, KV cache at the run's
-    longest sequence and batch size, a thinking model's budget, the image-features cache) fits no flavor of it; a bad
-    table is refused with a clear message. The run's plan (flavor, batch size, memory) where it could be counted."""
-    if settings.executor != "hf-jobs":
-        return None
-    try:
-        rules = job_flavors.parse_flavors(settings.jobs_flavors)
-    except ValueError as error:
-        log.error("submission refused: %s", error)
-        raise Refusal(f"This leaderboard's hardware table is misconfigured ({md(str(error), 300)}); nothing was "
-                      "queued. Please tell its maintainers.") from None
-    try:
-        job_flavors.choose_flavor(rules, params_billions, precision)
-        return run_memory.plan_run(rules, config, params_billions, precision, evaluator_api.thinking_budget(),
-                                   run_memory.may_think(side_configs or {}))
-    except job_flavors.TooLarge as error:
-        raise Refusal(f"Model {shown}: {md(str(error), 600)}") from None
 
 
 # ---------------------------------------------------------------- step 7: licence

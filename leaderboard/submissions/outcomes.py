@@ -24,6 +24,7 @@ class Outcome:
     request: Request | None = None
     position: int = 0       # place in the PENDING queue (1-based) when queued or duplicate-pending
     duplicate: bool = False
+    plan: object = None     # the evaluator's whole cost plan (evaluator.api.RunPlan) of a checked model, when made
 
 
 class Refusal(Exception):
