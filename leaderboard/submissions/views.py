@@ -10,6 +10,7 @@ import pandas as pd
 
 from leaderboard.formatting import as_float, format_time
 from leaderboard.submissions import records as q
+from leaderboard.submissions.cost_plans import plan_cell
 from leaderboard.submissions.records import parse_time
 
 
@@ -174,6 +175,7 @@ _QUEUE_CELLS = {
     "Note": lambda r, pos: request_note(r),
     "Error": lambda r, pos: r.error or "",
     "Log tail": lambda r, pos: r.log_tail or "",
+    "Plan": lambda r, pos: plan_cell(r.cost_plan),  # what the run was planned to take at most: "not planned" before
     "Key": lambda r, pos: r.key,
 }
 
@@ -204,14 +206,15 @@ def job_text(request: q.Request, live=None, prices: dict[str, str] | None = None
 
 
 QUEUE_COLUMNS: dict[str, tuple[str, ...]] = {
-    q.PENDING: ("#", "Model", "Revision", "Precision", "Type", "Submitted", "Estimate", "Expected start", "Attempts",
-                "Note", "Key"),
+    q.PENDING: ("#", "Model", "Revision", "Precision", "Type", "Submitted", "Plan", "Estimate", "Expected start",
+                "Attempts", "Note", "Key"),
     # Progress right after Model: the Running table's widest text, visible without scrolling sideways
-    q.RUNNING: ("Model", "Progress", "Job", "Revision", "Precision", "Type", "Submitted", "Started", "Attempts",
+    q.RUNNING: ("Model", "Progress", "Job", "Plan", "Revision", "Precision", "Type", "Submitted", "Started", "Attempts",
                 "Key"),
-    q.FINISHED: ("Model", "Revision", "Precision", "Type", "Submitted", "Started", "Finished", "Attempts", "Note",
-                 "Key"),
-    q.FAILED: ("Model", "Revision", "Precision", "Type", "Submitted", "Finished", "Attempts", "Error", "Log tail", "Key"),
+    q.FINISHED: ("Model", "Revision", "Precision", "Type", "Submitted", "Started", "Finished", "Plan", "Attempts",
+                 "Note", "Key"),
+    q.FAILED: ("Model", "Revision", "Precision", "Type", "Submitted", "Finished", "Attempts", "Error", "Plan",
+               "Log tail", "Key"),
     q.CANCELLED: ("Model", "Revision", "Precision", "Type", "Submitted", "Cancelled", "Key"),
 }
 
@@ -223,7 +226,8 @@ def queue_frame(requests: Iterable[q.Request], status: str, now: datetime | None
     """Requests in one status, as text. PENDING: queue order (oldest first) with the position;
     RUNNING: oldest start first, with its Hugging Face Job (`jobs`: request key -> the dispatcher's last look at its
     Job, whose progress stands in for a request that commits none; `prices`: flavor -> cost rate); the others: most
-    recently finished first. `now` dates the progress heartbeat; `max_attempts` completes "attempt 1 of 3";
+    recently finished first. Each request but a cancelled one shows its recorded cost plan ("Plan": "0:24 · $0.80 on
+    a100-large", or "not planned"). `now` dates the progress heartbeat; `max_attempts` completes "attempt 1 of 3";
     `estimates`: pending request key -> (what it will probably take, when it will probably start), from the board
     (leaderboard.board.estimates; none given: "no estimate yet", start "unknown"); `judge_stall_s`:
     LEADERBOARD_JUDGE_STALL_SECONDS, after which a silent grading stage says so (progress_text)."""

@@ -43,7 +43,7 @@ SECTIONS: dict[str, str] = {
 _OPEN = {q.PENDING: True, q.RUNNING: True, q.FINISHED: False, q.FAILED: True, q.CANCELLED: False}
 # fixed column widths (in QUEUE_COLUMNS order) where a long text must wrap, not widen the table: the Running table's
 # Progress stays in view at 1400 px; in pixels, so that a phone scrolls the table instead of stacking its headers
-_WIDTHS = {q.RUNNING: ("170px", "300px", "110px", "110px", "100px", "110px", "110px", "110px", "100px")}
+_WIDTHS = {q.RUNNING: ("170px", "300px", "110px", "150px", "110px", "100px", "110px", "110px", "110px", "100px")}
 
 HELP = ("Requests move from **Pending** to **Running** when the evaluator claims them, then to **Finished** (the "
         "model appears on the board) or **Failed** (with the reason and the last lines of the worker's log). "
@@ -51,6 +51,9 @@ HELP = ("Requests move from **Pending** to **Running** when the evaluator claims
         "evaluator last reported; a run that was stopped (a restart) starts again where it stopped, reusing the "
         "answers it had (\"resumed: ... items reused\"). A pending or running request can be cancelled below by the person "
         "who submitted it (or an admin): a running evaluation is stopped. Click a failed run to read its log tail. "
+        "Each request's **Plan** is what its run was planned to take at most when it was submitted (hours, and dollars "
+        "where its hardware has a price; \"not planned\" for requests from before plans were recorded); under a Jobs "
+        "budget, a plan over the whole budget is refused at submission, and a pending one fails with its numbers. "
         "A pending request's **Estimate** is the median run time (GPU hours; on a CPU, wall time) and cost of the earlier runs like it (a model within "
         "a factor of 2 in size, on the same hardware, suite and benchmarks; a served model: its tokens), with how many "
         "runs it rests on; its **Expected start** adds up the estimates of the requests ahead of it (as many at once "
