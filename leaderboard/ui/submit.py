@@ -1,7 +1,8 @@
 """The Submit tab: who you are (signed in with Hugging Face, or the local user), a Hub model id, an optional revision,
-a precision and a model type; the Submit button (the `/submit` API endpoint) answers with one Markdown message; your
-own requests with their status below. The submitter is the visitor of the session (leaderboard.submissions.identity),
-never a value the client sends."""
+a precision and a model type; the Submit button (the `/submit` API endpoint) answers with one Markdown message (a
+queued request: with its plan's one-line summary); the See the plan button (the `/plan` API endpoint) runs the same
+checks up to the plan and shows it, per benchmark, with nothing queued; your own requests with their status below.
+The submitter is the visitor of the session (leaderboard.submissions.identity), never a value the client sends."""
 from __future__ import annotations
 
 import logging
@@ -11,11 +12,14 @@ import gradio as gr
 from leaderboard.board.columns import schema
 from leaderboard.board.estimates import estimate
 from leaderboard.board.space_copy import BoardCopy
+from leaderboard.formatting import escape_markdown as md
 from leaderboard.formatting import format_number
 from leaderboard.ui.about import families_sentence
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 from leaderboard.submissions import budget_notes, identity
+from leaderboard.submissions.cost_plans import as_cost_plan
+from leaderboard.submissions.outcomes import shown_request
 from leaderboard.submissions.records import MODEL_TYPES, PRECISIONS, all_requests
 from leaderboard.submissions.views import MY_COLUMNS, my_requests_frame
 
@@ -35,11 +39,10 @@ LIMITS = ("Each person may have at most {pending} pending request(s) at once and
           "a request you submitted can be cancelled in the Queue tab while it is pending or running.")
 
 
-def submit_message(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",
-                   model_type: str = "pretrained", by: identity.Visitor = identity.SIGNED_OUT,
-                   copy: BoardCopy | None = None) -> str:
-    """Validate and queue a submission by the visitor `by`; the Markdown message shown under the form (a queued
-    request: with what it will probably take, from the earlier runs on `copy`, the Space's copy of the board)."""
+def _checked(settings: Settings, store: Store, model_id, revision, precision, model_type, by: identity.Visitor,
+             queue: bool):
+    """leaderboard.submissions.checks.submit of the form's values (`queue` False: checked and planned, nothing
+    queued): its Outcome, or the Markdown message that stands for one (signed out, no model id, an internal error)."""
     model_id = (model_id or "").strip() if isinstance(model_id, str) else ""
     revision = (revision or "").strip() if isinstance(revision, str) else ""
     if not by.signed_in:
@@ -52,18 +55,70 @@ def submit_message(settings: Settings, store: Store, model_id: str, revision: st
         log.exception("leaderboard.submissions.checks is not importable")
         return "Submissions are not open on this leaderboard yet; nothing was submitted."
     try:
-        outcome = submit(settings, store, model_id, revision=revision, precision=precision, model_type=model_type,
-                         by=by)  # a precision or model type left out (null) is refused, never taken as the default
+        return submit(settings, store, model_id, revision=revision, precision=precision, model_type=model_type,
+                      by=by, queue=queue)  # a precision or model type left out (null) is refused, never the default
     except Exception:  # submit() refuses with an Outcome; this is a bug or an outage, never the visitor's fault
         log.exception("submit() raised for %r", model_id[:200])
         return "The submission could not be processed because of an internal error; nothing was queued. Please try again later."
+
+
+def submit_message(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",
+                   model_type: str = "pretrained", by: identity.Visitor = identity.SIGNED_OUT,
+                   copy: BoardCopy | None = None) -> str:
+    """Validate and queue a submission by the visitor `by`; the Markdown message shown under the form (a queued
+    request: with what it will probably take, from the earlier runs on `copy`, the Space's copy of the board, and its
+    plan's one-line summary)."""
+    outcome = _checked(settings, store, model_id, revision, precision, model_type, by, queue=True)
+    if isinstance(outcome, str):
+        return outcome
     # Outcome.message is Markdown-safe by contract (submission escapes the user's text in it).
     message = outcome.message or ("Submitted." if outcome.ok else "The submission was refused.")
     if outcome.ok and outcome.position and "position" not in message.lower():
         message += f" Position {outcome.position} in the queue."
     if outcome.ok and not outcome.duplicate and outcome.request is not None:
         message += " " + estimate_sentence(settings, outcome.request, copy)
+        plan = as_cost_plan(outcome.request.cost_plan)
+        message += f" Its plan: {md(plan.summary, limit=400)}." if plan is not None else " Its run was not planned."
     return message if outcome.ok else f"**Not submitted.** {message}"
+
+
+PLAN_COLUMNS = ("Benchmark", "Items", "Generations", "Option scorings", "Answer tokens at most", "Judge calls")
+
+
+def plan_table(run) -> str:
+    """The plan per benchmark (an evaluator.api.RunPlan) as a Markdown table, every cell escaped."""
+    rows = ["| " + " | ".join(PLAN_COLUMNS) + " |", "|" + "---|" * len(PLAN_COLUMNS)]
+    for b in run.benchmarks:
+        if b.skipped or b.workload is None:
+            cells = [md(b.name, 60), md(b.skipped or "not counted", limit=120), "", "", "", ""]
+        else:
+            cells = [md(b.name, 60), f"{b.workload.items:,}", f"{b.total('generations'):,.0f}",
+                     f"{b.total('scorings'):,.0f}", f"{b.total('new_tokens') + b.total('thinking'):,.0f}",
+                     f"{b.total('judge_calls'):,.0f}"]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def plan_message(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",
+                 model_type: str = "pretrained", by: identity.Visitor = identity.SIGNED_OUT) -> str:
+    """A model's plan as this leaderboard would run it, checked as a submission is (up to its plan) with nothing
+    queued, as Markdown: its one-line summary, a table per benchmark and what the price rests on; a model already
+    submitted: that request's answer and its recorded plan; a refusal as Submit would answer it."""
+    outcome = _checked(settings, store, model_id, revision, precision, model_type, by, queue=False)
+    if isinstance(outcome, str):
+        return outcome.replace("**Not submitted.**", "**No plan.**")
+    if not outcome.ok:
+        return f"**No plan.** {outcome.message}"
+    plan = as_cost_plan(outcome.request.cost_plan) if outcome.request is not None else None
+    if outcome.duplicate:
+        return outcome.message + (f" Its plan: {md(plan.summary, limit=400)}." if plan is not None else
+                                  " It was queued before runs were planned.")
+    if plan is None or outcome.plan is None:
+        return f"{outcome.message} Its run could not be planned."
+    return (f"**The plan** of {shown_request(outcome.request)}: {md(plan.summary, limit=400)}. Nothing was queued; "
+            f"press Submit to queue it.\n\n{plan_table(outcome.plan)}\n\nThinking: "
+            f"{md(outcome.plan.thinking_note, limit=300)}. Price: {md(plan.basis, limit=300)}. Every answer is counted "
+            "at its full budget, so the time and cost are upper bounds.")
 
 
 def estimate_sentence(settings: Settings, request, copy: BoardCopy | None) -> str:
@@ -100,6 +155,11 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
         by = identity.visitor(settings, profile)
         return submit_message(settings, store, model_id, revision, precision, model_type, by=by, copy=copy)
 
+    def on_plan(model_id: str, revision: str, precision: str, model_type: str,
+                profile: gr.OAuthProfile | None) -> str:
+        return plan_message(settings, store, model_id, revision, precision, model_type,
+                            by=identity.visitor(settings, profile))
+
     def on_show(profile: gr.OAuthProfile | None):
         by = identity.visitor(settings, profile)
         return by.describe(), my_requests(settings, store, by)
@@ -121,7 +181,9 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
                                 elem_id="submit-precision")
         model_type = gr.Dropdown(choices=list(MODEL_TYPES), value=MODEL_TYPES[0], label="Model type",
                                  elem_id="submit-type")
-    button = gr.Button("Submit", variant="primary", elem_id="submit-button")
+    with gr.Row():
+        button = gr.Button("Submit", variant="primary", elem_id="submit-button")
+        see_plan = gr.Button("See the plan", elem_id="submit-plan-button")
     message = gr.Markdown(elem_id="submit-message")
     gr.Markdown(LIMITS.format(pending=settings.max_pending_per_user, week=settings.max_submissions_per_week))
     with gr.Row():
@@ -140,6 +202,10 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
                         "(queued: with the position).",
         concurrency_limit=4,
     ).then(on_refresh, outputs=mine, api_visibility="private", show_progress="hidden")
+    see_plan.click(on_plan, inputs=[model_id, revision, precision, model_type], outputs=message, api_name="plan",
+                   api_description="Check a model as Submit does and show its run's plan (hours, dollars, per "
+                                   "benchmark) without queueing anything; returns a Markdown message.",
+                   concurrency_limit=4)
     model_id.submit(on_submit, inputs=[model_id, revision, precision, model_type], outputs=message,
                     api_visibility="private", concurrency_limit=4).then(
         on_refresh, outputs=mine, api_visibility="private", show_progress="hidden")
