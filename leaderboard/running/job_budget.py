@@ -3,7 +3,9 @@ flavors' prices, the gate of each claim, and what each Job cost, read from the J
 
 - `gate` (records.claim_many's gate_of): the ledger read inside the claim's step, the settlements waiting here applied;
   the claim takes requests in queue order while their worst cases (price x the Job's timeout) fit, and reserves them
-  in its own commit, so two dispatchers claiming at once never start Jobs past the budget.
+  in its own commit, so two dispatchers claiming at once never start Jobs past the budget. A request whose recorded
+  cost plan alone is over the whole budget (jobs_ledger.plan_refusal) is taken unreserved and failed by the
+  dispatcher with the numbers (`refused`), never left waiting.
 - `look` (each tick, once the live Jobs are listed and the requests read): an open reservation whose Job is no longer
   live is settled from the Jobs API: the Job's running time (`durations.running_secs`, else finished_at - started_at)
   x the price reserved with it; each ended Job is inspected once. A reservation whose Job was never recorded is settled
@@ -58,6 +60,7 @@ class JobsBudget:
         self.pending: dict[str, Settlement] = {}  # lease owner -> the settlement of its reservation
         self.ended: dict[str, object] = {}  # Job id -> its JobInfo once it is no longer live (inspected once)
         self._unpriced: set[str] = set()  # flavors already warned about
+        self.refused: dict[str, str] = {}  # the last claim's requests whose plan is over the budget: path -> why
 
     @property
     def settings(self) -> Settings:
@@ -100,8 +103,12 @@ class JobsBudget:
         ledger = jl.read(self.store)
         if not ledger.damaged:
             self._apply(ledger)
-        return jl.Gate(self.store, ledger, self.settings.jobs_budget_usd, jl.window_seconds(self.settings),
-                       self._cost_of({**ledger.rates, **self._rates}), self._timeout())
+        prices = {**ledger.rates, **self._rates}
+        gate = jl.Gate(self.store, ledger, self.settings.jobs_budget_usd, jl.window_seconds(self.settings),
+                       self._cost_of(prices), self._timeout(),
+                       refuse_of=lambda request: jl.plan_refusal(self.settings, request, prices))
+        self.refused = gate.refused  # the step's last attempt is the one that claimed
+        return gate
 
     def ride(self, attach: dict[str, str] | None = None, release: tuple[str, ...] = ()) -> Callable[[], None]:
         """The ledger's change riding along one of the dispatcher's steps (record_jobs or finish_many `also`): the

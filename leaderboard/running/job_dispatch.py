@@ -21,7 +21,8 @@ store), most ticks none:
    never renews it, so a run costs no heartbeat commits; liveness comes from the Jobs API.
 4. start one Job per claimed request, on the flavor of its size, with that timeout, and record the Jobs (one commit).
 With LEADERBOARD_JOBS_BUDGET_USD the claim takes a request only when its Job's worst case fits the budget, reserved in
-the claim's own commit; what each Job cost replaces its reservation in a later commit of these (the ledger rides
+the claim's own commit (a request whose recorded cost plan alone is over the whole budget is claimed and FAILED with
+its numbers, as one no flavor takes); what each Job cost replaces its reservation in a later commit of these (the ledger rides
 along, never a commit of its own: leaderboard.running.job_budget, leaderboard.submissions.jobs_ledger).
 A live Job whose request is no longer RUNNING under its lease (cancelled from the Queue tab) is cancelled. The Jobs
 are found by label (a hash of the request key, see hf_jobs), so a restarted Space adopts its running Jobs instead of
@@ -298,11 +299,17 @@ class Dispatcher:
         settings = self.settings
         if free > 0:
             self.budget.rates()  # the prices the claim's gate reserves with (read again at most hourly)
+        self.budget.refused = {}
         claimed = queue.claim_many(self.store, lambda _r: f"{LEASE_PREFIX}{uuid.uuid4().hex[:12]}",
                                    lease_seconds(settings), free, accept=lambda r: not r.served,
                                    gate_of=self.budget.gate)
         records, closes, started = {}, [], {}
         for request in claimed:
+            over = self.budget.refused.get(request.path)
+            if over:  # its plan is over the whole Jobs budget: it would wait forever
+                closes.append((request.path, request.lease_owner, queue.FAILED, {"error": f"{over}, so it was not run"}))
+                report.failed.append(request.key)
+                continue
             try:
                 flavor, batch = planned_flavor(settings, request)
             except TooLarge as exc:

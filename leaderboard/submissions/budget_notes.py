@@ -51,7 +51,7 @@ def waiting_notes(settings, ledger: jl.Ledger, requests: Iterable[Request], rate
     notes, blocked, head = {}, False, ""
     for request in pending:
         cost = jl.worst_case(settings, request, prices, timeout)
-        if cost is None:
+        if cost is None or jl.plan_refusal(settings, request, prices):  # the dispatcher fails it, with the reason
             continue
         if ledger.damaged:
             notes[request.key] = (f"{WAITING}: its ledger {jl.PATH} cannot be read ({ledger.damaged}); no Job starts "

@@ -34,6 +34,7 @@ from typing import Callable
 from leaderboard.running.job_flavors import TooLarge
 from leaderboard.running.run_memory import planned_flavor
 from leaderboard.store import DamagedFile, Store
+from leaderboard.submissions.cost_plans import as_cost_plan, over_budget
 from leaderboard.submissions.records import Request
 from leaderboard.submissions.vocabulary import EARLY, implausible, iso, now, parse_time
 
@@ -247,6 +248,12 @@ def worst_case(settings, request: Request, rates: dict[str, float], timeout_s: f
     return flavor, None if rate is None else rate * timeout_s / 3600.0
 
 
+def plan_refusal(settings, request: Request, rates: dict[str, float] | None = None) -> str:
+    """Why a request's recorded cost plan can never run within the budget ("" when it can, or when it has no plan:
+    cost_plans.over_budget, its hours priced at `rates` where they know its flavor)."""
+    return over_budget(settings, as_cost_plan(request.cost_plan), rates)
+
+
 def verdict(budget: float | None, committed: float, cost: float | None, blocked: bool) -> str:
     """"" when a Job of worst case `cost` may start now, else why it waits (UNKNOWN, ZERO, NEVER, FULL, BEHIND)."""
     if budget is None:
@@ -265,7 +272,9 @@ def verdict(budget: float | None, committed: float, cost: float | None, blocked:
 @dataclass
 class Gate:
     """One attempt of a claim step under the budget (records.claim_many's gate): `take` admits requests in queue
-    order while their worst cases fit, `done` reserves them in the ledger, in the claim's own step."""
+    order while their worst cases fit, `done` reserves them in the ledger, in the claim's own step. A request no
+    flavor takes, or whose recorded plan is over the whole budget (`refuse_of`, kept in `refused`), is taken without a
+    reservation: the dispatcher fails it, no Job starts."""
 
     store: Store
     ledger: Ledger
@@ -275,6 +284,8 @@ class Gate:
     timeout_s: float
     moment: datetime = field(default_factory=now)
     taken: dict[str, tuple[str, float | None]] = field(default_factory=dict)  # path -> (flavor, worst case)
+    refuse_of: Callable[[Request], str] | None = None  # why a request's plan is over the whole budget ("": it is not)
+    refused: dict[str, str] = field(default_factory=dict)  # path -> that reason, for the requests taken to be failed
     blocked: bool = False
     committed: float = 0.0
 
@@ -286,6 +297,10 @@ class Gate:
             return False
         cost = self.cost_of(request)
         if cost is None:  # no flavor takes it: the dispatcher fails it, no Job starts
+            return True
+        why = self.refuse_of(request) if self.refuse_of is not None else ""
+        if why:  # its plan is over the whole budget: it would wait forever, so it is taken to be failed, unreserved
+            self.refused[request.path] = why
             return True
         why = verdict(self.budget, self.committed, cost[1], self.blocked)
         self.blocked = self.blocked or why == FULL
