@@ -224,3 +224,10 @@ def expected_widths() -> list:
     from evaluator.plans.widths import expected
 
     return [found for found in (expected(name) for name in REGISTRY) if found is not None]
+
+
+def calls_per_item(name: str) -> list[tuple[str, str]]:
+    """(mode, the model and judge calls one item of the benchmark's full suite makes in it, in words), per mode."""
+    from evaluator.benchmarks.listing import calls_per_item as calls
+
+    return calls(name)

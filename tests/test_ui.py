@@ -163,6 +163,26 @@ def test_about_states_every_benchmark_s_differences_and_likelihood_rule(settings
     assert all(rules[name] in about for name in ("cure", "reform"))
 
 
+def test_about_says_what_one_item_of_each_benchmark_asks_in_each_mode_and_its_full_suites_size(settings):
+    """Issue 67: every card says its model calls per item in each mode and its judge calls, and how large its full
+    suite is and where that count comes from."""
+    from evaluator import api
+    from evaluator.benchmarks import cards
+    from leaderboard.ui.about import about_markdown
+
+    about = about_markdown(settings)
+    for card in cards():
+        section = about[about.index(f"### {card.title}"):]
+        calls = api.calls_per_item(card.name)
+        assert len(calls) == len(card.modes or ("generation",)), card.name
+        for mode, how in calls:
+            assert f"- {mode}: {how}" in section, (card.name, mode)
+        assert f"**Its full suite**: {card.full_suite_items:,} items ({card.full_suite_note})" in section
+    assert "- likelihood: one request per question (the inference, then each step of the chain), an option " \
+           "scoring over its 6 candidates" in about
+    assert "1 judge grade" in about and "one judge rating" in about and "93,748 items" in about
+
+
 def test_about_gives_the_lite_suite_its_rules_and_its_widths_beside_the_full_suite_s(settings):
     """Issue 67: About's lite section says each benchmark's rule (api.describe_lite), its version, that suites are
     ranked apart, each headline score's expected 95% half-width at the lite and the full size as the evaluator

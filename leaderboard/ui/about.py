@@ -215,6 +215,13 @@ def benchmark_markdown(card: api.Card, board: Schema) -> str:
     if card.sources:
         parts.append("Data for the full suite:\n\n" + "\n".join(
             f"- `{s.setting}` (default `{s.default or 'unset'}`): {s.accepts}" for s in card.sources))
+    calls = api.calls_per_item(card.name)
+    if calls:
+        parts.append("**What one item asks**, by mode (the plan of every request counts these):\n\n" + "\n".join(
+            f"- {mode}: {how}" for mode, how in calls))
+    if card.full_suite_items:
+        lite = f"; its lite suite {api.describe_lite(card.lite)}" if card.lite is not None else ""
+        parts.append(f"**Its full suite**: {card.full_suite_items:,} items ({card.full_suite_note}){lite}.")
     if card.likelihood_rule:
         parts.append(f"**Choosing by likelihood**: {card.likelihood_rule}")
     parts.append("**Where this leaderboard differs from the reference implementation**" + (
