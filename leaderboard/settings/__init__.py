@@ -173,7 +173,9 @@ class Settings:
         "`LEADERBOARD_JOBS_BUDGET_DAYS`: before a Job starts, its worst case (its flavor's price x its timeout) is "
         "reserved in the ledger `requests/.jobs-budget.json`, and it starts only if that fits beside what the window's "
         "Jobs cost and what the running ones reserved; otherwise its request waits PENDING (no attempt spent) and the "
-        "Queue says until about when. Empty: no cap (a warning at start on a Space); 0: no Job starts",
+        "Queue says until about when. A request whose plan (its projected cost, python -m evaluator plan) is over the "
+        "whole budget is refused at submission, and failed with the numbers if it reaches the queue. Empty: no cap (a "
+        "warning at start on a Space); 0: no Job starts",
         read.optional_float)
     jobs_budget_days: float = setting("LEADERBOARD_JOBS_BUDGET_DAYS", "30", "hf-jobs: the rolling window of "
                                       "`LEADERBOARD_JOBS_BUDGET_USD`, in days", float)
