@@ -57,6 +57,7 @@ from evaluator.models.generation_cache import CHOICES as GENERATION_CACHES
 from evaluator.models.model_config import UnreadableConfig, remote_code
 from evaluator.models.model_config import read_config as read_model_config
 from evaluator.models.model_config import read_json_object as read_model_json
+from evaluator.models.model_config import safetensors_parameters
 from evaluator.models.thinking import default_budget as thinking_budget
 from evaluator.models.thinking import find_markers as thought_markers
 from evaluator.runs.compare import QuestionScores, compare_details, paired_record, paired_scores, question_scores
@@ -80,7 +81,8 @@ __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "E
            "UnreadableConfig", "read_model_config", "read_model_json", "remote_code",
            "NOTHING_RAN", "images_needed", "judge_problem",
            "LITE", "LITE_RULE", "SUITES", "describe_lite", "Priced", "RunPlan", "plan_facts", "plan_run", "plan_lines",
-           "plan_summary", "plan_duration", "jobs_hardware", "expected_widths"]
+           "plan_summary", "plan_duration", "jobs_hardware", "expected_widths",
+           "calls_per_item", "safetensors_parameters"]
 
 
 def benchmark_names() -> tuple[str, ...]:

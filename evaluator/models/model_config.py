@@ -11,12 +11,15 @@ value through `quoted` or `named`: at most QUOTE_CHARS characters of it, escaped
 from __future__ import annotations
 
 import json
+import math
 import os
+import struct
 from pathlib import Path
 
 from evaluator.models.base import UnsupportedModelError
 
 MAX_BYTES = 16 * 1024 * 1024  # a config.json is a few kB; a tokenizer's config some hundred kB
+MAX_HEADER_BYTES = 100 * 1024 * 1024  # a safetensors header larger than this is not a header
 MAX_DEPTH = 32  # a config nests 3 or 4 levels (text_config.rope_scaling, quantization_config...)
 QUOTE_CHARS = 120  # the most of one value a refusal quotes
 MAX_NAME = 200  # the longest class name `architectures` may hold (transformers' are under 60 characters)
@@ -135,5 +138,36 @@ def remote_code(config: dict) -> str:
     return ""
 
 
-__all__ = ["CUSTOM_CODE_KEYS", "MAX_BYTES", "MAX_DEPTH", "UnreadableConfig", "config_problem", "named", "quoted",
-           "read_config", "read_json_object", "remote_code"]
+def safetensors_parameters(path: Path | str) -> int:
+    """Parameters in one safetensors file, from its header (an 8-byte little-endian length, then JSON), read without
+    its tensors; ValueError naming the file when it is not one (too short, an implausible or unreadable header, a
+    tensor without a shape of whole numbers). OSError as reading raises it."""
+    path = Path(path)
+    with open(path, "rb") as handle:
+        raw = handle.read(8)
+        if len(raw) != 8:
+            raise ValueError(f"{path.name} is not a safetensors file (too short).")
+        (length,) = struct.unpack("<Q", raw)
+        if length > MAX_HEADER_BYTES:
+            raise ValueError(f"{path.name} has an implausible safetensors header.")
+        data = handle.read(length)
+    unreadable = ValueError(f"{path.name} has an unreadable safetensors header.")
+    try:
+        header = json.loads(data)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise unreadable from None
+    if not isinstance(header, dict):
+        raise unreadable
+    total = 0
+    for key, info in header.items():
+        shape = info.get("shape") if isinstance(info, dict) else None
+        if key == "__metadata__":
+            continue
+        if not isinstance(shape, list) or not all(type(dim) is int and dim >= 0 for dim in shape):
+            raise unreadable  # a tensor without a shape of whole numbers: not a safetensors file
+        total += math.prod(shape)
+    return total
+
+
+__all__ = ["CUSTOM_CODE_KEYS", "MAX_BYTES", "MAX_DEPTH", "MAX_HEADER_BYTES", "UnreadableConfig", "config_problem",
+           "named", "quoted", "read_config", "read_json_object", "remote_code", "safetensors_parameters"]

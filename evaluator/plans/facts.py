@@ -12,18 +12,15 @@ Each figure comes with what it rests on.
 """
 from __future__ import annotations
 
-import json
 import math
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluator.models.model_config import UnreadableConfig, read_json_object
+from evaluator.models.model_config import UnreadableConfig, read_json_object, safetensors_parameters
 from evaluator.models.thinking import find_markers, template_switch
 
 TYPICAL_IMAGE = (800, 600)  # a Visual Genome or COCO photo: the benchmarks' usual picture, in pixels
 DEFAULT_IMAGE_TOKENS = 576  # LLaVA-1.5's (336 / 14)^2, for a family whose count config.json does not tell
-MAX_HEADER_BYTES = 100 * 1024 * 1024  # a safetensors header larger than this is not read
 _DTYPE_BYTES = 2  # a weights index's total_size counted at bfloat16
 
 
@@ -55,21 +52,11 @@ def _text(config: dict) -> dict:
 
 def _safetensors_params(folder: Path) -> int | None:
     """Parameters counted from every *.safetensors header in `folder` (None: no file, or one unreadable)."""
-    total, files = 0, sorted(folder.glob("*.safetensors"))
-    if not files:
-        return None
+    files = sorted(folder.glob("*.safetensors"))
     try:
-        for path in files:
-            with open(path, "rb") as handle:
-                (size,) = struct.unpack("<Q", handle.read(8))
-                if size > MAX_HEADER_BYTES:
-                    return None
-                header = json.loads(handle.read(size))
-            total += sum(math.prod(entry.get("shape") or [1]) for name, entry in header.items()
-                         if name != "__metadata__" and isinstance(entry, dict))
-    except (OSError, ValueError, struct.error, TypeError):
+        return sum(safetensors_parameters(path) for path in files) if files else None
+    except (OSError, ValueError):
         return None
-    return total
 
 
 def _index_params(folder: Path) -> tuple[int, str] | None:
