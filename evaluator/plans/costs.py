@@ -20,6 +20,7 @@ the Space prices with the Hub's own list when it can read it) come from huggingf
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +109,54 @@ def measured_records(path: Path = MEASURED) -> dict[str, Measured]:
         if min(found[key].params_billions, found[key].request_s, found[key].step_s, found[key].batch_size) <= 0:
             raise ValueError(f"{Path(path).name}: record {key!r} has a figure that is not above 0")
     return found
+
+
+# a record's figures that must be positive numbers for the plan to divide by and multiply with (write_record)
+FIGURES = ("params_billions", "batch_size", "request_s", "prompt_tokens", "step_s", "load_s")
+# the words each record holds beside its figures (measured_records reads every one)
+WORDS = ("hardware", "gpu", "dtype", "generation_path", "measured", "by", "request_basis", "step_basis", "load_basis")
+
+
+def record_problem(record: dict) -> str | None:
+    """Why `record` cannot be a record of measured.json (a figure that is not a positive number, a field missing),
+    in one line; None when it can."""
+    missing = [name for name in FIGURES + WORDS if name not in record]
+    if missing:
+        return f"the record lacks {', '.join(missing)}"
+    bad = [f"{name} {record[name]!r}" for name in FIGURES
+           if isinstance(record[name], bool) or not isinstance(record[name], (int, float))
+           or not math.isfinite(record[name]) or record[name] <= 0]
+    if bad:
+        return f"a figure is not a positive number: {', '.join(bad)}"
+    if not isinstance(record["batch_size"], int):
+        return f"batch_size is not a whole number: {record['batch_size']!r}"
+    return None
+
+
+def write_record(path: Path, key: str, record: dict) -> None:
+    """Merge `record` into the measured.json-shaped file `path` under `key`, keeping its other records (a missing
+    file starts as a copy of the shipped measured.json); ValueError in one line, and nothing written, for a record
+    that record_problem refuses or a file that is not of that shape."""
+    path = Path(path)
+    problem = record_problem(record)
+    if problem:
+        raise ValueError(f"record {key!r} refused: {problem}")
+    source = path if path.exists() else MEASURED
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{source}: cannot be read as measured.json ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("records"), dict):
+        raise ValueError(f"{source}: not of measured.json's shape (no \"records\" object)")
+    data["records"][key] = record
+    staged = path.with_name(f".{path.name}.writing")
+    staged.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    try:
+        measured_records(staged)  # what the plan will read: checked before it replaces anything
+    except ValueError:
+        staged.unlink()
+        raise
+    staged.replace(path)
 
 
 def gpu_family(flavor: str) -> str | None:
