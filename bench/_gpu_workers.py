@@ -2,7 +2,8 @@
 out-of-memory error ends that part alone): `python bench/_gpu_workers.py <job> --folder <model folder> ...` prints
 its figures as JSON on its last line, after the RESULT marker.
 
-- build: build and save a LLaVA of --shape (bench/_models.py) into --folder; its parameters, bytes and the machine;
+- build: build and save a LLaVA of --shape (bench/_models.py) into --folder; its parameters, bytes and the machine
+  (on CUDA also the GPU's name and memory, for the per-call costs record);
 - scoring: bench/option_scoring.py's many_questions on the saved model;
 - generation: bench/generation.py's requests at each of --batches on the dynamic and the static KV cache (compiled
   on CUDA), each batch size warmed once first, the floor of a decode step, and the first generated position's
@@ -10,7 +11,7 @@ its figures as JSON on its last line, after the RESULT marker.
 - warm_up: a second process's compile warm-up on the compiled path, for the same shapes, with the compile cache the
   generation job filled (CUDA only);
 - answer: a judged benchmark's sample suite answered as the executor answers it (plan + the model's calls), with
-  the full suite's default options, and never graded: no judge is needed.
+  the full suite's default options, and never graded: no judge is needed; with the batch size and dtype it ran at.
 """
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def work_build(args) -> dict:
     """Build and save the model; its size, and the machine it will run on."""
     folder = _models.build_llava(Path(args.folder), args.shape)
     return {"params": sample_suites.parameter_count(folder),
-            "bytes": sum(path.stat().st_size for path in folder.glob("*.safetensors")), "machine": machine(args)}
+            "bytes": sum(path.stat().st_size for path in folder.glob("*.safetensors")), "machine": machine(args),
+            **gpu(args)}
 
 
 def machine(args) -> str:
@@ -41,6 +43,16 @@ def machine(args) -> str:
         return sample_suites.machine()
     props = torch.cuda.get_device_properties(0)
     return f"{props.name} ({props.total_memory / 2**30:.0f} GiB), torch {torch.__version__}, CUDA {torch.version.cuda}"
+
+
+def gpu(args) -> dict:
+    """The GPU's name as torch gives it (torch.cuda.get_device_name) and its memory in GiB; nothing on the CPU."""
+    import torch
+
+    if args.device != "cuda":
+        return {}
+    return {"device_name": torch.cuda.get_device_name(0),
+            "memory_gib": torch.cuda.get_device_properties(0).total_memory / 2**30}
 
 
 def work_scoring(args) -> dict:
@@ -103,6 +115,7 @@ def work_answer(args) -> dict:
     return {"items": len(plan.items), "load_s": loaded - started, "total": done - started, "answer_s": done - loaded,
             "generation_s": answered.generate_s, "option_scoring_s": answered.score_s,
             "path": adapter.generation_path, "compile_s": adapter.cache.compile_time_s,
+            "batch_size": adapter.batch_size, "dtype": adapter.dtype,
             "shapes": len(adapter.cache.shapes),
             "images": describe(adapter.image_features, adapter.model_type)}
 

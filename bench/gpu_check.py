@@ -1,5 +1,6 @@
 """The one command for a GPU loan: the model tests on CUDA, option scoring and generation on a LLaVA-1.5-7B-shaped
-model, the sample suites through the CLI, and a projection of each benchmark's full suite; one summary at the end.
+model, the sample suites through the CLI, a projection of each benchmark's full suite and the per-call costs record
+the plan reads; one summary at the end.
 
 Parts (each in a subprocess with its own time limit, all within --budget-s, 540 s by default so that the whole command
 ends within 9 minutes and one device call of 10 minutes holds it, the model's building included; a part that fails or runs out of time is reported with its
@@ -29,7 +30,23 @@ one-line reason and the rest still run):
      and LAVE need a judge: only their answering is timed (plan + the model's calls, in a worker, with the full
      suite's default options, on the same path), never their grading;
   5. projection: each benchmark's time per item in part 4 (loading aside) x its full suite's items
-     (Card.full_suite_items), or per 1,000 items where the card does not know the count; no judge time.
+     (Card.full_suite_items), or per 1,000 items where the card does not know the count; no judge time;
+  6. costs record: the per-call costs `python -m evaluator plan` prices a run with (evaluator/plans/measured.json,
+     read by evaluator.plans.costs), from part 4's own runs: request_s = CURE's option-scoring phase / its
+     option-scoring requests (counted as the plan counts the sample: its workload at --limit), prompt_tokens = their
+     mean text tokens + the model's image tokens, step_s = SimpleQA's generation phase (its compile warm-up taken
+     out) / its decode steps (batches of up to the batch size it ran at x each one's max_new_tokens), load_s = CURE's
+     loading, with the parameters, dtype, batch size, generation path, the GPU (torch.cuda.get_device_name and its
+     family: "h100", "a100", ...; "cpu" on the CPU), today's date and each figure's basis. Printed at the end;
+     --write-costs PATH merges it into PATH (measured.json's shape; a missing file starts as a copy of the shipped
+     measured.json) under its family, keeping the other records. A record with a figure that is not a positive
+     number is refused in one line and nothing is written.
+
+To bring a GPU's record home: run the check with --write-costs (e.g. `--write-costs $OUT/measured.json` on a device
+machine, whose $OUT comes back), then copy the written file over evaluator/plans/measured.json (or, where only the
+printed record came back, paste it under its key there) and commit it. The plan then prices that GPU's flavors from
+their own record (evaluator.plans.costs.on_flavor prefers a GPU's own record to the H200's scaled by memory
+bandwidth); a record measured on --shape 7b is the one to keep, since the plan scales every figure by parameters.
 
 On a GPU machine of this project (one H100 80 GB, Python 3.12, torch 2.11 with CUDA 13, no network) the image lacks
 our pinned packages; they travel as cp312 wheels in .whl/, a folder git ignores (a run carries at most 64 MiB):
@@ -54,9 +71,11 @@ The exit code is 0 when every part asked for ran, 1 when one failed or ran out o
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -349,6 +368,160 @@ def cli_phases(name: str, args, limit: float, work: Path) -> dict:
             "shapes": cache.get("compiled_shapes", 0), "images": run.get("image_features") or {}}
 
 
+# ---- the per-call costs the plan reads (evaluator/plans/measured.json) ------------------------------------------
+
+# a GPU's name as torch gives it (words of it, in this order) -> its family in evaluator.plans.costs
+GPU_NAMES = (("rtx pro 6000", "rtx-pro-6000"), ("h200", "h200"), ("h100", "h100"), ("a100", "a100"),
+             ("l40s", "l40s"), ("a10g", "a10g"), ("l4", "l4"), ("t4", "t4"))
+MODELS = {"7b": "a LLaVA-1.5-7B-shaped model", "bench": "a LLaVA of the bench shape", "tiny": "the tests' tiny LLaVA"}
+
+
+def gpu_family(device_name: str) -> str:
+    """The family of a GPU named as torch names it ("NVIDIA H100 80GB HBM3" -> "h100", "Tesla T4" -> "t4"); a name
+    of no known family: the name itself, lower-cased, each run of other characters a hyphen."""
+    words = " ".join(re.findall(r"[a-z0-9]+", device_name.lower()))
+    for name, family in GPU_NAMES:
+        if re.search(rf"(^| ){name}( |$)", words):
+            return family
+    return words.replace(" ", "-")
+
+
+def image_tokens(shape: str) -> int:
+    """One image's tokens in the prompt of a LLaVA of `shape` ((image / patch) squared, the CLS token dropped)."""
+    (_, _, _, _, size, patch) = _models.SHAPES[shape][1]
+    return (size // patch) ** 2
+
+
+def sample_workload(name: str, limit: int):
+    """What the sample suite of `name` asks at --limit, counted as the plan counts it (for a judged benchmark with
+    the full suite's default options, as the answer job runs it)."""
+    from _gpu_workers import full_suite_options
+    from evaluator.benchmarks import get_benchmark
+    from evaluator.benchmarks.spec import PlanContext
+
+    return get_benchmark(name).workload(PlanContext(suite="sample", limit=limit, options=full_suite_options(name)))
+
+
+def figure(value: float, digits: int = 4) -> float:
+    return float(f"{value:.{digits}g}")
+
+
+def costs_record(build: dict, cure: dict, simpleqa: dict, cure_work, simpleqa_work, tokens: float, today: str,
+                 by: str) -> dict:
+    """A record of measured.json from this check's own measurements: `build` (the build job's figures: params and,
+    on CUDA, device_name and memory_gib; else machine), `cure` (the CURE sample's CLI phases: items, load_s,
+    option_scoring_s), `simpleqa` (its answering: items, generation_s, compile_s, batch_size, path, dtype), each
+    sample's counted workload and one image's tokens. request_s: the option-scoring phase over its requests;
+    prompt_tokens: their mean prompt (text, as the plan counts it, + images); step_s: the generation phase, its compile
+    warm-up taken out, over its decode steps (each batch of up to batch_size generations runs its budget's steps);
+    load_s: the CURE run's loading. ValueError in one line where the counts do not fit the runs."""
+    for name, run, work in (("cure", cure, cure_work), ("simpleqa", simpleqa, simpleqa_work)):
+        if run["items"] != work.items:
+            raise ValueError(f"the {name} run answered {run['items']} items, its counted workload has {work.items}")
+    scorings = cure_work.total("scorings")
+    if scorings <= 0:
+        raise ValueError("the CURE sample counts no option-scoring request")
+    requests = sum(p.items * (p.generations + p.scorings) for p in cure_work.parts)
+    prompt = sum(p.items * (p.generations + p.scorings) * (p.prompt_tokens + p.images * tokens)
+                 for p in cure_work.parts) / requests
+    images = sum(p.items * p.scorings * p.images for p in cure_work.parts) / scorings
+    batch = int(simpleqa["batch_size"])
+    generations = simpleqa_work.total("generations")
+    batches = sum(math.ceil(round(p.items * p.generations) / batch) for p in simpleqa_work.parts if p.generations)
+    steps = sum(math.ceil(round(p.items * p.generations) / batch) * p.new_tokens for p in simpleqa_work.parts
+                if p.generations)
+    if steps <= 0:
+        raise ValueError("the SimpleQA sample counts no decode step")
+    decoding = simpleqa["generation_s"] - simpleqa.get("compile_s", 0.0)
+    params = build["params"] / 1e9
+    if build.get("device_name"):
+        hardware, gpu = f"one {build['device_name']} ({build['memory_gib']:.0f} GiB)", gpu_family(build["device_name"])
+    else:
+        hardware, gpu = build["machine"], ""
+    warm = (f" ({simpleqa['generation_s']:.1f} s of generation calls less a {simpleqa['compile_s']:.1f} s compile "
+            "warm-up)" if simpleqa.get("compile_s") else "")
+    pictures = "one image" if images == 1 else f"{images:g} images on average"
+    return {
+        "hardware": hardware, "gpu": gpu, "params_billions": figure(params), "dtype": simpleqa["dtype"],
+        "batch_size": batch, "generation_path": simpleqa["path"], "measured": today, "by": by,
+        "request_s": figure(cure["option_scoring_s"] / scorings),
+        "request_basis": (f"CURE sample through the CLI: {counted(scorings, 'option-scoring request')} "
+                          f"({counted(cure['items'], 'item')}), each with {pictures} ({tokens:g} image tokens), in "
+                          f"{cure['option_scoring_s']:.2f} s"),
+        "prompt_tokens": figure(prompt, 3),
+        "step_s": figure(decoding / steps),
+        "step_basis": (f"SimpleQA sample, answered in a worker: {counted(steps, 'decode step')} "
+                       f"({counted(batches, 'batch', 'batches')} of up to {batch} of its "
+                       f"{counted(generations, 'text request')}, each batch its budget's {steps / batches:.0f} new "
+                       f"tokens) in {decoding:.2f} s{warm}; their prompts' prefill included"),
+        "load_s": figure(cure["load_s"], 3),
+        "load_basis": f"loading the {params:.3g} B model from local disk in the CURE sample's CLI run"}
+
+
+def counted(number: float, one: str, many: str = "") -> str:
+    """"1 item", "77 option-scoring requests"."""
+    return f"{number:,.0f} {one if round(number) == 1 else many or one + 's'}"
+
+
+def record_text(record: dict) -> str:
+    """The record's figures in one line, for the summary."""
+    return (f"{record['request_s'] * 1000:.4g} ms a request ({record['prompt_tokens']:g} prompt tokens), "
+            f"{record['step_s'] * 1000:.4g} ms a decode step (batch {record['batch_size']}, "
+            f"{record['generation_path']}), loading {record['load_s']:g} s; {record['params_billions']:g} B "
+            f"parameters, {record['dtype']}, {record['hardware']}")
+
+
+def costs(part: Part, parts: dict[str, Part], args) -> None:
+    """Part 6: the record of measured.json this check measured (CURE's option scoring, SimpleQA's generation, the
+    loading), printed, and with --write-costs merged into that file under its GPU family ("cpu" on the CPU)."""
+    runs = parts["suites"].data or {}
+    missing = [name for name in ("cure", "simpleqa") if name not in runs or runs[name].status != OK]
+    if parts["build"].status != OK or missing:
+        why = "the model was not built" if parts["build"].status != OK else f"{' and '.join(missing)} did not run"
+        part.fail(FAILED if args.write_costs else SKIPPED, f"not measured: {why}")
+        return
+    from evaluator.plans.costs import CPU, record_problem, write_record
+
+    try:
+        record = costs_record(parts["build"].data, runs["cure"].data, runs["simpleqa"].data,
+                              sample_workload("cure", args.limit), sample_workload("simpleqa", args.limit),
+                              image_tokens(args.shape), datetime.date.today().isoformat(),
+                              f"bench/gpu_check.py --shape {args.shape} on {MODELS[args.shape]}, random weights")
+        problem = record_problem(record)
+        if problem:
+            raise ValueError(problem)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        part.fail(FAILED, f"refused: {exc}".splitlines()[0][:300])
+        return
+    key = record["gpu"] or CPU
+    part.data = {"key": key, "record": record}
+    part.status, part.result = OK, f"{key!r}: {record_text(record)}; "
+    if not args.write_costs:
+        part.result += "printed below (--write-costs PATH writes it)"
+        return
+    try:
+        write_record(Path(args.write_costs), key, record)
+    except (OSError, ValueError) as exc:
+        part.fail(FAILED, f"not written: {exc}".splitlines()[0][:300])
+        return
+    part.result += f"written to {args.write_costs}"
+
+
+def costs_target_problem(path: str) -> str | None:
+    """Why --write-costs PATH cannot take a record (said before the check runs, not after it): a file that is not
+    of measured.json's shape, or a folder that does not exist."""
+    target = Path(path)
+    if not target.exists():
+        return None if target.parent.is_dir() else f"--write-costs {path}: the folder {target.parent} does not exist"
+    try:
+        data = json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return f"--write-costs {path}: cannot be read as measured.json ({exc})"
+    if not isinstance(data, dict) or not isinstance(data.get("records"), dict):
+        return f"--write-costs {path}: not of measured.json's shape (no \"records\" object)"
+    return None
+
+
 # ---- the report --------------------------------------------------------------------------------------------------
 
 def phase_rows(runs: dict[str, Part]) -> list[tuple[str, ...]]:
@@ -488,6 +661,12 @@ def report(parts: dict[str, Part], args) -> str:
     from evaluator.benchmarks import cards
 
     lines += [f"  {card.name}: {card.full_suite_note}" for card in cards()]
+    if parts["costs"].status == OK:
+        found = parts["costs"].data
+        where = (f"written to {args.write_costs}; copy that file over evaluator/plans/measured.json to bring it home"
+                 if args.write_costs else "not written: --write-costs PATH merges it into a copy of measured.json")
+        lines += ["", f"per-call costs record {found['key']!r} for evaluator/plans/measured.json ({where}):",
+                  json.dumps(found["record"], indent=2, ensure_ascii=False)]
     return "\n".join(lines)
 
 
@@ -509,7 +688,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         "the whole sample suite)")
     parser.add_argument("--budget-s", type=float, default=540.0, help="the whole check's time, every part in it")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (model, runs, logs)")
+    parser.add_argument("--write-costs", metavar="PATH", help="merge the per-call costs record this check measures "
+                        "into PATH (measured.json's shape; a missing file starts as a copy of "
+                        "evaluator/plans/measured.json), under its GPU family, keeping the other records")
     args = parser.parse_args(argv)
+    if args.write_costs and "suites" not in args.parts.split(","):
+        parser.error("--write-costs needs part 4 (suites): its CURE and SimpleQA runs are what the record measures")
     for name, value in DEFAULTS[args.device].items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -534,7 +718,8 @@ def check(args, work: Path) -> dict[str, Part]:
     asked = set(args.parts.split(","))
     parts = {key: Part(key, title) for key, title in (
         ("build", "build the model"), ("tests", "1 tests"), ("scoring", "2 option scoring"),
-        ("generation", "3 generation"), ("suites", "4 sample suites"), ("projection", "5 projection"))}
+        ("generation", "3 generation"), ("suites", "4 sample suites"), ("projection", "5 projection"),
+        ("costs", "6 costs record"))}
     tests = start_tests(args, work) if "tests" in asked else None
     say(f"work folder {work}; building the {args.shape}-shaped model" + (", part 1 running" if tests else ""))
     build(parts["build"], args, clock, work)
@@ -553,12 +738,14 @@ def check(args, work: Path) -> dict[str, Part]:
     if "suites" in asked:
         parts["projection"].status = OK
         parts["projection"].result = "the projection table below"
+        costs(parts["costs"], parts, args)
+        say(f"part {parts['costs'].title}: {parts['costs'].status}: {parts['costs'].result}")
     return parts
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    problem = device_problem(args.device)
+    problem = device_problem(args.device) or (costs_target_problem(args.write_costs) if args.write_costs else None)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
