@@ -1,6 +1,7 @@
 """bench/gpu_check.py, the one command for a GPU loan, runs here too: on the CPU with the tiny-shaped model (every path
 of the bench shape, in a fraction of its time) and every part shrunk (one test, 4 questions, 4 requests of 4 tokens, one
-item per benchmark and dimension), it reports every part and prints the summary and the projection; a part made to fail
+item per benchmark and dimension), it reports every part and prints the summary, the projection and the per-call costs
+record it writes (--write-costs); a part made to fail
 (part 1 pointed at a missing test file) is reported while the others still run. Every card says how large its full suite
 is, or that it is not known."""
 from __future__ import annotations
@@ -13,12 +14,14 @@ from dataclasses import replace
 import pytest
 
 from evaluator.benchmarks import REGISTRY, card_problems, cards
+from evaluator.plans.costs import measured_records
 from tests.conftest import PROJECT
 
 SHRUNK = ("--shape", "tiny", "--device", "cpu", "--tests", "tests/test_families.py::test_batch_size_setting",
           "--questions", "4", "--repeats", "1", "--requests", "4", "--new-tokens", "4", "--batches", "1,4",
           "--limit", "1")
-ROWS = ("build the model", "1 tests", "2 option scoring", "3 generation", "4 sample suites", "5 projection")
+ROWS = ("build the model", "1 tests", "2 option scoring", "3 generation", "4 sample suites", "5 projection",
+        "6 costs record")
 
 
 def run_check(*extra: str) -> subprocess.CompletedProcess:
@@ -42,8 +45,8 @@ def projection_rows(stdout: str) -> dict[str, str]:
 
 
 @pytest.mark.slow
-def test_every_part_runs_on_the_cpu_and_the_summary_and_projection_are_printed():
-    done = run_check()
+def test_every_part_runs_on_the_cpu_and_the_summary_and_projection_are_printed(tmp_path):
+    done = run_check("--write-costs", str(tmp_path / "measured.json"))
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     rows = summary_rows(done.stdout)
     assert set(rows) == set(ROWS), rows
@@ -65,10 +68,20 @@ def test_every_part_runs_on_the_cpu_and_the_summary_and_projection_are_printed()
     assert "option scores moved by up to" in effect
     projection = projection_rows(done.stdout)
     assert set(projection) == set(REGISTRY)
-    assert "per 1,000 items" in projection["reform"] and "not known" in projection["reform"]
+    for card in cards():  # each full suite projected from its count (ReForm-Eval's too, since counts.py)
+        assert (f"{card.full_suite_items:,}" if card.full_suite_items else "per 1,000 items") in projection[card.name]
     assert "1,622" in projection["cure"] and "not measured" not in done.stdout.split("\nprojection (", 1)[1]
     assert "judge not included" in projection["simpleqa"] and "judge not included" in projection["lave"]
     assert "judge time is not included" in done.stdout
+    # part 6: the CPU's per-call costs record, merged into a copy of measured.json that the plan reads back
+    assert "'cpu': " in rows["6 costs record"] and "ms a decode step (batch 4, dynamic)" in rows["6 costs record"]
+    assert "per-call costs record 'cpu' for evaluator/plans/measured.json (written to" in done.stdout
+    records = measured_records(tmp_path / "measured.json")
+    assert set(records) == {"h200", "cpu"} and records["h200"] == measured_records()["h200"]
+    cpu = records["cpu"]
+    assert cpu.by.startswith("bench/gpu_check.py --shape tiny") and (cpu.gpu, cpu.batch_size) == ("", 4)
+    assert "3 option-scoring requests (1 item), each with one image (4 image tokens)" in cpu.request_basis
+    assert "256 decode steps (1 batch of up to 4 of its 1 text request" in cpu.step_basis
 
 
 @pytest.mark.slow
