@@ -82,7 +82,7 @@ def plan_lines(run: RunPlan) -> list[str]:
              f"in all: {count(run.total('generations'))} generations, {count(run.total('scorings'))} option scorings, "
              f"{count(run.total('new_tokens') + run.total('thinking'))} answer tokens at most, "
              f"{count(run.total('judge_calls'))} judge calls",
-             "hours and dollars, at most (every answer counted at its full budget):"]
+             "hours (h:mm, days as \"d\") and dollars, at most (every answer counted at its full budget):"]
     lines += [priced_line(p) for p in run.priced] or ["  (no machine holds this model)"]
     lines.append("what the figures rest on:")
     seen = set()
