@@ -161,7 +161,8 @@ def test_the_cli_prints_a_plan_with_what_each_figure_rests_on(shapes, capsys):
     out = capsys.readouterr().out
     assert out.startswith(f"plan: {shapes['llava-1.5-7b']} (LlavaForConditionalGeneration), suite lite")
     for said in ("cure: 500 items; 1,956 option scorings", "simpleqa: 1,000 items; 1,000 generations",
-                 "judge: 1,000 calls", "lave: 100 items", "hours (h:mm, days as \"d\") and dollars, at most", "  h100 ", "  cpu ",
+                 "judge: 1,000 calls", "lave: 100 items", 'hours (h:mm, days as "d") and dollars, at most',
+                 "  h100 ", "  cpu ",
                  "what the figures rest on:", "CURE sample through the CLI", "the judge: 3 s a call",
                  "image tokens: 576 a picture"):
         assert said in out, said
