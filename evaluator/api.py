@@ -82,7 +82,7 @@ __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "E
            "NOTHING_RAN", "images_needed", "judge_problem",
            "LITE", "LITE_RULE", "SUITES", "describe_lite", "Priced", "RunPlan", "plan_facts", "plan_run", "plan_lines",
            "plan_summary", "plan_duration", "jobs_hardware", "expected_widths",
-           "calls_per_item", "safetensors_parameters"]
+           "calls_per_item", "safetensors_parameters", "chat_template", "gpu_memory_gb"]
 
 
 def benchmark_names() -> tuple[str, ...]:
@@ -177,11 +177,25 @@ def plan_facts(name: str, config: dict, architecture: str, has_vision: bool, par
                template: str = "", params_basis: str = "counted from its safetensors files on the Hub"):
     """A model's cost-relevant facts from what submission read of it (config.json, its parameter count, its chat
     template); the parameters estimated from config.json when the count is unknown."""
-    from evaluator.plans.facts import _estimate_params, build_facts
+    from evaluator.plans.facts import build_facts, estimate_parameters
 
     if not params:
-        params, params_basis = _estimate_params(config), "estimated from config.json"
+        params, params_basis = estimate_parameters(config), "estimated from config.json"
     return build_facts(name, config, architecture, has_vision, float(params), params_basis, template)
+
+
+def chat_template(folder: Path | None = None, tokenizer_config: dict | None = None) -> str:
+    """A model's chat template as transformers looks for it (evaluator.plans.facts.chat_template)."""
+    from evaluator.plans.facts import chat_template as find
+
+    return find(folder, tokenizer_config)
+
+
+def gpu_memory_gb(flavor: str) -> float | None:
+    """A Jobs flavor's GPU memory in GB over all its GPUs (None: a CPU flavor or one not known)."""
+    from evaluator.plans.costs import gpu_memory_gb as memory
+
+    return memory(flavor)
 
 
 def jobs_hardware(flavor: str, prices: dict[str, float] | None = None):

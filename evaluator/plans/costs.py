@@ -36,7 +36,7 @@ CPU = "cpu"
 # GB/s, L40S 864 GB/s, A100 80 GB 2.0 TB/s, H100 SXM 3.35 TB/s, H200 4.8 TB/s, RTX PRO 6000 1.8 TB/s)
 BANDWIDTH_TBPS = {"t4": 0.32, "l4": 0.30, "a10g": 0.60, "l40s": 0.864, "a100": 2.0, "h100": 3.35, "h200": 4.8,
                   "rtx-pro-6000": 1.8}
-# GPU memory of one GPU of each family, GB (as leaderboard.running.run_memory counts it)
+# GPU memory of one GPU of each family, GB (the vendors' figures; leaderboard.running.run_memory plans with them)
 GPU_GB = {"t4": 16, "l4": 24, "l40s": 48, "a10g": 24, "a100": 80, "h100": 80, "h200": 141, "rtx-pro-6000": 96}
 # US dollars an hour: the Hub's published Jobs prices as read in November 2026 (huggingface.co/docs/hub/jobs-pricing;
 # the Space uses the Hub's own list when it can read it, leaderboard.running.job_flavors.hardware_rates)
@@ -170,6 +170,12 @@ def gpu_count(flavor: str) -> int:
     return int(match.group(1)) if match else 1
 
 
+def gpu_memory_gb(flavor: str) -> float | None:
+    """A Jobs flavor's GPU memory in GB over all its GPUs; None for a CPU flavor or one not known here."""
+    family = gpu_family(str(flavor).strip().lower())
+    return GPU_GB[family] * gpu_count(str(flavor).strip().lower()) if family in GPU_GB else None
+
+
 def jobs_flavors() -> tuple[str, ...]:
     """The GPU flavors of Hugging Face Jobs (huggingface_hub's JobHardware names; the price table's when it has
     none)."""
@@ -201,7 +207,7 @@ def on_flavor(flavor: str, records: dict[str, Measured], prices: dict[str, float
     price = live if live is not None else PRICES.get(flavor)
     price_basis = ("the Hub's current list" if live is not None else PRICES_BASIS if price is not None else
                    "no Jobs flavor: priced for comparison" if flavor == REFERENCE else "unknown")
-    return Hardware(flavor, reference, slowdown, price, gpus, GPU_GB.get(family, 0) * gpus or None, speed, price_basis)
+    return Hardware(flavor, reference, slowdown, price, gpus, gpu_memory_gb(flavor), speed, price_basis)
 
 
 def cheapest_per_gpu(machines: list[Hardware], holds) -> list[Hardware]:

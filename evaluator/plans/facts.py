@@ -20,6 +20,7 @@ from evaluator.models.model_config import UnreadableConfig, read_json_object, sa
 from evaluator.models.thinking import find_markers, template_switch
 
 TYPICAL_IMAGE = (800, 600)  # a Visual Genome or COCO photo: the benchmarks' usual picture, in pixels
+MAX_TEMPLATE_BYTES = 2_000_000  # a chat_template.jinja larger than this is not read
 DEFAULT_IMAGE_TOKENS = 576  # LLaVA-1.5's (336 / 14)^2, for a family whose count config.json does not tell
 _DTYPE_BYTES = 2  # a weights index's total_size counted at bfloat16
 
@@ -89,7 +90,7 @@ def _experts(text: dict) -> tuple[int, int, int, int] | None:
     return experts, per_token, width, max(0, (layers - dense_first) // max(1, step))
 
 
-def _estimate_params(config: dict) -> float:
+def estimate_parameters(config: dict) -> float:
     """Parameters estimated from config.json: the language model (embeddings, attention, MLP or experts) and a
     vision tower's blocks."""
     text = _text(config)
@@ -125,7 +126,7 @@ def counted_parameters(folder: Path, config: dict) -> tuple[float, str]:
     indexed = _index_params(folder)
     if indexed is not None:
         return float(indexed[0]), indexed[1]
-    return _estimate_params(config), "estimated from config.json (no weights here)"
+    return estimate_parameters(config), "estimated from config.json (no weights here)"
 
 
 def active_parameters(config: dict, total: float) -> tuple[float, str]:
@@ -167,26 +168,34 @@ def image_tokens(config: dict) -> tuple[float, str]:
     return float(DEFAULT_IMAGE_TOKENS), f"assumed {DEFAULT_IMAGE_TOKENS} (LLaVA-1.5's); config.json does not tell"
 
 
-def template_of(folder: Path) -> str:
-    """The chat template the folder holds (chat_template.jinja, chat_template.json, tokenizer_config.json)."""
-    jinja = folder / "chat_template.jinja"
-    if jinja.is_file():
-        try:
-            return jinja.read_text(encoding="utf-8", errors="replace")[:2_000_000]
-        except OSError:
-            return ""
-    for name in ("chat_template.json", "tokenizer_config.json"):
-        path = folder / name
-        if path.is_file():
+def _template_text(value) -> str:
+    """A chat_template value as one text (a list of named templates joined)."""
+    if isinstance(value, list):
+        value = " ".join(str(t.get("template", "")) for t in value if isinstance(t, dict))
+    return value if isinstance(value, str) else ""
+
+
+def chat_template(folder: Path | None = None, tokenizer_config: dict | None = None) -> str:
+    """A model's chat template, as transformers looks for it: the folder's chat_template.jinja (at most
+    MAX_TEMPLATE_BYTES), its chat_template.json, then its tokenizer_config.json's (`tokenizer_config`: that file as
+    already read, where the caller has it); "" when none holds one or it cannot be read."""
+    folder = Path(folder) if folder is not None else None
+    jinja = folder / "chat_template.jinja" if folder is not None else None
+    try:
+        if jinja is not None and jinja.is_file() and jinja.stat().st_size <= MAX_TEMPLATE_BYTES:
+            return jinja.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        pass
+    names = ("chat_template.json",) + (() if tokenizer_config is not None else ("tokenizer_config.json",))
+    for name in names if folder is not None else ():
+        if (folder / name).is_file():
             try:
-                template = read_json_object(path).get("chat_template")
+                found = _template_text(read_json_object(folder / name).get("chat_template"))
             except UnreadableConfig:
                 continue
-            if isinstance(template, list):
-                template = " ".join(str(t.get("template", "")) for t in template if isinstance(t, dict))
-            if isinstance(template, str) and template:
-                return template
-    return ""
+            if found:
+                return found
+    return _template_text((tokenizer_config or {}).get("chat_template")) if isinstance(tokenizer_config, dict) else ""
 
 
 def build_facts(name: str, config: dict, architecture: str, has_vision: bool, params: float, params_basis: str,
@@ -209,7 +218,7 @@ def build_facts(name: str, config: dict, architecture: str, has_vision: bool, pa
 def model_facts(folder: Path, name: str, config: dict, has_vision: bool, architecture: str) -> ModelFacts:
     """Everything the plan needs from a model folder holding at least config.json."""
     params, basis = counted_parameters(folder, config)
-    return build_facts(name, config, architecture, has_vision, params, basis, template_of(folder))
+    return build_facts(name, config, architecture, has_vision, params, basis, chat_template(folder))
 
 
 def _side_files(model: str, revision: str | None, folder: Path) -> None:

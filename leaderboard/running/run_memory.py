@@ -20,7 +20,6 @@ the dispatcher starts the Job on its flavor with its batch size.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import asdict, dataclass
 
 from evaluator import api
@@ -35,9 +34,6 @@ IMAGE_CACHE_BYTES = 1 << 30
 HEADROOM = 0.85  # the share of a flavor's GPU memory a run may plan on (activations, the CUDA context, fragments)
 GB = 1e9
 _BYTES = {"float32": 4}  # bytes per cached value by precision; auto, bfloat16 and float16: 2
-# GPU memory of one GPU of each Jobs flavor family, in GB (the vendors' figures); a flavor "xN" has N of them
-_GPU_GB = {"t4": 16, "l4": 24, "l40s": 48, "a10g": 24, "a100": 80, "h100": 80, "h200": 141, "rtx-pro-6000": 96}
-_COUNT_RE = re.compile(r"x(\d+)$")
 _WINDOWED = ("sliding_attention", "chunked_attention")
 _STATEFUL = ("linear_attention", "conv", "mamba")
 
@@ -62,14 +58,9 @@ class RunPlan:
 
 
 def gpu_memory_gb(flavor: str) -> float | None:
-    """A Jobs flavor's GPU memory in GB over all its GPUs; None for a CPU flavor or one not known here."""
-    name = str(flavor).strip().lower()
-    count = _COUNT_RE.search(name)
-    base = name[:count.start()] if count else name
-    for family in sorted(_GPU_GB, key=len, reverse=True):
-        if base == family or base.startswith(family + "-") or base.startswith(family + "x"):
-            return _GPU_GB[family] * (int(count.group(1)) if count else 1)
-    return None
+    """A Jobs flavor's GPU memory in GB over all its GPUs; None for a CPU flavor or one not known here (the
+    evaluator's table of GPUs, evaluator.api.gpu_memory_gb, which its plans price with too)."""
+    return api.gpu_memory_gb(flavor)
 
 
 def _text_config(config: dict) -> dict:

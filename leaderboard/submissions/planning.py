@@ -37,7 +37,6 @@ from leaderboard.submissions.outcomes import Refusal
 log = logging.getLogger(__name__)
 
 CPU, LOCAL_GPU = "cpu", "h200"  # the local executor's hardware: the CPU record, or the measured GPU's
-MAX_TEMPLATE_BYTES = 2_000_000  # a chat_template.jinja larger than this is not read
 
 
 # ---------------------------------------------------------------- the memory plan (hf-jobs)
@@ -65,22 +64,11 @@ def check_hardware(settings: Settings, shown: str, params_billions: float, preci
 
 # ---------------------------------------------------------------- the cost plan
 def chat_template(side_configs: dict | None, folder: Path | None = None) -> str:
-    """A model's chat template: its tokenizer_config.json's (a list of named templates as one text), else the
-    chat_template.jinja of its folder where the checks have one on disk (a local folder, or the Hub cache's snapshot
-    offline; online only the small JSON files are fetched); "" when neither holds one."""
+    """A model's chat template (evaluator.api.chat_template: the folder's chat_template.jinja where the checks have
+    the model on disk, else its tokenizer_config.json as the checks read it; online only the small JSON files are
+    fetched); "" when none holds one."""
     tokenizer = (side_configs or {}).get("tokenizer_config.json")
-    template = tokenizer.get("chat_template") if isinstance(tokenizer, dict) else None
-    if isinstance(template, list):
-        return " ".join(str(t.get("template", "")) for t in template if isinstance(t, dict))
-    if isinstance(template, str) and template:
-        return template
-    jinja = Path(folder) / "chat_template.jinja" if folder is not None else None
-    try:
-        if jinja is not None and jinja.is_file() and jinja.stat().st_size <= MAX_TEMPLATE_BYTES:
-            return jinja.read_text(encoding="utf-8", errors="replace")
-    except OSError:  # unreadable: planned as not thinking
-        pass
-    return ""
+    return evaluator_api.chat_template(folder, tokenizer if isinstance(tokenizer, dict) else {})
 
 
 def hardware(settings: Settings, memory: run_memory.RunPlan | None, params_billions: float, precision: str) -> str:
