@@ -114,3 +114,10 @@ def format_time(text: str | None) -> str:
     if moment.tzinfo is not None:
         moment = moment.astimezone(timezone.utc)
     return moment.strftime("%Y-%m-%d %H:%M:%S") + " UTC"
+
+
+def money(usd: float | None) -> str:
+    """US dollars as every tab shows them: "$1.23", a cost under half a cent "<$0.01", "no price" when unknown."""
+    if usd is None:
+        return "no price"
+    return "<$0.01" if 0 < usd < 0.005 else f"${usd:,.2f}"

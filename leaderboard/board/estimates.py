@@ -30,7 +30,7 @@ import pandas as pd
 from evaluator import api
 from leaderboard.board.columns import COST_RECORDED, Schema
 from leaderboard.board.score_cells import ran
-from leaderboard.formatting import as_float, format_billions, format_number
+from leaderboard.formatting import as_float, format_billions, format_number, money
 from leaderboard.running.job_flavors import TooLarge
 from leaderboard.running.run_memory import planned_flavor
 from leaderboard.settings import Settings
@@ -85,11 +85,6 @@ class Estimate:
         if self.usd is not None:
             parts.append(f"{'about ' if long else ''}{money(self.usd)}")
         return parts
-
-
-def money(usd: float) -> str:
-    """"$1.23"; a cost under half a cent as "<$0.01"."""
-    return "<$0.01" if 0 < usd < 0.005 else f"${usd:.2f}"
 
 
 def _benchmarks(raw: pd.DataFrame, schema: Schema) -> pd.Series:

@@ -18,6 +18,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 
 from evaluator import api
+from leaderboard.formatting import money
 
 NOT_PLANNED = "not planned"
 
@@ -43,13 +44,6 @@ class CostPlan:
         time = api.plan_duration(self.hours * 3600.0)
         return f"{time} · {money(self.usd)} on {self.flavor}" if self.usd is not None else \
             f"{time} on {self.flavor} (no price)"
-
-
-def money(usd: float | None) -> str:
-    """$0.80, <$0.01; "no price" when unknown."""
-    if usd is None:
-        return "no price"
-    return "<$0.01" if 0 < usd < 0.005 else f"${usd:,.2f}"
 
 
 def _amount(value, optional: bool) -> bool:

@@ -27,11 +27,12 @@ from pathlib import Path
 
 from evaluator import api as evaluator_api
 from leaderboard.formatting import escape_markdown as md
+from leaderboard.formatting import money
 from leaderboard.running import job_flavors, run_memory
 from leaderboard.settings import Settings
 from leaderboard.store import Store
 from leaderboard.submissions import jobs_ledger
-from leaderboard.submissions.cost_plans import CostPlan, money
+from leaderboard.submissions.cost_plans import CostPlan
 from leaderboard.submissions.outcomes import Refusal
 
 log = logging.getLogger(__name__)
