@@ -146,6 +146,9 @@ class Settings:
     executor: str = setting("LEADERBOARD_EXECUTOR", "local", "how evaluations run: `local` (a subprocess of this "
                             "machine, one at a time) or `hf-jobs` (one Hugging Face Job per request, with the Hub "
                             "store)", read.lower)
+    engine: str = setting("LEADERBOARD_ENGINE", "transformers", "hf-jobs: what runs the model in a Job: "
+                          "`transformers` (in-process, the evaluator's own adapter) or `vllm` (vLLM's published "
+                          "image serves the model on the Job's loopback and the evaluator asks it)", read.lower)
     jobs_max: int = setting("LEADERBOARD_JOBS_MAX", "4", "hf-jobs: evaluations running at once", int)
     jobs_namespace: str = setting("LEADERBOARD_JOBS_NAMESPACE", "", "hf-jobs: the user or organisation the Jobs run "
                                   "(and are billed) under (default: the owner of HF_TOKEN)")

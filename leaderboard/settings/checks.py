@@ -13,6 +13,7 @@ def check(settings) -> None:
     for name, value, allowed in (("LEADERBOARD_STORE", settings.store_backend, ("local", "hub")),
                                  ("LEADERBOARD_SUITE", settings.suite, api.SUITES),
                                  ("LEADERBOARD_EXECUTOR", settings.executor, ("local", "hf-jobs")),
+                                 ("LEADERBOARD_ENGINE", settings.engine, ("transformers", "vllm")),
                                  ("LEADERBOARD_DEVICE", settings.device, ("auto", "cuda", "cpu")),
                                  ("LEADERBOARD_GENERATION_CACHE", settings.generation_cache, api.GENERATION_CACHES),
                                  ("LEADERBOARD_THINKING", settings.thinking, ("auto", "on", "off")),
