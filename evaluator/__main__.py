@@ -1,11 +1,12 @@
 """Command line: `python -m evaluator run ...`, `python -m evaluator plan ...`, `python -m evaluator rescore ...`,
 `python -m evaluator compare A B` and `python -m evaluator list-benchmarks`.
 
-`plan --model M [--suite sample|lite|full] [--benchmarks ...] [--thinking on|off|auto]` says what a run would cost
-before it runs (evaluator.plans): per benchmark its items, model calls, prompt and answer-token budgets (thinking
-included) and judge calls, then the hours and dollars on each Jobs flavor that holds the model and on the CPU, each
-figure with what it rests on. It reads the model's config.json (and, where they are, its weights' headers and chat
-template), never its weights, and no benchmark data.
+`plan --model M [--suite sample|lite|full] [--benchmarks ...] [--thinking on|off|auto] [--engine transformers|vllm]`
+says what a run would cost before it runs (evaluator.plans): per benchmark its items, model calls, prompt and
+answer-token budgets (thinking included) and judge calls, then the hours and dollars on each Jobs flavor that holds
+the model (and, for transformers, on the CPU), each figure marked measured, published or assumed. It reads the
+model's config.json (and, where they are, its weights' headers and chat template), never its weights, and no
+benchmark data.
 
 On failure the one line printed (to stderr) is `error: <one-line reason>` (with --debug, after the traceback) and the
 exit code is 1; the scheduler shows that line as the request's reason (a queue request's run, `--request`, refused
@@ -117,6 +118,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="tokens of thought per generation (default: LEADERBOARD_THINKING_BUDGET, else 4096)")
     plan.add_argument("--limit", type=int, default=0, help="items per benchmark (0: all)")
     plan.add_argument("--batch-size", type=int, default=None, help="a GPU's batch size (default: 64)")
+    plan.add_argument("--engine", default="transformers", choices=["transformers", "vllm"],
+                      help="what runs the model: transformers in-process (measured figures) or vLLM served "
+                      "(its published throughput until a GPU measures it; no CPU line)")
     plan.add_argument("--flavors", default="", help="comma-separated Jobs flavors to price (default: of each GPU, the "
                       "cheapest flavor that holds the model's weights; one H100 is priced too, for comparison)")
     plan.add_argument("--source", action="append", default=[], metavar="BENCH=LOCATION")
@@ -281,7 +285,8 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     """Print a run's plan (evaluator.plans)."""
-    from evaluator.plans.costs import REFERENCE, cheapest_per_gpu, jobs_flavors, measured_records, on_cpu, on_flavor
+    from evaluator.plans.costs import REFERENCE, cheapest_per_gpu, jobs_flavors, measured_records, on_cpu
+    from evaluator.plans.engines import TRANSFORMERS, on_engine
     from evaluator.plans.estimate import fits, plan_run
     from evaluator.plans.facts import facts_for
     from evaluator.plans.text import plan_lines
@@ -297,11 +302,13 @@ def _plan(args: argparse.Namespace) -> int:
     if unknown:
         raise UsageError(f"unknown Jobs flavor {', '.join(map(repr, unknown))}; GPU flavors: "
                          f"{', '.join(jobs_flavors())}")
-    machines = [on_flavor(name, records) for name in (asked or jobs_flavors())]
+    machines = [on_engine(name, records, args.engine) for name in (asked or jobs_flavors())]
     machines = machines if asked else cheapest_per_gpu(machines, lambda m: fits(facts, m))
-    if not asked and fits(facts, on_flavor(REFERENCE, records)):  # the lite suites' sizing reference (no flavor)
-        machines.append(on_flavor(REFERENCE, records))
-    run = plan_run(facts, list(benchmarks), args.suite, [*machines, on_cpu(records)], thinking=args.thinking,
+    reference = on_engine(REFERENCE, records, args.engine)
+    if not asked and fits(facts, reference):  # the lite suites' sizing reference (no flavor)
+        machines.append(reference)
+    cpu = [on_cpu(records)] if args.engine == TRANSFORMERS else []  # vLLM is priced on GPUs only
+    run = plan_run(facts, list(benchmarks), args.suite, [*machines, *cpu], thinking=args.thinking,
                    thinking_budget=_thinking_budget(args.thinking_budget), limit=args.limit,
                    options=_pairs(args.option, "--option"), sources=_pairs(args.source, "--source"),
                    batch=args.batch_size)

@@ -24,8 +24,9 @@
 - the suites (SUITES: sample, lite, full; LITE_RULE: the lite rule's version, recorded in a lite run's results);
 - what a run will cost, before it runs (evaluator.plans): plan_facts (a model's cost-relevant facts from what the
   submission checks read), plan_run (its workload priced on given Jobs flavors, with the Hub's live prices where
-  known), plan_lines / plan_summary / plan_duration (the plan in words), jobs_hardware (a flavor priced from the
-  measured costs) and expected_widths (each lite score's expected 95% half-width beside the full suite's);
+  known) on either engine (ENGINES: transformers, vllm), plan_lines / plan_summary / plan_duration (the plan in
+  words), plan_marks (each figure's mark: measured, published or assumed), jobs_hardware (a flavor priced for an
+  engine) and expected_widths (each lite score's expected 95% half-width beside the full suite's);
 - how a worker ties the evaluator's life to its own (PARENT_PID_ENV).
 The Space runs the evaluator itself as a subprocess (`python -m evaluator run ...`), never in-process.
 """
@@ -66,6 +67,7 @@ from evaluator.runs.parent_watch import PARENT_PID_ENV
 from evaluator.runs.preflight import NOTHING_RAN, images_needed
 from evaluator.benchmarks.lite import RULE as LITE_RULE, describe as describe_lite
 from evaluator.benchmarks.spec import LITE, SUITES
+from evaluator.plans.engines import ENGINES
 from evaluator.plans.estimate import Priced, RunPlan
 
 __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "ENDPOINT_PREFIX", "Endpoint", "GENERATION", "GENERATION_CACHES", "MODEL_TOKEN_SETTING", "CORRECT",
@@ -81,7 +83,7 @@ __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "E
            "UnreadableConfig", "read_model_config", "read_model_json", "remote_code",
            "NOTHING_RAN", "images_needed", "judge_problem",
            "LITE", "LITE_RULE", "SUITES", "describe_lite", "Priced", "RunPlan", "plan_facts", "plan_run", "plan_lines",
-           "plan_summary", "plan_duration", "jobs_hardware", "expected_widths",
+           "plan_summary", "plan_duration", "plan_marks", "jobs_hardware", "expected_widths", "ENGINES",
            "calls_per_item", "safetensors_parameters", "chat_template", "gpu_memory_gb"]
 
 
@@ -198,22 +200,34 @@ def gpu_memory_gb(flavor: str) -> float | None:
     return memory(flavor)
 
 
-def jobs_hardware(flavor: str, prices: dict[str, float] | None = None):
-    """A Jobs flavor (or "cpu") priced from the measured per-call costs (prices: the Hub's live list where known)."""
-    from evaluator.plans.costs import CPU, measured_records, on_cpu, on_flavor
+def jobs_hardware(flavor: str, prices: dict[str, float] | None = None, engine: str = "transformers"):
+    """A Jobs flavor (or "cpu", always transformers') priced for `engine` (evaluator.plans.engines: measured or
+    published figures; prices: the Hub's live list where known)."""
+    from evaluator.plans.costs import CPU, measured_records, on_cpu
+    from evaluator.plans.engines import on_engine
 
     records = measured_records()
-    return on_cpu(records) if flavor == CPU else on_flavor(flavor, records, prices)
+    return on_cpu(records) if flavor == CPU else on_engine(flavor, records, engine, prices)
 
 
 def plan_run(facts, benchmarks, suite: str, flavors: list[str], *, thinking: str = "auto", thinking_budget: int = 4096,
              limit: int = 0, options: dict | None = None, sources: dict | None = None,
-             prices: dict[str, float] | None = None, batch: int | None = None) -> RunPlan:
-    """A run's plan (evaluator.plans.estimate.plan_run) priced on each of `flavors`."""
+             prices: dict[str, float] | None = None, batch: int | None = None, engine: str = "transformers") -> RunPlan:
+    """A run's plan (evaluator.plans.estimate.plan_run) priced on each of `flavors` for `engine`."""
     from evaluator.plans.estimate import plan_run as make
 
-    return make(facts, list(benchmarks), suite, [jobs_hardware(f, prices) for f in flavors], thinking=thinking,
-                thinking_budget=thinking_budget, limit=limit, options=options, sources=sources, batch=batch)
+    return make(facts, list(benchmarks), suite, [jobs_hardware(f, prices, engine) for f in flavors],
+                thinking=thinking, thinking_budget=thinking_budget, limit=limit, options=options, sources=sources,
+                batch=batch)
+
+
+def plan_marks(run: RunPlan, flavor: str) -> dict[str, str]:
+    """Each figure the plan priced `flavor` with (prompts, generation, loading), marked "measured (GPU, date)",
+    "published (source)" or "assumed (source)"; {} when the plan did not price it."""
+    from evaluator.plans.engines import marks
+
+    priced = run.on(flavor)
+    return marks(priced.hardware) if priced is not None else {}
 
 
 def plan_lines(run: RunPlan) -> list[str]:

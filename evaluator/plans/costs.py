@@ -24,6 +24,10 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # engines imports this module
+    from evaluator.plans.engines import EngineRecord
 
 MEASURED = Path(__file__).with_name("measured.json")
 REFERENCE_GPU = "h200"  # the record GPUs are priced from when no record of their own exists
@@ -69,17 +73,12 @@ class Measured:
     step_basis: str
     load_basis: str
 
-    def basis(self) -> str:
-        """What the figures rest on, in one sentence."""
-        return (f"{self.hardware}, {self.params_billions:g} B parameters, measured {self.measured} by {self.by}: "
-                f"{self.request_s * 1000:.0f} ms a request with one image ({self.request_basis}); "
-                f"{self.step_s * 1000:.0f} ms a decode step ({self.step_basis}); {self.load_s:g} s loading")
-
 
 @dataclass(frozen=True)
 class Hardware:
     """Where a run is priced: a Jobs flavor (or this machine's CPU), its measured record, how much slower than that
-    record it runs (`slowdown`), its price an hour (None: unknown) and what these rest on."""
+    record it runs (`slowdown`), its price an hour (None: unknown) and what these rest on; `engine` what runs the
+    model and, for a served engine, `served` its figures (an engines.EngineRecord, which `slowdown` is then against)."""
 
     name: str
     measured: Measured
@@ -89,6 +88,8 @@ class Hardware:
     gpu_gb: float | None
     speed_basis: str
     price_basis: str
+    engine: str = "transformers"
+    served: EngineRecord | None = None
 
 
 def measured_records(path: Path = MEASURED) -> dict[str, Measured]:

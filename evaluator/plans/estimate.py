@@ -11,8 +11,9 @@ left uncounted on a downloaded one, said so. Seconds come from the measured per-
   + the judge: calls x JUDGE_CALL_S / JUDGE_IN_FLIGHT (an assumption: no judge's pace is measured here), during
     which the machine waits and is paid for.
 
-Every answer is counted at its full budget (a reply that stops early costs less): the hours are an upper bound for
-the model's part, and the dollars with them.
+That is transformers' static batches; a run served by vLLM is counted by its tokens at the engine's rates instead
+(engines.py). Every answer is counted at its full budget (a reply that stops early costs less): the hours are an
+upper bound for the model's part, and the dollars with them.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from evaluator.benchmarks import get_benchmark
 from evaluator.benchmarks.spec import SAMPLE, PlanContext
 from evaluator.benchmarks.workloads import Workload, count_plan
 from evaluator.plans.costs import Hardware
+from evaluator.plans.engines import TRANSFORMERS, served_seconds, start_seconds
 from evaluator.plans.facts import ModelFacts
 
 JUDGE_CALL_S = 3.0  # seconds one judge call takes (an assumption for a hosted judge writing a few hundred tokens)
@@ -55,6 +57,8 @@ class BenchmarkPlan:
         """The model's part of this benchmark on `on` (loading and the judge apart)."""
         if self.workload is None or self.skipped:
             return 0.0
+        if on.served is not None:
+            return served_seconds(self.workload, on, facts.active, self.thinking_tokens, self.image_tokens)
         record = on.measured
         size = facts.active / (record.params_billions * 1e9)
         total = 0.0
@@ -114,6 +118,11 @@ class RunPlan:
     def on(self, name: str) -> Priced | None:
         return next((p for p in self.priced if p.hardware.name == name), None)
 
+    @property
+    def engine(self) -> str:
+        """What runs the model on the plan's GPUs (transformers when it prices none)."""
+        return next((p.hardware.engine for p in self.priced if p.hardware.gpus), TRANSFORMERS)
+
 
 def thinking_counted(facts: ModelFacts, asked: str) -> tuple[bool, str]:
     """Whether the thinking budget is counted, and why: `off` never; `on` and `auto` when the template writes a
@@ -162,7 +171,7 @@ def plan_run(facts: ModelFacts, benchmarks: list[str], suite: str, hardware: lis
     for machine in hardware:
         size = machine.measured.batch_size if not machine.gpus else (batch or GPU_BATCH)
         model_s = sum(b.seconds(machine, facts, size) for b in found)
-        load_s = machine.measured.load_s * facts.params / (machine.measured.params_billions * 1e9) * machine.slowdown
+        load_s = start_seconds(machine, facts.params)
         judge_s = sum(b.judge_seconds() for b in found)
         run.priced.append(Priced(machine, model_s, load_s, judge_s, size))
     return run

@@ -2,7 +2,10 @@
 escapes it)."""
 from __future__ import annotations
 
+from evaluator.plans.engines import STYLE, TRANSFORMERS, figures
 from evaluator.plans.estimate import JUDGE_CALL_S, JUDGE_IN_FLIGHT, BenchmarkPlan, Priced, RunPlan
+
+LABELS = {"prompts": "option scorings and prompts", "generation": "answers", "loading": "start"}
 
 
 def count(value: float) -> str:
@@ -70,11 +73,29 @@ def priced_line(p: Priced) -> str:
             f"{duration(p.load_s)}, judge {duration(p.judge_s)})  {price}")
 
 
+def figure_lines(run: RunPlan) -> list[str]:
+    """What each record's figures are and where each comes from: measured (GPU, date), published (source) or
+    assumed (source)."""
+    lines, seen = [], set()
+    for p in run.priced:
+        machine = p.hardware
+        record = machine.served or machine.measured
+        if (machine.engine, record.key) in seen:
+            continue
+        seen.add((machine.engine, record.key))
+        about = f" ({record.model}, {record.version})" if machine.served is not None else ""
+        lines.append(f"  {machine.engine} on {record.hardware}, {record.params_billions:g} B parameters{about}:")
+        for name, figure in figures(machine).items():
+            lines.append(f"    {LABELS[name]}: {figure.value:,g} {figure.words}: {figure.mark()} ({figure.basis})")
+    return lines
+
+
 def plan_lines(run: RunPlan) -> list[str]:
     """The whole plan, as `python -m evaluator plan` prints it."""
     f = run.facts
     lines = [f"plan: {f.name} ({f.architecture}), suite {run.suite}"
              + (f", limit {run.limit}" if run.limit else "") + f", thinking {run.thinking_note}",
+             f"  engine: {run.engine} ({STYLE[run.engine]})",
              f"  parameters: {f.params / 1e9:.2f} B ({f.params_basis})",
              f"  image tokens: {f.image_tokens:,.0f} a picture ({f.image_basis})" if f.has_vision else
              "  text only: the benchmarks with images are skipped",
@@ -85,12 +106,12 @@ def plan_lines(run: RunPlan) -> list[str]:
              "hours (h:mm, days as \"d\") and dollars, at most (every answer counted at its full budget):"]
     lines += [priced_line(p) for p in run.priced] or ["  (no machine holds this model)"]
     lines.append("what the figures rest on:")
-    seen = set()
-    for p in run.priced:
-        record = p.hardware.measured
-        if record.key not in seen:
-            seen.add(record.key)
-            lines.append(f"  {record.basis()}")
+    lines += figure_lines(run)
+    if run.engine != TRANSFORMERS:
+        lines.append(f"  {run.engine}: its figures are published, not measured here (bench/gpu_check.py measures "
+                     "transformers'); a question scored by likelihood is 1 + K requests (its prompt, then each of its "
+                     "K options), each a full prefill with max_tokens=1 and prompt log-probabilities; every answer "
+                     "token is counted at the decode rate, and no batch waits for its longest reply")
     for p in run.priced:
         if p.hardware.slowdown != 1.0 or p.hardware.gpus > 1:
             lines.append(f"  {p.hardware.name}: {p.hardware.speed_basis}; price: {p.hardware.price_basis}")
@@ -107,4 +128,5 @@ def summary(run: RunPlan, flavor: str) -> str:
     head = f"at most {duration(p.seconds)} on {flavor} ({money(p.usd)})" if p is not None else "not priced"
     return (f"{head}: {count(run.total('generations'))} generations, {count(run.total('scorings'))} option scorings, "
             f"{count(run.total('new_tokens') + run.total('thinking'))} answer tokens, "
-            f"{count(run.total('judge_calls'))} judge calls ({run.suite} suite, thinking {run.thinking})")
+            f"{count(run.total('judge_calls'))} judge calls ({run.suite} suite, thinking {run.thinking}"
+            + ("" if run.engine == TRANSFORMERS else f", on {run.engine}") + ")")
