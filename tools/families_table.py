@@ -1,6 +1,7 @@
 """docs/models.md, the families table, written from the code: every model type the pinned transformers maps to
 AutoModelForImageTextToText, whether it runs here (evaluator/models/families.py) or why it is refused
-(evaluator/models/family_table.py), and the rules for text-only models and remote code.
+(evaluator/models/family_table.py), whether the pinned vLLM serves a family that runs (evaluator/models/vllm_models.py),
+and the rules for text-only models and remote code.
 
     python tools/families_table.py           # print the page
     python tools/families_table.py --write   # rewrite docs/models.md
@@ -28,6 +29,7 @@ def page() -> str:
     import transformers
 
     from evaluator.models.family_table import REMOTE_RULE, TEXT_RULE, rows
+    from evaluator.models.vllm_models import SOURCE, VLLM_IMAGE, VLLM_VERSION, vllm_note
 
     found = rows()
     running = [row for row in found if row.runs]
@@ -55,12 +57,17 @@ def page() -> str:
         "transformers declares the model compilable in one graph), a static cache not compiled, or the dynamic "
         "cache. On the CPU every family runs the static cache uncompiled in the tests; a compile that fails on a GPU "
         "falls back to the dynamic cache for the rest of the run and the results say why.",
+        f"- **vLLM**: whether vLLM {VLLM_VERSION} (`{VLLM_IMAGE}`, the engine a Job may run instead of "
+        f"transformers) serves the class, as [its supported-models list]({SOURCE}) says: *yes*, with the list's "
+        "caveats (one image a prompt; image tokens attended causally), or *no*, with why where known. A class "
+        "the list does not name may still load through vLLM's Transformers backend, which the list does not vouch "
+        "for. `evaluator/models/vllm_models.py` holds the list, text-only architectures too.",
         "",
-        "| model type | class | options | images | on a GPU |",
-        "| --- | --- | --- | --- | --- |",
+        "| model type | class | options | images | on a GPU | vLLM |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     lines += [f"| `{row.model_type}` | `{row.model_class}` | {cell(row.options)} | {cell(row.images)} | "
-              f"{cell(row.static_path)} |" for row in running]
+              f"{cell(row.static_path)} | {cell(vllm_note(row.model_class))} |" for row in running]
     lines += ["", "## Text-only models", "", TEXT_RULE, "", "## Remote code", "", REMOTE_RULE, "",
               "## Every other image-text-to-text type", "",
               "Refused at submission, and by the evaluator's CLI, with this reason.", "",
