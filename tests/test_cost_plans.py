@@ -200,3 +200,29 @@ def test_the_app_shows_the_plan_at_plan_and_the_queue_at_queue(client, store, ti
     pending = client.predict(api_name="/queue")[0]
     row = dict(zip(pending["headers"], pending["data"][0]))
     assert row["Plan"] == plan_cell(q.all_requests(store)[0].cost_plan) != NOT_PLANNED
+
+
+# ---------------------------------------------------------------- the engine the Job runs (issue 68, point 3)
+def test_the_plan_is_priced_on_the_engine_the_job_will_run(settings, store, big_llava):
+    static = submit(jobs_settings(settings), store, big_llava, by=ADA, queue=False).request.cost_plan
+    served = submit(jobs_settings(settings, engine="vllm"), store, big_llava, by=ADA, queue=False).request.cost_plan
+    assert (static["engine"], served["engine"]) == ("transformers", "vllm")
+    assert static["figures"] == {name: "measured (H200, 2026-11-26)" for name in ("prompts", "generation", "loading")}
+    assert served["figures"]["generation"] == served["figures"]["prompts"] == \
+        "published (https://blog.vllm.ai/2024/09/05/perf-update.html)"
+    assert served["figures"]["loading"].startswith("assumed (https://blog.vllm.ai/")
+    assert served["hours"] != static["hours"] and served["flavor"] == static["flavor"] == "l40sx1"
+    assert served["summary"].endswith("(sample suite, thinking off, on vllm)"), served["summary"]
+    assert as_cost_plan(served).figures == served["figures"]
+    shown = plan_message(jobs_settings(settings, engine="vllm"), store, big_llava, by=ADA)
+    assert "Engine: vllm; its figures: prompts published (https" in shown and "loading assumed (" in shown, shown
+    local = submit(settings.with_(device="cpu", engine="vllm"), store, big_llava, by=ADA, queue=False).request
+    assert local.cost_plan["engine"] == "transformers"  # a local run is the evaluator's own, in-process
+
+
+def test_a_plan_recorded_before_engines_reads_as_transformers_unmarked():
+    older = {"flavor": "l40sx1", "hours": 1.0, "usd": 1.8, "usd_per_hour": 1.8, "suite": "lite", "thinking": "off",
+             "summary": "at most 1:00 on l40sx1 ($1.80): ...", "basis": "list prices"}
+    plan = as_cost_plan(older)
+    assert (plan.engine, plan.figures) == ("transformers", {}) and plan.record()["engine"] == "transformers"
+    assert as_cost_plan({**older, "figures": {"prompts": 3}}) is None and as_cost_plan({**older, "engine": 1}) is None

@@ -4,18 +4,22 @@ read back, shown, and held against the Jobs budget.
     {"flavor": the hardware it is priced on (a Jobs flavor, "cpu", or "h200" for a local GPU),
      "hours": its hours at most, "usd": its dollars at most (None: no price), "usd_per_hour": its price (None),
      "suite": the suite planned, "thinking": "on" or "off" (whether a thinking budget is counted),
-     "summary": the plan in one sentence (evaluator.api.plan_summary's words), "basis": what its price rests on}
+     "summary": the plan in one sentence (evaluator.api.plan_summary's words), "basis": what its price rests on,
+     "engine": what runs the model ("transformers" or "vllm", LEADERBOARD_ENGINE for a Job),
+     "figures": each figure it was priced with ("prompts", "generation", "loading") marked "measured (GPU, date)",
+     "published (source)" or "assumed (source)" (evaluator.api.plan_marks)}
 
 A request without one (submitted before plans were recorded), or whose record cannot be read, is "not planned":
-never an error. The Jobs budget's rule for a plan (over_budget): with LEADERBOARD_EXECUTOR=hf-jobs and
-LEADERBOARD_JOBS_BUDGET_USD above 0, a plan whose dollars (its hours x its flavor's price: the Hub's as last read
-where known, else its own) are more than the whole budget is refused at submission, and a pending request holding one
-is failed by the dispatcher: it would never fit. A budget of 0 pauses the Jobs and refuses nothing.
+never an error; one recorded before engines were (no "engine", no "figures") reads as transformers', unmarked. The
+Jobs budget's rule for a plan (over_budget): with LEADERBOARD_EXECUTOR=hf-jobs and LEADERBOARD_JOBS_BUDGET_USD above
+0, a plan whose dollars (its hours x its flavor's price: the Hub's as last read where known, else its own) are more
+than the whole budget is refused at submission, and a pending request holding one is failed by the dispatcher: it
+would never fit. A budget of 0 pauses the Jobs and refuses nothing.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 from evaluator import api
 from leaderboard.formatting import money
@@ -35,6 +39,8 @@ class CostPlan:
     thinking: str
     summary: str
     basis: str
+    engine: str = "transformers"
+    figures: dict[str, str] = field(default_factory=dict)
 
     def record(self) -> dict:
         return {key: round(value, 6) if isinstance(value, float) else value for key, value in asdict(self).items()}
@@ -57,11 +63,14 @@ def as_cost_plan(record) -> CostPlan | None:
     another kind, or a negative or infinite amount)."""
     if not isinstance(record, dict):
         return None
-    values = {f.name: record.get(f.name, "" if f.name in ("summary", "basis") else None) for f in fields(CostPlan)}
-    texts = ("flavor", "suite", "thinking", "summary", "basis")
+    unset = {"summary": "", "basis": "", "engine": "transformers", "figures": {}}
+    values = {f.name: record.get(f.name, unset.get(f.name)) for f in fields(CostPlan)}
+    texts = ("flavor", "suite", "thinking", "summary", "basis", "engine")
+    marks = values["figures"]
     if not all(isinstance(values[name], str) for name in texts) or not values["flavor"] \
             or not _amount(values["hours"], False) \
-            or not all(_amount(values[name], True) for name in ("usd", "usd_per_hour")):
+            or not all(_amount(values[name], True) for name in ("usd", "usd_per_hour")) \
+            or not isinstance(marks, dict) or not all(isinstance(v, str) for v in [*marks, *marks.values()]):
         return None
     return CostPlan(**values)
 

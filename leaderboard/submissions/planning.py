@@ -3,7 +3,7 @@
 - the memory plan (`run_plan`, with LEADERBOARD_EXECUTOR=hf-jobs): the flavor and batch size that hold the run
   (leaderboard.running.run_memory); a model that fits no flavor is refused with the numbers (check_hardware);
 - the cost plan (`cost_plan`, leaderboard.submissions.cost_plans): the evaluator's plan of this Space's run
-  (evaluator.api.plan_run) on the hardware it will run on (plan_cost).
+  (evaluator.api.plan_run) on the hardware and the engine it will run on (plan_cost).
 
 The cost plan counts the Space's run (LEADERBOARD_SUITE, LEADERBOARD_BENCHMARKS, LEADERBOARD_LIMIT,
 LEADERBOARD_OPTIONS, the data locations, LEADERBOARD_THINKING and LEADERBOARD_THINKING_BUDGET, the batch size) from
@@ -17,7 +17,9 @@ then planned as not thinking, which the Submit tab's plan says). Its hardware:
 - local: "cpu" when the runs go to the CPU (LEADERBOARD_DEVICE=cpu, or auto on a machine without nvidia-smi), else
   "h200", the GPU the plan's figures were measured on (this machine's own GPU is not looked up), priced at
   LEADERBOARD_GPU_PRICE_PER_HOUR when it is set, else unpriced (a local run costs no Jobs money).
-A cost plan that cannot be made is logged and left out (the request is then "not planned"): it never refuses a model.
+Its engine: with hf-jobs, LEADERBOARD_ENGINE (a Job served by vLLM is priced at vLLM's published throughput, until a
+GPU measures it, and says so in each figure's mark); a local run is transformers'. A cost plan that cannot be made is
+logged and left out (the request is then "not planned"): it never refuses a model.
 """
 from __future__ import annotations
 
@@ -91,6 +93,11 @@ def ledger_rates(store: Store) -> dict[str, float]:
     return {} if ledger.damaged else dict(ledger.rates)
 
 
+def engine(settings: Settings) -> str:
+    """What runs the model in this Space's runs: LEADERBOARD_ENGINE in a Job, transformers on this machine."""
+    return settings.engine if settings.executor == "hf-jobs" else "transformers"
+
+
 def _batch(settings: Settings, memory: run_memory.RunPlan | None) -> int | None:
     if memory is not None and memory.batch_size:
         return memory.batch_size
@@ -119,7 +126,7 @@ def make_cost_plan(settings: Settings, store: Store, name: str, config: dict, si
     run = evaluator_api.plan_run(facts, settings.benchmarks, settings.suite, [flavor], thinking=settings.thinking,
                                  thinking_budget=int(settings.thinking_budget.strip() or 0), limit=settings.limit,
                                  options=_options(settings), sources={k: v for k, v in settings.sources.items() if v},
-                                 prices=prices, batch=_batch(settings, memory))
+                                 prices=prices, batch=_batch(settings, memory), engine=engine(settings))
     priced = run.on(flavor)
     rate, basis = priced.hardware.usd_per_hour, priced.hardware.price_basis
     if local:
@@ -131,7 +138,8 @@ def make_cost_plan(settings: Settings, store: Store, name: str, config: dict, si
     usd = None if rate is None else priced.hours * rate
     head = f"at most {evaluator_api.plan_duration(priced.seconds)} on {flavor} ({money(usd)})"
     summary = f"{head}: {evaluator_api.plan_summary(run, flavor).partition(': ')[2]}"
-    return CostPlan(flavor, priced.hours, usd, rate, run.suite, run.thinking, summary, basis), run
+    return CostPlan(flavor, priced.hours, usd, rate, run.suite, run.thinking, summary, basis, run.engine,
+                    evaluator_api.plan_marks(run, flavor)), run
 
 
 def plan_cost(settings: Settings, store: Store, *args, **kwargs) -> tuple[CostPlan | None, object]:

@@ -117,8 +117,17 @@ def plan_message(settings: Settings, store: Store, model_id: str, revision: str 
         return f"{outcome.message} Its run could not be planned."
     return (f"**The plan** of {shown_request(outcome.request)}: {md(plan.summary, limit=400)}. Nothing was queued; "
             f"press Submit to queue it.\n\n{plan_table(outcome.plan)}\n\nThinking: "
-            f"{md(outcome.plan.thinking_note, limit=300)}. Price: {md(plan.basis, limit=300)}. Every answer is counted "
-            "at its full budget, so the time and cost are upper bounds.")
+            f"{md(outcome.plan.thinking_note, limit=300)}. Price: {md(plan.basis, limit=300)}. {figures_sentence(plan)}"
+            "Every answer is counted at its full budget, so the time and cost are upper bounds.")
+
+
+def figures_sentence(plan) -> str:
+    """"Engine: vllm; its figures: prompts published (https://...), ... " from a recorded cost plan ("" without
+    marks)."""
+    if not plan.figures:
+        return ""
+    marks = "; ".join(f"{md(name, 40)} {md(mark, 200)}" for name, mark in plan.figures.items())
+    return f"Engine: {md(plan.engine, 40)}; its figures: {marks}. "
 
 
 def estimate_sentence(settings: Settings, request, copy: BoardCopy | None) -> str:
