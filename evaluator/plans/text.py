@@ -69,7 +69,8 @@ def benchmark_lines(run: RunPlan) -> list[str]:
 def priced_line(p: Priced) -> str:
     price = (f"{money(p.usd)} at ${p.hardware.usd_per_hour:,.2f}/h" if p.hardware.usd_per_hour is not None
              else f"no price ({p.hardware.price_basis})")
-    return (f"  {p.hardware.name:<14} {duration(p.seconds):>9}  (model {duration(p.model_s)}, loading "
+    start = "server start" if p.hardware.served is not None else "loading"
+    return (f"  {p.hardware.name:<14} {duration(p.seconds):>9}  (model {duration(p.model_s)}, {start} "
             f"{duration(p.load_s)}, judge {duration(p.judge_s)})  {price}")
 
 
