@@ -177,11 +177,11 @@ def test_an_endpoint_that_refuses_images_makes_the_model_text_only():
 
     with ScriptedServer(reply) as server:
         adapter = load_served(f"endpoint:{server.base_url}|text-only", needs_images=True)
-        assert len(server.requests) == 2
+        assert len(server.requests) == 3  # the probes: text, prompt log-probabilities, image
         assert adapter.has_vision is False and "refused an image (HTTP 400" in adapter.vision_refusal
         with pytest.raises(ValueError, match="text-only"):
             adapter.generate([GenerationRequest("q", images=[_image((0, 0, 0))])])
-        assert len(server.requests) == 2  # never asked again per item
+        assert len(server.requests) == 3  # never asked again per item
 
 
 def test_the_token_goes_only_in_the_bearer_header(monkeypatch, caplog):

@@ -68,17 +68,25 @@ def test_the_cli_line_runs_cure_and_reform_by_generation(tmp_path):
     # the token: the bearer header of every request, and nowhere else
     assert {r.headers["Authorization"] for r in sent} == {f"Bearer {TOKEN}"}
     assert TOKEN.encode() not in _everything_written(out) and TOKEN not in done.stdout + done.stderr
-    assert all(r.body.get("max_tokens") for r in sent) and not any("logprobs" in r.body for r in sent)
+    assert all(r.body.get("max_tokens") for r in sent)
+    # prompt log-probabilities are asked once, by the probe, which found none: no benchmark request asks for them
+    asked = [r for r in sent if "prompt_logprobs" in r.body]
+    assert len(asked) == 1 and asked[0].body["max_tokens"] == 1 and served["option_scoring"] == "none"
+    assert "no prompt log-probabilities" in served["option_scoring_refused"]
+    assert "gives no prompt log-probabilities" in done.stdout and "asked by generation" in done.stdout
 
 
-def test_a_likelihood_mode_is_refused_before_any_request(tmp_path):
+def test_a_likelihood_mode_is_refused_before_any_benchmark_request(tmp_path):
+    """A server without prompt log-probabilities (its probe says so) cannot score options: a run that asks for
+    them ends after the probe's tiny requests, before any benchmark's, with one line."""
     with ScriptedServer([Reply("OK")]) as server:
         for option in ("cure.mode=likelihood", "reform.mode=both"):
             done = evaluator("--model", f"endpoint:{server.base_url}|m", "--benchmarks", "cure,reform",
                              "--option", option, "--out", str(tmp_path / "out"))
             line = _one_error_line(done)
             assert option in line and "served model" in line and "generation" in line, line
-        assert server.requests == []
+            assert "no prompt log-probabilities" in line, line
+        assert server.requests and all(r.body["max_tokens"] == 1 for r in server.requests)  # the probes alone
     assert not (tmp_path / "out" / "results.json").exists()
 
 
@@ -138,7 +146,7 @@ def test_a_run_that_fails_midway_resumes_from_its_journal(tmp_path):
         before = len(server.requests)
         healthy["from"] = 10**9  # back up
         second = evaluator("--model", f"endpoint:{server.base_url}|m", *args, "--out", str(out))
-        asked = len(server.requests) - before - 2  # less the probes (text, image)
+        asked = len(server.requests) - before - 3  # less the probes (text, prompt log-probabilities, image)
     assert second.returncode == 0, second.stderr[-2000:]
     resumed = json.loads((out / "results.json").read_text())["run"]["resumed"]["reform"]
     assert resumed["reused"] > 0 and resumed["model_requests"] == asked
@@ -160,6 +168,10 @@ def test_a_queue_request_for_a_served_model_runs_its_endpoint(tmp_path):
     assert results["served"] is True and results["revision"] == "0" * 40
 
 
+def results_line(out: Path) -> dict:
+    return json.loads((out / "results.json").read_text())["run"]["served"]
+
+
 def test_against_a_strict_stand_in_every_request_is_one_a_vllm_server_takes(tmp_path):
     """The stand-in refuses what vLLM and OpenAI refuse (unknown fields, a second image, a bad data URL, ...), wants
     the token, names itself otherwise than the request does, and rate-limits, drops and garbles a few answers."""
@@ -169,9 +181,11 @@ def test_against_a_strict_stand_in_every_request_is_one_a_vllm_server_takes(tmp_
                        max_stop=4, faults=lambda index, body: faults.get(index)) as server:
         done = evaluator("--model", f"endpoint:{server.base_url}|org/vlm", "--benchmarks", "cure,reform",
                          "--limit", "2", "--out", str(out), token=TOKEN)
-        statuses = [r.status for r in server.chat_requests]
+        statuses = [r.status for r in server.chat_requests if "prompt_logprobs" not in (r.body or {})]
+        probed = [r.status for r in server.chat_requests if "prompt_logprobs" in (r.body or {})]
     assert done.returncode == 0, done.stderr[-3000:]
     assert 400 not in statuses and 401 not in statuses and statuses.count(200) > 20, statuses
+    assert probed == [400] and results_line(out)["option_scoring"] == "none"  # strict: unknown fields refused
     results = json.loads((out / "results.json").read_text())
     assert set(pd.read_parquet(out / "details" / "cure.parquet")["parsed_answer"]) == {0}
     assert results["run"]["served"]["server_model"] == "org/vlm@deployed"

@@ -1,8 +1,9 @@
 """How a run asks each benchmark: by generation alone, or also by option likelihood (a card's mode option).
 
-A served model answers chat completions only, so its run asks every benchmark by generation: the mode options it
-leaves unset are set to "generation" (generation_only), and one it sets to anything else is refused before any
-request (likelihood_refusal). A mode a benchmark does not have (its card's modes) is refused before the model loads
+A served model whose server gives no prompt log-probabilities (its probe says so) asks every benchmark by
+generation: the mode options it leaves unset are set to "generation" (generation_only), and one it sets to anything
+else is refused before any benchmark's request (likelihood_refusal); one whose server gives them (vLLM's) runs in
+every mode, as an in-process model does. A mode a benchmark does not have (its card's modes) is refused before the model loads
 (mode_problem). Every run records each benchmark's mode (run_modes), and runs scored in different
 modes are never ranked together.
 """
@@ -39,16 +40,16 @@ def generation_only(cards: list[Card], options: dict[str, str]) -> dict[str, str
     return chosen
 
 
-def likelihood_refusal(cards: list[Card], options: dict[str, str]) -> str | None:
-    """Why a served model cannot run with `options` (one line), or None: a mode option set to anything but
-    generation asks for option log-likelihoods, which a chat-completions endpoint does not give."""
+def likelihood_refusal(cards: list[Card], options: dict[str, str],
+                       reason: str = "gives no prompt log-probabilities") -> str | None:
+    """Why a served model whose server `reason` (e.g. "gives no prompt log-probabilities") cannot run with `options`
+    (one line), or None: a mode option set to anything but generation asks for option log-likelihoods."""
     asked = [f"{card.mode_option}={scoring_mode(card, options)}" for card in cards
              if scoring_mode(card, options) != GENERATION]
     if not asked:
         return None
-    return (f"{', '.join(asked)} asks for option log-likelihoods, which a served model (a chat-completions endpoint) "
-            "does not give; a served model runs every benchmark by generation (drop the option or set it to "
-            "generation)")
+    return (f"{', '.join(asked)} asks for option log-likelihoods, which this served model's endpoint cannot give: it "
+            f"{reason}; drop the option or set it to generation")
 
 
 def mode_problem(cards: list[Card], options: dict[str, str]) -> str | None:

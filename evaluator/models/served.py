@@ -12,11 +12,14 @@ case.
   evaluator.endpoints.chat_client, as for the endpoint judge; a 200 that is no chat completion is asked again within
   the same budget and never scored. Each call has a deadline and a largest answer (evaluator.endpoints.limits): one that
   misses either ends the run with its one line.
-- It has no option scoring (scoring_path "none"): a served run asks every benchmark by generation
-  (evaluator.benchmarks.modes).
-- `probe` makes one tiny request before the run (and one with an image when a benchmark needs images): an
-  unreachable endpoint, a refused token or an unknown model ends the run at once with one line (ServedError); an
-  endpoint that refuses the image (a 4xx) is recorded as text-only, so image benchmarks are skipped, not failed.
+- Options are scored by likelihood where the server returns prompt log-probabilities (vLLM's `prompt_logprobs`,
+  found by `probe`: scoring_path "prompt_logprobs"; served_scoring.py says how), the question's requests in flight
+  as generation's are; a server without them has no option scoring (scoring_path "none"), so its run asks every
+  benchmark by generation (evaluator.benchmarks.modes), which `scoring_refusal` says in one line.
+- `probe` makes one tiny request before the run (and one with an image when a benchmark needs images, and one that
+  asks for prompt log-probabilities): an unreachable endpoint, a refused token or an unknown model ends the run at
+  once with one line (ServedError); an endpoint that refuses the image (a 4xx) is recorded as text-only, so image
+  benchmarks are skipped, not failed; one that refuses or ignores prompt log-probabilities scores no options.
 - The token (LEADERBOARD_MODEL_TOKEN) is only ever sent as a bearer header; without one no Authorization header is
   sent. `record()` is what results and details say about the endpoint: its public URL, the model name, the server's
   own model id, and the tokens it counted.
@@ -37,7 +40,7 @@ from evaluator.endpoints.chat_client import ChatClient, ChatError, reasoning_of
 from evaluator.endpoints.limits import Limits, limits_from_env
 from evaluator.endpoints.names import MODEL_TOKEN_SETTING, Endpoint, parse_model_spec, public_url
 from evaluator.models.base import GenerationRequest, GenerationResult, OptionScore, cut_at_stop
-from evaluator.models import thinking
+from evaluator.models import served_scoring, thinking
 from evaluator.models.prompts import chat_role
 
 AUTO_IN_FLIGHT = 8  # --batch-size auto: requests in flight at once
@@ -79,7 +82,6 @@ class ServedAdapter:
 
     dtype = "served"
     device = "served"
-    scoring_path = "none"  # no option scoring: generation only
     generation_path = "served"  # the endpoint generates; how, it does not say
     attention = None  # unknown: the server's
     sampling = "the server's, asked with a seed per request (item, repeat)"  # whether it honours it is its own
@@ -94,6 +96,8 @@ class ServedAdapter:
         self.revision = None
         self.has_vision = True  # until an image is refused (probe)
         self.vision_refusal: str | None = None
+        self.scoring_path = served_scoring.NO_SCORING  # until the probe finds prompt log-probabilities
+        self.scoring_refusal: str | None = None  # why it scores no options (one line), once probed
         self.batch_size = max(1, int(batch_size))
         self.server_models: list[str] = []  # the server's own model ids, as its answers name them
         self._chat = ChatClient(self.endpoint.base_url, model, token, timeout=timeout, max_retries=max_retries,
@@ -142,14 +146,20 @@ class ServedAdapter:
         params: dict[str, Any] = {"messages": self.messages(request, [image_url(im) for im in request.images]),
                                   "max_tokens": int(request.max_new_tokens) + self._thinking_tokens(),
                                   "temperature": float(request.temperature)}
-        switch = self.thinking.template_kwargs()
-        if switch:  # vLLM's and SGLang's way to set a chat template's enable_thinking
-            params["extra_body"] = {"chat_template_kwargs": switch}
+        extra = self._extra_body()
+        if extra:
+            params["extra_body"] = extra
         if request.seed is not None:
             params["seed"] = int(request.seed)
         if request.stop:
             params["stop"] = list(request.stop)
         return params
+
+    def _extra_body(self, fields: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Fields the OpenAI schema lacks: the thinking switch (vLLM's and SGLang's way to set a chat template's
+        enable_thinking) and `fields`."""
+        switch = self.thinking.template_kwargs()
+        return {**({"chat_template_kwargs": switch} if switch else {}), **(fields or {})}
 
     def _thinking_tokens(self) -> int:
         return self.thinking.budget if self.thinking.asked == "on" else 0
@@ -196,11 +206,17 @@ class ServedAdapter:
         for request in requests:
             if request.images and not self.has_vision:
                 self._params(request)  # raises the one-line reason before anything is sent
-        results: list[GenerationResult | None] = [None] * len(requests)
-        if not requests:
+        return self._in_flight(self._ask, requests, on_answered)
+
+    def _in_flight(self, ask: Callable[[Any], Any], items: list, on_answered: Callable[[list[int]], None] | None
+                   ) -> list:
+        """ask(item) for every item, `batch_size` at once, answers in item order; `on_answered([i])` as each
+        arrives. The first that fails stops the call (its error raised): the items not yet sent are not sent."""
+        results: list[Any] = [None] * len(items)
+        if not items:
             return []
-        with ThreadPoolExecutor(max_workers=min(self.batch_size, len(requests)), thread_name_prefix="served") as pool:
-            pending = {pool.submit(self._ask, request): index for index, request in enumerate(requests)}
+        with ThreadPoolExecutor(max_workers=min(self.batch_size, len(items)), thread_name_prefix="served") as pool:
+            pending = {pool.submit(ask, item): index for index, item in enumerate(items)}
             try:
                 while pending:
                     done, _ = wait(pending, return_when=FIRST_EXCEPTION)
@@ -212,11 +228,45 @@ class ServedAdapter:
             finally:
                 for future in pending:
                     future.cancel()
-        return results  # type: ignore[return-value]
+        return results
 
     def score_options(self, request: GenerationRequest, options: list[str]) -> list[OptionScore]:
-        raise NotImplementedError(f"a served model ({self.endpoint.model} at {self.url}) has no option scoring: "
-                                  "its runs ask every benchmark by generation")
+        """Each option's log-likelihood as the assistant's reply (served_scoring.py): one request for the question's
+        prompt and one per option, each a prefill; ValueError, one line, where the server gives no prompt
+        log-probabilities (the run asks by generation there), ServedError for an answer that cannot be read."""
+        if self.scoring_path == served_scoring.NO_SCORING:
+            raise ValueError(f"a served model ({self.endpoint.model} at {self.url}) "
+                             f"{self.scoring_refusal or served_scoring.NO_PROMPT_LOGPROBS}")
+        if request.images and not self.has_vision:
+            self._params(request)  # raises the one-line reason
+        messages = self.messages(request, [image_url(im) for im in request.images])
+        try:
+            prefix = self._scoring_call(messages, served_scoring.prefix_params())
+            asked = [option for option in options if option]  # an empty option scores 0 over 0 tokens, unasked
+            bodies = [self._scoring_call(served_scoring.with_option(messages, option), served_scoring.option_params())
+                      for option in asked]
+            scores = iter(served_scoring.score_from_answers(prefix, bodies, asked))
+        except served_scoring.NotScored as exc:
+            raise ServedError(f"the endpoint {self.url} answered an option-scoring request of model "
+                              f"{self.endpoint.model} without what scoring reads: {exc}") from None
+        return [next(scores) if option else OptionScore(0.0, 0.0, 0) for option in options]
+
+    def score_options_many(self, asks: list[tuple[GenerationRequest, list[str]]],
+                           on_answered: Callable[[list[int]], None] | None = None) -> list[list[OptionScore]]:
+        """score_options for many questions, `batch_size` questions in flight at once, in the order given."""
+        return self._in_flight(lambda ask: self.score_options(*ask), list(asks), on_answered)
+
+    def _scoring_call(self, messages: list[dict], fields: dict[str, Any]) -> dict:
+        """One prefill that reads the prompt's tokens and their log-probabilities (the chat completion's body)."""
+        params = {"messages": messages, "max_tokens": 1, "temperature": 0.0, "extra_body": self._extra_body(fields)}
+        try:
+            body, _ = self._chat.call(params)
+        except ChatError as exc:
+            plural = "s" if exc.attempts != 1 else ""
+            raise ServedError(f"the endpoint {self.url} failed an option-scoring request of model "
+                              f"{self.endpoint.model}: {exc.answer} (after {exc.attempts} attempt{plural})") from None
+        self._note_model(body)
+        return body
 
     # -- before the run ------------------------------------------------------------------------------------------------
     def probe(self, images: bool) -> None:
@@ -228,6 +278,7 @@ class ServedAdapter:
         except ChatError as exc:
             raise ServedError(self._first_failure(exc)) from None
         self._note_model(body)
+        self._probe_scoring()
         if not images:
             return
         try:
@@ -239,6 +290,25 @@ class ServedAdapter:
             self.has_vision, self.vision_refusal = False, f"the endpoint refused an image ({exc.answer})"
             return
         self._note_model(body)
+
+    def _probe_scoring(self) -> None:
+        """Whether the server returns prompt log-probabilities (scoring_path), read on a short conversation whose
+        reply is continued: a refusal (4xx) or an answer without them means generation only (scoring_refusal)."""
+        messages = served_scoring.with_option([{"role": "user", "content": PROBE_TEXT}], "OK")
+        params = {"messages": messages, "max_tokens": 1, "temperature": 0.0,
+                  "extra_body": self._extra_body(served_scoring.option_params())}
+        try:
+            body, _ = self._chat.call(params, max_retries=1)
+            served_scoring.prompt_tokens(body)
+        except ChatError as exc:
+            if exc.status is None or not 400 <= exc.status < 500 or exc.status in _NOT_A_VISION_REFUSAL:
+                raise ServedError(self._first_failure(exc, "a request for prompt log-probabilities")) from None
+            self.scoring_refusal = f"{served_scoring.NO_PROMPT_LOGPROBS} (it refused them: {exc.answer})"
+            return
+        except served_scoring.NotScored as exc:
+            self.scoring_refusal = f"{served_scoring.NO_PROMPT_LOGPROBS} ({exc})"
+            return
+        self.scoring_path, self.scoring_refusal = served_scoring.PROMPT_LOGPROBS, None
 
     def _first_failure(self, exc: ChatError, what: str = "the first request") -> str:
         model, url = self.endpoint.model, self.url
@@ -254,7 +324,8 @@ class ServedAdapter:
         """What results and details say about the endpoint (never the token)."""
         return {"base_url": self.url, "host": self.endpoint.host, "model": self.endpoint.model,
                 "server_model": ", ".join(self.server_models) or None, "vision": self.has_vision,
-                "vision_refused": self.vision_refusal}
+                "vision_refused": self.vision_refusal, "option_scoring": self.scoring_path,
+                "option_scoring_refused": self.scoring_refusal}
 
 
 def served_reply(message: dict) -> thinking.Reply:

@@ -238,20 +238,21 @@ def time_summary(answered: Answered, wall_s: float) -> str:
             f"option scoring {share(answered.score_s)}")
 
 
-def served_options(config: RunConfig, benchmarks: list[Benchmark]) -> RunConfig:
-    """A served model's run asks every benchmark by generation: the mode options it leaves unset are set so;
-    ModeRefused (one line, before any request) when one asks for option likelihoods. Other runs: as they are. Any
-    run: ModeRefused, before the model loads, for a mode a benchmark does not have."""
+def served_options(config: RunConfig, benchmarks: list[Benchmark], model=None) -> RunConfig:
+    """The modes a run asks in: ModeRefused for a mode a benchmark lacks. Once probed, a served model that gives no
+    prompt log-probabilities asks by generation (unset mode options set so) and ModeRefused where one asks for
+    option likelihoods, before any benchmark's request; any other model runs as asked."""
     cards = [benchmark.CARD for benchmark in benchmarks]
-    problem = mode_problem(cards, config.options)
-    if problem:
+    if problem := mode_problem(cards, config.options):
         raise ModeRefused(problem)
-    if not is_model_spec(config.model):
+    if model is None or not is_model_spec(config.model) or model.scoring_path != "none":
         return config
+    reason = getattr(model, "scoring_refusal", None) or "gives no prompt log-probabilities"
     options = generation_only(cards, config.options)
-    refusal = likelihood_refusal(cards, options)
-    if refusal:
+    if refusal := likelihood_refusal(cards, options, reason):
         raise ModeRefused(refusal)
+    if options != config.options:
+        print(f"the served model {reason}, so every benchmark is asked by generation", flush=True)
     return replace(config, options=options)
 
 
@@ -333,7 +334,7 @@ def run(config: RunConfig, out_dir: Path) -> dict:
     """Evaluate config.model on each benchmark; write details, then results.json. Returns the results."""
     started = time.monotonic()
     benchmarks = [get_benchmark(name) for name in config.benchmarks]  # unknown names fail before the model loads
-    config = served_options(config, benchmarks)  # a served model asked for likelihoods fails before any request
+    config = served_options(config, benchmarks)  # a mode a benchmark does not have fails before the model loads
     judge = make_run_judge(config.judge, benchmarks)  # a missing judge fails before the model loads too
     warning = trial_judge_warning(judge)
     if warning:  # said before the run, as the board flags it after
@@ -341,6 +342,7 @@ def run(config: RunConfig, out_dir: Path) -> dict:
     loading = time.monotonic()
     model, cpu_reason = load_run_model(config, benchmarks)
     load_s = time.monotonic() - loading
+    config = served_options(config, benchmarks, model)  # likelihoods from a server without them: refused here
     out_dir.mkdir(parents=True, exist_ok=True)
     progress = Progress(out_dir, config.benchmarks)
     blocks, skipped, prompt_hashes, item_counts, resumed, call_times = {}, {}, {}, {}, {}, {}
