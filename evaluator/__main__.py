@@ -62,7 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", parents=[common],
                               help="evaluate one model and write results.json + details/*.parquet")
     run.add_argument("--model", help="Hub id (org/name), a local model folder, or a served model "
-                     "'endpoint:<base url>|<model>' (its token: LEADERBOARD_MODEL_TOKEN)")
+                     "'endpoint:<base url>|<model>' (its token: LEADERBOARD_MODEL_TOKEN); with --request, a served "
+                     "model's spec only: the server that answers for the request's Hub model (a Job's vLLM engine), "
+                     "the run recorded under the request's model and revision")
     run.add_argument("--revision", help="commit sha (a branch or tag also works on the CLI)")
     run.add_argument("--precision", default=None, choices=["auto", "float32", "bfloat16", "float16"],
                      help="auto: bfloat16 on a GPU (float16 on one without native bfloat16, e.g. a T4), float32 on "
@@ -161,6 +163,7 @@ def _config(args: argparse.Namespace):
     if args.request:
         request = json.loads(Path(args.request).read_text())
         model, revision = _request_model(request)
+        model = _served_for(args.model, request) if args.model else model
         precision = precision or request.get("precision", "auto")
     if not model:
         raise UsageError("give --model or --request")
@@ -190,6 +193,15 @@ def _thinking_budget(value: int | None) -> int:
     if value < 0:
         raise UsageError(f"--thinking-budget must be 0 or more tokens, got {value}")
     return value
+
+
+def _served_for(spec: str, request: dict) -> str:
+    """--model beside --request: the served model's spec that answers for the request's Hub model (an engine started
+    for this run, as a Job's vLLM on its loopback); UsageError for anything else."""
+    if not is_model_spec(spec) or request.get("source", "hub") != "hub":
+        raise UsageError("--model beside --request must be a served model's spec (endpoint:<base url>|<model>) "
+                         "answering for the request's Hub model")
+    return spec
 
 
 def _request_model(request: dict) -> tuple[str, str | None]:

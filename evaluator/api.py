@@ -27,6 +27,8 @@
   known) on either engine (ENGINES: transformers, vllm), plan_lines / plan_summary / plan_duration (the plan in
   words), plan_marks (each figure's mark: measured, published or assumed), jobs_hardware (a flavor priced for an
   engine) and expected_widths (each lite score's expected 95% half-width beside the full suite's);
+- what a Job's vLLM engine is started with: the most images a run's benchmarks put in one prompt (images_per_prompt)
+  and vLLM's pinned image (VLLM_IMAGE: the version docs/models.md's vLLM column is read for);
 - how a worker ties the evaluator's life to its own (PARENT_PID_ENV).
 The Space runs the evaluator itself as a subprocess (`python -m evaluator run ...`), never in-process.
 """
@@ -61,6 +63,7 @@ from evaluator.models.model_config import read_json_object as read_model_json
 from evaluator.models.model_config import safetensors_parameters
 from evaluator.models.thinking import default_budget as thinking_budget
 from evaluator.models.thinking import find_markers as thought_markers
+from evaluator.models.vllm_models import VLLM_IMAGE
 from evaluator.runs.compare import QuestionScores, compare_details, paired_record, paired_scores, question_scores
 from evaluator.runs.details import DETAIL_DTYPES
 from evaluator.runs.parent_watch import PARENT_PID_ENV
@@ -84,7 +87,8 @@ __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "E
            "NOTHING_RAN", "images_needed", "judge_problem",
            "LITE", "LITE_RULE", "SUITES", "describe_lite", "Priced", "RunPlan", "plan_facts", "plan_run", "plan_lines",
            "plan_summary", "plan_duration", "plan_marks", "jobs_hardware", "expected_widths", "ENGINES",
-           "calls_per_item", "safetensors_parameters", "chat_template", "gpu_memory_gb"]
+           "calls_per_item", "safetensors_parameters", "chat_template", "gpu_memory_gb", "images_per_prompt",
+           "VLLM_IMAGE"]
 
 
 def benchmark_names() -> tuple[str, ...]:
@@ -261,3 +265,22 @@ def calls_per_item(name: str) -> list[tuple[str, str]]:
     from evaluator.benchmarks.listing import calls_per_item as calls
 
     return calls(name)
+
+
+def images_per_prompt(benchmarks, suite: str, options: dict | None = None, sources: dict | None = None) -> int:
+    """The most images one request of these benchmarks holds (each one's workload, as the plan counts it; 0 when none
+    sends an image): what an engine serving the run must accept per prompt (vLLM's --limit-mm-per-prompt)."""
+    import math
+
+    from evaluator.benchmarks.spec import PlanContext
+    from evaluator.plans.estimate import benchmark_workload
+
+    ctx = PlanContext(suite=suite, options=dict(options or {}), sources=dict(sources or {}))
+    most = 0
+    for name in benchmarks:
+        workload = benchmark_workload(name, ctx)
+        if workload is None:  # not counted on this suite: a benchmark that needs images sends at least one
+            most = max(most, 1 if card(name).needs_images else 0)
+            continue
+        most = max([most, *(math.ceil(part.images) for part in workload.parts)])
+    return most
