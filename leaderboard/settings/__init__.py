@@ -148,7 +148,8 @@ class Settings:
                             "store)", read.lower)
     engine: str = setting("LEADERBOARD_ENGINE", "transformers", "hf-jobs: what runs the model in a Job: "
                           "`transformers` (in-process, the evaluator's own adapter) or `vllm` (vLLM's published "
-                          "image serves the model on the Job's loopback and the evaluator asks it)", read.lower)
+                          "image, pinned, serves the model on the Job's loopback and the evaluator asks it; GPU "
+                          "flavors only; see docs/jobs.md)", read.lower)
     jobs_max: int = setting("LEADERBOARD_JOBS_MAX", "4", "hf-jobs: evaluations running at once", int)
     jobs_namespace: str = setting("LEADERBOARD_JOBS_NAMESPACE", "", "hf-jobs: the user or organisation the Jobs run "
                                   "(and are billed) under (default: the owner of HF_TOKEN)")
@@ -157,7 +158,8 @@ class Settings:
         "hf-jobs: the hardware per model size, comma-separated `<billions of parameters at 16 bits>=<flavor>`, "
         "smallest first (a float32 model counts double); a larger model is refused at submission", read.csv)
     jobs_image: str = setting("LEADERBOARD_JOBS_IMAGE", "", "hf-jobs: the Docker image the Jobs run (default: this "
-                              "Space's own image, `hf.co/spaces/<SPACE_ID>`, so a Job runs the Space's code)")
+                              "Space's own image, `hf.co/spaces/<SPACE_ID>`, so a Job runs the Space's code; the "
+                              "vllm engine runs its pinned vLLM image instead)")
     jobs_cache_bucket: str = setting("LEADERBOARD_JOBS_CACHE_BUCKET", "", "hf-jobs: a Hub storage bucket "
                                      "(`<owner>/<name>`, each part named as the Hub names repositories, in the Jobs' "
                                      "namespace or one its token may write) every Job "
@@ -166,7 +168,8 @@ class Settings:
                                      "that Job)")
     jobs_setup: str = setting("LEADERBOARD_JOBS_SETUP", "", "hf-jobs: a shell command run in the Job before the "
                               "evaluation (for an image without this project: fetch it and install its "
-                              "requirements; default: none)")
+                              "requirements; default: none, and with the vllm engine: download this Space "
+                              "(SPACE_ID) and install its requirements in a virtual environment)")
     jobs_timeout_margin: float = setting("LEADERBOARD_JOBS_TIMEOUT_MARGIN", "900", "hf-jobs: seconds a Job may run "
                                          "beyond LEADERBOARD_MAX_RUN_SECONDS (starting, loading, publishing) before "
                                          "the platform stops it: its timeout is the sum; a Job stopped by it is "

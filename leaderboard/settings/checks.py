@@ -62,7 +62,8 @@ def check(settings) -> None:
     if settings.executor == "hf-jobs" and settings.store_backend != "hub":
         raise ValueError("LEADERBOARD_EXECUTOR=hf-jobs needs the Hub store (LEADERBOARD_STORE=hub): a Job "
                          "publishes to it")
-    if settings.executor == "hf-jobs" and not settings.jobs_image:
+    engine_problem(settings)
+    if settings.executor == "hf-jobs" and settings.engine != "vllm" and not settings.jobs_image:
         raise ValueError("LEADERBOARD_EXECUTOR=hf-jobs needs LEADERBOARD_JOBS_IMAGE (on a Space it defaults to the "
                          "Space's own image)")
     if settings.executor == "hf-jobs":
@@ -106,6 +107,27 @@ def check(settings) -> None:
     if settings.mock_sign_in and not is_loopback(settings.host):
         raise ValueError(f"LEADERBOARD_MOCK_SIGN_IN keeps the Space on 127.0.0.1: anyone who can reach it signs "
                          f"in; LEADERBOARD_HOST {settings.host!r} is not a loopback address")
+
+
+def engine_problem(settings) -> None:
+    """ValueError naming LEADERBOARD_ENGINE when vLLM cannot be the engine: only a Hugging Face Job runs it (the local
+    executor loads the model in-process), on a GPU (vLLM's image is CUDA's), after a setup that installs this project
+    (LEADERBOARD_JOBS_SETUP, or the default one, which downloads this Space: SPACE_ID)."""
+    if settings.engine != "vllm":
+        return
+    if settings.executor != "hf-jobs":
+        raise ValueError("LEADERBOARD_ENGINE=vllm serves the model with vLLM inside a Hugging Face Job: it needs "
+                         f"LEADERBOARD_EXECUTOR=hf-jobs (the {settings.executor} executor loads the model in-process "
+                         "with transformers; set LEADERBOARD_ENGINE=transformers for it)")
+    from leaderboard.running.job_flavors import parse_flavors
+
+    cpu = [rule.flavor for rule in parse_flavors(settings.jobs_flavors) if rule.flavor.startswith("cpu-")]
+    if cpu:
+        raise ValueError(f"LEADERBOARD_ENGINE=vllm runs vLLM's CUDA image, so every flavor of LEADERBOARD_JOBS_FLAVORS "
+                         f"needs a GPU; {', '.join(cpu)} has none")
+    if not settings.jobs_setup and not settings.space_id:
+        raise ValueError("LEADERBOARD_ENGINE=vllm needs LEADERBOARD_JOBS_SETUP (a shell command that fetches and "
+                         "installs this project in vLLM's image) or SPACE_ID (the default setup downloads that Space)")
 
 
 def bucket_problem(bucket: str) -> None:
