@@ -80,8 +80,9 @@ def _still_ours(store: Store, path: str, owner: str) -> bool | None:
 
 
 def run_request(settings: Settings, store: Store, request: Request, owner: str,
-                stop: threading.Event | None = None, in_job: bool = False) -> TickReport:
-    """Run the worker for a request we hold the lease on, and close the request.
+                stop: threading.Event | None = None, in_job: bool = False, served_by: str | None = None) -> TickReport:
+    """Run the worker for a request we hold the lease on, and close the request (`served_by`: the spec of the server
+    that answers for its model, leaderboard.running.engine_job's vLLM; None: the evaluator loads it).
 
     in_job (inside a Hugging Face Job): the lease was set by the dispatcher for the Job's whole time and is never
     renewed here, so a run costs no heartbeat commits; the lease is only read (is it still ours?), progress goes to
@@ -107,7 +108,8 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
     started = last_renewal = time.monotonic()
     shown: dict | None = None
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(worker_command(settings, request_file, out_dir, responses, served=request.served), cwd=PROJECT_DIR,
+        proc = subprocess.Popen(worker_command(settings, request_file, out_dir, responses, served=request.served,
+                                               served_by=served_by), cwd=PROJECT_DIR,
                                 env=env, stdout=subprocess.PIPE if in_job else log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
         copier = None

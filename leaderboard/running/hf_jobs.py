@@ -3,7 +3,9 @@
 A Job evaluates one claimed request: `python -m leaderboard.running.job_run --request <path> --owner <lease owner>` in
 the image of the settings (by default this Space's own image, so the Job runs the Space's code), with every setting but
 the secrets in its environment and the tokens as Job secrets (never in its command, environment or labels). Its labels
-tie it to the store and to the request, so a restarted Space finds its Jobs again.
+tie it to the store and to the request, so a restarted Space finds its Jobs again. With LEADERBOARD_ENGINE=vllm it runs
+vLLM's pinned image instead, and `python -m leaderboard.running.engine_job ... -- vllm serve ...` after the setup
+(leaderboard.running.engine_args).
 
 Label values are what the Jobs API accepts (`^[A-Za-z0-9_-]{1,63}$`): the store and the request are found by a short
 hash of the results repo and of the request key (a model id such as `Qwen/Qwen2.5-VL-7B-Instruct` has a dot, and two
@@ -20,6 +22,7 @@ import shlex
 import time
 from dataclasses import dataclass
 
+from leaderboard.running.engine_args import engine_command, in_flight, setup, uses_vllm
 from leaderboard.running.evaluator_process import PROGRESS_PREFIX, QUIET_PROGRESS
 from leaderboard.settings import Settings
 from leaderboard.submissions.records import Request
@@ -64,20 +67,30 @@ def job_name(request: Request) -> str:
     return label(request.key)
 
 
-def job_command(settings: Settings, request: Request, owner: str) -> list[str]:
-    """The Job's command: the evaluation of one request, after the setup command when one is set."""
-    run = ["python", "-m", "leaderboard.running.job_run", "--request", request.path, "--owner", owner]
-    if not settings.jobs_setup:
+def job_command(settings: Settings, request: Request, owner: str, flavor: str = "",
+                batch: int | None = None) -> list[str]:
+    """The Job's command: the evaluation of one request (with the vLLM engine: served by vLLM on the Job's loopback,
+    on `flavor`'s GPUs at `batch` requests in flight), after the setup command when there is one."""
+    if uses_vllm(settings):
+        run = engine_command(settings, request, owner, flavor, batch)
+    else:
+        run = ["python", "-m", "leaderboard.running.job_run", "--request", request.path, "--owner", owner]
+    before = setup(settings)
+    if not before:
         return run
-    return ["bash", "-c", f"{settings.jobs_setup} && exec {shlex.join(run)}"]
+    return ["bash", "-c", f"{before} && exec {shlex.join(run)}"]
 
 
 def job_env(settings: Settings, flavor: str = "", batch_size: int | None = None) -> dict[str, str]:
     """The Job's environment: this Space's settings (no secrets), run locally inside the Job, with the Hub store. On
     a GPU flavor the device is `cuda`: a Job billed for a GPU that cannot use it stops at once with the reason
     instead of evaluating on its CPU; on a CPU flavor it is `cpu`. The compile cache goes into the mounted cache
-    bucket where there is one (job_volumes), else into the Job's own home."""
+    bucket where there is one (job_volumes), else into the Job's own home. With the vLLM engine the batch size is the
+    requests in flight, and the engine itself is the Job's command, not a setting of its local run."""
     env = settings.as_env()
+    if uses_vllm(settings):
+        batch_size = in_flight(settings, batch_size)
+    env.pop("LEADERBOARD_ENGINE", None)
     if batch_size is not None:  # planned for the run's memory (run_memory): replaces the Space's own
         env["LEADERBOARD_BATCH_SIZE"] = str(int(batch_size))
     if flavor:

@@ -38,6 +38,7 @@ from datetime import timedelta
 from typing import Callable
 
 from leaderboard.running import hf_jobs
+from leaderboard.running.engine_args import job_image
 from leaderboard.running.job_budget import JobsBudget
 from leaderboard.running.job_flavors import TooLarge, hardware_prices
 from leaderboard.running.run_memory import planned_flavor
@@ -321,8 +322,9 @@ class Dispatcher:
                                {"error": "an earlier Job of this request is still running; waiting for it"}))
                 continue
             try:
-                job = self.api.run_job(image=settings.jobs_image, command=hf_jobs.job_command(settings, request,
-                                                                                               request.lease_owner),
+                job = self.api.run_job(image=job_image(settings),
+                                       command=hf_jobs.job_command(settings, request, request.lease_owner, flavor,
+                                                                   batch),
                                        env=hf_jobs.job_env(settings, flavor, batch),
                                        secrets=hf_jobs.job_secrets(settings),
                                        flavor=flavor, timeout=job_timeout(settings),

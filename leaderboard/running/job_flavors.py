@@ -132,10 +132,15 @@ def flavor_for(settings, params_billions: float | None, precision: str) -> str:
     return choose_flavor(parse_flavors(settings.jobs_flavors), params_billions, precision)
 
 
+def gpu_count(flavor: str) -> int:
+    """The GPUs a flavor's name says it has ("l40sx4": 4, "a10g-largex2": 2, "t4-small" and "l40sx1": 1)."""
+    found = _GPUS_RE.search(str(flavor).strip().lower())
+    return int(found.group(1)) if found else 1
+
+
 def is_multi_gpu(flavor: str) -> bool:
     """Whether the flavor has more than one GPU ("l40sx4", "a10g-largex2": yes; "l40sx1", "t4-small": no)."""
-    found = _GPUS_RE.search(str(flavor).strip().lower())
-    return bool(found) and int(found.group(1)) > 1
+    return gpu_count(flavor) > 1
 
 
 def price_text(unit_cost_usd: float, unit_label: str) -> str:

@@ -22,6 +22,16 @@ from leaderboard.store import open_store
 from leaderboard.submissions import records as queue
 
 
+def leased_request(store, path: str, owner: str) -> queue.Request | None:
+    """The request at `path` when it is RUNNING under `owner`; else None, said in one `error:` line."""
+    request = queue.load(store, path)
+    if request is None or request.status != queue.RUNNING or request.lease_owner != owner:
+        state = "missing" if request is None else f"{request.status}, leased to {request.lease_owner or 'nobody'}"
+        print(f"error: {path} is not leased to this Job ({state}); nothing to do", flush=True)
+        return None
+    return request
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m leaderboard.running.job_run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--request", required=True, help="the request's path in the store")
@@ -31,10 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     store = open_store(settings)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    request = queue.load(store, args.request)
-    if request is None or request.status != queue.RUNNING or request.lease_owner != args.owner:
-        state = "missing" if request is None else f"{request.status}, leased to {request.lease_owner or 'nobody'}"
-        print(f"error: {args.request} is not leased to this Job ({state}); nothing to do", flush=True)
+    request = leased_request(store, args.request, args.owner)
+    if request is None:
         return 3
     print(f"[job] evaluating {request.key} (store: {settings.store_backend})", flush=True)
     report = run_request(settings, store, request, args.owner, stop, in_job=True)

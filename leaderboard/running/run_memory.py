@@ -100,7 +100,8 @@ def kv_bytes_per_row(config: dict, tokens: int, precision: str) -> int:
     return total
 
 
-def _sequence(thinking_budget: int, may_think: bool) -> tuple[int, int]:
+def sequence_tokens(thinking_budget: int, may_think: bool) -> tuple[int, int]:
+    """The longest sequence a run counts per row (rounded up to the cache's bucket), and its thinking budget share."""
     thought = thinking_budget if may_think else 0
     tokens = PROMPT_TOKENS + NEW_TOKENS + thought
     return math.ceil(tokens / CACHE_BUCKET) * CACHE_BUCKET, thought
@@ -114,7 +115,7 @@ def plan_run(rules: list[FlavorRule], config: dict | None, params_billions: floa
     flavor = choose_flavor(rules, params_billions, precision)
     if not isinstance(config, dict) or gpu_memory_gb(flavor) is None:
         return None
-    tokens, thought = _sequence(thinking_budget, may_think)
+    tokens, thought = sequence_tokens(thinking_budget, may_think)
     weights = float(params_billions) * GB * _BYTES.get(precision, 2)
     per_row = kv_bytes_per_row(config, tokens, precision)
     extras = IMAGE_CACHE_BYTES
