@@ -12,7 +12,8 @@ results file:
 - A run of the local executor records the evaluator's own wall time (`run.wall_time_s`), on a GPU priced at
   LEADERBOARD_GPU_PRICE_PER_HOUR when that is set; on the CPU its seconds, with no GPU and no cost.
 - A served model uses no GPU time: it records the tokens its endpoint reported (`run.served.usage`), priced at
-  LEADERBOARD_MODEL_PRICE_PER_MTOK when that is set.
+  LEADERBOARD_MODEL_PRICE_PER_MTOK when that is set. A run served inside its own Job (LEADERBOARD_ENGINE=vllm: the
+  Job's vLLM on its loopback) costs its Job's time as any Job's (device "cuda"), its tokens recorded beside.
 
 A results file without `run.cost` (published before costs were recorded) reads as "not recorded", never as 0.
 """
@@ -73,7 +74,8 @@ def run_cost(results: dict, settings: Settings, job: JobSeen | None = None, now:
     (None: the run did not run as a Job); `now`: the time of the publish."""
     run = _dict(results.get("run"))
     served = is_served(results)
-    device = "served" if served else (str(run["device"]) if run.get("device") else None)
+    engine = served and job is not None  # the Job's own engine served it (a served request never runs as a Job)
+    device = "cuda" if engine else "served" if served else (str(run["device"]) if run.get("device") else None)
     gpu = _dict(run.get("hardware")).get("gpu_name") if device == "cuda" else None
     cost = {"executor": "hf-jobs" if job is not None else "local", "flavor": job.flavor if job else None,
             "gpu": str(gpu) if gpu else None, "device": device, "seconds": None, "measured": None, "usd": None,
@@ -82,12 +84,13 @@ def run_cost(results: dict, settings: Settings, job: JobSeen | None = None, now:
         usage = _dict(_dict(run.get("served")).get("usage"))
         prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
         cost.update(prompt_tokens=prompt, completion_tokens=completion)
-        prices = settings.model_prices
+        prices = None if engine else settings.model_prices
         if prices is not None:
             cost["price"] = {"usd_per_mtok_input": prices[0], "usd_per_mtok_output": prices[1]}
             if prompt is not None and completion is not None:
                 cost["usd"] = round((prompt * prices[0] + completion * prices[1]) / 1e6, 6)
-        return cost
+        if not engine:
+            return cost
     if job is not None:
         seconds = _job_seconds(job, now or datetime.now(timezone.utc))
         rate = job.usd_per_hour
