@@ -1,7 +1,7 @@
 """Option scoring through a server's prompt log-probabilities (evaluator/models/served_scoring.py): how the server's
-answers are read, and, through tools/vllm_standin.py (vLLM's protocol, computed with transformers), that a served
-model's option scores equal the in-process adapter's, for a text model and for a VLM with an image, and that a whole
-CLI run of CURE by likelihood and of ReForm-Eval in both modes gives the in-process option scores (slow)."""
+answers are read, and, through tools/vllm_standin.py (vLLM's protocol or SGLang's, computed with transformers), that a
+served model's option scores equal the in-process adapter's, for a text model and for a VLM with an image, and that
+a whole CLI run of CURE by likelihood and of ReForm-Eval in both modes gives the in-process option scores (slow)."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ from PIL import Image
 
 from evaluator.models.base import GenerationRequest
 from evaluator.models.served_scoring import (NotScored, PromptToken, option_start, prompt_tokens,
-                                             score_from_answers)
+                                             score_from_answers, sglang_prompt_ids, sglang_tokens)
 from tests.cli_runs import evaluator_many
 from tests.judge_servers import Reply, ScriptedServer
 from tests.test_batch_invariance import OPTION_TOLERANCE, _close, _scores
@@ -40,6 +40,22 @@ def test_the_prompt_is_read_from_the_servers_token_ids_and_log_probabilities():
     for body in bad:
         with pytest.raises(NotScored):
             prompt_tokens(body)
+
+
+def test_sglangs_answers_are_read_from_the_chats_ids_and_generates_input_logprobs():
+    assert sglang_prompt_ids({"choices": [{"prompt_token_ids": [4, 5, 6]}]}) == [4, 5, 6]
+    for body in ({}, {"choices": []}, {"choices": [{"prompt_token_ids": []}]},
+                 {"choices": [{"prompt_token_ids": [1.5]}]}):
+        with pytest.raises(NotScored):
+            sglang_prompt_ids(body)
+    answer = {"meta_info": {"input_token_logprobs": [[None, 4, None], [-0.5, 5, "a"], [-1.5, 6, None]]}}
+    assert sglang_tokens([4, 5, 6], answer) == [PromptToken(4, None, None), PromptToken(5, -0.5, "a"),
+                                                PromptToken(6, -1.5, None)]
+    for ids, rows in (([4, 5], [[None, 4], [-0.5, 9]]),  # not the token it was sent
+                      ([4, 5, 6], [[None, 4], [-0.5, 5]]),  # a token short
+                      ([4, 5], [[None, 4], [None, 5]])):  # no log-probability
+        with pytest.raises(NotScored):
+            sglang_tokens(ids, {"meta_info": {"input_token_logprobs": rows}})
 
 
 def _tokens(*pairs: tuple[int, str], logprob: float = -1.0) -> list[PromptToken]:
@@ -89,19 +105,21 @@ OPTIONS = ["red", "blue ball", "0 1 2", "Paris is the capital", " yes", ""]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["llama", "llava"])
-def test_the_standins_option_scores_equal_the_in_process_adapters(standin_folders, name, one_torch_thread):
+@pytest.mark.parametrize("name,protocol", [("llama", "vllm"), ("llava", "vllm"), ("llava", "sglang")])
+def test_the_standins_option_scores_equal_the_in_process_adapters(standin_folders, name, protocol, one_torch_thread):
     from evaluator.models import load_model
     from evaluator.models.served import load_served
 
     folder = standin_folders[name]
     local = load_model(str(folder), device="cpu", precision="float32")
     images = [[Image.new("RGB", (32, 32), (200, 30, 30))], []] if name == "llava" else [[]]
-    with VllmStandIn(folder) as standin:
+    path = {"vllm": "prompt_logprobs", "sglang": "input_logprobs"}[protocol]
+    with VllmStandIn(folder, protocol=protocol) as standin:
         served = load_served(standin.spec, needs_images=bool(images[0]))
-        assert served.scoring_path == "prompt_logprobs" and served.scoring_refusal is None
+        assert served.scoring_path == path and served.scoring_refusal is None
         asks = [(GenerationRequest("What colour is the ball?", images=row, system="Answer briefly.",
-                                   history=[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]),
+                                   history=[{"role": "user", "content": "Hi"},
+                                            {"role": "assistant", "content": "Hello"}]),
                  OPTIONS) for row in images]
         remote = served.score_options_many(asks)
     largest = 0.0
@@ -113,7 +131,18 @@ def test_the_standins_option_scores_equal_the_in_process_adapters(standin_folder
                     per_token = abs(a.sum_logprob - b.sum_logprob) / a.n_tokens
                     largest = max(largest, per_token, abs(a.mean_logprob - b.mean_logprob))
     assert largest <= OPTION_TOLERANCE, largest
-    print(f"{name}: largest difference per token {largest:.2e} over {sum(len(o) for _, o in asks)} options")
+    print(f"{name} ({protocol}): largest difference per token {largest:.2e} over {sum(len(o) for _, o in asks)} "
+          "options")
+
+
+@pytest.mark.slow
+def test_a_plain_server_keeps_generation_only(standin_folders):
+    from evaluator.models.served import load_served
+
+    with VllmStandIn(standin_folders["llama"], protocol="none") as standin:
+        served = load_served(standin.spec)
+    assert served.scoring_path == "none" and "no prompt_token_ids" not in served.scoring_refusal
+    assert "no prompt_logprobs in the answer" in served.scoring_refusal
 
 
 def _option_scores(out, benchmark: str) -> list:
@@ -127,23 +156,25 @@ def test_a_cli_run_through_the_standin_scores_cure_and_reform_as_in_process(stan
     folder = standin_folders["llava"]
     common = ["--benchmarks", "cure,reform", "--limit", "4", "--option", "cure.mode=likelihood",
               "--option", "reform.mode=both", "--device", "cpu", "--precision", "float32"]
-    with VllmStandIn(folder) as standin:
-        done = evaluator_many([["run", "--model", standin.spec, *common, "--out", str(tmp_path / "served")],
+    with VllmStandIn(folder) as vllm, VllmStandIn(folder, protocol="sglang") as sglang:
+        done = evaluator_many([["run", "--model", vllm.spec, *common, "--out", str(tmp_path / "vllm")],
+                               ["run", "--model", sglang.spec, *common, "--out", str(tmp_path / "sglang")],
                                ["run", "--model", str(folder), *common, "--out", str(tmp_path / "local")]],
                               tmp_path / "report.json", timeout=900)
     for result in done:
         assert result.returncode == 0, (result.args, result.stderr[-3000:])
-    served = json.loads((tmp_path / "served" / "results.json").read_text())
-    assert served["run"]["scoring_path"] == "prompt_logprobs" and served["served"] is True
-    assert served["run"]["served"]["option_scoring"] == "prompt_logprobs"
-    assert served["run"]["modes"] == {"cure": "likelihood", "reform": "both"}
+    for run, path in (("vllm", "prompt_logprobs"), ("sglang", "input_logprobs")):
+        served = json.loads((tmp_path / run / "results.json").read_text())
+        assert served["run"]["scoring_path"] == path and served["served"] is True
+        assert served["run"]["served"]["option_scoring"] == path
+        assert served["run"]["modes"] == {"cure": "likelihood", "reform": "both"}
     largest = 0.0
-    for benchmark in ("cure", "reform"):
-        remote, local = (_option_scores(tmp_path / run, benchmark) for run in ("served", "local"))
+    for benchmark, run in (("cure", "vllm"), ("reform", "vllm"), ("cure", "sglang"), ("reform", "sglang")):
+        remote, local = (_option_scores(tmp_path / name, benchmark) for name in (run, "local"))
         assert remote and len(remote) == len(local), benchmark
         for (key_a, a), (key_b, b) in zip(remote, local):
             assert key_a == key_b and len(a) == len(b) and all(_close(u, v) for u, v in zip(a, b)), (key_a, a, b)
             largest = max([largest, *(abs(u["mean"] - v["mean"]) for u, v in zip(a, b))])
-    reform = pd.read_parquet(tmp_path / "served" / "details" / "reform.parquet")
+    reform = pd.read_parquet(tmp_path / "vllm" / "details" / "reform.parquet")
     assert {"generation", "likelihood"} <= set(reform["mode"])
     print(f"CLI run: largest difference of a mean log-likelihood {largest:.2e}")

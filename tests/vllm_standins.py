@@ -28,11 +28,13 @@ def replies_after_prompt(folder: Path, into: Path) -> Path:
 
 
 class VllmStandIn:
-    """`python tools/vllm_standin.py --model FOLDER --port PORT --served-model-name NAME`; base_url ends in /v1,
+    """`python tools/vllm_standin.py --model FOLDER --port PORT --served-model-name NAME --protocol P` (vllm, sglang
+    or none); base_url ends in /v1,
     spec is the evaluator's `endpoint:` spec for it."""
 
-    def __init__(self, folder: Path | str, name: str = "standin-model", startup_timeout: float = 180.0):
-        self.folder, self.name, self.port = Path(folder), name, free_port()
+    def __init__(self, folder: Path | str, name: str = "standin-model", startup_timeout: float = 180.0,
+                 protocol: str = "vllm"):
+        self.folder, self.name, self.port, self.protocol = Path(folder), name, free_port(), protocol
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.spec = f"endpoint:{self.base_url}|{name}"
         self.startup_timeout = startup_timeout
@@ -51,7 +53,8 @@ class VllmStandIn:
     def __enter__(self) -> "VllmStandIn":
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen([sys.executable, str(STANDIN), "--model", str(self.folder), "--port",
-                                             str(self.port), "--served-model-name", self.name],
+                                             str(self.port), "--served-model-name", self.name,
+                                             "--protocol", self.protocol],
                                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
             wait_for(self._healthy, timeout=self.startup_timeout, step=0.2)

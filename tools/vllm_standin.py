@@ -1,6 +1,6 @@
-"""A loopback stand-in for vLLM's OpenAI-compatible server, computing with transformers on a local model folder: what
-the served-model tests and a developer without a GPU use to run the served protocol end to end, option scoring
-included.
+"""A loopback stand-in for vLLM's OpenAI-compatible server (or, with --protocol sglang, SGLang's), computing with
+transformers on a local model folder: what the served-model tests and a developer without a GPU use to run the served
+protocol end to end, option scoring included.
 
     .venv/bin/python tools/vllm_standin.py --model ./tiny-llava --port 8011
     .venv/bin/python -m evaluator run --model "endpoint:http://127.0.0.1:8011/v1|./tiny-llava" --option reform.mode=both
@@ -16,6 +16,10 @@ transformers' apply_chat_template, as vLLM renders it):
 - the prompt is tokenized without adding special tokens (vLLM's default for chat: the template writes them);
 - greedy generation (temperature 0), else sampling from the request's seed; `max_tokens` at least 1; `stop` strings;
 - a `model` other than the served name answers 404.
+--protocol sglang answers as SGLang does instead (python/sglang/srt/entrypoints/openai/protocol.py, its native
+/generate): no prompt_logprobs; `return_prompt_token_ids: true` puts the prompt's ids in the choice
+(`prompt_token_ids`); POST /generate with `input_ids` (and `image_data`), `return_logprob` and `logprob_start_len: 0`
+answers meta_info.input_token_logprobs. --protocol none answers neither, as a plain OpenAI-compatible server.
 It never loads remote code. One request is computed at a time (a lock); the weights run in float32 on the CPU.
 """
 from __future__ import annotations
@@ -45,7 +49,7 @@ class Refused(ValueError):
 class Model:
     """The folder's model, processor or tokenizer, and the template switches vLLM hands the chat template."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, protocol: str = "vllm"):
         import torch
         from transformers import (AutoConfig, AutoModelForCausalLM, AutoModelForImageTextToText, AutoProcessor,
                                   AutoTokenizer)
@@ -57,6 +61,7 @@ class Model:
         self.processor = AutoProcessor.from_pretrained(folder) if self.vision else None
         self.tokenizer = self.processor.tokenizer if self.vision else AutoTokenizer.from_pretrained(folder)
         self.lock = threading.Lock()
+        self.protocol = protocol
 
     # -- the prompt ---------------------------------------------------------------------------------------------
     def conversation(self, messages: Any) -> tuple[list[dict], list]:
@@ -178,16 +183,44 @@ class Model:
         max_tokens = body.get("max_tokens", 16)
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
             raise Refused(f"max_tokens must be at least 1, got {max_tokens}.")
+        vllm = self.protocol == "vllm"
         with self.lock:
             inputs, ids = self.prompt_ids(body)
-            logprobs = self.prompt_logprobs(inputs, ids, top) if top is not None else None
+            logprobs = self.prompt_logprobs(inputs, ids, top) if top is not None and vllm else None
             text, n_new, finish = self.generate(inputs, body)
-        return {"id": f"chatcmpl-standin-{time.monotonic_ns()}", "object": "chat.completion",
-                "created": int(time.time()), "model": served_name,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text, "reasoning_content": None},
-                             "logprobs": None, "finish_reason": finish}],
-                "usage": {"prompt_tokens": len(ids), "completion_tokens": n_new, "total_tokens": len(ids) + n_new},
-                "prompt_logprobs": logprobs, "prompt_token_ids": ids if body.get("return_token_ids") else None}
+        choice = {"index": 0, "message": {"role": "assistant", "content": text, "reasoning_content": None},
+                  "logprobs": None, "finish_reason": finish}
+        answer = {"id": f"chatcmpl-standin-{time.monotonic_ns()}", "object": "chat.completion",
+                  "created": int(time.time()), "model": served_name, "choices": [choice],
+                  "usage": {"prompt_tokens": len(ids), "completion_tokens": n_new, "total_tokens": len(ids) + n_new}}
+        if vllm:
+            answer.update(prompt_logprobs=logprobs, prompt_token_ids=ids if body.get("return_token_ids") else None)
+        elif self.protocol == "sglang" and body.get("return_prompt_token_ids"):
+            choice["prompt_token_ids"] = ids
+        return answer
+
+    def native_generate(self, body: dict) -> dict:
+        """SGLang's /generate on token ids (and `image_data`, data URLs): with `return_logprob` and
+        `logprob_start_len: 0`, meta_info.input_token_logprobs = [[logprob (None first), token id, None], ...]."""
+        import torch
+
+        ids = body.get("input_ids") if isinstance(body, dict) else None
+        if not isinstance(ids, list) or not ids or not all(isinstance(i, int) for i in ids):
+            raise Refused("input_ids must be a non-empty list of token ids")
+        if body.get("logprob_start_len", -1) != 0 or not body.get("return_logprob"):
+            raise Refused("only return_logprob with logprob_start_len 0 is served here")
+        inputs: dict = {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long)}
+        urls = body.get("image_data") or []
+        if urls:
+            parts = [{"type": "image_url", "image_url": {"url": url}} for url in urls]
+            _, images = self.conversation([{"role": "user", "content": parts}])
+            inputs["pixel_values"] = self.processor.image_processor(images, return_tensors="pt")["pixel_values"]
+        with self.lock:
+            rows = self.prompt_logprobs(inputs, ids, 0)
+        logprobs = [[None, ids[0], None]] + [[row[str(token)]["logprob"], token, None]
+                                              for row, token in zip(rows[1:], ids[1:])]
+        return {"text": "", "meta_info": {"prompt_tokens": len(ids), "completion_tokens": 0,
+                                          "input_token_logprobs": logprobs}}
 
 
 def handler(model: Model, served_name: str) -> type[BaseHTTPRequestHandler]:
@@ -216,12 +249,13 @@ def handler(model: Model, served_name: str) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            if self.path != "/v1/chat/completions":
+            native = self.path == "/generate" and model.protocol == "sglang"
+            if self.path != "/v1/chat/completions" and not native:
                 self._send(404, {"error": {"message": "Not Found", "type": "NotFoundError", "code": 404}})
                 return
             try:
                 body = json.loads(raw)
-                self._send(200, model.complete(body, served_name))
+                self._send(200, model.native_generate(body) if native else model.complete(body, served_name))
             except Refused as exc:
                 kind = "NotFoundError" if exc.status == 404 else "BadRequestError"
                 self._send(exc.status, {"error": {"message": str(exc), "type": kind, "param": None,
@@ -239,8 +273,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--served-model-name", default=None, help="the name requests give (default: --model as given)")
+    parser.add_argument("--protocol", default="vllm", choices=["vllm", "sglang", "none"],
+                        help="vllm: prompt_logprobs; sglang: the chat's prompt ids and /generate's input logprobs; "
+                             "none: neither (a plain OpenAI-compatible server)")
     args = parser.parse_args(argv)
-    model = Model(Path(args.model))
+    model = Model(Path(args.model), args.protocol)
     server = ThreadingHTTPServer((args.host, args.port), handler(model, args.served_model_name or args.model))
     print(f"vllm stand-in serving {args.model} on http://{args.host}:{args.port}/v1", flush=True)
     try:

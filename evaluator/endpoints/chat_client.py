@@ -230,6 +230,30 @@ class ChatClient:
             log.warning("%s: attempt %d: %s; asking again in %.2fs", self.label, attempts, reason, delay)
             time.sleep(delay)
 
+    def post_json(self, url: str, body: dict[str, Any], max_retries: int | None = None) -> dict:
+        """The JSON object another path of the same server answers to `body` (an absolute `url`, e.g. SGLang's
+        native /generate beside its /v1), under the same token, retries and limits as a chat completion; ChatError
+        when it never answered one."""
+        budget = self.max_retries if max_retries is None else int(max_retries)
+        client = self._client if budget == self.max_retries else self._client.with_options(max_retries=budget)
+        allowance = Budget(self.limits)
+        with within(allowance):
+            try:
+                response = client.post(url, cast_to=httpx2.Response, body=body, options={"headers": self.headers})
+                data = response.json()
+            except LimitMissed:
+                raise self._out_of_budget(allowance, 1) from None
+            except openai.APIError as exc:
+                failure = self._out_of_budget(allowance, client_attempts(exc))
+                if failure is not None:
+                    raise failure from None
+                self._raise(exc, 0)
+            except (openai.OpenAIError, ValueError) as exc:
+                raise self._failure(f"{public_url(url)}: {type(exc).__name__}: {exc}", 1) from None
+        if not isinstance(data, dict):
+            raise self._failure(f"{public_url(url)} answered JSON that is no object", 1)
+        return data
+
     def _raise(self, exc: openai.APIError, attempts: int) -> NoReturn:
         """Raise the ChatError of a call the client gave up on (`attempts`: those made before its last try)."""
         if isinstance(exc, openai.APIStatusError):

@@ -47,6 +47,7 @@ AUTO_IN_FLIGHT = 8  # --batch-size auto: requests in flight at once
 TIMEOUT_S = 300.0  # per socket operation; the whole call is bounded by evaluator.endpoints.limits
 PROBE_TEXT = "Reply with the word OK."
 _NOT_A_VISION_REFUSAL = (401, 403, 404, 408, 409, 429)  # an image request refused for these is not about images
+_NOT_A_REFUSAL_OF_SCORING = (401, 403, 408, 409, 429)  # nor a scoring request (404: no SGLang /generate there)
 
 
 SERVED_DECODING = ("The endpoint's: each request sends the benchmark's temperature (0: greedy), max_tokens (plus the "
@@ -239,13 +240,11 @@ class ServedAdapter:
                              f"{self.scoring_refusal or served_scoring.NO_PROMPT_LOGPROBS}")
         if request.images and not self.has_vision:
             self._params(request)  # raises the one-line reason
-        messages = self.messages(request, [image_url(im) for im in request.images])
+        images = [image_url(im) for im in request.images]
+        asked = [option for option in options if option]  # an empty option scores 0 over 0 tokens, unasked
         try:
-            prefix = self._scoring_call(messages, served_scoring.prefix_params())
-            asked = [option for option in options if option]  # an empty option scores 0 over 0 tokens, unasked
-            bodies = [self._scoring_call(served_scoring.with_option(messages, option), served_scoring.option_params())
-                      for option in asked]
-            scores = iter(served_scoring.score_from_answers(prefix, bodies, asked))
+            scores = iter(served_scoring.score(self.scoring_path, self._scoring_call, self._generate_call,
+                                               self.messages(request, images), images, asked))
         except served_scoring.NotScored as exc:
             raise ServedError(f"the endpoint {self.url} answered an option-scoring request of model "
                               f"{self.endpoint.model} without what scoring reads: {exc}") from None
@@ -256,17 +255,30 @@ class ServedAdapter:
         """score_options for many questions, `batch_size` questions in flight at once, in the order given."""
         return self._in_flight(lambda ask: self.score_options(*ask), list(asks), on_answered)
 
-    def _scoring_call(self, messages: list[dict], fields: dict[str, Any]) -> dict:
-        """One prefill that reads the prompt's tokens and their log-probabilities (the chat completion's body)."""
+    def _scoring_call(self, messages: list[dict], fields: dict[str, Any], max_retries: int | None = None) -> dict:
+        """One prefill that reads the prompt's tokens (and, on vLLM, their log-probabilities): the body."""
         params = {"messages": messages, "max_tokens": 1, "temperature": 0.0, "extra_body": self._extra_body(fields)}
         try:
-            body, _ = self._chat.call(params)
+            body, _ = self._chat.call(params, max_retries=max_retries)
         except ChatError as exc:
-            plural = "s" if exc.attempts != 1 else ""
-            raise ServedError(f"the endpoint {self.url} failed an option-scoring request of model "
-                              f"{self.endpoint.model}: {exc.answer} (after {exc.attempts} attempt{plural})") from None
+            raise self._scoring_failure(exc) from None
         self._note_model(body)
         return body
+
+    def _generate_call(self, body: dict[str, Any], max_retries: int | None = None) -> dict:
+        """SGLang's native /generate beside the endpoint's /v1 (served_scoring.generate_body): its answer."""
+        root = self.endpoint.base_url.removesuffix("/v1")
+        try:
+            return self._chat.post_json(f"{root}/generate", body, max_retries=max_retries)
+        except ChatError as exc:
+            raise self._scoring_failure(exc) from None
+
+    def _scoring_failure(self, exc: ChatError) -> ServedError:
+        plural = "s" if exc.attempts != 1 else ""
+        failure = ServedError(f"the endpoint {self.url} failed an option-scoring request of model "
+                              f"{self.endpoint.model}: {exc.answer} (after {exc.attempts} attempt{plural})")
+        failure.status = exc.status  # type: ignore[attr-defined]
+        return failure
 
     # -- before the run ------------------------------------------------------------------------------------------------
     def probe(self, images: bool) -> None:
@@ -292,23 +304,18 @@ class ServedAdapter:
         self._note_model(body)
 
     def _probe_scoring(self) -> None:
-        """Whether the server returns prompt log-probabilities (scoring_path), read on a short conversation whose
-        reply is continued: a refusal (4xx) or an answer without them means generation only (scoring_refusal)."""
-        messages = served_scoring.with_option([{"role": "user", "content": PROBE_TEXT}], "OK")
-        params = {"messages": messages, "max_tokens": 1, "temperature": 0.0,
-                  "extra_body": self._extra_body(served_scoring.option_params())}
+        """Which prompt log-probabilities the server returns (scoring_path; served_scoring.probe): a refusal (4xx) or
+        an answer without them means generation only (scoring_refusal); no answer at all ends the run."""
         try:
-            body, _ = self._chat.call(params, max_retries=1)
-            served_scoring.prompt_tokens(body)
-        except ChatError as exc:
-            if exc.status is None or not 400 <= exc.status < 500 or exc.status in _NOT_A_VISION_REFUSAL:
-                raise ServedError(self._first_failure(exc, "a request for prompt log-probabilities")) from None
-            self.scoring_refusal = f"{served_scoring.NO_PROMPT_LOGPROBS} (it refused them: {exc.answer})"
-            return
+            self.scoring_path = served_scoring.probe(lambda m, f: self._scoring_call(m, f, max_retries=1),
+                                                     lambda body: self._generate_call(body, max_retries=1))
+        except ServedError as exc:
+            status = getattr(exc, "status", None)
+            if status is None or not 400 <= status < 500 or status in _NOT_A_REFUSAL_OF_SCORING:
+                raise
+            self.scoring_refusal = f"{served_scoring.NO_PROMPT_LOGPROBS} (it refused them: {exc})"
         except served_scoring.NotScored as exc:
             self.scoring_refusal = f"{served_scoring.NO_PROMPT_LOGPROBS} ({exc})"
-            return
-        self.scoring_path, self.scoring_refusal = served_scoring.PROMPT_LOGPROBS, None
 
     def _first_failure(self, exc: ChatError, what: str = "the first request") -> str:
         model, url = self.endpoint.model, self.url
