@@ -66,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
                      "model's spec only: the server that answers for the request's Hub model (a Job's vLLM engine), "
                      "the run recorded under the request's model and revision")
     run.add_argument("--revision", help="commit sha (a branch or tag also works on the CLI)")
+    run.add_argument("--engine", default="", choices=["", "vllm", "sglang"],
+                     help="with --request and a served model's --model: the engine started for this run that serves "
+                          "the request's Hub model (a Job's vLLM), recorded as run.engine; the row is not a served one")
     run.add_argument("--precision", default=None, choices=["auto", "float32", "bfloat16", "float16"],
                      help="auto: bfloat16 on a GPU (float16 on one without native bfloat16, e.g. a T4), float32 on "
                      "the CPU")
@@ -164,6 +167,9 @@ def _config(args: argparse.Namespace):
         request = json.loads(Path(args.request).read_text())
         model, revision = _request_model(request)
         model = _served_for(args.model, request) if args.model else model
+    if args.engine and not (args.request and args.model):
+        raise UsageError("--engine names the engine serving a --request's model: give --request and --model "
+                         "endpoint:<base url>|<model>")
         precision = precision or request.get("precision", "auto")
     if not model:
         raise UsageError("give --model or --request")
@@ -177,7 +183,7 @@ def _config(args: argparse.Namespace):
                      options=_pairs(args.option, "--option"), request=request,
                      responses=Path(args.responses) if args.responses else None,
                      generation_cache=args.generation_cache, thinking=args.thinking,
-                     thinking_budget=_thinking_budget(args.thinking_budget),
+                     thinking_budget=_thinking_budget(args.thinking_budget), engine=args.engine,
                      compile_cache=Path(args.compile_cache) if args.compile_cache else None)
 
 

@@ -177,7 +177,7 @@ def test_a_run_its_jobs_engine_served_costs_the_jobs_time_with_its_tokens_beside
 
     from leaderboard.board.costs import JOB_MEASURE, JobSeen, run_cost
 
-    results = {"served": True, "run": {"device": "served", "served": {
+    results = {"served": False, "run": {"device": "served", "engine": "vllm", "served": {
         "base_url": "http://127.0.0.1:8000/v1", "usage": {"prompt_tokens": 1000, "completion_tokens": 50}}}}
     started = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
     settings = Settings().with_(model_price_per_mtok=("1", "1"))  # a served model's price: not this run's
@@ -186,7 +186,8 @@ def test_a_run_its_jobs_engine_served_costs_the_jobs_time_with_its_tokens_beside
     assert cost == {"executor": "hf-jobs", "flavor": "l40sx1", "gpu": None, "device": "cuda", "seconds": 2400.0,
                     "measured": JOB_MEASURE, "usd": 1.2, "price": {"usd_per_hour": 1.8}, "prompt_tokens": 1000,
                     "completion_tokens": 50}
-    alone = run_cost(results, settings, None)  # a served model's run on the Space: its tokens, priced per token
+    served = {**results, "served": True, "run": {**results["run"], "engine": "endpoint"}}
+    alone = run_cost(served, settings, None)  # a served model's run on the Space: its tokens, priced per token
     assert alone["device"] == "served" and alone["seconds"] is None and alone["usd"] == 0.00105
 
 
@@ -298,6 +299,7 @@ def test_a_job_serves_the_model_with_vllm_evaluates_against_it_and_stops_it(hub,
     results = json.loads(hub.files(settings.results_repo)[f"results/{done.key}.json"])
     assert results["model"] == "Tiny-Org/Tiny-VLM-0" and results["revision"] == SHA  # the request's, not the server's
     assert results["run"]["served"]["base_url"] == f"http://127.0.0.1:{engine_args.PORT}/v1"
+    assert results["run"]["engine"] == "vllm" and results["served"] is False  # the Hub model, not a served row
     assert results["run"]["batch_size"] == 4  # the plan's batch, as requests in flight
     cost = results["run"]["cost"]  # the Job's GPU time, not a served model's tokens alone
     assert (cost["executor"], cost["flavor"], cost["device"]) == ("hf-jobs", "l40sx1", "cuda") and cost["seconds"]

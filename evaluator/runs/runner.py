@@ -12,15 +12,13 @@ that count in its headline score against the items of the whole suite (a limit l
 rule's version (run.lite_rule, evaluator.benchmarks.lite); a downloaded suite's strata are checked against the card's
 table (benchmarks.<name>.suite_check, and a WARNING line where they differ).
 
-What decides the numbers besides the model and its revision is recorded beside them: run.batch_size, run.dtype,
-run.device, run.hardware (the GPU's name among it), run.attention (the attention implementation), run.generation_path
-(how generate ran: "dynamic", "static", "static-compiled", or "served"; after a fallback, "dynamic"), run.sampling (how
-sampled requests draw) and run.versions (torch, transformers and the rest). run.compile_time_s is the compiled path's
-warm-up, and run.generation_cache says what was asked, the shapes compiled and why a run fell back, if it did.
-
-Where the time went: run.wall_time_s (the whole run), run.load_time_s (loading the model), each benchmark's
-wall_time_s and score_time_s (scoring, the judge's grading included), and run.call_time_s: per benchmark, the seconds
-in the model's generation and option-scoring calls.
+What decides the numbers besides the model and its revision is recorded beside them: run.engine ("transformers",
+"endpoint", or a Job's "vllm"), run.batch_size, run.dtype, run.device, run.hardware (the GPU's name among it),
+run.attention, run.generation_path ("dynamic", "static", "static-compiled", or "served"; after a fallback, "dynamic"),
+run.scoring_path, run.sampling and run.versions. run.compile_time_s is the compiled path's warm-up, and
+run.generation_cache says what was asked, the shapes compiled and why a run fell back, if it did. Where the time
+went: run.wall_time_s, run.load_time_s, each benchmark's wall_time_s and score_time_s (the judge's grading included),
+and run.call_time_s (per benchmark, the seconds in the model's generation and option-scoring calls).
 """
 from __future__ import annotations
 
@@ -71,6 +69,7 @@ class RunConfig:
     thinking: str = "auto"  # auto (the chat template's default) | on | off: its enable_thinking switch, if any
     thinking_budget: int | None = None  # tokens a thought may spend beyond a benchmark's answer budget (None: the
     # default, LEADERBOARD_THINKING_BUDGET or evaluator.models.thinking.DEFAULT_THINKING_BUDGET)
+    engine: str = ""  # the engine serving a Hub request's model for this run (a Job's "vllm"); "": none started
 
 
 @dataclass
@@ -375,11 +374,12 @@ def run(config: RunConfig, out_dir: Path) -> dict:
         "architecture": request.get("architecture"),
         "submitted_time": request.get("submitted_time"),
         "finished_time": utc_now(),
-        "served": served is not None,
+        "served": served is not None and not config.engine,  # a Job's own engine runs the Hub model, unserved
         "display_name": request.get("display_name"),
         "run": {
             "dtype": model.dtype, "device": model.device, "batch_size": model.batch_size,
-            "has_vision": model.has_vision, "scoring_path": model.scoring_path,
+            "has_vision": model.has_vision, "scoring_path": model.scoring_path, "engine": config.engine or (
+                "endpoint" if served else "transformers"),
             "generation_path": getattr(model, "generation_path", None), "attention": getattr(model, "attention", None),
             "sampling": getattr(model, "sampling", None), **generation_record(model),
             "thinking": thinking_record(model, blocks), "decoding": getattr(model, "decoding", None),

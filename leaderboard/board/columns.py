@@ -65,11 +65,16 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column("modes", "Asked by", (), TEXT,
            "How each benchmark the run ran was asked, as name=mode (generation: by generation alone; likelihood or "
            "both: also by each option's likelihood). Part of comparability: runs asked differently are never ranked "
-           "together, and a served model is asked by generation only.", group="run", derive=modes),
+           "together; a served model whose server gives no prompt log-probabilities is asked by generation only.",
+           group="run", derive=modes),
     Column("served", "Served", (), TEXT,
-           "true for a served model (one behind an OpenAI-compatible chat-completions endpoint, added by the admins "
-           "and asked by generation only: the board tags its row \"served\" with the endpoint's host); false for a "
-           "model the evaluator loaded itself.", group="run", derive=served_flag),
+           "true for a served model (one behind an OpenAI-compatible chat-completions endpoint, added by the admins: "
+           "the board tags its row \"served\" with the endpoint's host); false for a Hub model at its pinned "
+           "revision, whether the evaluator loaded it or a Job's own vLLM served it.", group="run", derive=served_flag),
+    Column("engine", "Engine", ("run", "engine"), TEXT,
+           "What ran the model: transformers (the evaluator's own adapter, in-process), vllm (a Job's vLLM server on "
+           "its own loopback, pinned at the revision) or endpoint (a served model's server); empty for runs from "
+           "before it was recorded.", group="run"),
     Column("endpoint", "Endpoint", (), TEXT,
            "A served model's endpoint: its base URL (scheme, host, port and path only; never a key); empty for other "
            "runs.", group="run", derive=endpoint_url),

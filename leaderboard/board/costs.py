@@ -57,7 +57,16 @@ def _dict(value) -> dict:
 
 
 def is_served(results: dict) -> bool:
-    return results.get("served") is True or bool(_dict(_dict(results.get("run")).get("served")))
+    """A served model's run (its endpoint's tokens are its cost); not a run a Job's own engine served (run.engine
+    "vllm": its Job's time is)."""
+    if "served" in results:
+        return results.get("served") is True
+    return bool(_dict(_dict(results.get("run")).get("served")))  # a results file from before the flag
+
+
+def by_job_engine(results: dict) -> bool:
+    """Whether the Job's own engine (LEADERBOARD_ENGINE=vllm) served the run's model."""
+    return str(_dict(results.get("run")).get("engine") or "") not in ("", "transformers", "endpoint")
 
 
 def _job_seconds(job: JobSeen, now: datetime) -> float | None:
@@ -73,8 +82,8 @@ def run_cost(results: dict, settings: Settings, job: JobSeen | None = None, now:
     """The run's `run.cost` (see the module's docstring). `job`: what the Jobs API said of the Job publishing it
     (None: the run did not run as a Job); `now`: the time of the publish."""
     run = _dict(results.get("run"))
-    served = is_served(results)
-    engine = served and job is not None  # the Job's own engine served it (a served request never runs as a Job)
+    engine = by_job_engine(results) or (is_served(results) and job is not None)  # a Job's own engine served it
+    served = engine or is_served(results)
     device = "cuda" if engine else "served" if served else (str(run["device"]) if run.get("device") else None)
     gpu = _dict(run.get("hardware")).get("gpu_name") if device == "cuda" else None
     cost = {"executor": "hf-jobs" if job is not None else "local", "flavor": job.flavor if job else None,

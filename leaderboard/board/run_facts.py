@@ -36,7 +36,10 @@ def served_record(results: dict) -> dict:
 
 
 def served_flag(results: dict) -> str:
-    return "true" if results.get("served") is True or served_record(results) else "false"
+    """"true" for a served model's run; a Hub model a Job's own engine served (run.engine "vllm") is not one."""
+    if "served" in results:
+        return "true" if results.get("served") is True else "false"
+    return "true" if served_record(results) else "false"  # a results file from before the flag
 
 
 def endpoint_url(results: dict) -> str | None:

@@ -61,8 +61,8 @@ def worker_command(settings: Settings, request_file: Path, out_dir: Path,
     generation cache and compile cache folder (made absolute, never resolved: the evaluator checks it, and only a run
     that compiles uses it), every data location that is set (by its source key), the judge and the
     responses folder; tokens go by environment, never here. For a served model's request (`served`) the options that pick how a benchmark is asked (a card's
-    mode option) are left out: the deployer's choice is for in-process runs, and a served run is asked by
-    generation (its results and the board's notes say so). `served_by`: the spec of the server that answers for the
+    mode option) are left out: the deployer's choice is for in-process runs; a served run is asked in each card's
+    default mode where its server gives prompt log-probabilities, else by generation (its results say which). `served_by`: the spec of the server that answers for the
     request's Hub model (a Job's vLLM engine), passed as --model."""
     command = [settings.python or sys.executable, "-m", "evaluator", "run", "--request", str(request_file),
                "--out", str(out_dir), "--benchmarks", ",".join(settings.benchmarks), "--suite", settings.suite,
@@ -73,8 +73,8 @@ def worker_command(settings: Settings, request_file: Path, out_dir: Path,
                "--images-dir", os.path.abspath(settings.images_dir)]  # never resolved: a loop raised after the claim
     if responses is not None:
         command += ["--responses", str(responses)]
-    if served_by:
-        command += ["--model", served_by]
+    if served_by:  # the Job's vLLM engine (leaderboard.running.engine_job), the only engine a Job starts
+        command += ["--model", served_by, "--engine", "vllm"]
     for key, location in settings.sources.items():
         if location:
             command += ["--source", f"{key}={location}"]
