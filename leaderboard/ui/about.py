@@ -42,9 +42,10 @@ RUN_STEPS = """\
 
 **Served models.** The admins can also add a model served behind an OpenAI-compatible chat-completions endpoint
 (the Queue tab: base URL, model name, display name). It is queued and published like any request, runs on the Space
-itself (it needs no GPU; the endpoint's bearer token is the `LEADERBOARD_MODEL_TOKEN` secret) and is asked every
-benchmark **by generation only**: its row is tagged "served" with the endpoint's host, and it is ranked only with
-runs asked the same way.
+itself (it needs no GPU; the endpoint's bearer token is the `LEADERBOARD_MODEL_TOKEN` secret). Where its server
+returns prompt log-probabilities (vLLM, SGLang) its options are scored by likelihood as an in-process model's are;
+otherwise it is asked every benchmark **by generation only**. Its row is tagged "served" with the endpoint's host,
+and it is ranked only with runs asked the same way.
 
 A finished run can be **graded again** by another judge from its stored answers, without running the model again
 (`python -m leaderboard.running.rescore`): only the judged scores change, and the results say which judge graded them,
@@ -250,8 +251,9 @@ local judge under 7B parameters, for trying the machinery) is flagged and never 
 - **How it was asked.** A benchmark with multiple choices can be asked by generation (the model writes its answer)
   or by the likelihood of each option; the mode is part of comparability (**Asked by**): runs asked differently
   are never ranked together. A served model (an OpenAI-compatible endpoint, tagged "served" with its host) is
-  asked by generation only, so it is ranked with the runs asked by generation, whether served or run in-process,
-  and its notes say which benchmarks were asked otherwise than by default.
+  asked by likelihood too where its server returns prompt log-probabilities, else by generation only; either way
+  it is ranked with the runs asked the same way, whether served or run in-process, and its notes say which
+  benchmarks were asked otherwise than by default.
 """
 
 
