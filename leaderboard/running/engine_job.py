@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import shlex
-import signal
 import subprocess
 import sys
 import threading
@@ -35,11 +34,10 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-from leaderboard.running.attempt import close_run, run_request
+from leaderboard.running.attempt import close_run
 from leaderboard.running.evaluator_process import stop_process
-from leaderboard.running.job_run import leased_request
+from leaderboard.running.job_run import evaluated, job_start
 from leaderboard.settings import Settings
-from leaderboard.store import open_store
 from leaderboard.submissions import records as queue
 from leaderboard.submissions.records import Request
 
@@ -191,11 +189,7 @@ def _arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     args, command = _arguments(sys.argv[1:] if argv is None else list(argv))
-    settings = Settings.from_env_or_exit()
-    store = open_store(settings)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    request = leased_request(store, args.request, args.owner)
+    settings, store, stop, request = job_start(args.request, args.owner)
     if request is None:
         return 3
     command, said = capped(command, read_config(request))
@@ -215,10 +209,7 @@ def main(argv: list[str] | None = None) -> int:
                 fail_request(settings, store, request, args.owner, server, why)
             return 1
         print(f"[job] the vLLM server is healthy; evaluating {request.key}", flush=True)
-        report = run_request(settings, store, request, args.owner, stop, in_job=True,
-                             served_by=f"endpoint:{url}/v1|{args.name}")
-        print(f"[job] {request.key}: {report.status} {report.error or ''}".rstrip(), flush=True)
-        return 0 if report.status == queue.FINISHED else 1
+        return evaluated(settings, store, request, args.owner, stop, served_by=f"endpoint:{url}/v1|{args.name}")
     finally:
         stop_server(server)
         print("[job] the vLLM server was stopped", flush=True)

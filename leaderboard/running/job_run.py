@@ -18,7 +18,7 @@ import threading
 
 from leaderboard.running.attempt import run_request
 from leaderboard.settings import Settings
-from leaderboard.store import open_store
+from leaderboard.store import Store, open_store
 from leaderboard.submissions import records as queue
 
 
@@ -32,22 +32,34 @@ def leased_request(store, path: str, owner: str) -> queue.Request | None:
     return request
 
 
+def job_start(path: str, owner: str) -> tuple[Settings, Store, threading.Event, queue.Request | None]:
+    """A Job's settings, store, stop event (set by SIGTERM, a cancelled Job) and the request it was leased (None:
+    said in one line)."""
+    settings = Settings.from_env_or_exit()
+    store = open_store(settings)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    return settings, store, stop, leased_request(store, path, owner)
+
+
+def evaluated(settings: Settings, store: Store, request: queue.Request, owner: str, stop: threading.Event,
+              served_by: str | None = None) -> int:
+    """The request run and closed (run_request in a Job), said in one line: the Job's exit status."""
+    report = run_request(settings, store, request, owner, stop, in_job=True, served_by=served_by)
+    print(f"[job] {request.key}: {report.status} {report.error or ''}".rstrip(), flush=True)
+    return 0 if report.status == queue.FINISHED else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m leaderboard.running.job_run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--request", required=True, help="the request's path in the store")
     parser.add_argument("--owner", required=True, help="the lease owner the dispatcher claimed it under")
     args = parser.parse_args(argv)
-    settings = Settings.from_env_or_exit()
-    store = open_store(settings)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    request = leased_request(store, args.request, args.owner)
+    settings, store, stop, request = job_start(args.request, args.owner)
     if request is None:
         return 3
     print(f"[job] evaluating {request.key} (store: {settings.store_backend})", flush=True)
-    report = run_request(settings, store, request, args.owner, stop, in_job=True)
-    print(f"[job] {request.key}: {report.status} {report.error or ''}".rstrip(), flush=True)
-    return 0 if report.status == queue.FINISHED else 1
+    return evaluated(settings, store, request, args.owner, stop)
 
 
 if __name__ == "__main__":
