@@ -149,16 +149,18 @@ def test_each_method_names_the_benchmarks_unit(name, runs):
 def test_the_units_each_score_rests_on(runs):
     cure = interval_records(runs["cure"])
     assert cure["Rh"]["method"] == cure["Ro"]["method"] == "wilson, clt over instances"
-    assert cure["Cf"]["method"] == "bootstrap over instances, 1000 draws, seed 0"
+    # a bootstrap whose draws all agree says so after its draws (evaluator.metrics.intervals.range_wilson)
+    assert cure["Cf"]["method"].startswith("bootstrap over instances, 1000 draws, seed 0")
     assert cure["step_accuracy"]["method"] == "wilson, clustered clt by chain"
     assert cure["Rh"]["n"] == cure["step_accuracy"]["n"] == runs["cure"].counts["scored"]  # n counts chains
     reform = interval_records(runs["reform"])
     assert reform["gen_mc_accuracy"]["method"] == "wilson, clustered clt by instance"
-    assert reform["gen_overall"]["method"] == "bootstrap over instances, 400 draws, seed 0"
-    assert reform["instability"]["method"] == "clt over instances"
+    assert reform["gen_overall"]["method"].startswith("bootstrap over instances, 400 draws, seed 0")
+    assert reform["instability"]["method"].endswith("clt over instances")
     simpleqa = interval_records(runs["simpleqa"])
     assert simpleqa["correct"]["method"] == "wilson, clt over questions"
-    assert simpleqa["f_score"]["method"] == simpleqa["ece"]["method"] == "bootstrap over questions, 1000 draws, seed 0"
+    assert all(simpleqa[key]["method"].startswith("bootstrap over questions, 1000 draws, seed 0")
+               for key in ("f_score", "ece"))
     lave = interval_records(runs["lave"])
     assert lave["lave"]["method"] == "clt over questions" and lave["cider"]["method"].startswith("bootstrap over q")
     assert lave["agree_anls"]["method"] == "wilson, clt over questions"

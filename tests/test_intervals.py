@@ -93,8 +93,10 @@ def test_cures_intervals_by_hand():
     got = cure_intervals(high, chains)
     assert (got["Rh"].low, got["Rh"].high) == pytest.approx(wilson(3, 4))
     assert (got["Ro"].low, got["Ro"].high) == pytest.approx(wilson(2, 4)) and got["Ro"].n == 4
-    # Cf = Ro / Rcot: every right chain has a right high-level answer, so every draw gives 1
-    assert (got["Cf"].low, got["Cf"].high, got["Cf"].stderr) == (1.0, 1.0, 0.0)
+    # Cf = Ro / Rcot: every right chain has a right high-level answer, so every draw gives 1: no spread to measure,
+    # so Wilson's interval of 1 at the 4 instances, and a standard error of its width / 3.92, never 0
+    assert (got["Cf"].low, got["Cf"].high) == pytest.approx(wilson(4, 4)) and got["Cf"].high == 1.0
+    assert got["Cf"].stderr == pytest.approx((1 - wilson(4, 4)[0]) / (2 * 1.959964)) and "all alike" in got["Cf"].method
     assert cure_scores(high, chains)["Cb"] == pytest.approx(2 / 3) and 0 <= got["Cb"].low < 2 / 3 < got["Cb"].high
     # step accuracy 5/8 over 8 steps in 4 chains: chain deviation sums +0.75, -0.25, -1.25, +0.75
     steps = got["step_accuracy"]
@@ -136,7 +138,11 @@ def test_reforms_intervals_on_scored_rows():
     assert (found["gen_mc_accuracy"].low, found["gen_mc_accuracy"].high) == pytest.approx(wilson(2, 4))
     assert found["gen_overall"].method.startswith("bootstrap over instances")
     assert 0.0 <= found["gen_overall"].low < 0.5 < found["gen_overall"].high <= 1.0
-    assert found["instability"].method == "clt over instances" and found["format_hit_rate"].high == 1.0
+    # every instance's three repeats agree (entropy 0 each): Wilson on the range 0..ln 3 at the 4 instances
+    assert found["instability"].method == ("outcomes all alike: wilson on the range 0..1.09861 at the clusters, "
+                                           "clt over instances")
+    assert (found["instability"].low, found["instability"].high) == pytest.approx(
+        (0.0, math.log(3) * wilson(0, 4)[1])) and found["format_hit_rate"].high == 1.0
 
 
 def test_simpleqas_intervals_on_graded_rows():
@@ -170,7 +176,9 @@ def test_laves_intervals_on_answered_rows():
     assert found["lave"].method == "clt over questions" and found["lave"].stderr == pytest.approx(math.sqrt(5) / 30)
     assert (found["exact_match"].low, found["exact_match"].high) == pytest.approx(wilson(15, 30))
     assert found["cider"].method == "bootstrap over questions, 200 draws, seed 0"
-    assert found["bleu4"].low <= found["bleu4"].high and found["anls"].stderr == 0.0
+    # ANLS 0.5 on every question: Wilson's interval of 0.5 at the 30 questions, never a width of 0
+    assert found["bleu4"].low <= found["bleu4"].high and (found["anls"].low, found["anls"].high) == pytest.approx(
+        wilson(15, 30)) and found["anls"].stderr == pytest.approx((found["anls"].high - found["anls"].low) / 3.919928)
 
 
 def test_two_runs_are_compared_on_the_questions_both_answered():
@@ -197,8 +205,8 @@ def test_a_proportion_at_0_and_at_1_stays_inside_0_and_1():
     # 0 of 20: p = 0, so Wilson's centre and half-width are both (z^2 / 40) / (1 + z^2 / 20) = 0.09604 / 1.19207
     # = 0.08056: the interval is [0, 0.1611]; 20 of 20 mirrors it: [1 - 0.1611, 1]
     none, every = mean_interval([0.0] * 20), mean_interval([1.0] * 20)
-    assert (none.stderr, none.low, none.n, none.method) == (0.0, 0.0, 20, "wilson, clt")
-    assert none.high == pytest.approx(0.1611, abs=1e-4)
+    assert (none.low, none.n, none.method) == (0.0, 20, "wilson, clt")
+    assert none.high == pytest.approx(0.1611, abs=1e-4) and none.stderr == pytest.approx(0.1611 / 3.92, abs=1e-4)
     assert every.low == pytest.approx(0.8389, abs=1e-4) and every.high == 1.0
     # the same 20 outcomes as 5 chains of 4 steps: all alike, nothing measures how far a chain's steps move together,
     # so Wilson is taken at the 5 chains, not the 20 steps: top 2 (z^2 / 10) / (1 + z^2 / 5) = 0.76829 / 1.76829
@@ -271,8 +279,9 @@ def test_cures_ratios_by_their_exact_bootstrap_distribution():
 
     # two instances, both with a right high-level answer; instance 0's one-step chain right, instance 1's wrong
     got = cure_intervals([True, True], [[True], [False]])
-    # Cf = Ro / Rcot: a draw of instance 1 twice (1 in 4) has no right chain and is left out; every other draw is 1
-    assert (got["Cf"].low, got["Cf"].high, got["Cf"].stderr) == (1.0, 1.0, 0.0)
+    # Cf = Ro / Rcot: a draw of instance 1 twice (1 in 4) has no right chain and is left out; every other draw is 1,
+    # so no spread: Wilson's interval of 1 at the 2 instances, as Rh's below
+    assert (got["Cf"].low, got["Cf"].high) == pytest.approx((0.3424, 1.0), abs=1e-4) and got["Cf"].stderr > 0
     # Cb = Ro / Rh = the share of drawn instances with both right: 0, 1/2, 1 with chances 1/4, 1/2, 1/4 (sd 0.354)
     assert (got["Cb"].low, got["Cb"].high) == (0.0, 1.0) and got["Cb"].stderr == pytest.approx(0.3536, abs=0.02)
     assert got["Cb"].method == "bootstrap over instances, 1000 draws, seed 0"

@@ -91,6 +91,6 @@ def cure_intervals(high_correct: list[bool], chain_correct: list[list[bool]]) ->
     owners = [i for i, steps_ in enumerate(chain_correct) for _ in steps_]
     return {"Rh": mean_interval(high, unit="instance"), "Rcot": mean_interval(chain, unit="instance"),
             "Ro": mean_interval(both, unit="instance"),
-            "Cf": bootstrap_interval(instances, ratio(both, chain), unit="instance"),
-            "Cb": bootstrap_interval(instances, ratio(both, high), unit="instance"),
+            "Cf": bootstrap_interval(instances, ratio(both, chain), unit="instance", within=(0.0, 1.0)),
+            "Cb": bootstrap_interval(instances, ratio(both, high), unit="instance", within=(0.0, 1.0)),
             "step_accuracy": mean_interval(steps, owners, unit="chain")}

@@ -8,10 +8,15 @@ After "Adding Error Bars to Evals" (Miller, 2024) and lm-evaluation-harness's st
   sqrt(variance / n) when every cluster has one item. A mean of 0/1 outcomes (a proportion) gets Wilson's interval,
   which stays inside [0, 1] near 0 and 1, at the effective sample size the clustering leaves (n over the design
   effect; the number of clusters when the outcomes are all alike); any other mean gets mean +- 1.96 SE, cut to the
-  range its values can take.
+  range its values can take, and when its clustered outcomes are all alike (SE 0) and that range is finite, Wilson's
+  interval of the mean rescaled to 0..1 over the range, at the number of clusters (`range_wilson`): a bounded
+  value's variance is at most a proportion's of the same mean, so agreeing items never claim an exact score.
 - `bootstrap_interval`: a ratio or composite metric (Cf, Cb, an F score, ECE, CIDEr, BLEU, an instability, a mean of
   scores) recomputed on clusters drawn with replacement, `iters` times from a fixed seed: SE is the draws' standard
-  deviation, the interval their 2.5th and 97.5th percentiles (so it stays inside whatever range the metric has).
+  deviation, the interval their 2.5th and 97.5th percentiles (so it stays inside whatever range the metric has);
+  draws that all agree, for a statistic with a known range, get `range_wilson` at the number of clusters instead.
+- A standard error is never 0 beside an interval of width: it is then the interval's width / (2 x 1.96)
+  (`spread_stderr`), and a record's bounds are rounded outward around its score (`Interval.record`).
 - `ranks`: a row's rank is one plus the number of rows whose interval lies wholly above its own (Chatbot Arena's
   rule), so rows that cannot be told apart share a rank.
 
@@ -33,6 +38,8 @@ BOOTSTRAP_SEED = 0
 DRAW_BUDGET = 1_000_000
 MIN_DRAWS = 20
 CLT, CLUSTERED, WILSON, BOOTSTRAP = "clt", "clustered clt", "wilson", "bootstrap"
+ALIKE = "outcomes all alike: wilson on the range"
+PLACES = 6  # the decimals a record keeps
 
 
 @dataclass(frozen=True)
@@ -46,12 +53,42 @@ class Interval:
     n: int
     method: str
 
-    def record(self) -> dict:
-        """As results.json keeps it (benchmarks.<name>.intervals.<metric>)."""
-        def rounded(value: float) -> float | None:
-            return None if value is None or not math.isfinite(value) else round(float(value), 6)
-        return {"stderr": rounded(self.stderr), "low": rounded(self.low), "high": rounded(self.high), "n": self.n,
+    def record(self, score: float | None = None) -> dict:
+        """As results.json keeps it (benchmarks.<name>.intervals.<metric>): the bounds widened to hold `score` (a
+        bootstrap's percentiles may miss the statistic itself) and rounded outward, so that low <= score <= high
+        holds of the score and of the score rounded to as many decimals."""
+        low, high = self.low, self.high
+        if _number(score) and _number(low) and _number(high):
+            low, high = min(low, float(score)), max(high, float(score))
+        scale = 10 ** PLACES
+        return {"stderr": _rounded(spread_stderr(self.stderr, low, high)),
+                "low": _rounded(math.floor(low * scale) / scale if _number(low) else low),
+                "high": _rounded(math.ceil(high * scale) / scale if _number(high) else high), "n": self.n,
                 "method": self.method}
+
+
+def _rounded(value: float | None) -> float | None:
+    return round(float(value), PLACES) if _number(value) else None
+
+
+def spread_stderr(stderr: float, low: float, high: float) -> float:
+    """A standard error that is never 0 beside an interval of width: the width / (2 x 1.96) where `stderr` is 0."""
+    if _number(stderr) and stderr == 0 and _number(low) and _number(high) and high > low:
+        return (high - low) / (2 * Z95)
+    return stderr
+
+
+def range_wilson(mean: float, size: int, within: tuple[float, float]) -> tuple[float, float]:
+    """Wilson's 95% interval of a mean of values in `within` (finite), rescaled to 0..1 over that range, at `size`
+    units: the honest width when the units all agree (a bounded value's variance is at most (high - mean) x
+    (mean - low), a proportion's). A range of no width: the mean itself."""
+    low, high = float(within[0]), float(within[1])
+    span = high - low
+    if not (math.isfinite(span) and span > 0) or size <= 0:
+        return mean, mean
+    share = min(1.0, max(0.0, (mean - low) / span))
+    bottom, top = wilson(share * size, size)
+    return min(mean, low + bottom * span), max(mean, low + top * span)
 
 
 def wilson(successes: float, n: float) -> tuple[float, float]:
@@ -86,7 +123,9 @@ def mean_interval(values: Sequence[float], clusters: Sequence[Hashable] | None =
     to be (an entropy), so no Wilson. `within`: the range a mean of these values can take (a score in 0..1, an
     entropy from 0), to which a central-limit interval is cut.
     Clustered 0/1 outcomes that are all alike (all 0 or all 1) show no spread to measure the clustering by: Wilson's
-    interval is then taken at the number of clusters, the least information they can hold, not at the items."""
+    interval is then taken at the number of clusters, the least information they can hold, not at the items; any
+    other mean whose clustered outcomes all agree (SE 0), in a finite `within`, gets `range_wilson` there. The
+    standard error is then the interval's width / (2 x 1.96), never 0."""
     kept = [(v, clusters[i] if clusters is not None else i) for i, v in enumerate(values)
             if v is not None and not (isinstance(v, float) and math.isnan(v))]
     n = len(kept)
@@ -103,7 +142,11 @@ def mean_interval(values: Sequence[float], clusters: Sequence[Hashable] | None =
         plain = math.sqrt(mean * (1 - mean) / n)
         effective = n * (plain / stderr) ** 2 if stderr > 0 and plain > 0 else (size if plain == 0 else n)
         low, high = wilson(mean * effective, effective)
-        return Interval(stderr, low, high, size, f"{WILSON}, {method}")
+        return Interval(spread_stderr(stderr, low, high), low, high, size, f"{WILSON}, {method}")
+    if stderr <= 1e-12 * max(1.0, abs(mean)) and all(math.isfinite(float(end)) for end in within):
+        low, high = range_wilson(mean, size, within)
+        return Interval(spread_stderr(0.0, low, high), low, high, size,
+                        f"{ALIKE} {float(within[0]):g}..{float(within[1]):g} at the clusters, {method}")
     low, high = float(within[0]), float(within[1])
     return Interval(stderr, max(low, mean - Z95 * stderr), min(high, mean + Z95 * stderr), size, method)
 
@@ -118,17 +161,21 @@ def affordable_draws(units: int, iters: int, budget: int = DRAW_BUDGET, least: i
 
 
 def bootstrap_interval(clusters: Sequence[Hashable], statistic: Callable[[list], float],
-                       iters: int = BOOTSTRAP_ITERS, seed: int = BOOTSTRAP_SEED, unit: str = "") -> Interval:
+                       iters: int = BOOTSTRAP_ITERS, seed: int = BOOTSTRAP_SEED, unit: str = "",
+                       within: tuple[float, float] | None = None) -> Interval:
     """The interval of `statistic(drawn clusters)` over `iters` draws of the clusters with replacement from a fixed
     seed (the same run gives the same interval). Draws where the statistic is undefined (NaN) are left out; fewer
-    than half of them defined, or fewer than 2 clusters: NaN."""
-    return bootstrap_intervals(clusters, lambda drawn: {"": statistic(drawn)}, iters, seed, unit)[""]
+    than half of them defined, or fewer than 2 clusters: NaN. `within`: the statistic's range, where it has one
+    (draws that all agree then get `range_wilson` at the number of clusters)."""
+    ranges = {"": within} if within is not None else None
+    return bootstrap_intervals(clusters, lambda drawn: {"": statistic(drawn)}, iters, seed, unit, ranges)[""]
 
 
 def bootstrap_intervals(clusters: Sequence[Hashable], statistics: Callable[[list], dict[str, float]],
-                        iters: int = BOOTSTRAP_ITERS, seed: int = BOOTSTRAP_SEED, unit: str = "") -> dict[str, Interval]:
+                        iters: int = BOOTSTRAP_ITERS, seed: int = BOOTSTRAP_SEED, unit: str = "",
+                        within: dict[str, tuple[float, float]] | None = None) -> dict[str, Interval]:
     """bootstrap_interval for several statistics computed together on each draw (`statistics(drawn)` -> {key:
-    value}): one interval per key any draw gave."""
+    value}): one interval per key any draw gave; `within`: the range of each key that has one."""
     pool = list(dict.fromkeys(clusters))
     method = f"{BOOTSTRAP} over {unit or 'cluster'}s, {iters} draws, seed {seed}"
     if len(pool) < 2:
@@ -149,7 +196,15 @@ def bootstrap_intervals(clusters: Sequence[Hashable], statistics: Callable[[list
         values.sort()
         mean = sum(values) / len(values)
         stderr = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
-        out[key] = Interval(stderr, _percentile(values, 0.025), _percentile(values, 0.975), len(pool), method)
+        low, high = _percentile(values, 0.025), _percentile(values, 0.975)
+        bounds = (within or {}).get(key)
+        if high <= low and bounds is not None:
+            low, high = range_wilson(low, len(pool), bounds)
+            out[key] = Interval(spread_stderr(0.0, low, high), low, high, len(pool),
+                                f"{method}; draws all alike: wilson on the range {bounds[0]:g}..{bounds[1]:g} at "
+                                "the clusters")
+            continue
+        out[key] = Interval(spread_stderr(stderr, low, high), low, high, len(pool), method)
     return out
 
 

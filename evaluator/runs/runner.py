@@ -214,14 +214,14 @@ def run_benchmark(benchmark: Benchmark, model, config: RunConfig, judge, progres
 
 
 def interval_records(scored: Scored) -> dict:
-    """benchmarks.<name>.intervals: each score's stderr, low, high (95%), n and method, for the scores that are not
-    null (a score without a defined interval keeps nulls). An interval of a value kept outside `scores` (LAVE's
-    agree_<metric>, in extra) is kept: the benchmark gives it only where that value is defined."""
+    """benchmarks.<name>.intervals: each score's stderr, low, high (95%, holding the score), n and method, for the
+    scores that are not null, and of a value kept outside `scores` (LAVE's agree_<metric>, in extra, where defined)."""
     def defined(key: str) -> bool:
         value = scored.scores.get(key)
         return key not in scored.scores or (isinstance(value, (int, float)) and value == value)
 
-    return {key: interval.record() for key, interval in (scored.intervals or {}).items() if defined(key)}
+    return {key: interval.record(scored.scores.get(key)) for key, interval in (scored.intervals or {}).items()
+            if defined(key)}
 
 
 def time_summary(answered: Answered, wall_s: float) -> str:

@@ -16,6 +16,7 @@ from evaluator import api
 from leaderboard.board.columns import (COST_COLUMNS, COUNT, INTERVAL, NUMBER, NUMERIC, RANK, SCORE, SHA, TIME, Column,
                                        Schema, View, value_at)
 from leaderboard.board.costs import NOT_RECORDED
+from leaderboard.board.interval_columns import hold_scores
 from leaderboard.board.score_cells import (SAMPLE, SAMPLE_SHOWN, SEPARATOR, Cells, interval_text, is_score,
                                            of_benchmark, row_cells, score_text, score_title, with_title)
 from leaderboard.formatting import as_float, escape_markdown, format_billions, format_number, format_time
@@ -45,7 +46,7 @@ def leaderboard_frame(results: Iterable[dict], schema: Schema) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=schema.names)
     for col in schema.columns:
         frame[col.name] = frame[col.name].astype("float64" if col.kind in NUMERIC else object)
-    return frame
+    return hold_scores(frame, schema.columns)
 
 
 def run_choices(raw: pd.DataFrame | None, columns: Sequence[str]) -> list[tuple[str, str]]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+import pandas as pd
+
 from evaluator import api
 from leaderboard.board.column_types import COUNT, INTERVAL, TEXT, Column, finite, value_at
 
@@ -21,9 +23,12 @@ INTERVALS_DESCRIPTION = (
     "image, an instance asked in several wordings, a question sampled several times), and Wilson's interval when it "
     "is a proportion (so that it stays inside 0..1); a ratio or a composite (a conditional ratio, an F score, a "
     "calibration error, BLEU, CIDEr, a mean over dimensions) is bootstrapped over the same clusters from a fixed seed "
-    "(its 2.5th and 97.5th percentiles). The overall score's interval treats its benchmarks as independent samples: "
-    "its standard error is the root of the sum of theirs squared over the number of benchmarks. Empty when the score is "
-    "undefined, and for runs published before intervals were recorded.")
+    "(its 2.5th and 97.5th percentiles). A mean whose clustered outcomes all agree gets Wilson's interval on its "
+    "range at the number of clusters (its method says \"outcomes all alike\"), never a width of 0. The overall "
+    "score's interval treats its benchmarks as independent samples: each side's distance from the score is the root "
+    "of the sum of the benchmarks' own distances on that side squared over the number of benchmarks (one benchmark: "
+    "its own interval), and its standard error the same of theirs. Empty when the score is undefined, and for runs "
+    "published before intervals were recorded.")
 
 
 def interval_name(column: str, part: str) -> str:
@@ -46,14 +51,15 @@ def interval_columns(score: Column, where: tuple[str, ...] = ()) -> tuple[Column
 
 
 def overall_interval(results: dict, scores: dict[str, float], cards: Sequence[api.Card]) -> dict | None:
-    """The overall score's interval: each benchmark's standard error taken as its 95% interval's half-width / 1.96
-    (so that a proportion at 0 or 1 still counts its Wilson width), the benchmarks independent samples, so the mean's
-    standard error is sqrt(sum of SE^2) / k, and the interval the mean +- 1.96 SE kept inside [0, 1]. None when a
-    benchmark in the mean has no interval (a run published before intervals were recorded). `scores`: the headline
-    score of each benchmark in the overall mean (leaderboard.board.columns.headline_scores)."""
+    """The overall score's interval, its benchmarks independent samples: each side's distance from the mean is
+    sqrt(sum of the benchmarks' distances on that side^2) / k, so a benchmark's Wilson interval cut at 0 or 1 keeps
+    its other side, an overall over one benchmark is that benchmark's interval, and the interval stays inside [0, 1]
+    (the root of a sum of squares is at most the sum). Its standard error: each benchmark's half-width / 1.96, combined
+    alike. None when a benchmark in the mean has no interval (a run published before intervals were recorded).
+    `scores`: the headline score of each benchmark in the overall mean (leaderboard.board.columns.headline_scores)."""
     if not scores:
         return None
-    errors, items = [], 0
+    below, above, errors, items = [], [], [], 0
     for card in cards:
         if card.name not in scores:
             continue
@@ -62,14 +68,34 @@ def overall_interval(results: dict, scores: dict[str, float], cards: Sequence[ap
         n = finite(value_at(record, ("n",)))
         if low is None or high is None or n is None:
             return None
+        score = scores[card.name]
+        below.append(max(0.0, score - low))
+        above.append(max(0.0, high - score))
         errors.append((high - low) / 2 / api.Z95)
         items += int(n)
-    mean, stderr = sum(scores.values()) / len(scores), math.sqrt(sum(e * e for e in errors)) / len(errors)
-    return {"stderr": stderr, "low": max(0.0, mean - api.Z95 * stderr), "high": min(1.0, mean + api.Z95 * stderr),
-            "n": items, "method": f"{OVERALL_METHOD} over {len(errors)} benchmark(s)"}
+    mean, k = sum(scores.values()) / len(scores), len(errors)
+    combined = (lambda parts: math.sqrt(sum(p * p for p in parts)) / k)
+    return {"stderr": combined(errors), "low": max(0.0, mean - combined(below)),
+            "high": min(1.0, mean + combined(above)), "n": items, "method": f"{OVERALL_METHOD} over {k} benchmark(s)"}
 
 
-OVERALL_METHOD = "independent benchmarks: sqrt(sum of SE^2) / k"
+OVERALL_METHOD = "independent benchmarks: each side sqrt(sum of its distances^2) / k"
+
+
+def hold_scores(frame: pd.DataFrame, columns: Sequence[Column]) -> pd.DataFrame:
+    """Each score's interval columns made to hold the score (an older results file rounded its bounds and not its
+    score) and its standard error never 0 beside an interval of width (then the width / (2 x 1.96))."""
+    for col in columns:
+        if col.interval_of and col.name == interval_name(col.interval_of, "low") and col.interval_of in frame:
+            score, low, high = (frame[col.interval_of], frame[col.name],
+                                frame[interval_name(col.interval_of, "high")])
+            frame[col.name] = low.where(low.isna() | score.isna() | (low <= score), score)
+            frame[high.name] = high.where(high.isna() | score.isna() | (high >= score), score)
+            stderr = interval_name(col.interval_of, "stderr")
+            if stderr in frame:
+                width = frame[high.name] - frame[col.name]
+                frame[stderr] = frame[stderr].where(~((frame[stderr] == 0) & (width > 0)), width / (2 * api.Z95))
+    return frame
 
 
 def interval_text_column(score: Column) -> Column:

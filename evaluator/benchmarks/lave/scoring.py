@@ -221,6 +221,6 @@ def score_intervals(answered: list[dict]) -> dict:
         found_ = caption_scores(predictions, references)
         return {"bleu4": found_["BLEU-4"], "cider": found_["CIDEr"]}
 
-    found.update(bootstrap_intervals(list(by_question), corpus,
-                                     iters=affordable_draws(len(by_question), CORPUS_DRAWS), unit="question"))
+    found.update(bootstrap_intervals(list(by_question), corpus, iters=affordable_draws(len(by_question), CORPUS_DRAWS),
+                                     unit="question", within={"bleu4": (0.0, 1.0)}))
     return found

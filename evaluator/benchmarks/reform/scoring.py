@@ -266,8 +266,9 @@ def score_intervals(variants: list[tuple[str, list[dict]]], free_rows: list[dict
             out.update({f"{prefix}_{dim}": value for dim, value in dims.items()} if prefix != "lik_mean" else {})
             return out
 
-        found.update(bootstrap_intervals(list(by_instance), composite,
-                                         iters=affordable_draws(len(by_instance), COMPOSITE_DRAWS), unit="instance"))
+        ranges = {f"{prefix}_{name}": (0.0, 1.0) for name in ("overall", *ACCURACY_DIMENSIONS)}
+        found.update(bootstrap_intervals(list(by_instance), composite, iters=affordable_draws(
+            len(by_instance), COMPOSITE_DRAWS), unit="instance", within=ranges))
         found[f"{prefix}_mc_accuracy"] = mean_interval([float(r["score"]) for r in mc_rows],
                                                        [r["question_id"] for r in mc_rows], unit="instance")
     if gen_mc:
@@ -278,6 +279,7 @@ def score_intervals(variants: list[tuple[str, list[dict]]], free_rows: list[dict
         for row in mc_rows:
             answers.setdefault(row["question_id"], []).append(answer_text(row))
         if answers:
+            # an entropy of m answers lies in 0..ln m
             found[key] = mean_interval([answer_entropy(a) for a in answers.values()], unit="instance",
-                                       proportion=False, within=(0.0, math.inf))
+                                       proportion=False, within=(0.0, math.log(max(map(len, answers.values())))))
     return found

@@ -197,9 +197,10 @@ def score_intervals(rows: list[dict], settings: RunSettings) -> dict:
         summary = simpleqa_scores([by_question[q] for q in drawn])
         return {"correct_given_attempted": summary["correct_given_attempted"], "f_score": summary["f_score"]}
 
-    found.update(bootstrap_intervals(list(by_question), ratios, unit="question"))
+    found.update(bootstrap_intervals(list(by_question), ratios, unit="question",
+                                     within={"correct_given_attempted": (0.0, 1.0), "f_score": (0.0, 1.0)}))
     if settings.confidence:
         usable = {str(r["question_id"]): r for r in rows if r["part"] == "confidence" and usable_confidence(r)}
         found["ece"] = bootstrap_interval(list(usable), lambda drawn: confidence_ece([usable[q] for q in drawn]),
-                                          unit="question")
+                                          unit="question", within=(0.0, 1.0))
     return found
