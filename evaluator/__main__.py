@@ -8,14 +8,13 @@ the model (and, for transformers, on the CPU), each figure marked measured, publ
 model's config.json (and, where they are, its weights' headers and chat template), never its weights, and no
 benchmark data.
 
-On failure the one line printed (to stderr) is `error: <one-line reason>` (with --debug, after the traceback) and the
-exit code is 1; the scheduler shows that line as the request's reason (a queue request's run, `--request`, refused
-before it began ends it with "(refused before the run: nothing was loaded)", and the Space does not count it toward
-the submitter's weekly limit). A run in which no benchmark ran (each was
-skipped) fails too, after writing its results.json. A --model that is no local folder must be a Hub id of the form
-org/name (the Submit tab's rule, evaluator.inputs.model_ids) or a served model's spec `endpoint:<base url>|<model>`,
-whose token comes from LEADERBOARD_MODEL_TOKEN only; a served run asks every benchmark by generation, and an endpoint
-that cannot run it (unreachable, token refused, unknown model) ends it at once with its one line.
+On failure one line goes to stderr, `error: <what is wrong, in words>` (--debug: after the traceback), and the exit code
+is 1; the scheduler shows it as the request's reason (a queue request's run, `--request`, refused before it began ends
+it with "(refused before the run: nothing was loaded)", and the Space does not count it toward the submitter's weekly
+limit). A run where every benchmark was skipped fails too, after writing its results.json. A --model that is no local
+folder is a Hub id of the form org/name (evaluator.inputs.model_ids) or a served model's spec
+`endpoint:<base url>|<model>`, whose token comes from LEADERBOARD_MODEL_TOKEN only; a served run asks every benchmark by
+generation, and an endpoint that cannot run it (unreachable, token refused, unknown model) ends it at once, in one line.
 
 What was asked is checked before anything heavy loads (benchmark names, batch size, model id, modes, the judge, the
 --compile-cache folder of a run that would compile; then evaluator.runs.preflight: a judge where one is needed (a
@@ -49,9 +48,16 @@ class UsageError(ValueError):
     """A mistake in what was asked (a malformed model id, a run where nothing ran): its one line, no type name."""
 
 
-# one-line reasons said without their type name (loaded lazily, so known by name): a served run's, a preflight's, and
-# a compiled run's compile cache folder that cannot be used
+# one-line reasons said without their type name (known by name: loaded lazily): served, preflight, compile cache
 _PLAIN = ("ServedError", "ModeRefused", "JudgeStalled", "Refused", "CompileCacheUnusable")
+
+
+def _reason(exc: BaseException) -> str:
+    """An error's one line, in words, no type name: its message when ours or a sentence, else called unexpected."""
+    said, ours = " ".join(str(exc).split()), isinstance(exc, (DeviceUnavailable, UsageError, UnsupportedModelError))
+    if ours or type(exc).__name__ in _PLAIN or " " in said:
+        return said[:500]
+    return f"an unexpected failure ({said[:300] or 'without a message'}); --debug prints where it happened"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -379,9 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the one-line reason is the contract; --debug adds the traceback for the log reader
         if args.debug:
             traceback.print_exc()
-        plain = isinstance(exc, (DeviceUnavailable, UsageError, UnsupportedModelError)) or type(exc).__name__ in _PLAIN
-        # their message says it all: no type name
-        reason = " ".join((str(exc) if plain else f"{type(exc).__name__}: {exc}").split())[:500]
+        reason = _reason(exc)
         if args.command == "run" and args.request and not began:
             from evaluator.runs.preflight import NOTHING_RAN
 

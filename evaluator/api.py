@@ -59,6 +59,7 @@ from evaluator.models.generation_cache import CACHE_BUCKET, compile_cache_proble
 from evaluator.models.generation_cache import CHOICES as GENERATION_CACHES
 from evaluator.models.model_config import UnreadableConfig, remote_code
 from evaluator.models.model_config import read_config as read_model_config
+from evaluator.models.model_config import read_generation_config
 from evaluator.models.model_config import read_json_object as read_model_json
 from evaluator.models.model_config import safetensors_parameters
 from evaluator.models.thinking import default_budget as thinking_budget
@@ -83,7 +84,7 @@ __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "E
            "redact", "rescore_run", "scoring_modes", "shown_name", "sources", "thinking_budget", "thought_markers",
            "CACHE_BUCKET", "Z95", "Interval", "Paired", "paired_difference", "interval_ranks",
            "QuestionScores", "compare_details", "paired_record", "paired_scores", "question_scores",
-           "UnreadableConfig", "read_model_config", "read_model_json", "remote_code",
+           "UnreadableConfig", "read_generation_config", "read_model_config", "read_model_json", "remote_code",
            "NOTHING_RAN", "images_needed", "judge_problem",
            "LITE", "LITE_RULE", "SUITES", "describe_lite", "Priced", "RunPlan", "plan_facts", "plan_run", "plan_lines",
            "plan_summary", "plan_duration", "plan_marks", "jobs_hardware", "expected_widths", "ENGINES",

@@ -82,7 +82,7 @@ def test_rescore_with_a_second_judge_changes_only_the_judged_scores(tmp_path, ti
 def test_rescore_refuses_what_it_cannot_grade(tmp_path):
     missing = _cli("rescore", "--run", str(tmp_path), "--judge", "endpoint:http://127.0.0.1:9|j", "--out",
                    str(tmp_path / "out"))
-    assert missing.returncode == 1 and "error: FileNotFoundError: no results.json" in missing.stderr
+    assert missing.returncode == 1 and "error: no results.json" in missing.stderr
     (tmp_path / "results.json").write_text(json.dumps({"benchmarks": {"cure": {}}, "run": {}}))
     unjudged = _cli("rescore", "--run", str(tmp_path), "--judge", "endpoint:http://127.0.0.1:9|j", "--out",
                     str(tmp_path / "out"))

@@ -10,7 +10,7 @@ from typing import Any
 from evaluator.models.base import UnsupportedModelError
 from evaluator.models.families import FAMILIES
 from evaluator.models.family_table import TABLE, refusal
-from evaluator.models.model_config import named, quoted, read_config, remote_code
+from evaluator.models.model_config import named, quoted, read_config, read_generation_config, remote_code
 
 
 def _not_text_generators() -> set[str]:
@@ -24,7 +24,8 @@ def _not_text_generators() -> set[str]:
 def describe_model_folder(folder: Path | str) -> dict[str, Any]:
     """Architecture facts from `folder/config.json`, without loading weights.
 
-    Raises UnsupportedModelError ("unsupported architecture X ...") when the model needs remote code or is not
+    Raises UnreadableConfig when its config.json or generation_config.json cannot be read as they should be, and
+    UnsupportedModelError ("unsupported architecture X ...") when the model needs remote code or is not
     one of the families this adapter runs: a vision-language model must be in FAMILIES, a text model must be
     a decoder-only causal LM known to transformers.
     """
@@ -36,6 +37,8 @@ def describe_model_folder(folder: Path | str) -> dict[str, Any]:
     if not config_file.is_file():
         raise UnsupportedModelError(f"no config.json in {folder}")
     config = read_config(config_file)  # UnreadableConfig: "unreadable config.json: <reason>"
+    if (Path(folder) / "generation_config.json").is_file():  # checked too, before any load
+        read_generation_config(Path(folder) / "generation_config.json")
     model_type = config.get("model_type")
     architectures = config.get("architectures") or []
     architecture = architectures[0] if architectures else model_type

@@ -12,10 +12,13 @@ which tokens come out is decided once:
 
 `record(generation_config)` is what results.json keeps as run.decoding: for every decided field the model asked for
 (a value in its generation_config that differs from transformers' default), the value it asked, the value used and
-the decision; and the rule as a whole.
+the decision; and the rule as a whole. `generation_problem(config)` says why a generation_config.json's object cannot
+be read as decoding reads it (a token id that is no whole number, a length that is none, a probability out of its
+range), before any model loads.
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 OVERRIDE, HONOUR = "overridden", "honoured"
@@ -40,6 +43,60 @@ RULE = ("The benchmark decodes: greedy, or sampled at its own temperature from a
         "no repetition penalty, n-gram ban, minimum length, beams or forced/suppressed tokens; each benchmark's "
         "max_new_tokens (plus a thinking model's budget) over any max_length. The model's own end-of-sequence, "
         "padding and start tokens are honoured.")
+
+
+# the fields decoding (ours or transformers') reads from a generation_config.json, by the kind each must be
+TOKEN_IDS = ("eos_token_id", "pad_token_id", "bos_token_id", "decoder_start_token_id", "forced_bos_token_id",
+             "forced_eos_token_id")  # a whole number, or (eos) a list of them
+TOKEN_LISTS = ("suppress_tokens", "begin_suppress_tokens")  # a list of token ids
+WHOLE = ("max_length", "max_new_tokens", "min_length", "min_new_tokens", "top_k", "num_beams", "num_beam_groups",
+         "no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "num_return_sequences")  # whole numbers, 0 or more
+PROBABILITIES = ("top_p", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff")  # from 0 to 1
+NON_NEGATIVE = ("temperature", "repetition_penalty", "encoder_repetition_penalty", "diversity_penalty")
+SWITCHES = ("do_sample", "renormalize_logits", "remove_invalid_values")  # true/false
+
+
+def _whole(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _number(value: Any) -> bool:
+    return type(value) in (int, float) and value == value and abs(value) != float("inf")
+
+
+def _field_problem(key: str, value: Any) -> str:
+    """What is wrong with one field's value ("" nothing), in words."""
+    if key in TOKEN_IDS and not (_whole(value) or isinstance(value, list) and all(map(_whole, value))):
+        return "not a token id (a whole number 0 or more) or a list of them"
+    if key in TOKEN_LISTS and not (isinstance(value, list) and all(map(_whole, value))):
+        return "not a list of token ids (whole numbers 0 or more)"
+    if key == "bad_words_ids" and not (isinstance(value, list) and all(
+            isinstance(ids, list) and all(map(_whole, ids)) for ids in value)):
+        return "not a list of lists of token ids"
+    if key in WHOLE and not _whole(value):
+        return "not a whole number 0 or more"
+    if key in PROBABILITIES and not (_number(value) and 0 <= value <= 1):
+        return "not a probability from 0 to 1"
+    if key in NON_NEGATIVE and not (_number(value) and value >= 0):
+        return "not a number 0 or more"
+    if key in SWITCHES and not isinstance(value, bool):
+        return "not true or false"
+    if key == "stop_strings" and not (isinstance(value, str) or isinstance(value, list) and all(
+            isinstance(text, str) for text in value)):
+        return "not text or a list of texts"
+    return ""
+
+
+def generation_problem(config: dict) -> str:
+    """Why a generation_config.json's object cannot be decoded by ("" when it can): its first field of the wrong
+    kind, as "<field> is <its JSON, at most 60 characters, escaped>, <what it should be>". Null is unset, never
+    wrong."""
+    for key, value in config.items():
+        problem = "" if value is None else _field_problem(key, value)
+        if problem:
+            shown = json.dumps(value)
+            return f"{key} is {shown[:60]}{'…' if len(shown) > 60 else ''}, {problem}"
+    return ""
 
 
 def generate_kwargs() -> dict[str, Any]:

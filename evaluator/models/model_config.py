@@ -6,7 +6,8 @@ than MAX_DEPTH levels (the parser's RecursionError included), not an object, or 
 are of the wrong kind (`architectures` not a list of names, `model_type` not text, `text_config` or `vision_config`
 not an object) is refused as "unreadable config.json: <reason>", never with an exception's name. `remote_code` finds
 an `auto_map` (or `custom_pipelines`) at any depth, inside `text_config` and `vision_config` too. A refusal quotes a
-value through `quoted` or `named`: at most QUOTE_CHARS characters of it, escaped.
+value through `quoted` or `named`: at most QUOTE_CHARS characters of it, escaped. A generation_config.json is read
+alike (`read_generation_config`), its decoding fields checked by evaluator.models.decoding.generation_problem.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import struct
 from pathlib import Path
 
 from evaluator.models.base import UnsupportedModelError
+from evaluator.models.decoding import generation_problem
 
 MAX_BYTES = 16 * 1024 * 1024  # a config.json is a few kB; a tokenizer's config some hundred kB
 MAX_HEADER_BYTES = 100 * 1024 * 1024  # a safetensors header larger than this is not a header
@@ -125,6 +127,18 @@ def read_config(path: Path | str) -> dict:
     return config
 
 
+def read_generation_config(path: Path | str) -> dict:
+    """A model's generation_config.json, read (read_json_object) and the fields decoding reads checked
+    (decoding.generation_problem); UnreadableConfig ("unreadable generation_config.json: <field> is <value>, <what
+    it should be>") when it cannot be."""
+    path = Path(path)
+    config = read_json_object(path)
+    problem = generation_problem(config)
+    if problem:
+        raise UnreadableConfig(f"unreadable {path.name}: {problem}")
+    return config
+
+
 def remote_code(config: dict) -> str:
     """Where a model's JSON object points at code in its repo ("" nowhere): "auto_map", "text_config.auto_map"...
     (the first found, breadth first, walked without recursion)."""
@@ -170,4 +184,5 @@ def safetensors_parameters(path: Path | str) -> int:
 
 
 __all__ = ["CUSTOM_CODE_KEYS", "MAX_BYTES", "MAX_DEPTH", "MAX_HEADER_BYTES", "UnreadableConfig", "config_problem",
-           "named", "quoted", "read_config", "read_json_object", "remote_code", "safetensors_parameters"]
+           "named", "quoted", "read_config", "read_generation_config",
+           "read_json_object", "remote_code", "safetensors_parameters"]

@@ -59,7 +59,7 @@ def question_scores(card: Card, details: pd.DataFrame, items: pd.DataFrame | Non
             units = details[view.cluster].astype(str).groupby(details["item"].astype(str), sort=False).first()
             clusters = {str(item): str(unit) for item, unit in units.items()}
     except Exception as exc:  # noqa: BLE001 - details are data from outside: one line, never a traceback
-        raise ValueError(f"the {card.title} details do not fit its question view ({type(exc).__name__})") from None
+        raise ValueError(f"the {card.title} details do not fit its question view ({damage(exc)})") from None
     return QuestionScores(scores, clusters, view.cluster_unit)
 
 
@@ -99,6 +99,22 @@ def _one_line(value: object, limit: int = 200) -> str:
     return " ".join(str(value).split())[:limit]
 
 
+def damage(exc: BaseException) -> str:
+    """What is wrong with a file (or the data read from it), in words, from the error reading it raised."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON: {exc.msg.lower()} at line {exc.lineno}, column {exc.colno}"
+    if isinstance(exc, RecursionError):
+        return "nested too deep to read"
+    if isinstance(exc, KeyError):
+        return f"no {_one_line(exc.args[0] if exc.args else '?', 60)!r} column"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"it could not be read: {exc.strerror.lower()}"
+    said = _one_line(exc, 120)
+    return said if " " in said else f"unreadable{f' ({said})' if said else ''}"
+
+
 def read_results(folder: Path, name: str) -> dict:
     """A results folder's results.json (`name`: "A" or "B", for the message); CompareError saying why it cannot be
     read."""
@@ -112,7 +128,7 @@ def read_results(folder: Path, name: str) -> dict:
     try:
         results = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise CompareError(f"{name}: {path} is damaged ({type(exc).__name__})") from None
+        raise CompareError(f"{name}: {path} is damaged ({damage(exc)})") from None
     if not isinstance(results, dict) or not isinstance(results.get("benchmarks"), dict):
         raise CompareError(f"{name}: {path} is not a results file (it has no benchmarks)")
     return results
@@ -158,7 +174,7 @@ def _folder_scores(folder: Path, name: str, card: Card) -> QuestionScores:
     try:
         frame = pd.read_parquet(path)
     except Exception as exc:  # noqa: BLE001 - a damaged file is one line
-        raise CompareError(f"{name}: {path} is damaged ({type(exc).__name__})") from None
+        raise CompareError(f"{name}: {path} is damaged ({damage(exc)})") from None
     try:
         return question_scores(card, frame)
     except ValueError as exc:

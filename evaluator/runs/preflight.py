@@ -5,12 +5,13 @@
 - `--device cuda` where no GPU is usable (evaluator.models.devices says what was found);
 - a Hub model that is not in this machine's Hugging Face cache while the Hub cannot be reached (HF_HUB_OFFLINE=1),
   or that the Hub does not have, or keeps gated from this token;
-- a model whose config.json says it cannot be run (remote code, an architecture no adapter runs);
+- a model whose config.json says it cannot be run (remote code, an architecture no adapter runs), or whose
+  config.json or generation_config.json cannot be read as they should be (evaluator.models.model_config);
 - a text-only model (its config.json has no vision part) asked only for benchmarks that need images: nothing would
   run. (Asked for some that do not, the image ones are skipped after the load, as before, with the reason.)
 
-Only config.json is fetched (or read from the cache) here; the weights come with the load. A served model's spec is
-checked by evaluator.endpoints.names and its probe, not here.
+Only config.json and generation_config.json are fetched (or read from the cache) here; the weights come with the
+load. A served model's spec is checked by evaluator.endpoints.names and its probe, not here.
 """
 from __future__ import annotations
 
@@ -52,8 +53,9 @@ def images_needed(benchmarks: tuple[str, ...] | list[str], has_vision: bool) -> 
 
 
 def config_folder(model: str, revision: str | None) -> Path:
-    """The folder holding the model's config.json: a local folder as is; for a Hub id, config.json alone fetched at
-    `revision` (or read from the cache). Refused, in our words, when it cannot be had."""
+    """The folder holding the model's config.json: a local folder as is; for a Hub id, config.json fetched at
+    `revision` (or read from the cache), and its generation_config.json beside it where it has one. Refused, in our
+    words, when config.json cannot be had."""
     local = Path(model).expanduser()
     if local.is_dir():
         return local
@@ -63,7 +65,7 @@ def config_folder(model: str, revision: str | None) -> Path:
 
     at = f" at revision {revision[:12]}" if revision else ""
     try:
-        return Path(hf_hub_download(model, "config.json", revision=revision)).parent
+        folder = Path(hf_hub_download(model, "config.json", revision=revision)).parent
     except GatedRepoError:
         raise Refused(f"{model} is gated and this machine's token (HF_TOKEN) has no access to it") from None
     except RepositoryNotFoundError:
@@ -79,6 +81,11 @@ def config_folder(model: str, revision: str | None) -> Path:
                       "with the Hub reachable, or give a local model folder") from None
     except EntryNotFoundError:
         raise Refused(f"{model}{at} has no config.json: not a transformers model this leaderboard can run") from None
+    try:  # where the model has none (or it cannot be had now), the load goes on without it, as transformers does
+        hf_hub_download(model, "generation_config.json", revision=revision)
+    except (EntryNotFoundError, OSError, ValueError):
+        pass
+    return folder
 
 
 def check(model: str, revision: str | None, benchmarks: tuple[str, ...] | list[str], judge: str,

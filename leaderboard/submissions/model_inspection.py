@@ -28,6 +28,7 @@ OFFLINE: bool | None = None
 
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 # small JSON files that may point at custom code (auto_map) besides config.json
+GENERATION_CONFIG = "generation_config.json"  # read to be checked only (evaluator.api.read_generation_config)
 SIDE_CONFIGS = ("tokenizer_config.json", "processor_config.json", "preprocessor_config.json")
 
 # kinds of HubLookupError
@@ -144,6 +145,7 @@ def inspect_folder(folder: Path) -> ModelFacts:
 
 def read_folder(facts: ModelFacts, folder: Path) -> None:
     facts.config = read_config_file(folder / "config.json")
+    read_json_file(folder / GENERATION_CONFIG, evaluator_api.read_generation_config)
     readme = folder / "README.md"
     facts.card = readme.read_text(encoding="utf-8", errors="replace") if readme.is_file() else None
     for name in SIDE_CONFIGS:
@@ -240,6 +242,9 @@ def _inspect_online(repo_id: str, revision: str, token: str | None, api, lookups
     if config_path is not None:
         facts.folder = config_path.parent
         facts.config = read_config_file(config_path)
+    generation = fetch(GENERATION_CONFIG)
+    if generation is not None:  # checked as the CLI checks it: its token ids, lengths and probabilities
+        read_json_file(generation, evaluator_api.read_generation_config)
     readme = fetch("README.md")
     facts.card = readme.read_text(encoding="utf-8", errors="replace") if readme is not None else None
     for name in SIDE_CONFIGS:
