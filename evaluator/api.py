@@ -19,7 +19,8 @@
 - the one secret redactor;
 - how much to believe a score (intervals: Z95, the interval rule for ranks, paired differences of two runs);
 - two runs compared on the questions both scored (question_scores, paired_scores, compare_details: the Explorer's
-  compare view and `python -m evaluator compare`; paired_record for the API);
+  compare view and `python -m evaluator compare`; paired_record for the API; protocol_differences: how they were
+  asked differently);
 - the generation-cache choices a run may be given (GENERATION_CACHES: auto, static, dynamic);
 - the suites (SUITES: sample, lite, full; LITE_RULE: the lite rule's version, recorded in a lite run's results);
 - what a run will cost, before it runs (evaluator.plans): plan_facts (a model's cost-relevant facts from what the
@@ -66,6 +67,7 @@ from evaluator.models.thinking import default_budget as thinking_budget
 from evaluator.models.thinking import find_markers as thought_markers
 from evaluator.models.vllm_models import VLLM_IMAGE
 from evaluator.runs.compare import QuestionScores, compare_details, paired_record, paired_scores, question_scores
+from evaluator.runs.compare import protocol_differences
 from evaluator.runs.details import DETAIL_DTYPES
 from evaluator.runs.parent_watch import PARENT_PID_ENV
 from evaluator.runs.preflight import NOTHING_RAN, images_needed
@@ -83,7 +85,8 @@ __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "E
            "make_judge", "model_families", "model_id_problem", "parse_judge_spec", "default_mode", "is_model_spec", "parse_model_spec", "public_url",
            "redact", "rescore_run", "scoring_modes", "shown_name", "sources", "thinking_budget", "thought_markers",
            "CACHE_BUCKET", "Z95", "Interval", "Paired", "paired_difference", "interval_ranks",
-           "QuestionScores", "compare_details", "paired_record", "paired_scores", "question_scores",
+           "QuestionScores", "compare_details", "paired_record", "paired_scores", "protocol_differences",
+           "question_scores",
            "UnreadableConfig", "read_generation_config", "read_model_config", "read_model_json", "remote_code",
            "NOTHING_RAN", "images_needed", "judge_problem",
            "LITE", "LITE_RULE", "SUITES", "describe_lite", "Priced", "RunPlan", "plan_facts", "plan_run", "plan_lines",

@@ -5,6 +5,9 @@
     paired_scores(a, b[, subset])              A - B over the questions both scored (evaluator.metrics.intervals)
     compare_details(card, details_a, details_b[, subset])   both steps, from two details DataFrames
     compare_folders(a_dir, b_dir[, names])     the lines `python -m evaluator compare` prints for two results folders
+    protocol(results), protocol_differences(a, b, benchmarks)   what each run was asked (suite, limit, modes,
+                                               thinking, judge) and a sentence for each difference, which `compare`
+                                               prints as a warning and the Explorer's paired sentence says too
 
 A question is what the Explorer lists (each card's ItemView.key and .items): a CURE instance (its chain and its
 inference, right only when all are), a ReForm-Eval question in one mode (the share of its wordings answered right;
@@ -23,6 +26,7 @@ import pandas as pd
 
 from evaluator.benchmarks import REGISTRY, get_benchmark
 from evaluator.benchmarks.spec import Card
+from evaluator.judge import judge_name
 from evaluator.metrics.intervals import Paired, paired_difference
 
 
@@ -155,17 +159,46 @@ def _limit_text(limit: object) -> str:
     return f"at most {_one_line(limit, 20)} items per benchmark" if limit else "every item"
 
 
-def asked_differently(a: dict, b: dict) -> list[str]:
-    """A warning line for each way the two runs were asked differently (their suite, their limit)."""
+THINKING = {"on": "with thinking on", "off": "with thinking off", "may": "with thinking left to the model"}
+PROTOCOLS = "so A - B is partly a difference of protocols, not of models alone"
+
+
+def protocol(results: dict) -> dict:
+    """What a run was asked, from its results.json: {"suite", "limit" (0: every item), "modes" ({benchmark: mode}),
+    "thinking" (on, off, may; anything else is not compared: a model without thought markers, or a run from before
+    it was recorded), "judge" (its name; None: none)}."""
+    run = _run(results)
+    thinking = run.get("thinking") if isinstance(run.get("thinking"), dict) else {}
+    mode = results.get("thinking") if isinstance(results.get("thinking"), str) else thinking.get("mode")
+    judge = run.get("judge")
+    named = judge_name(judge) if isinstance(judge, dict) and judge else run.get("judge_name")
+    modes = run.get("modes") if isinstance(run.get("modes"), dict) else {}
+    return {"suite": run.get("suite"), "limit": run.get("limit") or 0, "modes": {str(k): str(v) for k, v in
+            modes.items()}, "thinking": mode,
+            "judge": _one_line(named, 120) if isinstance(named, str) and named else None}
+
+
+def protocol_differences(a: dict, b: dict, benchmarks: Iterable[str]) -> list[str]:
+    """A sentence for each way two runs (their `protocol`s) were asked differently on `benchmarks`: suite, limit,
+    each benchmark's mode, thinking, and the judge where one of them needs a judge."""
+    benchmarks = [name for name in benchmarks if name in REGISTRY]
     lines = []
-    suite_a, suite_b = _run(a).get("suite"), _run(b).get("suite")
-    if suite_a != suite_b:
-        lines.append(f"warning: A ran the {_one_line(suite_a, 40)} suite and B the {_one_line(suite_b, 40)} suite; "
-                     "the questions both scored are still compared")
-    limit_a, limit_b = _run(a).get("limit") or 0, _run(b).get("limit") or 0
-    if limit_a != limit_b:
-        lines.append(f"warning: A ran {_limit_text(limit_a)} and B {_limit_text(limit_b)}; the questions both "
-                     "scored are still compared")
+    if a["suite"] != b["suite"]:
+        lines.append(f"A ran the {_one_line(a['suite'], 40)} suite and B the {_one_line(b['suite'], 40)} suite; the "
+                     "questions both scored are still compared")
+    if a["limit"] != b["limit"]:
+        lines.append(f"A ran {_limit_text(a['limit'])} and B {_limit_text(b['limit'])}; the questions both scored "
+                     "are still compared")
+    for name in benchmarks:
+        mode_a, mode_b = a["modes"].get(name), b["modes"].get(name)
+        if mode_a and mode_b and mode_a != mode_b:
+            lines.append(f"A asked {get_benchmark(name).CARD.title} by {_one_line(mode_a, 20)} and B by "
+                         f"{_one_line(mode_b, 20)}, {PROTOCOLS}")
+    thinking_a, thinking_b = THINKING.get(a["thinking"]), THINKING.get(b["thinking"])
+    if thinking_a and thinking_b and thinking_a != thinking_b:
+        lines.append(f"A ran {thinking_a} and B {thinking_b}, {PROTOCOLS}")
+    if a["judge"] != b["judge"] and any(get_benchmark(name).CARD.needs_judge for name in benchmarks):
+        lines.append(f"A was graded by {a['judge'] or 'no judge'} and B by {b['judge'] or 'no judge'}, {PROTOCOLS}")
     return lines
 
 
@@ -194,7 +227,9 @@ def compare_folders(a_dir: Path, b_dir: Path, names: Iterable[str] | None = None
         said = f"unknown benchmark {', '.join(map(repr, unknown))}" if unknown else "no benchmark named"
         raise CompareError(f"{said}; known: {', '.join(REGISTRY)}")
     a, b = read_results(a_dir, "A"), read_results(b_dir, "B")
-    lines = [f"A = {run_label(a)}; B = {run_label(b)}", *asked_differently(a, b)]
+    both = [name for name in chosen if name in a["benchmarks"] and name in b["benchmarks"]]
+    lines = [f"A = {run_label(a)}; B = {run_label(b)}",
+             *(f"warning: {line}" for line in protocol_differences(protocol(a), protocol(b), both))]
     compared, lacking = 0, []
     for name in chosen:
         card = get_benchmark(name).CARD

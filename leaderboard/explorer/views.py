@@ -148,8 +148,8 @@ def run_coverage(raw: pd.DataFrame | None, run: str, benchmark: str) -> float | 
 
 def summary_text(summary: dict, paired: api.Paired | None = None) -> str:
     """"12 of 31 questions · accuracy 41.7% over 12 scored · coverage 100.0% of the suite" (and B's accuracy when
-    comparing, then A - B on the listed questions both scored, as Paired.text() says it; the coverage when the
-    summary has one)."""
+    comparing, then A - B on the listed questions both scored, as Paired.text() says it, and how A and B were asked
+    differently, its "protocol"; the coverage when the summary has one)."""
     text = (f"**{summary['shown']}** of {summary['total']} questions · accuracy **{format_percent(summary['accuracy'])}** "
             f"over {summary['scored']} scored")
     if summary.get("metric"):
@@ -163,6 +163,8 @@ def summary_text(summary: dict, paired: api.Paired | None = None) -> str:
         text += f" · run B: **{format_percent(summary['accuracy_b'])}** over {summary['scored_b']} scored"
     if paired is not None:
         text += f" · {paired.text()}"
+    if summary.get("protocol"):  # leaderboard.explorer.protocols: how A and B were asked differently
+        text += f"\n\n**Asked differently:** {escape_markdown('; '.join(summary['protocol']), limit=None)}"
     return text
 
 

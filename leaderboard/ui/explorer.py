@@ -23,6 +23,7 @@ from leaderboard.board.columns import schema
 from leaderboard.board.space_copy import BoardCopy
 from leaderboard.explorer import queries as eq
 from leaderboard.explorer.details_cache import DetailsCache, DetailsError
+from leaderboard.explorer.protocols import protocol_notes
 from leaderboard.explorer.views import (details_file, explorer_cards, group_labels, group_value, header, list_items,
                                         load_snippet, metric_choices, more_frame, open_item, page_frame, run_coverage,
                                         runs_for, summary_text)
@@ -212,8 +213,10 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, tabs: gr.Tabs,
         outcome = query.outcome if query.outcome in listing.outcome_choices else ""
         groups = [g for g in query.groups if g in listing.group_choices]
         sort_choices = [("the benchmark's order", ""), *[(header(c), c) for c in listing.columns]]
-        summary = summary_text({**listing.summary,
-                                "coverage": run_coverage(board_copy(), query.run, query.benchmark)}, listing.paired)
+        board = board_copy()
+        summary = summary_text({**listing.summary, "coverage": run_coverage(board, query.run, query.benchmark),
+                                "protocol": protocol_notes(board, query.run, query.compare, query.benchmark)},
+                               listing.paired)
         if message:
             summary = f"{escape_markdown(message, limit=None)}\n\n{summary}"
         return (*base, gr.Dropdown(choices=outcome_choices, value=outcome),

@@ -15,6 +15,7 @@ from gradio import processing_utils, route_utils
 from evaluator import api
 from leaderboard.explorer import queries as eq
 from leaderboard.explorer.details_cache import DetailsCache, DetailsError
+from leaderboard.explorer.protocols import protocol_notes
 from leaderboard.explorer.views import item_json, list_items, listing_json, measure_of, open_item, run_coverage
 from leaderboard.settings import Settings
 
@@ -118,7 +119,8 @@ def register(cache: DetailsCache, settings: Settings, names: list[str], board_co
         metric's key, e.g. "gen_overall": only the questions behind it, its value in the summary): {query, page,
         pages, summary, items, groups, outcomes, group_filters, paired}; paired, with a second run (compare): A - B
         on the listed questions both scored ({difference, low, high, stderr, shared, a_only_right, b_only_right,
-        method, text}), null without one; {"error": ...} naming what was wrong."""
+        method, text}), null without one, and summary.protocol a sentence for each way the two were asked
+        differently (suite, limit, mode, thinking, judge); {"error": ...} naming what was wrong."""
         problem = api_problem(run=run, benchmark=benchmark, compare=compare, outcome=outcome, groups=groups,
                               search=search, sort=sort, descending=descending, page=page, metric=metric)
         query = to_query(benchmark, run, compare, outcome, groups, search, sort, descending, page, "", metric)
@@ -130,7 +132,10 @@ def register(cache: DetailsCache, settings: Settings, names: list[str], board_co
             problem = outcome_problem(query.outcome, listing.outcome_choices)
             if problem:
                 return {"error": problem}
-            return listing_json(listing, run_coverage(board_copy(), query.run, query.benchmark))
+            board = board_copy()
+            found = listing_json(listing, run_coverage(board, query.run, query.benchmark))
+            found["summary"]["protocol"] = protocol_notes(board, query.run, query.compare, query.benchmark)
+            return found
         except DetailsError as exc:
             return {"error": str(exc)}
         except Exception:  # noqa: BLE001 - an API answer, never a traceback
