@@ -50,16 +50,19 @@ def make_runs(root: Path, llava, llama) -> dict[str, FinishedRun]:
          JUDGES["vision-b"]),
         ("text", llama, "auto", ("simpleqa",), TEXT_OPTIONS, JUDGES["text"]),
     ]
-    runs = {}
-    for name, model, precision, benchmarks, options, script in plans:
-        out = root / name
-        with ScriptedServer(script) as server:
-            config = RunConfig(model=model.repo_id, revision=model.sha, benchmarks=benchmarks, suite="sample",
-                               limit=0, batch_size=4, judge=f"endpoint:{server.base_url}|scripted-judge",
-                               images_dir=root / "images", options=options)
-            run(config, out)
-        runs[name] = FinishedRun(name, model.repo_id, model.sha, precision, out)
-    return runs
+    return {plan[0]: run_one(root, *plan) for plan in plans}
+
+
+def run_one(root: Path, name: str, model, precision: str, benchmarks: tuple[str, ...], options: dict,
+            script) -> FinishedRun:
+    """Run one plan of make_runs (`model`: repo_id and sha) into root/name, judged by `script` on 127.0.0.1."""
+    out = root / name
+    with ScriptedServer(script) as server:
+        config = RunConfig(model=model.repo_id, revision=model.sha, benchmarks=benchmarks, suite="sample",
+                           limit=0, batch_size=4, judge=f"endpoint:{server.base_url}|scripted-judge",
+                           images_dir=root / "images", options=options)
+        run(config, out)
+    return FinishedRun(name, model.repo_id, model.sha, precision, out)
 
 
 def publish_run(store, settings, finished: FinishedRun, model: str | None = None) -> str:

@@ -4,9 +4,10 @@ docs/images/explorer.png (the Explorer with one question opened: its image, ques
 The runs are the tests' (tests/explorer_runs.py): tiny random-weight models (tests/tiny_models.py) run through the
 real evaluator on the sample suites, graded by a scripted judge on 127.0.0.1, and published into a local store in a
 temporary folder: tiny-llava twice (CURE, ReForm-Eval, LAVE; the second run answers differently) and tiny-llama
-(SimpleQA). The app (leaderboard.ui.build_app) is served on 127.0.0.1 and photographed in Debian's chromium through
-Playwright; the PNGs are cropped to the part that matters and optimised with Pillow. Offline (HF_HUB_OFFLINE=1);
-about a minute on two cores. Run from the project root:
+(SimpleQA), and tiny-llava-next asked as tiny-llava's first run was (SIBLING), so that the board shows two runs that
+share a group and, their intervals overlapping, a place ("1-2"). The app (leaderboard.ui.build_app) is served on
+127.0.0.1 and photographed in Debian's chromium through Playwright; the PNGs are cropped to the part that matters
+and optimised with Pillow. Offline (HF_HUB_OFFLINE=1); about two minutes on two cores. Run from the project root:
 
     .venv/bin/python tools/screenshots.py [--out docs/images] [--width 1400]
 """
@@ -32,22 +33,26 @@ os.environ.pop("HF_TOKEN", None)
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 HEIGHT = 1000
+# a second vision model, run as the tests' run vision-a is: the board's group then holds two runs
+SIBLING = "tiny-org/tiny-llava-next"
 
 
 def publish_sample_runs(root: Path):
     """Build the tiny models under `root` and lay them into the Hub cache (main() points it under `root`), run the
-    tests' three finished runs and publish them into a local store there. Returns (settings, store, {run name: key})."""
+    tests' three finished runs and SIBLING and publish them into a local store there. Returns (settings, store,
+    {run name: key})."""
     import torch
     from huggingface_hub import constants
 
     from leaderboard.settings import Settings
     from leaderboard.store import open_store
-    from tests.explorer_runs import make_runs, publish_run
+    from tests.explorer_runs import JUDGES, make_runs, publish_run, run_one
     from tests.hub_cache import lay_into_hub_cache
-    from tests.tiny_models import build_tiny_llama, build_tiny_llava
+    from tests.tiny_models import build_tiny_llama, build_tiny_llava, build_tiny_llava_next
 
     models = {}
-    for repo_id, build in (("tiny-org/tiny-llava", build_tiny_llava), ("tiny-org/tiny-llama", build_tiny_llama)):
+    for repo_id, build in (("tiny-org/tiny-llava", build_tiny_llava), ("tiny-org/tiny-llama", build_tiny_llama),
+                           (SIBLING, build_tiny_llava_next)):
         folder = build(root / repo_id.split("/")[1])  # laid into the cache the offline Hub client reads
         sha = lay_into_hub_cache(Path(constants.HF_HUB_CACHE), repo_id, folder)
         models[repo_id] = SimpleNamespace(repo_id=repo_id, sha=sha, folder=folder)
@@ -55,6 +60,8 @@ def publish_sample_runs(root: Path):
     torch.set_num_threads(1)  # tiny matrix products: one thread is faster
     try:
         runs = make_runs(root / "runs", models["tiny-org/tiny-llava"], models["tiny-org/tiny-llama"])
+        runs["sibling"] = run_one(root / "runs", "sibling", models[SIBLING], "auto", ("cure", "reform", "lave"), {},
+                                  JUDGES["vision-a"])
     finally:
         torch.set_num_threads(threads)
     settings = Settings.from_env({}, home=root / "home", run_scheduler=False)
@@ -88,6 +95,12 @@ CROP = """(selector) => { const top = document.querySelector(selector).getBoundi
     return (parts[1] || parts[0] || r).getBoundingClientRect().bottom; });
   return {top: top + window.scrollY, bottom: Math.max(...ends) + window.scrollY}; }"""
 
+# the board's table scrolls inside a box of a fixed height: let every scrolling box in it grow to its rows
+UNSCROLL = """() => { for (const e of document.querySelectorAll('#leaderboard-table, #leaderboard-table *')) {
+  const style = getComputedStyle(e);
+  if (e.scrollHeight > e.clientHeight && /(auto|scroll)/.test(style.overflowY)) {
+    e.style.maxHeight = 'none'; e.style.height = 'auto'; } } }"""
+
 
 def shoot(url: str, keys: dict[str, str], out: Path, width: int = 1400, browser=None) -> list[Path]:
     """Photograph the app at `url` into `out`: the board, and question ITEM of BENCHMARK opened in the Explorer on
@@ -113,12 +126,14 @@ def shoot(url: str, keys: dict[str, str], out: Path, width: int = 1400, browser=
         page = context.new_page()
         page.set_default_timeout(30_000)
 
-        # the board: every run, ranked in its cohort; from the title to the table's last row
+        # the board: every run, ranked in its cohort; from the title to the table's last row (all of them)
         page.goto(url)
         table = page.locator("#leaderboard-table")
         table.get_by_text("tiny-org/tiny-llama", exact=True).filter(visible=True).first.wait_for(state="visible")
         wait_until_fits(page)
         page.wait_for_timeout(500)  # columns are sized after the rows arrive
+        page.evaluate(UNSCROLL)
+        page.wait_for_timeout(300)
         bottom = page.evaluate("() => Math.max(...[...document.querySelectorAll('#leaderboard-table')]"
                                ".filter(e => e.offsetParent).map(e => e.getBoundingClientRect().bottom))")
         page.screenshot(path=board_png, full_page=True, clip={"x": 0, "y": 0, "width": width, "height": bottom + 16})
