@@ -30,9 +30,11 @@ Scenarios (one line each, with its counts):
    tab's damaged files?
 
 Run: `HF_HUB_OFFLINE=1 .venv/bin/python bench/chaos.py [--requests 20] [--kills 20] [--claims 16] [--seed 7]
-[--only kills-local,kills-hub,claimers,judge,damaged]` (about 8 minutes on 2 cores). Not part of the test suite;
-small, fast versions of each scenario are (tests/test_run_lifecycle.py, test_hub_store.py, test_damaged_files.py,
-test_judge_faults.py).
+[--only kills-local,kills-hub,claimers,judge,damaged]` (about 8 minutes on 2 cores); it exits 1 when a summary line
+counts harm (`harmful`). The damaged-file scenarios' Submit probe sends the tiny LLaVA under an id of its own
+(SUBMIT_PROBE), by the Submit API's named inputs: a model the Space accepts. Its smoke forms are
+tests/test_benches.py's; small, fast versions of each scenario are in the test suite too
+(tests/test_run_lifecycle.py, test_hub_store.py, test_damaged_files.py, test_judge_faults.py).
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ import logging
 import math
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -713,6 +716,18 @@ DAMAGE = {
 }
 
 
+# what the damaged-file scenarios submit to see that Submit still answers: a model this Space accepts (it sees images,
+# as CURE needs), under an id of its own (the pending and finished requests are the tiny LLaVA's own)
+SUBMIT_PROBE = "chaos-org/submitted-llava"
+
+
+def queued(message: str) -> bool:
+    """Whether Submit queued the probe; what it said instead, when not."""
+    if "Queued" not in message:
+        say(f"  submit answered: {' '.join(message.split())[:300]}")
+    return "Queued" in message
+
+
 def damaged_files(models: Models) -> list[str]:
     from gradio_client import Client
 
@@ -723,7 +738,12 @@ def damaged_files(models: Models) -> list[str]:
     from leaderboard.submissions import records as queue
     from leaderboard.ui import build_app, launch_options
     from tests.conftest import free_port
+    from tests.hub_cache import lay_into_hub_cache
 
+    from huggingface_hub import constants
+
+    # where the Space's Submit looks (read when huggingface_hub was imported: tests.conftest resets the variable)
+    lay_into_hub_cache(Path(constants.HF_HUB_CACHE), SUBMIT_PROBE, models.llava)
     finished = WORK / "damaged-finished-run"
     run(RunConfig(model="chaos-org/tiny-llava", revision=models.llava_sha, benchmarks=("cure",), limit=2,
                   batch_size=1, images_dir=WORK / "images"), finished)
@@ -749,8 +769,9 @@ def damaged_files(models: Models) -> list[str]:
             checks = {
                 "board": lambda: client.predict("", [], [], api_name="/leaderboard"),
                 "queue": lambda: client.predict(api_name="/queue"),
-                "submit": lambda: "Queued" in client.predict("chaos-org/tiny-llama", "", "auto", "pretrained",
-                                                             api_name="/submit"),
+                "submit": lambda: queued(client.predict(model_id=SUBMIT_PROBE, revision="", precision="auto",
+                                                        model_type="pretrained", thinking="auto",
+                                                        api_name="/submit")),
                 "explorer": lambda: client.predict(done.key, "cure", "", "", [], "", "", False, 1,
                                                    api_name="/explorer_items"),
                 "tick": lambda: scheduler.tick(settings, store).request == pending.path
@@ -778,6 +799,14 @@ def damaged_files(models: Models) -> list[str]:
 # ---- main ---------------------------------------------------------------------------------------------------------
 
 SCENARIOS = ("kills-local", "kills-hub", "claimers", "judge", "damaged")
+HARM = re.compile(r"(?:lost|stuck RUNNING|duplicated|partial|orphan evaluators|claimed more than once|never run|"
+                  r"worker crashes|heartbeats not written|misgraded) ([1-9]\d*)|failed: |NOT LISTED|did not drain")
+
+
+def harmful(lines: list[str]) -> list[str]:
+    """The summary lines that count some harm (a count above 0, a service that failed, a damaged file not listed, a
+    queue that did not drain): each should be none, and the bench exits 1 when one is not."""
+    return [line for line in lines if HARM.search(line)]
 
 
 def main() -> None:
@@ -823,6 +852,9 @@ def main() -> None:
     print()
     print("\n".join(lines))
     print(f"\nbench/chaos.py ran for {(time.monotonic() - started) / 60:.1f} min.")
+    if harmful(lines):
+        print(f"harm in {len(harmful(lines))} of {len(lines)} lines", flush=True)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
