@@ -97,9 +97,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="how generate keeps its KV cache: auto (static with a compiled decode step on a GPU, dynamic "
                      "on the CPU), static (static everywhere; compiled on a GPU) or dynamic; a model whose static "
                      "cache or compile fails falls back to dynamic for the run, and says so")
-    run.add_argument("--thinking", default="auto", choices=["auto", "on", "off"],
+    run.add_argument("--thinking", default=None, choices=["auto", "on", "off"],
                      help="for a model whose chat template takes an enable_thinking switch: auto (the template's "
-                     "default), on or off; recorded in results.json (run.thinking)")
+                     "default; with --request, the request's), on or off; results.json records the mode it ran with")
     run.add_argument("--thinking-budget", type=int, default=None, metavar="TOKENS",
                      help="tokens a thinking model may spend on its thought, on top of each benchmark's answer "
                      "budget (default: LEADERBOARD_THINKING_BUDGET, else 4096); a reply whose thought runs past it has no answer and is counted")
@@ -173,22 +173,22 @@ def _config(args: argparse.Namespace):
         request = json.loads(Path(args.request).read_text())
         model, revision = _request_model(request)
         model = _served_for(args.model, request) if args.model else model
+        precision = precision or request.get("precision", "auto")
     if args.engine and not (args.request and args.model):
         raise UsageError("--engine names the engine serving a --request's model: give --request and --model "
                          "endpoint:<base url>|<model>")
-        precision = precision or request.get("precision", "auto")
     if not model:
         raise UsageError("give --model or --request")
     out = Path(args.out)
     images_dir = Path(args.images_dir) if args.images_dir else out.resolve().parent / "cache" / "images"
     return RunConfig(model=model, revision=revision, precision=precision or "auto",
                      benchmarks=benchmarks,
-                     suite=args.suite, limit=args.limit, batch_size=args.batch_size, device=args.device,
-                     judge=args.judge,
+                     suite=args.suite, limit=args.limit, batch_size=args.batch_size, device=args.device, judge=args.judge,
                      images_dir=images_dir, sources=_pairs(args.source, "--source"),
                      options=_pairs(args.option, "--option"), request=request,
                      responses=Path(args.responses) if args.responses else None,
-                     generation_cache=args.generation_cache, thinking=args.thinking,
+                     generation_cache=args.generation_cache,
+                     thinking=args.thinking or request.get("thinking") or "auto",
                      thinking_budget=_thinking_budget(args.thinking_budget), engine=args.engine,
                      compile_cache=Path(args.compile_cache) if args.compile_cache else None)
 

@@ -65,6 +65,7 @@ from evaluator.models.model_config import read_json_object as read_model_json
 from evaluator.models.model_config import safetensors_parameters
 from evaluator.models.thinking import default_budget as thinking_budget
 from evaluator.models.thinking import find_markers as thought_markers
+from evaluator.models.thinking import template_switch
 from evaluator.models.vllm_models import VLLM_IMAGE
 from evaluator.runs.compare import QuestionScores, compare_details, paired_record, paired_scores, question_scores
 from evaluator.runs.compare import protocol_differences
@@ -84,6 +85,7 @@ __all__ = ["DEFAULT_BENCHMARKS", "FAMILIES_TABLE", "architecture_has_vision", "E
            "details_schema", "endpoint_limits", "endpoint_limit_problem", "compile_cache_problem", "graders", "hub_eval_problems", "judge_id", "judge_name", "judged_benchmarks",
            "make_judge", "model_families", "model_id_problem", "parse_judge_spec", "default_mode", "is_model_spec", "parse_model_spec", "public_url",
            "redact", "rescore_run", "scoring_modes", "shown_name", "sources", "thinking_budget", "thought_markers",
+           "template_switch",
            "CACHE_BUCKET", "Z95", "Interval", "Paired", "paired_difference", "interval_ranks",
            "QuestionScores", "compare_details", "paired_record", "paired_scores", "protocol_differences",
            "question_scores",

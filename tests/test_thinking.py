@@ -165,6 +165,7 @@ def test_a_thinking_run_through_the_cli_keeps_the_thought_apart(tiny_folder, tmp
     results = json.loads((out / "results.json").read_text())
     run = results["run"]["thinking"]
     assert (run["mode"], run["asked"], run["switch"], run["budget"]) == ("on", "on", "enable_thinking", 5)
+    assert results["thinking"] == "on"  # the mode it ran with, at the top beside the precision (issue 69)
     assert run["replies"] > 0 and run["with_thought"] == run["replies"] and run["thinking_run"] is True
     cure = pd.read_parquet(out / "details" / "cure.parquet")
     generated = cure[cure["reasoning"].notna()]

@@ -364,16 +364,15 @@ def run(config: RunConfig, out_dir: Path) -> dict:
         print(score_line(benchmark.CARD, blocks[name]["scores"]), flush=True)
         print(f"{name}: {time_summary(answered, blocks[name]['wall_time_s'])}", flush=True)
     request = config.request
-    served = served_metadata(model, usage)
+    served, thought = served_metadata(model, usage), thinking_record(model, blocks)
     results = {
         "model": request.get("model", model.model_id if served else config.model),
         "revision": request.get("revision", config.revision),
-        "precision": config.precision,
+        "precision": config.precision, "thinking": thought["mode"],  # as it ran: on, off, may (the model's), none
         "model_type": request.get("model_type"),
         "params_billions": request.get("params_billions"),
         "architecture": request.get("architecture"),
-        "submitted_time": request.get("submitted_time"),
-        "finished_time": utc_now(),
+        "submitted_time": request.get("submitted_time"), "finished_time": utc_now(),
         "served": served is not None and not config.engine,  # a Job's own engine runs the Hub model, unserved
         "display_name": request.get("display_name"),
         "run": {
@@ -382,7 +381,7 @@ def run(config: RunConfig, out_dir: Path) -> dict:
                 "endpoint" if served else "transformers"),
             "generation_path": getattr(model, "generation_path", None), "attention": getattr(model, "attention", None),
             "sampling": getattr(model, "sampling", None), **generation_record(model),
-            "thinking": thinking_record(model, blocks), "decoding": getattr(model, "decoding", None),
+            "thinking": thought, "decoding": getattr(model, "decoding", None),
             "hardware": hardware_record(model, cpu_reason), "served": served,
             "modes": run_modes([benchmark.CARD for benchmark in benchmarks], config.options),
             "versions": library_versions(), "git_commit": project_commit(), "host": platform.node(),

@@ -103,8 +103,8 @@ RUN_COLUMNS: tuple[Column, ...] = (
            "data); empty for other runs. A hidden run is flagged with this reason and not ranked.", group="run"),
     Column("pull_request", "Pull request", ("pull_request",), TEXT, "The pull request that proposed the run's "
            "results to its model page (the Explorer's button), as its URL; empty for other runs.", group="run"),
-    Column("key", "Key", ("key",), TEXT, "<org>/<model>/<sha12>_<precision>: names the request, results and details.",
-           group="run"),
+    Column("key", "Key", ("key",), TEXT, "<org>/<model>/<sha12>_<precision>, with -thinking-on or -thinking-off when "
+           "the request set the model's enable_thinking switch: names the request, results and details.", group="run"),
     Column("architecture", "Architecture", ("architecture",), TEXT, "The model's architecture class.", group="run"),
     Column("dtype", "Dtype", ("run", "dtype"), TEXT,
            "The dtype the weights were loaded in. Shown, not ranked apart: runs in float32 and bfloat16 are ranked "
@@ -163,8 +163,9 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column("thinking_mode", "Thinking mode", (), TEXT,
            "How the run let a model with thought markers think: on (its prompt opens a thought), off (its prompt "
            "closes an empty one), may (neither: the model opens one itself), with the enable_thinking switch the run "
-           "set (or the template's default); empty for a model without thought markers. A run that thought is tagged "
-           "\"thinking\" beside its model, so it is never read as the same model's run without thought.",
+           "set (or the template's default); empty for a model without thought markers. A run that thought (or whose "
+           "prompt opened a thought) is tagged \"thinking\" beside its model, one whose prompt closed it \"thinking "
+           "off\", so the same model's two runs are never read as one.",
            group="run", derive=thinking_mode),
     Column("reasoning_tokens", "Thought tokens / reply", (), NUMBER,
            "A thinking run's mean tokens per generated reply spent on the thought (its markers included); empty for "

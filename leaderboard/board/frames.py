@@ -25,7 +25,7 @@ SIZE_BUCKETS: tuple[str, ...] = ("<1B", "1-3B", "3-7B", "7-15B", ">15B", "unknow
 HUB_URL = "https://huggingface.co"
 LOCAL_RUN = "local/"  # how a local folder's run is named (leaderboard.submissions.model_inspection.inspect_folder)
 MODEL_FACTS = ("model", "served", "display_name", "endpoint", "endpoint_model", "pull_request",
-               "thinking")  # a model cell's facts
+               "thinking", "thinking_mode")  # a model cell's facts
 PULL_REQUEST_URL = re.compile(r"^https?://[A-Za-z0-9.:-]+/[A-Za-z0-9._/-]+/discussions/\d+$")  # a PR the board links
 UNRANKED = "unranked"  # the # of a run that is not ranked (flagged, or without a score)
 MODEL_ROWS = "model_rows"  # board_frame's attrs: each row's MODEL_FACTS, for drawing its model cell
@@ -155,11 +155,20 @@ def model_shown(facts: dict, endpoint: str = HUB_URL) -> tuple[str, str]:
     """A row's model cell (facts: its MODEL_FACTS) as (Markdown, plain text): the model id linked to its Hub page (a
     local folder: no link), with a PR link when its results were proposed to its model page, or a served model's
     display name (else its endpoint's model name) tagged "served" with its endpoint's host, linked to the Hub page of
-    the endpoint's model name only when that is a Hub id. A thinking run is tagged "thinking"."""
+    the endpoint's model name only when that is a Hub id. A run is tagged with the thinking it ran with (thinking_tag).
+    """
     shown, plain = _model_shown(facts, endpoint)
-    if facts.get("thinking") == "true":  # a thinking run is marked as one
-        return f"{shown} (thinking)", f"{plain} (thinking)"
-    return shown, plain
+    tag = thinking_tag(facts)
+    return (f"{shown} ({tag})", f"{plain} ({tag})") if tag else (shown, plain)
+
+
+def thinking_tag(facts: dict) -> str:
+    """"thinking" for a run that thought or whose prompts opened a thought, "thinking off" for one whose prompts
+    closed it (a template's switch set off, or its default), "" otherwise: one model run both ways is two rows."""
+    mode = _text(facts.get("thinking_mode"))
+    if facts.get("thinking") == "true" or mode.startswith("on"):
+        return "thinking"
+    return "thinking off" if mode.startswith("off") else ""
 
 
 def _model_shown(facts: dict, endpoint: str) -> tuple[str, str]:

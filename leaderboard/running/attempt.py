@@ -109,7 +109,7 @@ def run_request(settings: Settings, store: Store, request: Request, owner: str,
     shown: dict | None = None
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(worker_command(settings, request_file, out_dir, responses, served=request.served,
-                                               served_by=served_by), cwd=PROJECT_DIR,
+                                               served_by=served_by, thinking=request.thinking), cwd=PROJECT_DIR,
                                 env=env, stdout=subprocess.PIPE if in_job else log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
         copier = None

@@ -56,19 +56,21 @@ def responses_dir(settings: Settings, request: Request) -> Path:
 
 
 def worker_command(settings: Settings, request_file: Path, out_dir: Path,
-                   responses: Path | None = None, served: bool = False, served_by: str | None = None) -> list[str]:
+                   responses: Path | None = None, served: bool = False, served_by: str | None = None,
+                   thinking: str | None = None) -> list[str]:
     """`python -m evaluator run ...` for one request: the settings' benchmarks, suite, limit, batch size, device,
     generation cache and compile cache folder (made absolute, never resolved: the evaluator checks it, and only a run
     that compiles uses it), every data location that is set (by its source key), the judge and the
     responses folder; tokens go by environment, never here. For a served model's request (`served`) the options that pick how a benchmark is asked (a card's
     mode option) are left out: the deployer's choice is for in-process runs; a served run is asked in each card's
     default mode where its server gives prompt log-probabilities, else by generation (its results say which). `served_by`: the spec of the server that answers for the
-    request's Hub model (a Job's vLLM engine), passed as --model."""
+    request's Hub model (a Job's vLLM engine), passed as --model. `thinking`: the request's (auto, on, off), passed as
+    --thinking over the Space's LEADERBOARD_THINKING, which runs a request from before thinking was asked (None)."""
     command = [settings.python or sys.executable, "-m", "evaluator", "run", "--request", str(request_file),
                "--out", str(out_dir), "--benchmarks", ",".join(settings.benchmarks), "--suite", settings.suite,
                "--limit", str(settings.limit), "--batch-size", str(settings.batch_size), "--device", settings.device,
                "--generation-cache", settings.generation_cache,
-               "--compile-cache", os.path.abspath(settings.compile_dir), "--thinking", settings.thinking,
+               "--compile-cache", os.path.abspath(settings.compile_dir), "--thinking", thinking or settings.thinking,
                "--thinking-budget", settings.thinking_budget.strip(),
                "--images-dir", os.path.abspath(settings.images_dir)]  # never resolved: a loop raised after the claim
     if responses is not None:

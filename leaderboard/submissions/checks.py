@@ -18,11 +18,12 @@ from leaderboard.submissions import limits
 from leaderboard.submissions import model_inspection as inspection
 from leaderboard.submissions.cost_plans import over_budget
 from leaderboard.submissions.identity import SIGN_IN_NEEDED, SIGNED_OUT, Visitor
-from leaderboard.submissions.outcomes import (REPLACEABLE, Outcome, Refusal, duplicate_of,  # noqa: F401 - read here
-                                              existing_request, is_full_sha, shown_request, stored_duplicate)
-from leaderboard.submissions.planning import check_hardware, plan_cost  # noqa: F401 - checks.check_hardware
-from leaderboard.submissions.records import (MODEL_TYPES, PRECISIONS, Request, all_requests, now, pending_position,
-                                             request_path, save, transact)
+from leaderboard.submissions.outcomes import (REPLACEABLE, Choice, Outcome, Refusal,  # noqa: F401 - read here
+                                              duplicate_of, existing_request, is_full_sha, shown_request,
+                                              stored_duplicate)
+from leaderboard.submissions.planning import check_hardware, check_thinking, plan_cost  # noqa: F401 - checks.X
+from leaderboard.submissions.records import (MODEL_TYPES, PRECISIONS, THINKING, Request, all_requests, now,
+                                             pending_position, request_path, save, transact)
 from leaderboard.settings import Settings
 from leaderboard.store import Store, StoreBusy, StoreConflict
 
@@ -34,13 +35,14 @@ _REVISION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/\-]{0,254}$")
 
 # ---------------------------------------------------------------- the entry point
 def submit(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",
-           model_type: str = "pretrained", by: Visitor = SIGNED_OUT, api=None, queue: bool = True) -> Outcome:
+           model_type: str = "pretrained", by: Visitor = SIGNED_OUT, api=None, queue: bool = True,
+           thinking: str | None = None) -> Outcome:
     """Check a submission by the visitor `by` (leaderboard.submissions.identity: taken from the server's session, never
     from the client) and queue it (`queue` False: only check it and plan it, steps 0-7, writing nothing: the Submit
     tab's "See the plan"). Checks, in order (the first failure is the answer):
 
     0. the visitor is signed in;
-    1. malformed model id / precision / model type / revision text;
+    1. malformed model id / precision / thinking (None: the Space's LEADERBOARD_THINKING) / model type / revision;
     2. local folder (./path or /path with config.json): only when settings.allow_local_models, only from an admin,
        only under settings.local_models_root (one message outside it, whether or not the path exists);
     3. Hub facts (model_inspection.inspect_model): repo and revision exist, pinned to the full commit sha;
@@ -48,14 +50,14 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
        answered before it when the revision is a full sha, instead of its refusal when the Hub (or the cache)
        cannot say which commit the revision is (leaderboard.submissions.outcomes), and right after it;
     4. remote code (auto_map) refused; architecture must be loadable (evaluator.api.describe_model_folder,
-       or transformers' mappings when config.json is all there is);
+       or transformers' mappings when config.json is all there is); thinking on/off needs the template's switch;
     5. weights in *.safetensors;  6. parameter count <= settings.max_params_billions, and with the hf-jobs executor
        a model (float32 counting double) no larger than the largest hardware of settings.jobs_flavors;
     7. a licence in the model card (Hub models only); then a text-only model where every benchmark of this
        leaderboard needs images is refused (the CLI's preflight rule, evaluator.api.images_needed); then the run's
        cost plan (leaderboard.submissions.planning), refused with its numbers when it is more than the whole Jobs
        budget (hf-jobs, leaderboard.submissions.cost_plans.over_budget);
-    8. duplicate (same model + sha + precision, not FAILED/CANCELLED) -> answered with the existing request;
+    8. duplicate (same model + sha + precision + thinking, not FAILED/CANCELLED) -> answered with the existing one;
     9. limits (admins have none; leaderboard.submissions.limits): the submitter's PENDING requests, their submissions
        in the last 7 days, the model organisation's PENDING requests;
     10. write the PENDING request (under the store lock, re-checking 8 and 9).
@@ -63,7 +65,8 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
     Every message and note is scrubbed of every configured secret (settings.scrub).
     """
     try:
-        outcome = _submit(settings, store, model_id, revision, precision, model_type, by, api, queue)
+        choice = Choice(precision, settings.thinking if thinking is None else thinking, model_type)
+        outcome = _submit(settings, store, model_id, revision, choice, by, api, queue)
     except Refusal as refusal:
         outcome = Outcome(False, str(refusal))
     except inspection.HubLookupError as error:
@@ -78,8 +81,9 @@ def submit(settings: Settings, store: Store, model_id: str, revision: str = "", 
     return outcome
 
 
-def _submit(settings: Settings, store: Store, model_id, revision, precision, model_type, by: Visitor, api,
+def _submit(settings: Settings, store: Store, model_id, revision, choice: Choice, by: Visitor, api,
             queue: bool = True) -> Outcome:
+    precision, thinking, model_type = choice
     # 0 + 1 + 2: who submitted what
     if not isinstance(by, Visitor) or not by.signed_in:
         raise Refusal(SIGN_IN_NEEDED)
@@ -89,7 +93,7 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
     local = _is_path(model_id)
     if not local:
         check_model_id(model_id)
-    check_choices(precision, model_type, revision)
+    check_choices(precision, model_type, revision, thinking)
     notes: list[str] = []
     if local:
         facts = inspection.inspect_folder(_local_folder(settings, model_id, by))
@@ -97,14 +101,15 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
             notes.append(f"revision {revision!r} ignored: a local folder is pinned by its content hash")
     else:
         # 3: ask the Hub (or the local cache), after the duplicate of a pinned commit (its weights may be gone)
-        known = existing_request(store, request_path(model_id, revision, precision)) if is_full_sha(revision) else None
+        path = request_path(model_id, revision, precision, thinking)
+        known = existing_request(store, path) if is_full_sha(revision) else None
         if known is not None:
             return duplicate_of(store, known)
         try:
             facts = inspection.inspect_model(model_id, revision, token=settings.hf_token or None, api=api,
                                              lookups=settings.home / "cache" / "hub-lookups")
         except inspection.HubLookupError:
-            known = stored_duplicate(store, model_id, revision, precision)
+            known = stored_duplicate(store, model_id, revision, precision, thinking)
             if known is None:
                 raise
             return duplicate_of(store, known, f" (The Hub could not say which commit {md(revision or 'main')} is now; "
@@ -117,7 +122,7 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
             notes.append(OFFLINE_NOTE)
     name = facts.repo_id
     shown = md(model_id if not local else name)
-    known = existing_request(store, request_path(name, facts.sha, precision))  # 8, before the model's own checks
+    known = existing_request(store, request_path(name, facts.sha, precision, thinking))  # 8, before the model's checks
     if known is not None:
         return duplicate_of(store, known)
 
@@ -128,6 +133,7 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
     if custom:
         raise Refusal(f"Model {shown} needs trust_remote_code ({md(custom)}), which this leaderboard never enables.")
     architecture = check_architecture(facts)
+    check_thinking(shown, thinking, facts.side_configs, facts.folder)
 
     # 5: safetensors weights
     if not facts.weights:
@@ -157,7 +163,8 @@ def _submit(settings: Settings, store: Store, model_id, revision, precision, mod
     if beyond:
         raise Refusal(f"{beyond}, so model {shown} cannot be evaluated here; nothing was queued.")
 
-    request = Request(model=name, revision=facts.sha, precision=precision, model_type=model_type, submitter=by.name,
+    request = Request(model=name, revision=facts.sha, precision=precision, thinking=thinking, model_type=model_type,
+                      submitter=by.name,
                       source="local" if local else "hub", local_path=str(facts.folder) if local else None,
                       params_billions=params_billions, architecture=architecture, notes=notes,
                       run_plan=plan.record() if plan is not None else {}, cost_plan=cost.record() if cost else {})
@@ -243,11 +250,14 @@ def check_model_id(model_id: str) -> None:
         raise Refusal(problem)
 
 
-def check_choices(precision: str, model_type: str, revision: str) -> None:
-    """Refuse a precision or model type that is not one of the choices (a missing one included)."""
+def check_choices(precision: str, model_type: str, revision: str, thinking: str = "auto") -> None:
+    """Refuse a precision, thinking or model type that is not one of the choices (a missing one included)."""
     if not isinstance(precision, str) or precision not in PRECISIONS:
         shown = md(precision, 40) if isinstance(precision, str) else "(none given)"
         raise Refusal(f"Precision {shown} is not one of: {', '.join(PRECISIONS)}.")
+    if not isinstance(thinking, str) or thinking not in THINKING:
+        shown = md(thinking, 40) if isinstance(thinking, str) else "(none given)"
+        raise Refusal(f"Thinking {shown} is not one of: {', '.join(THINKING)}.")
     if not isinstance(model_type, str) or model_type not in MODEL_TYPES:
         shown = md(model_type, 40) if isinstance(model_type, str) else "(none given)"
         raise Refusal(f"Model type {shown} is not one of: {', '.join(MODEL_TYPES)}.")

@@ -1,12 +1,13 @@
-"""What a submission answers (Outcome, or a Refusal), and its duplicate answer: a request of the same model, commit and
-precision that is not FAILED or CANCELLED is answered with that request, never queued again. The duplicate is looked
-up before anything asks the Hub or reads the model's files when the commit is known (a full sha), and from the
+"""What a submission answers (Outcome, or a Refusal), and its duplicate answer: a request of the same model, commit,
+precision and thinking that is not FAILED or CANCELLED is answered with that request, never queued again. The
+duplicate is looked up before anything asks the Hub or reads the model's files when the commit is known (a full sha), and from the
 requests already stored when the Hub (or, offline, the Hub cache) cannot say which commit a revision is: a model
 already evaluated says so even when its weights are gone."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from leaderboard.formatting import escape_markdown as md
 from leaderboard.store import DamagedFile, Store
@@ -25,6 +26,14 @@ class Outcome:
     position: int = 0       # place in the PENDING queue (1-based) when queued or duplicate-pending
     duplicate: bool = False
     plan: object = None     # the evaluator's whole cost plan (evaluator.api.RunPlan) of a checked model, when made
+
+
+class Choice(NamedTuple):
+    """What a submitter picked: precision, thinking (auto, on, off) and model type (checked: checks.check_choices)."""
+
+    precision: object
+    thinking: object
+    model_type: object
 
 
 class Refusal(Exception):
@@ -46,20 +55,24 @@ def is_full_sha(revision: str) -> bool:
     return bool(_SHA.match(revision or ""))
 
 
-def stored_duplicate(store: Store, model: str, revision: str, precision: str) -> Request | None:
-    """The newest stored request of `model` in `precision`, not FAILED or CANCELLED, at a commit `revision` may
-    name: one starting with it when it looks like a sha, else any (a branch, a tag, or empty: the default branch)."""
+def stored_duplicate(store: Store, model: str, revision: str, precision: str, thinking: str = "auto") -> Request | None:
+    """The newest stored request of `model` in `precision` and `thinking` (auto: also one from before), not FAILED
+    or CANCELLED, at a commit `revision` may name: one starting with it when it looks like a sha, else any (a
+    branch, a tag, or empty: the default branch)."""
     prefix = revision.lower() if _SHA_PREFIX.match(revision.lower() or "") else ""
     found = [request for request in all_requests(store) if request.model == model and request.precision == precision
-             and request.status not in REPLACEABLE and request.revision.startswith(prefix)]
+             and (request.thinking or "auto") == thinking and request.status not in REPLACEABLE
+             and request.revision.startswith(prefix)]
     return max(found, key=lambda request: request.submitted_time or "", default=None)
 
 
 def shown_request(request: Request) -> str:
-    """A request in a message (Markdown-safe): "<model> @ <sha12> (<precision>)", or a served model's label."""
+    """A request in a message (Markdown-safe): "<model> @ <sha12> (<precision>[, thinking on|off])", or a served
+    model's label."""
     if request.served:
         return md(request.label)
-    return f"{md(request.model)} @ {request.revision[:12]} ({request.precision})"
+    mode = f", thinking {request.thinking}" if request.thinking in ("on", "off") else ""
+    return f"{md(request.model)} @ {request.revision[:12]} ({request.precision}{mode})"
 
 
 def duplicate_of(store: Store, existing: Request, note: str = "") -> Outcome:

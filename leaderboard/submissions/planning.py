@@ -65,6 +65,15 @@ def check_hardware(settings: Settings, shown: str, params_billions: float, preci
         raise Refusal(f"Model {shown}: {md(str(error), 600)}") from None
 
 
+def check_thinking(shown: str, thinking: str, side_configs: dict | None, folder: Path | None = None) -> None:
+    """Refusal when thinking is set on or off for a model whose chat template, where it can be read, takes no
+    enable_thinking switch (evaluator.api.template_switch): the run would be the template's own under another key."""
+    template = chat_template(side_configs, folder) if thinking in ("on", "off") else ""
+    if template and not evaluator_api.template_switch(template):
+        raise Refusal(f"Model {shown}'s chat template takes no enable_thinking switch, so thinking cannot be set "
+                      f"{thinking}; submit it with thinking auto (the template's own). Nothing was queued.")
+
+
 # ---------------------------------------------------------------- the cost plan
 def chat_template(side_configs: dict | None, folder: Path | None = None) -> str:
     """A model's chat template (evaluator.api.chat_template: the folder's chat_template.jinja where the checks have

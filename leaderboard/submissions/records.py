@@ -1,6 +1,6 @@
 """Request records, their statuses, and the claim / lease / recover protocol.
 
-A request is one JSON file at requests/<org>/<model>/<sha12>_<precision>.json (a served model's at
+A request is one JSON file at requests/<org>/<model>/<sha12>_<precision>[-thinking-on|off].json (a served model's at
 requests/served--<host>/<model>/<sha12>_auto.json: leaderboard.submissions.endpoints). Every change to a request
 happens under the store's lock as read-modify-write, so two claimers (threads or processes) never take the same one.
 """
@@ -20,7 +20,7 @@ from evaluator import api
 from leaderboard.store import DamagedFile, Store, StoreConflict, backoff
 from leaderboard.submissions.endpoints import SERVED, served_problem
 from leaderboard.submissions.vocabulary import (CANCELLED, FAILED, FINISHED, MODEL_TYPES,  # noqa: F401 (records.X)
-    PENDING, PRECISIONS, RUNNING, STATUSES, actions_problem, iso, now, parse_time)
+    PENDING, PRECISIONS, RUNNING, STATUSES, THINKING, actions_problem, iso, kind, kind_names, now, parse_time)
 
 LOG_TAIL_LINES, _EPOCH = 50, datetime(1970, 1, 1, tzinfo=timezone.utc)
 log = logging.getLogger(__name__)
@@ -62,11 +62,12 @@ class Request:
     display_name: str | None = None  # served: the name the board shows (None: the endpoint's model name)
     run_plan: dict = field(default_factory=dict)  # hf-jobs: flavor, batch size, memory counted (run_memory)
     cost_plan: dict = field(default_factory=dict)  # hours and dollars on its hardware (submissions.cost_plans)
+    thinking: str | None = None  # auto, on or off (vocabulary.THINKING); None: from before, the Space's setting ran it
 
     @property
     def key(self) -> str:
-        """<org>/<model>/<sha12>_<precision>: the same key names the results and details."""
-        return f"{self.model}/{self.revision[:12]}_{self.precision}"
+        """<org>/<model>/<sha12>_<precision>[-thinking-on|off] (run_key): the same key names the results and details."""
+        return run_key(self.model, self.revision, self.precision, self.thinking)
 
     @property
     def path(self) -> str:
@@ -101,11 +102,11 @@ class Request:
             raise DamagedFile(f"not a request record: {', '.join(missing)} missing")
         for name, kinds in _FIELD_KINDS.items():
             if name in known and not (isinstance(known[name], kinds) and not isinstance(known[name], bool)):
-                raise DamagedFile(f"{name} is {_kind(known[name])}, not {_kind_names(kinds)}")
+                raise DamagedFile(f"{name} is {kind(known[name])}, not {kind_names(kinds)}")
         if not known["model"] or len(known["revision"]) < 12:
             raise DamagedFile("model is empty or revision is shorter than 12 characters")
-        for name, allowed in (("status", STATUSES), ("precision", PRECISIONS)):
-            if name in known and known[name] not in allowed:
+        for name, allowed in (("status", STATUSES), ("precision", PRECISIONS), ("thinking", THINKING)):
+            if name in known and known[name] is not None and known[name] not in allowed:
                 raise DamagedFile(f"{name} {str(known[name])[:40]!r} is not one of {', '.join(allowed)}")
         if known.get("attempts", 0) < 0:
             raise DamagedFile("attempts is negative")
@@ -128,26 +129,23 @@ _FIELD_KINDS: dict[str, tuple[type, ...]] = {
     "finished_time": _OPTIONAL_TEXT, "progress": (dict,), "source": _TEXT, "local_path": _OPTIONAL_TEXT,
     "params_billions": (int, float, type(None)), "architecture": _OPTIONAL_TEXT, "notes": (list,),
     "hidden": _OPTIONAL_TEXT, "actions": (list,), "job": (dict,), "endpoint": (dict,), "display_name": _OPTIONAL_TEXT,
-    "run_plan": (dict,)}
-_KIND_NAMES = {str: "text", int: "a whole number", float: "a number", dict: "an object", list: "a list",
-               type(None): "empty", bool: "true/false"}
+    "run_plan": (dict,), "thinking": _OPTIONAL_TEXT}
 
 
-def _kind(value) -> str:
-    return _KIND_NAMES.get(type(value), type(value).__name__)
+def run_key(model: str, revision: str, precision: str, thinking: str | None = None) -> str:
+    """<org>/<model>/<sha12>_<precision>, with -thinking-on or -thinking-off when the run set the switch (auto, and a
+    request from before thinking was asked, keep the key they always had)."""
+    mode = f"-thinking-{thinking}" if thinking in ("on", "off") else ""
+    return f"{model}/{revision[:12]}_{precision}{mode}"
 
 
-def _kind_names(kinds: tuple[type, ...]) -> str:
-    return " or ".join(dict.fromkeys(_KIND_NAMES.get(k, k.__name__) for k in kinds))
+def request_path(model: str, revision: str, precision: str, thinking: str | None = None) -> str:
+    return f"requests/{run_key(model, revision, precision, thinking)}.json"
 
 
-def request_path(model: str, revision: str, precision: str) -> str:
-    return f"requests/{model}/{revision[:12]}_{precision}.json"
-
-
-# <org>/<model>/<sha12>_<precision>: each name starts with a letter, digit or underscore (as Hub names and local
-# folder names do) and holds no "..", so a key never names a path outside its folder
-_KEY_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*/\w[\w.\-]*/[0-9a-f]{12}_[a-z0-9]+$")
+# <org>/<model>/<sha12>_<precision>[-thinking-on|off]: each name starts with a letter, digit or underscore (as Hub
+# names and local folder names do) and holds no "..", so a key never names a path outside its folder
+_KEY_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*/\w[\w.\-]*/[0-9a-f]{12}_[a-z0-9]+(?:-thinking-(?:on|off))?$")
 
 
 def is_request_key(key: object) -> bool:

@@ -1,5 +1,6 @@
-"""The words a request record is made of, below everything that reads one: its statuses, the precisions and model
-types a submission may name, its times (ISO 8601, UTC), which times a record can hold, and its actions' entries."""
+"""The words a request record is made of, below everything that reads one: its statuses, the precisions, thinking
+choices and model types a submission may name, its times (ISO 8601, UTC), which times a record can hold, and its
+actions' entries; a value's kind in words."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -8,6 +9,7 @@ PENDING, RUNNING, FINISHED, FAILED, CANCELLED = "PENDING", "RUNNING", "FINISHED"
 STATUSES = (PENDING, RUNNING, FINISHED, FAILED, CANCELLED)
 PRECISIONS = ("auto", "float32", "bfloat16", "float16")
 MODEL_TYPES = ("pretrained", "instruction-tuned", "RL-tuned", "merged / other")
+THINKING = ("auto", "on", "off")  # auto: the chat template's default; on/off: its enable_thinking switch set
 SKEW_S = 300.0  # how far ahead of this machine's clock another writer's may be: a later recorded time is damage
 EPOCH = datetime(2025, 1, 1, tzinfo=timezone.utc)  # nothing of this leaderboard happened before: earlier is damage
 EARLY, FUTURE = "early", "future"  # why a recorded time cannot be (implausible)
@@ -56,3 +58,17 @@ def actions_problem(actions: list, moment: datetime | None = None) -> str:
             return f"actions[{i}].at ({at[:40]}) is " + ("before this leaderboard existed" if why == EARLY else
                                                           "in the future: an action is recorded when it happens")
     return ""
+
+
+KIND_NAMES = {str: "text", int: "a whole number", float: "a number", dict: "an object", list: "a list",
+              type(None): "empty", bool: "true/false"}
+
+
+def kind(value) -> str:
+    """A JSON value's kind in words."""
+    return KIND_NAMES.get(type(value), type(value).__name__)
+
+
+def kind_names(kinds: tuple[type, ...]) -> str:
+    """Kinds in words, joined by "or"."""
+    return " or ".join(dict.fromkeys(KIND_NAMES.get(k, k.__name__) for k in kinds))

@@ -1,7 +1,8 @@
 """The Submit tab: who you are (signed in with Hugging Face, or the local user), a Hub model id, an optional revision,
-a precision and a model type; the Submit button (the `/submit` API endpoint) answers with one Markdown message (a
-queued request: with its plan's one-line summary); the See the plan button (the `/plan` API endpoint) runs the same
-checks up to the plan and shows it, per benchmark, with nothing queued; your own requests with their status below.
+a precision, a model type and thinking (auto: the chat template's own; on or off: its enable_thinking switch); the
+Submit button (the `/submit` API endpoint) answers with one Markdown message (a queued request: with its plan's
+one-line summary); the See the plan button (the `/plan` API endpoint) runs the same checks up to the plan and shows
+it, per benchmark, with nothing queued; your own requests with their status below.
 The submitter is the visitor of the session (leaderboard.submissions.identity), never a value the client sends."""
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from leaderboard.store import Store
 from leaderboard.submissions import budget_notes, identity
 from leaderboard.submissions.cost_plans import as_cost_plan
 from leaderboard.submissions.outcomes import shown_request
-from leaderboard.submissions.records import MODEL_TYPES, PRECISIONS, all_requests
+from leaderboard.submissions.records import MODEL_TYPES, PRECISIONS, THINKING, all_requests
 from leaderboard.submissions.views import MY_COLUMNS, my_requests_frame
 
 log = logging.getLogger(__name__)
@@ -32,7 +33,9 @@ HELP = ("Enter the id of a public model on the Hugging Face Hub (`org/model-name
         "The model is pinned to the commit of the revision you give (a branch, tag or commit sha; empty: `main`, or "
         "the `/tree/<revision>` of a pasted URL), must keep its weights in safetensors, must not need remote code "
         "and may have at most {max_params}B parameters. "
-        "**auto** precision means bfloat16 on a GPU and float32 on the CPU.")
+        "**auto** precision means bfloat16 on a GPU and float32 on the CPU. **Thinking** on or off sets the "
+        "enable_thinking switch of a chat template that takes one (auto: the template's own); a run each way is "
+        "a row of its own, tagged.")
 LOCAL_HINT = (" **Local folders work here too:** give a model folder's absolute path on this machine instead of a "
               "Hub id (no Hub access needed; `python tools/tiny_model.py ./tiny-llava` builds a tiny one to try).")
 LIMITS = ("Each person may have at most {pending} pending request(s) at once and submit at most {week} in any 7 days; "
@@ -40,7 +43,7 @@ LIMITS = ("Each person may have at most {pending} pending request(s) at once and
 
 
 def _checked(settings: Settings, store: Store, model_id, revision, precision, model_type, by: identity.Visitor,
-             queue: bool):
+             queue: bool, thinking=None):
     """leaderboard.submissions.checks.submit of the form's values (`queue` False: checked and planned, nothing
     queued): its Outcome, or the Markdown message that stands for one (signed out, no model id, an internal error)."""
     model_id = (model_id or "").strip() if isinstance(model_id, str) else ""
@@ -56,7 +59,8 @@ def _checked(settings: Settings, store: Store, model_id, revision, precision, mo
         return "Submissions are not open on this leaderboard yet; nothing was submitted."
     try:
         return submit(settings, store, model_id, revision=revision, precision=precision, model_type=model_type,
-                      by=by, queue=queue)  # a precision or model type left out (null) is refused, never the default
+                      by=by, queue=queue, thinking=thinking)  # a precision or model type left out (null) is refused;
+        # thinking left out (an older client): the Space's LEADERBOARD_THINKING
     except Exception:  # submit() refuses with an Outcome; this is a bug or an outage, never the visitor's fault
         log.exception("submit() raised for %r", model_id[:200])
         return "The submission could not be processed because of an internal error; nothing was queued. Please try again later."
@@ -64,11 +68,11 @@ def _checked(settings: Settings, store: Store, model_id, revision, precision, mo
 
 def submit_message(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",
                    model_type: str = "pretrained", by: identity.Visitor = identity.SIGNED_OUT,
-                   copy: BoardCopy | None = None) -> str:
+                   copy: BoardCopy | None = None, thinking: str | None = None) -> str:
     """Validate and queue a submission by the visitor `by`; the Markdown message shown under the form (a queued
     request: with what it will probably take, from the earlier runs on `copy`, the Space's copy of the board, and its
     plan's one-line summary)."""
-    outcome = _checked(settings, store, model_id, revision, precision, model_type, by, queue=True)
+    outcome = _checked(settings, store, model_id, revision, precision, model_type, by, queue=True, thinking=thinking)
     if isinstance(outcome, str):
         return outcome
     # Outcome.message is Markdown-safe by contract (submission escapes the user's text in it).
@@ -100,11 +104,12 @@ def plan_table(run) -> str:
 
 
 def plan_message(settings: Settings, store: Store, model_id: str, revision: str = "", precision: str = "auto",
-                 model_type: str = "pretrained", by: identity.Visitor = identity.SIGNED_OUT) -> str:
+                 model_type: str = "pretrained", by: identity.Visitor = identity.SIGNED_OUT,
+                 thinking: str | None = None) -> str:
     """A model's plan as this leaderboard would run it, checked as a submission is (up to its plan) with nothing
     queued, as Markdown: its one-line summary, a table per benchmark and what the price rests on; a model already
     submitted: that request's answer and its recorded plan; a refusal as Submit would answer it."""
-    outcome = _checked(settings, store, model_id, revision, precision, model_type, by, queue=False)
+    outcome = _checked(settings, store, model_id, revision, precision, model_type, by, queue=False, thinking=thinking)
     if isinstance(outcome, str):
         return outcome.replace("**Not submitted.**", "**No plan.**")
     if not outcome.ok:
@@ -159,15 +164,16 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
     for the estimates)."""
     copy = copy or BoardCopy(store, schema(settings.benchmarks))
 
-    def on_submit(model_id: str, revision: str, precision: str, model_type: str,
+    def on_submit(model_id: str, revision: str, precision: str, model_type: str, thinking: str | None,
                   profile: gr.OAuthProfile | None) -> str:
         by = identity.visitor(settings, profile)
-        return submit_message(settings, store, model_id, revision, precision, model_type, by=by, copy=copy)
+        return submit_message(settings, store, model_id, revision, precision, model_type, by=by, copy=copy,
+                              thinking=thinking)
 
-    def on_plan(model_id: str, revision: str, precision: str, model_type: str,
+    def on_plan(model_id: str, revision: str, precision: str, model_type: str, thinking: str | None,
                 profile: gr.OAuthProfile | None) -> str:
         return plan_message(settings, store, model_id, revision, precision, model_type,
-                            by=identity.visitor(settings, profile))
+                            by=identity.visitor(settings, profile), thinking=thinking)
 
     def on_show(profile: gr.OAuthProfile | None):
         by = identity.visitor(settings, profile)
@@ -190,6 +196,9 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
                                 elem_id="submit-precision")
         model_type = gr.Dropdown(choices=list(MODEL_TYPES), value=MODEL_TYPES[0], label="Model type",
                                  elem_id="submit-type")
+        thinking = gr.Dropdown(choices=list(THINKING), value=settings.thinking if settings.thinking in THINKING
+                               else THINKING[0], label="Thinking", elem_id="submit-thinking",
+                               info="auto: the chat template's own; on/off: its enable_thinking switch")
     with gr.Row():
         button = gr.Button("Submit", variant="primary", elem_id="submit-button")
         see_plan = gr.Button("See the plan", elem_id="submit-plan-button")
@@ -204,17 +213,18 @@ def build(demo: gr.Blocks, settings: Settings, store: Store, copy: BoardCopy | N
     refresh.click(on_refresh, outputs=mine, api_visibility="private", show_progress="hidden")
     button.click(
         on_submit,
-        inputs=[model_id, revision, precision, model_type],
+        inputs=[model_id, revision, precision, model_type, thinking],
         outputs=message,
         api_name="submit",
         api_description="Submit a model for evaluation as the signed-in visitor; returns a Markdown message "
                         "(queued: with the position).",
         concurrency_limit=4,
     ).then(on_refresh, outputs=mine, api_visibility="private", show_progress="hidden")
-    see_plan.click(on_plan, inputs=[model_id, revision, precision, model_type], outputs=message, api_name="plan",
+    see_plan.click(on_plan, inputs=[model_id, revision, precision, model_type, thinking], outputs=message,
+                   api_name="plan",
                    api_description="Check a model as Submit does and show its run's plan (hours, dollars, per "
                                    "benchmark) without queueing anything; returns a Markdown message.",
                    concurrency_limit=4)
-    model_id.submit(on_submit, inputs=[model_id, revision, precision, model_type], outputs=message,
+    model_id.submit(on_submit, inputs=[model_id, revision, precision, model_type, thinking], outputs=message,
                     api_visibility="private", concurrency_limit=4).then(
         on_refresh, outputs=mine, api_visibility="private", show_progress="hidden")
