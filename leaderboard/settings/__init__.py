@@ -118,10 +118,9 @@ class Settings:
                                     "`static` (static everywhere, compiled on a GPU) or `dynamic`; a model whose "
                                     "static cache or compile fails falls back to dynamic for that run, recorded",
                                     read.lower)
-    thinking: str = setting("LEADERBOARD_THINKING", "auto", "the Submit tab's default thinking for a model whose chat "
-                            "template takes an enable_thinking switch: `auto` (the template's default), `on` or "
-                            "`off`; each request keeps its own (on/off in its key), and runs a request from before "
-                            "thinking was asked; each row is tagged with the thinking it ran with", read.lower)
+    thinking: str = setting("LEADERBOARD_THINKING", "auto", "Submit's default thinking for a template with an "
+                            "enable_thinking switch: `auto` (its default), `on` or `off`; a request keeps its own (on/off "
+                            "in its key) and older ones run with this; rows are tagged as they ran", read.lower)
     thinking_budget: str = setting("LEADERBOARD_THINKING_BUDGET", "4096", "tokens a thinking model may spend on its "
                                    "thought beyond each benchmark's answer budget; a reply whose thought runs past it "
                                    "has no answer and is counted per benchmark")
