@@ -13,6 +13,7 @@ from evaluator.__main__ import _config, _parser
 from evaluator.runs.compare import protocol, protocol_differences
 from leaderboard.board.columns import schema
 from leaderboard.board.frames import leaderboard_frame, model_shown, run_choices
+from leaderboard.explorer.protocols import protocol_notes
 from leaderboard.running.evaluator_process import worker_command
 from leaderboard.store import DamagedFile
 from leaderboard.submissions.checks import submit
@@ -119,6 +120,9 @@ def test_both_runs_are_two_rows_each_tagged_and_set_side_by_side():
     assert labels[run_key("org/switch", SHA_A, "auto", "off")].startswith("org/switch (thinking off) @")
     warned = protocol_differences(protocol(_ran("on", True)), protocol(_ran("off", False)), ["cure"])
     assert any("thinking on" in line and "thinking off" in line for line in warned), warned
+    on, off = (run_key("org/switch", SHA_A, "auto", mode) for mode in ("on", "off"))
+    paired = protocol_notes(raw, on, off, "cure")  # the Explorer's paired sentence, from the two rows
+    assert paired == warned
 
 
 def test_the_submit_api_takes_thinking_by_name_and_checks_it(client, store, tiny_llava):
