@@ -130,3 +130,10 @@ def test_the_submit_api_takes_thinking_by_name_and_checks_it(client, store, tiny
     said = client.predict(**asked, thinking="on", api_name="/submit")  # its template has no switch
     assert "enable_thinking" in said and store.list("requests") == [], said
     assert client.predict(**asked, thinking="auto", api_name="/submit").startswith("Queued")
+
+
+def test_the_plan_counts_the_thinking_the_request_asks(settings, store, hub_cache):
+    make_repo(hub_cache, "think-plan", files=SWITCH)
+    notes = {mode: submit(settings, store, "test-org/think-plan", thinking=mode, by=DAVE, queue=False).plan
+             .thinking_note for mode in ("on", "off")}
+    assert notes["on"].startswith("on:") and notes["off"] == "off: no thinking budget", notes

@@ -157,8 +157,8 @@ def _submit(settings: Settings, store: Store, model_id, revision, choice: Choice
     if not local:
         check_license(shown, facts.card, facts.card_license)
     check_images(settings, shown, architecture)
-    cost, run = plan_cost(settings, store, name, facts.config, facts.side_configs, architecture, params, precision,
-                          plan, facts.folder)
+    cost, run = plan_cost(settings.with_(thinking=thinking), store, name, facts.config, facts.side_configs,
+                          architecture, params, precision, plan, facts.folder)  # planned as the request will run
     beyond = over_budget(settings, cost)
     if beyond:
         raise Refusal(f"{beyond}, so model {shown} cannot be evaluated here; nothing was queued.")
