@@ -1,6 +1,7 @@
 """Loading a model folder for the transformers adapter: the model class picked from its config (never remote code),
 its processor or tokenizer, the device, dtype and batch size (devices.py), SDPA attention where the architecture has
-it, and its layers spread over several GPUs when one cannot hold it."""
+it, its layers spread over several GPUs when one cannot hold it, and on the CPU routed experts computed pair by pair
+(moe_experts.py)."""
 from __future__ import annotations
 
 import logging
@@ -9,6 +10,7 @@ from typing import Any
 
 from evaluator.models.architectures import describe_model_folder
 from evaluator.models.devices import pick_device_dtype, resolve_batch_size, split_across_gpus
+from evaluator.models.moe_experts import use_row_invariant_experts
 
 log = logging.getLogger(__name__)
 
@@ -45,4 +47,5 @@ def load_pretrained(folder: Path | str, model_id: str, precision: str, batch_siz
     if not split:
         model.to(device)
     model.eval()
+    use_row_invariant_experts(model, str(device))  # on the CPU, routed experts independent of the batch
     return model, processor, tokenizer, info, size
