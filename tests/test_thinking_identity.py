@@ -23,7 +23,8 @@ from tests.results_files import SHA_A, result
 from tests.test_submission import make_repo
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
-SWITCH = {"tokenizer_config.json": json.dumps({"chat_template": "{% if enable_thinking %}<think>{% endif %}{{ m }}"})}
+SWITCH = {"tokenizer_config.json": json.dumps({"chat_template": "{{ m }}<think>{% if not enable_thinking %}</think>"
+                                                                 "{% endif %}"})}
 NO_SWITCH = {"tokenizer_config.json": json.dumps({"chat_template": "{{ m }}<think></think>"})}
 DAVE = Visitor("dave")
 
@@ -136,4 +137,9 @@ def test_the_plan_counts_the_thinking_the_request_asks(settings, store, hub_cach
     make_repo(hub_cache, "think-plan", files=SWITCH)
     notes = {mode: submit(settings, store, "test-org/think-plan", thinking=mode, by=DAVE, queue=False).plan
              .thinking_note for mode in ("on", "off")}
-    assert notes["on"].startswith("on:") and notes["off"] == "off: no thinking budget", notes
+    assert notes["on"].startswith("on:") and "no thinking budget" not in notes["on"], notes
+    assert notes["off"] == "off: no thinking budget"
+    jobs = settings.with_(executor="hf-jobs", jobs_image="img", jobs_namespace="org")
+    counted = {mode: submit(jobs, store, "test-org/think-plan", thinking=mode, by=DAVE, queue=False).request
+               .run_plan.get("thinking_tokens") for mode in ("on", "off")}
+    assert counted["on"] > 0 and counted["off"] == 0, counted  # the memory plan too

@@ -151,14 +151,15 @@ def _submit(settings: Settings, store: Store, model_id, revision, choice: Choice
         raise Refusal(f"Model {shown} has {params / 1e9:.2f}B parameters ({params:,}), more than this leaderboard's "
                       f"limit of {settings.max_params_billions:g}B.")
     params_billions = params / 1e9
-    plan = check_hardware(settings, shown, params_billions, precision, facts.config, facts.side_configs)
+    asked = settings.with_(thinking=thinking)  # planned as the request will run
+    plan = check_hardware(asked, shown, params_billions, precision, facts.config, facts.side_configs)
 
     # 7: licence (Hub models); then what the evaluator's preflight would refuse
     if not local:
         check_license(shown, facts.card, facts.card_license)
     check_images(settings, shown, architecture)
-    cost, run = plan_cost(settings.with_(thinking=thinking), store, name, facts.config, facts.side_configs,
-                          architecture, params, precision, plan, facts.folder)  # planned as the request will run
+    cost, run = plan_cost(asked, store, name, facts.config, facts.side_configs, architecture, params, precision, plan,
+                          facts.folder)
     beyond = over_budget(settings, cost)
     if beyond:
         raise Refusal(f"{beyond}, so model {shown} cannot be evaluated here; nothing was queued.")

@@ -47,8 +47,8 @@ def check_hardware(settings: Settings, shown: str, params_billions: float, preci
                    config: dict | None = None, side_configs: dict | None = None) -> run_memory.RunPlan | None:
     """With LEADERBOARD_EXECUTOR=hf-jobs, refuse a model larger than the largest hardware of
     LEADERBOARD_JOBS_FLAVORS (a float32 model counts double), or one whose run (weights, KV cache at the run's
-    longest sequence and batch size, a thinking model's budget, the image-features cache) fits no flavor of it; a bad
-    table is refused with a clear message. The run's plan (flavor, batch size, memory) where it could be counted."""
+    longest sequence and batch size, a thinking model's budget unless thinking is off, the image-features cache) fits
+    no flavor of it; a bad table is refused with a clear message. The run's plan (flavor, batch size, memory) where it could be counted."""
     if settings.executor != "hf-jobs":
         return None
     try:
@@ -60,7 +60,7 @@ def check_hardware(settings: Settings, shown: str, params_billions: float, preci
     try:
         job_flavors.choose_flavor(rules, params_billions, precision)
         return run_memory.plan_run(rules, config, params_billions, precision, evaluator_api.thinking_budget(),
-                                   run_memory.may_think(side_configs or {}))
+                                   run_memory.may_think(side_configs or {}) and settings.thinking != "off")
     except job_flavors.TooLarge as error:
         raise Refusal(f"Model {shown}: {md(str(error), 600)}") from None
 
