@@ -72,7 +72,7 @@ def test_about_tab_reads_the_schema_descriptions():
         if col.interval_of:  # the interval columns: one paragraph for all of them
             continue
         assert col.label in text and col.description.replace("<", "&lt;") in text, col.name
-    assert "- **Key**: &lt;org>/&lt;model>/&lt;sha12>_&lt;precision>: names" in text  # shown, not eaten as HTML
+    assert "- **Key**: &lt;org>/&lt;model>/&lt;sha12>_&lt;precision>, with -thinking-on" in text  # shown, not eaten as HTML
     for card in S.cards:
         assert card.summary in text and card.paper in text
         assert all(o.key in text for o in card.options) and all(s.setting in text for s in card.sources)

@@ -20,7 +20,8 @@ RUN_STEPS = """\
 ## How a run works
 1. **Submit.** {who} The Submit tab checks the model id on the Hub, pins it to a full commit sha, refuses models
    that need remote code, lack safetensors weights or are too large, and writes a **PENDING** request
-   (`requests/<org>/<model>/<sha12>_<precision>.json`).
+   (`requests/<org>/<model>/<sha12>_<precision>.json`; `-thinking-on` or `-thinking-off` before `.json` when it set
+   the model's enable_thinking switch: one model run both ways is two runs, two rows).
 2. **Claim.** A scheduler tick (every {interval} s) recovers stale work and claims the oldest pending request
    atomically, with a **lease** of {lease} s that a heartbeat renews while the run is alive; the request is
    **RUNNING**. A lease that expires (a crashed worker) sends the request back to the queue, at most
@@ -56,7 +57,8 @@ RECORDED = """\
 ## What is recorded for reproducibility
 Every results file records, besides the scores and per-benchmark counts (items, scored, images unavailable) and
 coverage (items that count in the scores, items run, items in the suite, and their share):
-- the model id, the **full commit sha**, the precision, the model type, the parameter count and architecture;
+- the model id, the **full commit sha**, the precision, `thinking` (the mode it ran with: on, off, may, none), the
+  model type, the parameter count and architecture;
 - `run.dtype`, `run.device` and `run.batch_size` used, and `run.hardware`: the GPUs (name, count, memory of each),
   the NVIDIA driver, torch's CUDA version, and why the CPU was used when no GPU was usable;
 - `run.attention` (the attention implementation), `run.generation_path` (how the model generated: a dynamic KV
