@@ -1,7 +1,8 @@
 """Each family added for today's VLMs through the CLI, as a submission runs it: the CURE sample suite by generation and
 the ReForm-Eval sample suite from the tiny model's folder, at --batch-size 1 and 4, give the same details row by row
 (answers, parses and chosen options; option log-likelihoods within tests.test_batch_invariance.OPTION_TOLERANCE per
-token), and results.json records the processor's own image settings."""
+token), and results.json records the processor's own image settings. The mixture-of-experts families again under --limit
+shapes, one of them with a short last batch."""
 from __future__ import annotations
 
 import json
@@ -39,3 +40,30 @@ def test_the_sample_suites_answer_alike_at_batch_1_and_4(tiny_folder, tmp_path, 
         folder / "preprocessor_config.json").is_file() else {}
     assert settings and all(saved[key] == value for key, value in settings.items()
                             if key in saved and not isinstance(value, dict))
+
+
+# The mixture-of-experts families at --limit shapes: the issue's (--limit 4, whole batches of 4) and one whose last
+# batch of generation requests is short (--limit 2 at batch 3), each against batch 1.
+MOE_FAMILIES = ("qwen3_5_moe", "qwen3_vl_moe", "glm4v_moe", "llama4")
+LIMIT_SHAPES = ((4, 4), (2, 3))
+
+
+@pytest.mark.parametrize("limit,size", LIMIT_SHAPES)
+@pytest.mark.parametrize("name", MOE_FAMILIES)
+def test_a_mixture_of_experts_answers_alike_at_any_batch_under_a_limit(tiny_folder, tmp_path, name, limit, size):
+    folder = tiny_folder(name)
+    commands = [_command(folder, tmp_path, batch) + ["--limit", str(limit)] for batch in (1, size)]
+    done = evaluator_many(commands, tmp_path / "report.json", timeout=1800)
+    for result in done:
+        assert result.returncode == 0, (result.args, result.stderr[-2000:])
+    assert assert_same_details(tmp_path / "batch-1", tmp_path / f"batch-{size}") == ["cure", "reform"]
+    asked = [len(_generated(tmp_path / f"batch-{size}", bench)) for bench in ("cure", "reform")]
+    assert any(count % size for count in asked), asked  # a short last batch in one benchmark at least
+
+
+def _generated(out, bench: str):
+    """The details rows of a run's benchmark answered by generation."""
+    import pandas as pd
+
+    rows = pd.read_parquet(out / "details" / f"{bench}.parquet")
+    return rows[rows["mode"] == "generation"] if "mode" in rows else rows
