@@ -4,9 +4,10 @@ transformers runs the routed experts of Qwen3-VL-MoE, Qwen3.5-MoE and GLM-4.5V b
 (token, expert) pairs are sorted by expert and each expert multiplies its group in one matrix product. On the CPU a
 product's rows come out of different kernels by the group's row count (a group of 1-3 rows and one of 4 or more
 differ in the last bits of float32), and a group's size depends on the other prompts of the batch, their padding
-included. So a token's expert output moved with the batch, the drift reached the next layer's router, and a greedy
-step whose two top tokens were close picked another token (ReForm-Eval cross-03 in the tiny Qwen3.5-MoE, after
-about 60 identical tokens).
+included. So a token's expert output moved with the batch (up to 6e-10 in the tests' tiny models, every token), the
+drift reached the next layer's router, and a greedy step whose two top tokens are close can pick another token (issue
+69: ReForm-Eval cross-03 in the tiny Qwen3.5-MoE, after about 60 identical tokens). The dense layers' own drift
+(a one-row product at batch 1's decode steps) is every family's, and is not removed here.
 
 ROW_INVARIANT ("row_invariant") multiplies each (token, expert) pair on its own, as one matrix of a batched product
 (transformers' "batched_mm"), whose matrices do not depend on each other or on their number. A product of a single
