@@ -214,7 +214,7 @@ def test_each_deletion_is_one_line_at_the_default_log_level(deleting, store, cac
 def _fake_run(status: str, cache=None, lay: bool = True):
     """A run_request that closes the request with `status` at once (no evaluator); with `lay`, its model arrives in
     the cache as a download by the evaluator would bring it."""
-    def run(settings, store, request, owner, stop=None, in_job=False):
+    def run(settings, store, request, owner, stop=None, in_job=False, served_by=None):
         if lay and cache is not None:
             lay_into_hub_cache(cache, request.model, files={"model.safetensors": b"w" * SIZE}, sha=request.revision)
         if status == "LOST":  # cancelled while it ran

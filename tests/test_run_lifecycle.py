@@ -136,7 +136,7 @@ def test_a_run_whose_lease_changed_hands_is_not_published(settings, store, tmp_p
     script.write_text(FAKE_EVALUATOR)
     monkeypatch.setenv("LEADERBOARD_HOME", str(settings.home))
     monkeypatch.setenv("PYTHONPATH", str(PROJECT))
-    monkeypatch.setattr(attempt, "worker_command", lambda s, request_file, out_dir, responses=None, served=False: [
+    monkeypatch.setattr(attempt, "worker_command", lambda s, request_file, out_dir, responses=None, served=False, **_: [
         sys.executable, str(script), "--request", str(request_file), "--out", str(out_dir)])
     request = Request(model="org/m", revision="a" * 40)
     queue.save(store, request)
@@ -203,7 +203,7 @@ def test_a_publish_slower_than_the_lease_keeps_the_lease(settings, store, tmp_pa
     settings = settings.with_(lease_seconds=1.5, heartbeat_seconds=0.2)
     script = tmp_path / "quick_evaluator.py"
     script.write_text(QUICK_EVALUATOR)
-    monkeypatch.setattr(attempt, "worker_command", lambda s, request_file, out_dir, responses=None, served=False: [
+    monkeypatch.setattr(attempt, "worker_command", lambda s, request_file, out_dir, responses=None, served=False, **_: [
         sys.executable, str(script), "--request", str(request_file), "--out", str(out_dir)])
     recovered = []
     real_publish = attempt.publish
