@@ -308,7 +308,8 @@ class ServedAdapter:
         an answer without them means generation only (scoring_refusal); no answer at all ends the run."""
         try:
             self.scoring_path = served_scoring.probe(lambda m, f: self._scoring_call(m, f, max_retries=1),
-                                                     lambda body: self._generate_call(body, max_retries=1))
+                                                     lambda body: self._generate_call(body, max_retries=1),
+                                                     PROBE_TEXT)
         except ServedError as exc:
             status = getattr(exc, "status", None)
             if status is None or not 400 <= status < 500 or status in _NOT_A_REFUSAL_OF_SCORING:

@@ -200,10 +200,10 @@ Chat = Callable[[list[dict], dict[str, Any]], dict]  # (messages, extra fields) 
 Generate = Callable[[dict[str, Any]], dict]  # a /generate body -> its answer
 
 
-def probe(chat: Chat, generate: Generate) -> str:
-    """The scoring path a server offers, read on a short conversation whose reply is continued: PROMPT_LOGPROBS
-    (vLLM's), INPUT_LOGPROBS (SGLang's), or NotScored saying what it lacked. ChatError passes through."""
-    body = chat(with_option([{"role": "user", "content": "Reply with the word OK."}], "OK"), option_params())
+def probe(chat: Chat, generate: Generate, text: str) -> str:
+    """The scoring path a server offers, read on a short conversation (the user's `text`, a reply "OK" continued):
+    PROMPT_LOGPROBS (vLLM's), INPUT_LOGPROBS (SGLang's), or NotScored saying what it lacked."""
+    body = chat(with_option([{"role": "user", "content": text}], "OK"), option_params())
     try:
         prompt_tokens(body)
         return PROMPT_LOGPROBS
