@@ -292,6 +292,22 @@ def test_each_app_has_its_own_limiter(settings, store):
         assert len(server.requests) == 2
 
 
+def test_no_change_of_an_input_is_dropped_while_an_event_is_pending(settings, store):
+    """An event that reads a component on its change must list the last value, never drop it: with Gradio's
+    trigger_mode "once" (the default when the first trigger is a page load or a click) a change made while the
+    page's first listing is pending was ignored, and the playground's run picker kept the first mode's runs."""
+    from leaderboard.ui import build_app
+
+    demo = build_app(settings.with_(suite="lite"), store)
+    changes = [d for d in demo.config["dependencies"]
+               if {t[1] for t in d["targets"]} & {"change", "input"} and d["inputs"]]
+    assert any("load" in {t[1] for t in d["targets"]} for d in changes)  # the run picker's listing is among them
+    assert [d["targets"] for d in changes if d["trigger_mode"] == "once"] == []
+    suite = [f for f in demo.fns.values() if {t[1] for t in f.targets} <= {"load", "change"}
+             and f.concurrency_id == "judge-suite"]
+    assert {t[1] for f in suite for t in f.targets} == {"load", "change"}  # the lazy suite and the mode, in one queue
+
+
 def _choose_when_listed(page, box, text: str, attempts: int = 60) -> None:
     """Open the dropdown `box` and choose its option holding `text`, opening it again until that option is listed: a
     list the page updates while the dropdown is open (the run picker's choices after a mode change, on a busy

@@ -342,13 +342,15 @@ def build(demo: gr.Blocks, settings: Settings, store: Store) -> None:
     raw_box = gr.Textbox(label="Raw judge output", interactive=False, lines=6, max_lines=20, elem_id="judge-raw")
 
     # -- events -------------------------------------------------------------------------------------------------
-    if lazy:
+    if lazy:  # one queue with the mode's change, so a slow first load never lists its suite after a later mode's
         demo.load(suite_choices, inputs=mode, outputs=[pick, suite_note], api_visibility="private",
-                  show_progress="hidden")
+                  show_progress="hidden", concurrency_id="judge-suite")
     mode.change(on_mode, inputs=mode, outputs=[pick, suite_note, gold_box, message, verdict_box, rationale_box,
-                                               identity_box, raw_box], api_visibility="private", show_progress="hidden")
+                                               identity_box, raw_box], api_visibility="private", show_progress="hidden",
+                concurrency_id="judge-suite")
+    # always_last: a mode chosen while the page's first listing is pending is listed after it, never dropped
     gr.on(triggers=[demo.load, runs_refresh.click, mode.change], fn=run_choices, inputs=mode, outputs=run_pick,
-          api_visibility="private", show_progress="hidden")
+          api_visibility="private", show_progress="hidden", trigger_mode="always_last")
     pick.change(on_pick, inputs=[pick, mode], outputs=[question_box, gold_box, image_box], api_visibility="private",
                 show_progress="hidden")
     random_button.click(on_random, inputs=[pick, mode], outputs=pick, api_visibility="private",
