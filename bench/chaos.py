@@ -18,7 +18,8 @@ Scenarios (one line each, with its counts):
    evaluator down with it.
 3. claimers: 4 and 8 concurrent workers over M requests, on the local store (processes) and the loopback Hub store
    (threads): requests claimed more than once, requests never run, worker crashes, and heartbeats not written (a
-   renewal that lost every race, or met an outage: a lease that lapses while its worker lives is run twice).
+   renewal that lost every race, or met an outage: a lease that lapses while its worker lives is run twice). Their
+   lease is CLAIMERS_LEASE (20 s), the kill scenarios' 6 s.
 4. judge: SimpleQA (tiny Llama) and LAVE (tiny LLaVA) sample suites graded by a judge on loopback that fails 30 % of
    the calls (500, 429, timeouts, 200 with an HTML page, an empty body, an error text, a refusal, an error ending in a digit):
    items misgraded (a grade or rating other than the healthy judge's), items ungraded or unrated (counted, never
@@ -299,10 +300,10 @@ def wait_until_done(store, requests: list, timeout: float) -> bool:
 class LocalWorkers:
     """Real worker processes (through bench/_chaos_worker.py) on one home folder; replaced when killed."""
 
-    def __init__(self, home: Path, count: int, delay: float = 0.3):
+    def __init__(self, home: Path, count: int, delay: float = 0.3, **extra: str):
         self.home, self.markers = home, home / "chaos-markers"
         self.markers.mkdir(parents=True, exist_ok=True)
-        self.env = worker_env(home, CHAOS_MARKERS=str(self.markers), CHAOS_WRITE_DELAY=str(delay))
+        self.env = worker_env(home, CHAOS_MARKERS=str(self.markers), CHAOS_WRITE_DELAY=str(delay), **extra)
         self.procs: list[subprocess.Popen] = [self._start() for _ in range(count)]
         self.logs: list[str] = []
 
@@ -582,13 +583,20 @@ def _runs_per_request(lines: list[str]) -> Counter:
     return runs
 
 
+# The claimers' lease: they race for claims and commits, and nothing kills them, so their lease is not the kill
+# scenarios' 6 s (short, for quick recoveries). With 8 claimers on 2 cores a renewal can wait seconds for the lock
+# or for a commit that is not refused, and a 6 s lease (renewed every 2 s on the Hub store) then lapses under a live
+# worker: the bench's own scale, not the service's (600 s, renewed every 200 s on the Hub store, every 5 s here).
+CLAIMERS_LEASE = 20
+
+
 def claimers_local(models: Models, m: int, count: int) -> str:
     from leaderboard.store.local import LocalStore
 
     home = WORK / f"claimers-local-{count}"
     store = LocalStore(home / "store")
     requests = enqueue(store, models, m, f"claim{count}")
-    workers = LocalWorkers(home, count, delay=0.0)
+    workers = LocalWorkers(home, count, delay=0.0, LEADERBOARD_LEASE_SECONDS=str(CLAIMERS_LEASE))
     try:
         drained = wait_until_done(store, requests, timeout=900)
     finally:
@@ -623,7 +631,7 @@ def claimers_hub(models: Models, m: int, count: int) -> str:
 
     home = WORK / f"claimers-hub-{count}"
     settings = settings_for(home, store_backend="hub", results_repo=RESULTS_REPO, requests_repo=REQUESTS_REPO,
-                            commit_budget=HUB_COMMIT_BUDGET)
+                            commit_budget=HUB_COMMIT_BUDGET, lease_seconds=CLAIMERS_LEASE)
     with HubServer() as server, hub_client_online():
         api = chaos_hub(server)
         store = hub_store(api)

@@ -114,6 +114,31 @@ def test_expired_lease_returns_to_pending_then_fails_after_max_attempts(store):
     assert queue.claim(store, "w9", 60) is None
 
 
+def test_idle_claims_and_recoveries_never_take_the_lock(store, monkeypatch):
+    """With nothing pending and no lease lapsed, a claim and a recovery only read: idle workers polling the queue
+    never queue for the lock a running worker's heartbeat needs (bench/chaos.py's 8 claimers on 2 cores saw a
+    starved heartbeat lapse its lease, and its request run twice)."""
+    from contextlib import contextmanager
+
+    _enqueue(store, 2)
+    held, taken = store.lock, []
+
+    @contextmanager
+    def counted():
+        taken.append(1)
+        with held():
+            yield
+
+    monkeypatch.setattr(store, "lock", counted)
+    assert queue.claim(store, "w1", 60) is not None and queue.claim_many(store, lambda _r: "w2", 60, 5)
+    assert len(taken) == 2
+    assert queue.claim(store, "w3", 60) is None and queue.claim_many(store, lambda _r: "w3", 60, 5) == []
+    assert queue.recover(store, max_attempts=3) == []
+    assert len(taken) == 2  # nothing to take or recover: no lock
+    assert len(queue.recover(store, max_attempts=3, at=queue.now() + timedelta(seconds=120))) == 2
+    assert len(taken) == 3
+
+
 def test_finish_needs_the_lease_and_release_does_not_count_an_attempt(store):
     _enqueue(store, 1)
     claimed = queue.claim(store, "w1", 60)

@@ -264,10 +264,12 @@ def add_run(store: Store, schema: Schema, path: str, results: dict, marks: dict[
     stay arrow columns throughout: no per-row or per-cell work in Python."""
     import pyarrow as pa
     import pyarrow.compute as pc
+    import pyarrow.parquet  # noqa: F401 - imported before the lock, as the run's row is built: the lock is held
+    # only for the read, the merge and the write (a heartbeat waiting on it for seconds lapses a short lease)
 
     key = _results_key(path)
     marks = {mark: str(value) for mark, value in (marks or {}).items() if mark in MARK_METADATA and value}
-    entry = {**results, **marks}
+    row = _table(leaderboard_frame([{**results, **marks}], schema), schema)
     with store.lock():
         board = read_board(store, schema)
         if board is None:
@@ -276,7 +278,7 @@ def add_run(store: Store, schema: Schema, path: str, results: dict, marks: dict[
         table, sources, marked = board
         same = pc.fill_null(pc.equal(table["key"], pa.scalar(key, pa.string())), False)
         others = table.filter(pc.invert(same)) if pc.any(same).as_py() else table  # a re-run replaces its row
-        table = _sorted(pa.concat_tables([others, _table(leaderboard_frame([entry], schema), schema)]), schema)
+        table = _sorted(pa.concat_tables([others, row]), schema)
         marked.pop(key, None)
         if marks:
             marked[key] = marks

@@ -216,7 +216,7 @@ class Dispatcher:
                 changes[request.path] = (request.lease_owner, record)
                 (report.adopted if record is not None else report.renewed).append(request.key)
         adopted = {owner: record["id"] for owner, record in changes.values() if record is not None}
-        queue.record_jobs(self.store, changes, lease_seconds=lease_seconds(self.settings),
+        record_jobs(self.store, changes, lease_seconds=lease_seconds(self.settings),
                           also=self.budget.ride(attach=adopted))
 
     def _states(self, live: dict[str, tuple]) -> dict[str, hf_jobs.JobState]:
@@ -342,7 +342,35 @@ class Dispatcher:
             started[request.key] = hf_jobs.JobState(id=job.id, stage=hf_jobs.stage_of(job) or "SCHEDULING",
                                                     flavor=flavor, scheduling_s=hf_jobs.scheduling_seconds(job))
             report.started.append(request.key)
-        queue.record_jobs(self.store, records, also=self.budget.ride(
+        record_jobs(self.store, records, also=self.budget.ride(
             attach={owner: record["id"] for owner, record in records.values()}))
         queue.finish_many(self.store, closes, also=self.budget.ride(release=tuple(owner for _, owner, _, _ in closes)))
         return started
+
+
+def record_jobs(store: Store, jobs: dict[str, tuple[str, dict | None]],
+                lease_seconds: float | None = None, also=None) -> list[str]:
+    """In one step of the store, for each running request (path -> (lease owner, job record or None)): write its Job
+    record (None: keep it) and, with `lease_seconds`, extend its lease to now + lease_seconds. Returns the paths
+    written (a request no longer RUNNING under that owner is left alone). `also()`, when given, runs inside the same
+    step when it wrote any (as in finish_many)."""
+    if not jobs:
+        return []
+
+    def step() -> list[str]:
+        written = []
+        for path, (owner, job) in jobs.items():
+            request = queue.load_or_none(store, path)
+            if request is None or request.status != queue.RUNNING or request.lease_owner != owner:
+                continue
+            if job is not None:
+                request.job = job
+            if lease_seconds is not None:
+                request.lease_expires = queue.iso(queue.now() + timedelta(seconds=lease_seconds))
+            queue.save(store, request)
+            written.append(path)
+        if also is not None and written:
+            also()
+        return written
+
+    return queue.transact(store, step)

@@ -176,7 +176,7 @@ def save(store: Store, request: Request) -> None:
     store.write_json(request.path, request.to_dict())
 
 
-def _load_or_none(store: Store, path: str) -> Request | None:
+def load_or_none(store: Store, path: str) -> Request | None:
     """The request at `path`; None when there is none or its file is damaged (a lease on it cannot be confirmed)."""
     try:
         return load(store, path)
@@ -222,10 +222,18 @@ def transact(store: Store, step, attempts: int = TRANSACT_ATTEMPTS, wait=None):
             time.sleep((wait or backoff)(attempt))
 
 
+def _any_now(store: Store, wanted) -> bool:
+    """Whether a request is `wanted` now, read without the lock (each write is atomic): idle claimers and recoveries
+    then never queue for the lock that a running worker's heartbeat needs (a starved heartbeat lapses its lease)."""
+    return any(wanted(r) for r in all_requests(store))
+
+
 def claim(store: Store, owner: str, lease_seconds: float, accept=None) -> Request | None:
     """Atomically turn the oldest PENDING request (that `accept(request)` takes, when given) into RUNNING, leased to
     `owner`. None when there is none, or when every attempt lost the race to other claimers (a normal outcome: the
     next tick tries again)."""
+    if not _any_now(store, lambda r: r.status == PENDING and (accept is None or accept(r))):
+        return None
     try:
         return transact(store, lambda: next(iter(_claim_many(store, lambda _r: owner, lease_seconds, 1, accept)), None))
     except StoreConflict as exc:
@@ -239,7 +247,7 @@ def claim_many(store: Store, owner_of, lease_seconds: float, count: int, accept=
     none, or every attempt lost the race. `gate_of()`, when given, makes a gate for each attempt of the step, read
     inside it (the Jobs budget: leaderboard.submissions.jobs_ledger.Gate): its take(request) decides, in queue order,
     whether a request may be claimed, and its done(claimed) writes what it keeps into the same step."""
-    if count < 1:
+    if count < 1 or not _any_now(store, lambda r: r.status == PENDING and (accept is None or accept(r))):
         return []
 
     def step() -> list[Request]:
@@ -282,7 +290,7 @@ def heartbeat(store: Store, path: str, owner: str, lease_seconds: float, progres
 
 
 def _heartbeat(store: Store, path: str, owner: str, lease_seconds: float, progress: dict | None) -> bool:
-    request = _load_or_none(store, path)
+    request = load_or_none(store, path)
     if request is None or request.status != RUNNING or request.lease_owner != owner:
         return False
     request.lease_expires = iso(now() + timedelta(seconds=lease_seconds))
@@ -295,24 +303,29 @@ def _heartbeat(store: Store, path: str, owner: str, lease_seconds: float, progre
 def recover(store: Store, max_attempts: int, at: datetime | None = None) -> list[Request]:
     """Expired RUNNING leases (or RUNNING requests with no lease) go back to PENDING (attempts + 1), or FAILED after
     max_attempts. [] when every attempt lost the race to other writers: the next tick tries again."""
+    moment = at or now()
+    if not _any_now(store, lambda r: _lapsed(r, moment)):
+        return []
     try:
-        return transact(store, lambda: _recover(store, max_attempts, at or now()))
+        return transact(store, lambda: _recover(store, max_attempts, moment))
     except StoreConflict as exc:
         log.info("recovery lost the race to other writers (%s); trying again next tick", exc)
         return []
 
 
 def _recover(store: Store, max_attempts: int, moment: datetime) -> list[Request]:
-    changed = []
-    for request in all_requests(store):
-        expires = parse_time(request.lease_expires)
-        if request.status != RUNNING or (expires is not None and expires > moment):
-            continue
+    changed = [request for request in all_requests(store) if _lapsed(request, moment)]
+    for request in changed:
         _count_lost_attempt(request, max_attempts, f"the worker's lease expired at {request.lease_expires}"
-                            if expires else "the request was RUNNING with no lease")
+                            if parse_time(request.lease_expires) else "the request was RUNNING with no lease")
         save(store, request)
-        changed.append(request)
     return changed
+
+
+def _lapsed(request: Request, moment: datetime) -> bool:
+    """RUNNING with a lease that expired by `moment`, or with none."""
+    expires = parse_time(request.lease_expires)
+    return request.status == RUNNING and (expires is None or expires <= moment)
 
 
 def _count_lost_attempt(request: Request, max_attempts: int, reason: str) -> None:
@@ -335,7 +348,7 @@ def finish(store: Store, path: str, owner: str, status: str, error: str | None =
 
 def _finish(store: Store, path: str, owner: str, status: str, error: str | None, log_tail: str | None,
             max_attempts: int | None) -> Request | None:
-    request = _load_or_none(store, path)
+    request = load_or_none(store, path)
     if request is None or request.lease_owner != owner or request.status != RUNNING:
         return None
     if status == PENDING:
@@ -366,33 +379,5 @@ def finish_many(store: Store, closes: list[tuple[str, str, str, dict]], also=Non
         if also is not None and any(closed):
             also()
         return closed
-
-    return transact(store, step)
-
-
-def record_jobs(store: Store, jobs: dict[str, tuple[str, dict | None]],
-                lease_seconds: float | None = None, also=None) -> list[str]:
-    """In one step of the store, for each running request (path -> (lease owner, job record or None)): write its Job
-    record (None: keep it) and, with `lease_seconds`, extend its lease to now + lease_seconds. Returns the paths
-    written (a request no longer RUNNING under that owner is left alone). `also()`, when given, runs inside the same
-    step when it wrote any (as in finish_many)."""
-    if not jobs:
-        return []
-
-    def step() -> list[str]:
-        written = []
-        for path, (owner, job) in jobs.items():
-            request = _load_or_none(store, path)
-            if request is None or request.status != RUNNING or request.lease_owner != owner:
-                continue
-            if job is not None:
-                request.job = job
-            if lease_seconds is not None:
-                request.lease_expires = iso(now() + timedelta(seconds=lease_seconds))
-            save(store, request)
-            written.append(path)
-        if also is not None and written:
-            also()
-        return written
 
     return transact(store, step)
