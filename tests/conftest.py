@@ -43,6 +43,8 @@ import pytest  # noqa: E402
 
 from tests.hub_cache import lay_into_hub_cache  # noqa: E402
 
+pytest_plugins = ["tests.tiers", "pytester"]  # the quick tier's guard and durations; pytester runs tests/test_tiers.py
+
 HUB_CACHE = Path(os.environ["HF_HUB_CACHE"])
 PROJECT = Path(__file__).resolve().parent.parent
 
