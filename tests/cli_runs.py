@@ -53,3 +53,13 @@ def evaluator_many(commands: list[list[str]], report, timeout: float = 300) -> l
     assert wrapper.returncode == 0, wrapper.stderr[-3000:]  # an uncaught exception would end it with a traceback
     return [subprocess.CompletedProcess(d["args"], d["returncode"], d["stdout"], d["stderr"])
             for d in json.loads(report.read_text())]
+
+
+def family_command(folder, out, size: int, limit: int = 0) -> list[str]:
+    """The CLI run a family's batch check compares (tests/test_family_cli.py, bench/family_batches.py): the CURE
+    sample suite by generation and ReForm-Eval's, float32 on the CPU, at batch `size`, into out/batch-<size>; the
+    whole samples, or `limit` items per benchmark (per ReForm-Eval dimension)."""
+    argv = ["run", "--model", str(folder), "--benchmarks", "cure,reform", "--option", "cure.mode=generation",
+            "--suite", "sample", "--device", "cpu", "--precision", "float32", "--batch-size", str(size),
+            "--images-dir", str(out / "images"), "--out", str(out / f"batch-{size}")]
+    return argv + (["--limit", str(limit)] if limit else [])

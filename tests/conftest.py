@@ -273,3 +273,5 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(slow)
         elif isinstance(family, str) and family in FAMILIES and family not in QUICK_FAMILIES:
             item.add_marker(slow)
+        if isinstance(family, str) and family in FAMILIES:  # a family's tests on one test worker (--dist loadgroup):
+            item.add_marker(pytest.mark.xdist_group(family))  # its tiny model built, and each module's loaded, once

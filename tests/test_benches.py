@@ -28,6 +28,7 @@ SMOKES = {
     "compiled_shapes": ["--batch-size", "2"],
     "eval_results": ["1"],
     "explorer": ["20"],
+    "family_batches": ["--families", "idefics2", "--limit", "1", "--batch", "2"],
     "generation": ["1", "--new-tokens", "2"],
     "gpu_check": ["--shape", "tiny", "--device", "cpu", "--parts", "2,3", "--questions", "2", "--repeats", "1",
                   "--requests", "2", "--new-tokens", "2", "--batches", "1,2"],
