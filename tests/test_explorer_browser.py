@@ -292,6 +292,7 @@ PAGE_BOX = """() => { const bordered = (e) => { const s = getComputedStyle(e); r
   const b = box.getBoundingClientRect();
   return {text: of.innerText.trim(), inside: r.width > 0 && r.left >= b.left + 4 && r.right <= b.right - 4
           && r.top >= b.top && r.bottom <= b.bottom - 4, box: Math.round(b.width)}; }"""
+PAGE_SHOWN = f"() => /^of [0-9]+$/.test(({PAGE_BOX})().text)"  # the page count, no update pending over it
 IN_VIEW = """(s) => { const e = [...document.querySelectorAll(s)].find((x) => x.offsetParent);
   const r = e && e.getBoundingClientRect(); return !!r && r.top >= 0 && r.bottom <= window.innerHeight; }"""
 # whether a dropdown's text is cut: wider than its input, or running under the arrow at its right
@@ -327,12 +328,14 @@ def test_on_a_phone_a_score_opens_on_its_number_and_pickers_show_the_whole_run(s
     page.locator("#explorer-summary").get_by_text("run B", exact=False).wait_for(state="visible")
     assert not page.evaluate(CUT, "#explorer-compare"), page.locator("#explorer-compare input").first.input_value()
 
-    # "of N" inside the page number's box, on a phone and at 1,400 px
+    # "of N" inside the page number's box, on a phone and at 1,400 px (once the last update's "processing" is gone)
+    page.wait_for_function(PAGE_SHOWN)
     box = page.evaluate(PAGE_BOX)
     page.screenshot(path="/tmp/shots/phone-explorer.png", full_page=True)
     assert re.fullmatch("of [0-9]+", box["text"]) and box["inside"] and box["box"] < 390, box
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.wait_for_function("() => window.innerWidth === 1400")
+    page.wait_for_function(PAGE_SHOWN)
     box = page.evaluate(PAGE_BOX)
     page.screenshot(path="/tmp/shots/wide-explorer.png")
     assert re.fullmatch("of [0-9]+", box["text"]) and box["inside"] and box["box"] < 1400, box
