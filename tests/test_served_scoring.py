@@ -154,7 +154,7 @@ def _option_scores(out, benchmark: str) -> list:
 @pytest.mark.slow
 def test_a_cli_run_through_the_standin_scores_cure_and_reform_as_in_process(standin_folders, tmp_path):
     folder = standin_folders["llava"]
-    common = ["--benchmarks", "cure,reform", "--limit", "4", "--option", "cure.mode=likelihood",
+    common = ["--benchmarks", "cure,reform", "--limit", "1", "--option", "cure.mode=likelihood",
               "--option", "reform.mode=both", "--device", "cpu", "--precision", "float32"]
     with VllmStandIn(folder) as vllm, VllmStandIn(folder, protocol="sglang") as sglang:
         done = evaluator_many([["run", "--model", vllm.spec, *common, "--out", str(tmp_path / "vllm")],
