@@ -13,11 +13,13 @@ Random weights never stop early, so both are the worst case: every reply runs to
 not an error or a refusal, so it is not asked again in "before" either (it is read as ungraded): the saving measured
 here is the reply budget's. Printed: prompt tokens, seconds, seconds per grade, progress updates and how many replies
 held a grade. Run: `HF_HUB_OFFLINE=1 .venv/bin/python bench/judge_pace.py [--answers 6]` (about
-5 minutes on 2 cores for 6 answers). Not part of the test suite.
+5 minutes on 2 cores for 6 answers). Its smoke form (`--shape tiny --answers 2`, the tests' 2-layer Llama as the
+judge) runs in the test suite.
 """
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -58,11 +60,22 @@ def timed(judge, chats: list[list[dict]]) -> tuple[float, int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--answers", type=int, default=6)
+    parser.add_argument("--shape", choices=("smollm2-135m", "tiny"), default="smollm2-135m",
+                        help="the judge's size: SmolLM2-135M's, or the tests' 2-layer Llama (the smoke form, seconds)")
     args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-judge-pace-"))
+    try:
+        measure(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(args: argparse.Namespace, work: Path) -> None:
+    """Build the judge in `work`, time both rules over args.answers answers, print the figures."""
     from evaluator.judge.local import LocalJudge, to_request
 
-    work = Path(tempfile.mkdtemp(prefix="bench-judge-pace-"))
-    folder = sample_suites.build_smollm2_135m(work / "smollm2-135m")
+    build = sample_suites.build_tiny_text if args.shape == "tiny" else sample_suites.build_smollm2_135m
+    folder = build(work / args.shape)
     judge = LocalJudge(str(folder))
     chats = conversations(args.answers)
     prompt = judge._adapter.build_prompt(to_request(chats[0], {}))

@@ -28,7 +28,8 @@ CPU with other processes; rerun those with --models/--benchmarks when the machin
 
 Run: `HF_HUB_OFFLINE=1 .venv/bin/python bench/sample_suites.py [--models text,vision] [--benchmarks cure,...]
 [--max-full-seconds 900] [--trial-only] [--keep]` (about 45 minutes with both cores free: 10 text, 35 vision;
---trial-only: the LEADERBOARD_LIMIT=2 figures alone, about 12), always with --device cpu. Not part of the test suite.
+--trial-only: the LEADERBOARD_LIMIT=2 figures alone, about 12), always with --device cpu. Its smoke form (the tests'
+tiny models, a tiny local judge: `--models tiny-text,tiny-vision --trial-only`) runs in the test suite.
 """
 from __future__ import annotations
 
@@ -138,10 +139,31 @@ def build_smolvlm_256m(folder: Path) -> Path:
     return _save(folder, tf.Idefics3ForConditionalGeneration, config, processor)
 
 
+def build_tiny_text(folder: Path) -> Path:
+    """The tests' 2-layer Llama: the script's smoke form (seconds, not a size anyone runs)."""
+    from tests.tiny_models import build_tiny_llama
+
+    return build_tiny_llama(folder)
+
+
+def build_tiny_vision(folder: Path) -> Path:
+    """The tests' tiny Idefics3 (SmolVLM's family): the script's smoke form."""
+    from tests.tiny_models import build_tiny_idefics3
+
+    return build_tiny_idefics3(folder)
+
+
 SHAPES = {
     "text": Shape("text", "SmolLM2-135M shape (text)", build_smollm2_135m, ("simpleqa",)),
     "vision": Shape("vision", "SmolVLM-256M shape (vision)", build_smolvlm_256m, BENCHMARKS),
+    "tiny-text": Shape("tiny-text", "tiny Llama (smoke form)", build_tiny_text, ("simpleqa",)),
+    "tiny-vision": Shape("tiny-vision", "tiny Idefics3 (smoke form)", build_tiny_vision, BENCHMARKS),
 }
+
+
+def judge_shape(models: list[str]) -> Shape:
+    """The local judge of the quick trials: the SmolLM2-135M shape, or the tiny Llama when only tiny models run."""
+    return SHAPES["tiny-text" if all(key.startswith("tiny-") for key in models) else "text"]
 
 
 def parameter_count(folder: Path) -> int:
@@ -352,7 +374,8 @@ def summary(figures: list[Figure], trials: dict[str, dict]) -> str:
         if shape_figs:
             full.append(f"{minutes(total)} for the {shape.key} model" + (f" ({each})" if len(shape_figs) > 1 else ""))
         graded = trials[shape.label]
-        judge = "a local SmolLM2-135M-shaped judge" if graded["run"].get("judge_trial") else "the scripted judge"
+        local = judge_shape([s.key for s in SHAPES.values() if s.label in trials]).label.split(" (")[0]
+        judge = f"a local judge of the {local}" if graded["run"].get("judge_trial") else "the scripted judge"
         trial.append(f"{minutes(graded['run']['wall_time_s'])} for the {shape.key} model "
                      f"({graded['cores_used']:.1f} cores used; grading {minutes(graded['grading_s'])} of it, by "
                      f"{judge})")
@@ -368,7 +391,8 @@ def summary(figures: list[Figure], trials: dict[str, dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", default="text,vision", help="comma-separated: text, vision")
+    parser.add_argument("--models", default="text,vision",
+                        help="comma-separated: text, vision (tiny-text, tiny-vision: the smoke form, seconds)")
     parser.add_argument("--max-full-seconds", type=float, default=900.0,
                         help="a benchmark estimated longer than this runs on fewer items, extrapolated")
     parser.add_argument("--benchmarks", default=",".join(BENCHMARKS),
@@ -380,6 +404,9 @@ def main() -> None:
                              "or the scripted one that answers at once")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (models, runs, logs)")
     args = parser.parse_args()
+    models = [key.strip() for key in args.models.split(",") if key.strip()]
+    if not models or set(models) - set(SHAPES):
+        parser.error(f"--models: comma-separated, of {', '.join(SHAPES)}")
     only = () if args.trial_only else tuple(b.strip() for b in args.benchmarks.split(",") if b.strip())
 
     from tests.judge_servers import ScriptedServer
@@ -393,9 +420,10 @@ def main() -> None:
             judge = f"endpoint:{server.base_url}|scripted-judge"
             trial_judge = None
             if args.judge == "local":
-                trial_judge = f"local:{SHAPES['text'].build(work / 'judge-smollm2-135m')}"
-            for key in args.models.split(","):
-                shape = SHAPES[key.strip()]
+                judge_model = judge_shape(models)
+                trial_judge = f"local:{judge_model.build(work / f'judge-{judge_model.key}')}"
+            for key in models:
+                shape = SHAPES[key]
                 shape_figures, trials[shape.label] = measure_shape(shape, work, judge, args.max_full_seconds,
                                                                    only, trial_judge)
                 figures += shape_figures

@@ -35,10 +35,10 @@ SMOKES = {
     "hub_calls": ["2"],
     "interval_cost": ["20"],
     "jobs_dispatch": ["--requests", "1", "--scheduling", "0.1"],
-    "judge_pace": ["--help"],  # one answer graded by the 135M-shaped judge took 9 minutes on a busy 2-core machine
+    "judge_pace": ["--shape", "tiny", "--answers", "2"],  # the 135M-shaped judge took 9 minutes on one answer
     "option_scoring": ["--repeats", "1", "--questions", "2"],
     "publish_cost": ["2"],
-    "sample_suites": ["--help"],  # its quickest form (--models text --trial-only) ran past 10 minutes there
+    "sample_suites": ["--models", "tiny-text,tiny-vision", "--trial-only"],  # the real sizes: 12 minutes or more
     "served": ["--requests", "2", "--max-new-tokens", "2", "--repeats", "1"],
 }
 
