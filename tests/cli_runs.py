@@ -1,18 +1,25 @@
 """`python -m evaluator` for the tests: many command lines run one after the other in one Python process."""
 from __future__ import annotations
 
+import atexit
 import json
+import os
 import subprocess
 import sys
+import tempfile
+import threading
 
 from tests.conftest import PROJECT
 
 
-# Runs `python -m evaluator` once per argument list, one after the other in one Python process (the module run as
+# A Python process that runs `python -m evaluator` once per argument list, one after the other (the module run as
 # __main__ by runpy, as `-m` runs it, and its SystemExit caught), so that torch and transformers load once rather
-# than once per command. What each command writes to file descriptors 1 and 2 is captured apart (logging and C
-# libraries included), and its exit status is the one `python -m evaluator` would exit with.
-_MANY = r"""
+# than once per command. It stays up for the test worker's whole session (about 8 s of imports saved per call): each
+# call sends it one line, {"commands", "report", "env"}, on stdin, and it answers "done" on stdout once the report is
+# written. What each command writes to file descriptors 1 and 2 is captured apart (logging and C libraries
+# included), and its exit status is the one `python -m evaluator` would exit with. The call's environment is the
+# caller's at the time of the call.
+_SERVE = r"""
 import json, os, runpy, sys, tempfile
 
 def one(argv):
@@ -26,31 +33,70 @@ def one(argv):
         return 1
     return 0
 
-commands, report_path = json.loads(sys.argv[1]), sys.argv[2]
-done = []
-for argv in commands:
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        sys.stdout.flush(); sys.stderr.flush()
-        saved = os.dup(1), os.dup(2)
-        os.dup2(out.fileno(), 1); os.dup2(err.fileno(), 2)
-        try:
-            code = one(argv)
-        finally:
+for line in sys.stdin:
+    call = json.loads(line)
+    os.environ.clear(); os.environ.update(call["env"])
+    done = []
+    for argv in call["commands"]:
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             sys.stdout.flush(); sys.stderr.flush()
-            os.dup2(saved[0], 1); os.dup2(saved[1], 2)
-            os.close(saved[0]); os.close(saved[1])
-        out.seek(0); err.seek(0)
-        done.append({"args": argv, "returncode": code, "stdout": out.read().decode(), "stderr": err.read().decode()})
-with open(report_path, "w") as report:
-    json.dump(done, report)
+            saved = os.dup(1), os.dup(2)
+            os.dup2(out.fileno(), 1); os.dup2(err.fileno(), 2)
+            try:
+                code = one(argv)
+            finally:
+                sys.stdout.flush(); sys.stderr.flush()
+                os.dup2(saved[0], 1); os.dup2(saved[1], 2)
+                os.close(saved[0]); os.close(saved[1])
+            out.seek(0); err.seek(0)
+            done.append({"args": argv, "returncode": code, "stdout": out.read().decode(errors="replace"),
+                         "stderr": err.read().decode(errors="replace")})
+    with open(call["report"], "w") as report:
+        json.dump(done, report)
+    print("done", flush=True)
 """
 
 
+class _Runner:
+    """The test worker's one _SERVE process, started on first use and again after one that died or timed out."""
+
+    def __init__(self):
+        self.proc: subprocess.Popen | None = None
+        self.log = tempfile.TemporaryFile()
+
+    def call(self, commands: list[list[str]], report, timeout: float) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            self.log.seek(0)
+            self.log.truncate()
+            self.proc = subprocess.Popen([sys.executable, "-c", _SERVE], cwd=PROJECT, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = json.dumps({"commands": commands, "report": str(report), "env": dict(os.environ)})
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        answer: list[str] = []
+        reader = threading.Thread(target=lambda: answer.append(self.proc.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(timeout)
+        if answer != ["done\n"]:  # timed out, or the process died (an uncaught exception: its traceback)
+            self.close()
+            self.log.seek(0)
+            raise AssertionError(f"the evaluator runner gave no answer ({answer or 'timed out'}): "
+                                 f"{self.log.read()[-3000:].decode(errors='replace')}")
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+
+_RUNNER = _Runner()
+atexit.register(_RUNNER.close)
+
+
 def evaluator_many(commands: list[list[str]], report, timeout: float = 300) -> list[subprocess.CompletedProcess]:
-    """The outcome of `python -m evaluator <args>` for each argument list, all run in one process (see _MANY)."""
-    wrapper = subprocess.run([sys.executable, "-c", _MANY, json.dumps(commands), str(report)], cwd=PROJECT,
-                             capture_output=True, text=True, timeout=timeout)
-    assert wrapper.returncode == 0, wrapper.stderr[-3000:]  # an uncaught exception would end it with a traceback
+    """The outcome of `python -m evaluator <args>` for each argument list, all run in the worker's runner (_SERVE)."""
+    _RUNNER.call(commands, report, timeout)
     return [subprocess.CompletedProcess(d["args"], d["returncode"], d["stdout"], d["stderr"])
             for d in json.loads(report.read_text())]
 
