@@ -1,15 +1,19 @@
 """Each family's answers at batch 1 and at batch N, through the CLI, on the CURE (by generation) and ReForm-Eval
-sample suites, whole or under --limit: the rows that differ, per family.
+sample suites, whole or under --limit: the rows that differ, per family. A text-only family (llama, qwen2) runs the
+SimpleQA sample instead, graded by the tests' scripted judge on loopback (grades read from the gold answer alone);
+on the whole sample its replies stop at 8 new tokens (tests.test_batch_invariance.SIMPLEQA_SHORT), as the whole-sample
+test's do: at the card's 256, 31 questions of 8 replies each would take some 20 minutes per family.
 
 The test suite runs the same comparison on a few items per family (tests/test_family_cli.py, --limit 2 at batches 1
 and 3: a short last batch); this script runs it on the whole samples (the default) or any --limit, for the families
-named. Each family's two runs share one Python process (tests.cli_runs.evaluator_many). A row differs when its
-answer, parse or chosen option differs, or an option's log-likelihood moves more than the tests' tolerance per token
-(tests.test_batch_invariance.OPTION_TOLERANCE).
+named (default: the 20 of tests.tiny_models.CLI_FAMILIES). Each family's two runs share one Python process
+(tests.cli_runs.evaluator_many). Rows are compared as the tests compare them (tests.batch_details): a row differs when
+any column but its near ties differs (an option's log-likelihood by more than OPTION_TOLERANCE per token), and a
+differing row is explained when both runs recorded a near tie at the step where the two replies parted.
 
 Run: `.venv/bin/python bench/family_batches.py [--families qwen3_5_moe,llama4] [--limit 0] [--batch 4]` (the whole
-samples of the 20 families of tests.tiny_models.CLI_FAMILIES take about 15 minutes on 2 cores). Exits 1 when a row
-differs.
+samples of the 20 CLI families take about 15 minutes on 2 cores). Exits 1 when a run fails or a row differs
+unexplained.
 """
 from __future__ import annotations
 
@@ -22,36 +26,19 @@ from pathlib import Path
 import _models  # noqa: F401  (sets sys.path to the project root)
 
 
-def differing_rows(a: Path, b: Path) -> dict[str, int]:
-    """Per benchmark, the details rows of run `a` that differ from run `b`'s (the same rows, in order)."""
-    import pandas as pd
-
-    from tests.test_batch_invariance import _close, _missing, _scores
-
-    counts = {}
-    for path in sorted((a / "details").glob("*.parquet")):
-        x, y = pd.read_parquet(path), pd.read_parquet(b / "details" / path.name)
-        if list(x.columns) != list(y.columns) or len(x) != len(y):
-            counts[path.stem] = max(len(x), len(y))
-            continue
-        rows = set()
-        for column in x.columns:
-            for i, (u, v) in enumerate(zip(x[column], y[column])):
-                if column == "option_scores":
-                    su, sv = _scores(u), _scores(v)
-                    if len(su) != len(sv) or not all(_close(p, q) for p, q in zip(su, sv)):
-                        rows.add(i)
-                elif not (_missing(u) and _missing(v)) and str(u) != str(v):
-                    rows.add(i)
-        counts[path.stem] = len(rows)
-    return counts
+def _where(d) -> str:
+    """Where a differing row parted: 'row 32 at step 9', or 'row 32, unexplained'."""
+    return f"row {d.row} at step {d.parted_at}" if d.parted_at is not None else f"row {d.row}, unexplained"
 
 
 def main(argv: list[str] | None = None) -> int:
     import pandas as pd
 
+    from tests.batch_details import differing_rows
     from tests.cli_runs import evaluator_many, family_command
-    from tests.tiny_models import CLI_FAMILIES, FAMILIES
+    from tests.judge_servers import ScriptedServer
+    from tests.test_batch_invariance import SIMPLEQA_SHORT, judge
+    from tests.tiny_models import CLI_FAMILIES, FAMILIES, TEXT_ONLY
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--families", default=",".join(CLI_FAMILIES), help="comma-separated tiny model families")
@@ -63,24 +50,29 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown families: {', '.join(unknown)} (known: {', '.join(FAMILIES)})")
     harm = 0
-    with tempfile.TemporaryDirectory(prefix="bench-family-batches-") as work:
+    with tempfile.TemporaryDirectory(prefix="bench-family-batches-") as work, ScriptedServer(judge) as server:
         for name in names:
             started, out = time.monotonic(), Path(work) / name
             folder = FAMILIES[name](out / "model")
-            done = evaluator_many([family_command(folder, out, size, args.limit) for size in (1, args.batch)],
-                                  out / "report.json", timeout=3600)
+            graded_by = f"endpoint:{server.base_url}|scripted-judge" if name in TEXT_ONLY else ""
+            short = SIMPLEQA_SHORT if graded_by and not args.limit else ()  # 31 items x 8 replies of 256 tokens
+            done = evaluator_many([family_command(folder, out, size, args.limit, graded_by, short)
+                                   for size in (1, args.batch)], out / "report.json", timeout=3600)
             failed = [r for r in done if r.returncode != 0]
             if failed:
                 harm += 1
                 print(f"{name}: the run failed: {failed[0].stderr.strip().splitlines()[-1:]}", flush=True)
                 continue
-            counts = differing_rows(out / "batch-1", out / f"batch-{args.batch}")
-            rows = {bench: len(pd.read_parquet(out / "batch-1" / "details" / f"{bench}.parquet")) for bench in counts}
-            harm += sum(counts.values())
-            said = ", ".join(f"{bench} {counts[bench]} of {rows[bench]} rows differ" for bench in counts)
+            found = differing_rows(out / "batch-1", out / f"batch-{args.batch}")
+            rows = {bench: len(pd.read_parquet(out / "batch-1" / "details" / f"{bench}.parquet")) for bench in found}
+            harm += sum(1 for differing in found.values() for d in differing if d.parted_at is None)
+            said = ", ".join(f"{bench} {len(found[bench])} of {rows[bench]} rows differ"
+                             + (f" ({sum(d.parted_at is not None for d in found[bench])} at a near tie both runs "
+                                f"recorded: {', '.join(_where(d) for d in found[bench])})" if found[bench] else "")
+                             for bench in found)
             print(f"{name}: batch 1 against {args.batch}, limit {args.limit or 'none'}: {said} "
                   f"({time.monotonic() - started:.0f} s)", flush=True)
-    print(f"families: {len(names)}; rows or runs that differ: {harm}")
+    print(f"families: {len(names)}; failed runs and rows that differ unexplained: {harm}")
     return 1 if harm else 0
 
 

@@ -101,11 +101,14 @@ def evaluator_many(commands: list[list[str]], report, timeout: float = 300) -> l
             for d in json.loads(report.read_text())]
 
 
-def family_command(folder, out, size: int, limit: int = 0) -> list[str]:
+def family_command(folder, out, size: int, limit: int = 0, judge: str = "", options: tuple[str, ...] = ()) -> list[str]:
     """The CLI run a family's batch check compares (tests/test_family_cli.py, bench/family_batches.py): the CURE
     sample suite by generation and ReForm-Eval's, float32 on the CPU, at batch `size`, into out/batch-<size>; the
-    whole samples, or `limit` items per benchmark (per ReForm-Eval dimension)."""
-    argv = ["run", "--model", str(folder), "--benchmarks", "cure,reform", "--option", "cure.mode=generation",
-            "--suite", "sample", "--device", "cpu", "--precision", "float32", "--batch-size", str(size),
-            "--images-dir", str(out / "images"), "--out", str(out / f"batch-{size}")]
+    whole samples, or `limit` items per benchmark (per ReForm-Eval dimension). With a `judge` (a text-only model's
+    run), SimpleQA's sample instead, graded by that judge; `options` are more --option values."""
+    asked = (["--benchmarks", "simpleqa", "--judge", judge] if judge else
+             ["--benchmarks", "cure,reform", "--option", "cure.mode=generation"])
+    argv = ["run", "--model", str(folder), *asked, "--suite", "sample", "--device", "cpu", "--precision", "float32",
+            "--batch-size", str(size), "--images-dir", str(out / "images"), "--out", str(out / f"batch-{size}"),
+            *(part for option in options for part in ("--option", option))]
     return argv + (["--limit", str(limit)] if limit else [])

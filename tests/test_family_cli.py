@@ -1,7 +1,8 @@
 """Each family added for today's VLMs through the CLI, as a submission runs it: a few items of the CURE sample suite
 by generation and of the ReForm-Eval sample suite (both modes) from the tiny model's folder, at --batch-size 1 and 3,
 give the same details row by row (answers, parses and chosen options; option log-likelihoods within
-tests.test_batch_invariance.OPTION_TOLERANCE per token), and results.json records the processor's own image settings.
+tests.batch_details.OPTION_TOLERANCE per token; a reply may part from the other only at a near tie both runs
+recorded), and results.json records the processor's own image settings.
 
 --limit 2 at batch 3 leaves a short last batch (the mixture-of-experts families' grouped experts once moved with the
 batch's shape: issue 69). The whole samples, at batch 4, are bench/family_batches.py's (about 15 minutes for the 20
@@ -12,6 +13,7 @@ import json
 
 import pytest
 
+from tests.batch_details import differing_rows
 from tests.cli_runs import evaluator_many, family_command
 from tests.test_batch_invariance import assert_same_details
 from tests.tiny_models import CLI_FAMILIES
@@ -32,8 +34,10 @@ def test_a_few_items_answer_alike_at_batch_1_and_3(tiny_folder, tmp_path, name):
     assert asked["cure"]["generation"] % BATCH and set(asked["reform"]) == {"generation", "likelihood"}, asked
     one, other = (json.loads((tmp_path / f"batch-{size}" / "results.json").read_text()) for size in (1, BATCH))
     assert (one["run"]["batch_size"], other["run"]["batch_size"], one["run"]["limit"]) == (1, BATCH, LIMIT)
+    parted = differing_rows(tmp_path / "batch-1", tmp_path / f"batch-{BATCH}")
     for bench in ("cure", "reform"):
-        assert one["benchmarks"][bench]["scores"] == other["benchmarks"][bench]["scores"]
+        if not parted[bench]:  # a reply that parted at a near tie may move its benchmark's scores
+            assert one["benchmarks"][bench]["scores"] == other["benchmarks"][bench]["scores"]
         assert one["benchmarks"][bench]["counts"]["items"] > 0
     settings = one["run"]["image_settings"]
     saved = json.loads((folder / "preprocessor_config.json").read_text()) if (

@@ -15,7 +15,7 @@ from evaluator.models.served_scoring import (NotScored, PromptToken, option_star
                                              score_from_answers, sglang_prompt_ids, sglang_tokens)
 from tests.cli_runs import evaluator_many
 from tests.judge_servers import Reply, ScriptedServer
-from tests.test_batch_invariance import OPTION_TOLERANCE, _close, _scores
+from tests.batch_details import OPTION_TOLERANCE, _close, _scores
 from tests.vllm_standins import VllmStandIn, replies_after_prompt
 
 

@@ -98,14 +98,31 @@ def thought_text(row: dict, where: str = "") -> tuple[str, str] | None:
     return f"Thought{where} ({count}; {said})", text(thought)
 
 
+def near_ties_text(row: dict) -> tuple[str, str] | None:
+    """A reply's near ties (evaluator.models.near_ties) as (label with their count, one line each), or None when it
+    recorded none: the steps where a batch of another size may have answered otherwise."""
+    try:
+        ties = json.loads(row.get("near_ties") or "[]")
+        lines = [f"step {t['step']}: " + (f"the draw fell {t['margin']:.3g} (probability) from the edge between "
+                                          if t.get("kind") == "draw" else f"within {t['margin']:.3g} logits: ")
+                 + f"{t['tokens'][0]!r} (chosen) and {t['tokens'][1]!r}" for t in ties]
+    except (TypeError, ValueError, KeyError, IndexError):
+        return None
+    if not lines:
+        return None
+    return (f"Near ties ({len(lines)}: past one, a batch of another size may answer otherwise)", "\n".join(lines))
+
+
 def prompt_and_output(row: dict) -> tuple[tuple[str, str], ...]:
     """The prompt exactly as the model received it and its raw output; for a thinking model's reply, its thought
-    (folded, with its tokens, above the answer) and then the answer, which alone was parsed."""
-    thought = thought_text(row)
+    (folded, with its tokens, above the answer) and then the answer, which alone was parsed; then its near ties."""
+    thought, ties = thought_text(row), near_ties_text(row)
+    shown = (("Prompt as sent", text(row.get("prompt"))),)
     if thought is None:
-        return (("Prompt as sent", text(row.get("prompt"))), ("Raw output", text(row.get("prediction"))))
-    return (("Prompt as sent", text(row.get("prompt"))), thought,
-            ("Answer after the thought", text(row.get("prediction"))))
+        shown += (("Raw output", text(row.get("prediction"))),)
+    else:
+        shown += (thought, ("Answer after the thought", text(row.get("prediction"))))
+    return shown + ((ties,) if ties else ())
 
 
 def yes_no(value: Any) -> str:

@@ -88,9 +88,7 @@ ITEM_COLUMNS = ("item", "question", "answer", "gold", "score", "outcome", "grade
 CORRECT, PARTLY, WRONG = "correct", "partly correct", "wrong"
 NOT_ATTEMPTED, UNGRADED, IMAGE_UNAVAILABLE = "not attempted", "ungraded", "image unavailable"
 OUTCOMES = (CORRECT, PARTLY, WRONG, NOT_ATTEMPTED, UNGRADED, IMAGE_UNAVAILABLE)
-# a details row's "status" when its question's images could not be read (the executor writes it; scoring leaves
-# the question out and counts it)
-ROW_IMAGE_UNAVAILABLE = "image_unavailable"
+ROW_IMAGE_UNAVAILABLE = "image_unavailable"  # a row's "status" when its images could not be read (scored apart)
 
 
 @dataclass(frozen=True)
@@ -200,8 +198,7 @@ class Grader:
     broken_label: str = "ungraded: the judge's reply broke off"
 
 
-# the types of a details column (DetailColumn.type); every details file of a benchmark stores each column as its
-# type says (evaluator.runs.details), so the files of all its runs load as one dataset
+# the types of a details column (DetailColumn.type), as every details file stores it (evaluator.runs.details)
 STRING = "string"  # a text
 INT = "int"  # a whole number (int64)
 FLOAT = "float"  # a real number (float64); NaN where a number is undefined
@@ -221,8 +218,8 @@ class DetailColumn:
     description: str
 
 
-# A generated answer's thought (evaluator.models.thinking; the executor writes them): every benchmark that generates
-# declares these columns after its "prediction", which then holds the answer alone.
+# A generated answer's thought (evaluator.models.thinking) and near ties (evaluator.models.near_ties), which the
+# executor writes: every benchmark that generates declares these columns after its "prediction" (the answer alone).
 THOUGHT_COLUMNS = (
     DetailColumn("reasoning", STRING, "A thinking model's thought, written before its answer between its thought "
                  "markers and kept apart from it (the prediction holds the answer alone); empty when the reply had "
@@ -231,6 +228,9 @@ THOUGHT_COLUMNS = (
                  "not counted)."),
     DetailColumn("thought_unclosed", BOOL, "The reply ended inside its thought (its token budget ran out, or it "
                  "stopped before closing it): it has no answer, and nothing is read from the thought."),
+    DetailColumn("near_ties", JSON, "The greedy steps where the top two next tokens scored within 0.001 logits (a "
+                 "batch of another size may pick the other): step, margin, the two tokens, a digest of the reply "
+                 "before; [] none; empty where not watched (sampled, served)."),
 )
 
 # How many of a benchmark's generated replies ended inside their thought (no answer; results.benchmarks.<name>.thinking,

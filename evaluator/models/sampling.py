@@ -36,23 +36,34 @@ def uniforms(seeds: list[int], steps: int) -> torch.Tensor:
     return torch.stack(rows) if rows else torch.empty((0, steps), dtype=torch.float64)
 
 
-def pick(scores: torch.Tensor, temperatures: torch.Tensor, draws: torch.Tensor) -> torch.Tensor:
+def pick(scores: torch.Tensor, temperatures: torch.Tensor, draws: torch.Tensor
+         ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One token per row of `scores` [rows, vocab]: the first whose cumulative probability at the row's temperature
-    exceeds the row's draw (scaled by the row's total, so rounding never leaves the last token out of reach)."""
+    exceeds the row's draw (scaled by the row's total, so rounding never leaves the last token out of reach). With it,
+    per row, how near the draw fell to an edge of the chosen token's interval (a probability) and the token drawn
+    across that edge: a draw that near an edge is a near tie (evaluator.models.near_ties)."""
     probs = torch.softmax(scores.float() / temperatures[:, None].float(), dim=-1).double()
     cumulative = probs.cumsum(dim=-1)
-    target = draws.to(cumulative.device) * cumulative[:, -1]
-    chosen = torch.searchsorted(cumulative, target[:, None], right=True).squeeze(-1)
-    return chosen.clamp_max(scores.shape[-1] - 1)
+    total = cumulative[:, -1]
+    target = draws.to(cumulative.device) * total
+    last = scores.shape[-1] - 1
+    chosen = torch.searchsorted(cumulative, target[:, None], right=True).squeeze(-1).clamp_max(last)
+    upper = cumulative.gather(1, chosen[:, None]).squeeze(-1)
+    lower = torch.where(chosen > 0, cumulative.gather(1, (chosen - 1).clamp_min(0)[:, None]).squeeze(-1), 0.0)
+    below, above = (target - lower) / total, (upper - target) / total
+    before = torch.searchsorted(cumulative, lower[:, None], right=False).squeeze(-1).clamp_max(last)
+    after = torch.searchsorted(cumulative, upper[:, None], right=True).squeeze(-1).clamp_max(last)
+    return chosen, torch.minimum(below, above), torch.where(below <= above, before, after)
 
 
 class RowSampler(LogitsProcessor):
     """Per-row sampling for generate's greedy search: rows with a temperature above 0 are sampled from their own
     stream (uniforms), the others take the arg-max. `prompt_length` is the width of the input_ids handed to generate,
-    so that the step of each call is known from the input_ids it sees."""
+    so that the step of each call is known from the input_ids it sees. A `watch` (near_ties.NearTieWatch, run before
+    it) hears how near each sampled row's draw fell to an edge."""
 
     def __init__(self, temperatures: list[float], seeds: list[int | None], steps: int, prompt_length: int,
-                 device: torch.device | str) -> None:
+                 device: torch.device | str, watch=None) -> None:
         self.prompt_length = int(prompt_length)
         self.sampled = [i for i, t in enumerate(temperatures) if t > 0]
         self.all_sampled = len(self.sampled) == len(temperatures)
@@ -60,16 +71,19 @@ class RowSampler(LogitsProcessor):
         self.temperatures = torch.tensor([temperatures[i] for i in self.sampled], dtype=torch.float32, device=device)
         seeds_used = [seeds[i] if seeds[i] is not None else unseeded() for i in self.sampled]
         self.draws = uniforms(seeds_used, max(1, int(steps))).to(device)
+        self.watch = watch
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         step = input_ids.shape[1] - self.prompt_length
         chosen = scores.argmax(dim=-1)
         if self.sampled and 0 <= step < self.draws.shape[1]:  # past the budget: a step generate undoes anyway
             rows = scores if self.all_sampled else scores.index_select(0, self.rows)
-            picked = pick(rows, self.temperatures, self.draws[:, step])
+            picked, margin, across = pick(rows, self.temperatures, self.draws[:, step])
             if self.all_sampled:
                 chosen = picked
             else:
                 chosen = chosen.index_copy(0, self.rows, picked)
+            if self.watch is not None:
+                self.watch.drawn(step, self.rows, margin, torch.stack([picked, across], dim=-1))
         out = torch.full_like(scores, float("-inf"))
         return out.scatter_(1, chosen[:, None], 0.0)

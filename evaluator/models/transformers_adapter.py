@@ -22,6 +22,7 @@ from evaluator.models.generation_cache import WARM_UP_TOKENS, GenerationCache, t
 from evaluator.models.families import FAMILIES, family
 from evaluator.models.image_settings import image_settings
 from evaluator.models.loading import load_pretrained
+from evaluator.models.near_ties import NearTieWatch
 from evaluator.models.prompts import chat_messages, fold_history, placeholder_problem, plain_prompt, token_text
 from evaluator.models.sampling import METHOD as SAMPLING_METHOD
 from evaluator.models.sampling import RowSampler
@@ -270,19 +271,20 @@ class TransformersAdapter:
         gen: dict[str, Any] = {**decoding.generate_kwargs(), "max_new_tokens": max_new,
                                "pad_token_id": self.tokenizer.pad_token_id}
         temperatures = [max(0.0, float(r.temperature)) for r in batch]
-        if any(t > 0 for t in temperatures):
-            sampler = RowSampler(temperatures, [r.seed for r in batch], max_new, inputs["input_ids"].shape[1],
-                                 inputs["input_ids"].device)
-            gen["logits_processor"] = LogitsProcessorList([sampler])
+        watch = NearTieWatch(inputs["input_ids"].shape[1])  # before the sampler, which leaves one finite score per row
+        gen["logits_processor"] = LogitsProcessorList([watch] + ([RowSampler(
+            temperatures, [r.seed for r in batch], max_new, inputs["input_ids"].shape[1], inputs["input_ids"].device,
+            watch)] if any(t > 0 for t in temperatures) else []))
         runner = self._runner(any(images))
         out = self._run_generate(runner, inputs, gen)
         new_tokens = out[:answered, inputs["input_ids"].shape[1]:]
         eos_ids = self._eos_ids(runner)
         results = []
-        for row, prompt, limit, r in zip(new_tokens, prompts, limits, batch):
+        for i, (row, prompt, limit, r) in enumerate(zip(new_tokens, prompts, limits, batch)):
             ids = row.tolist()
             n_tokens, ran_out = ending(ids, limit, eos_ids)
             results.append(self._result(ids[:n_tokens], n_tokens, ran_out, prompt, r.stop))
+            results[-1].near_ties = watch.ties(i, ids, n_tokens + (not ran_out), self.tokenizer, temperatures[i] > 0)
         return results
 
     def _result(self, ids: list[int], n_tokens: int, ran_out: bool, prompt: str, stop: list[str]) -> GenerationResult:

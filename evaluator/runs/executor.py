@@ -5,13 +5,12 @@ option-scoring Asks go to the model in one score_options_many() call where the a
 prefills and scores them in batches of its own; else they are scored one by one), and every generation Ask of the chunk
 goes to the model in one generate() call, which the adapter splits into batches of requests that share temperature and
 seed (and backs off by halving the batch on out-of-memory). The same batch size therefore gives the same batches, and a
-greedy answer never depends on its batch. Progress is reported in items and model requests as the model answers:
-after each of the adapter's batches where its generate_results/score_options_many take an `on_answered` callback
-(the batches stay the same: the callback only listens), else after each call.
+greedy answer depends on its batch only past a near tie, which its row records (near_ties). Progress is reported in
+items and requests as the model answers: after each of the adapter's batches where its generate_results and
+score_options_many take an `on_answered` callback (it only listens), else after each call.
 
 A generated answer that ran out of its max_new_tokens budget is marked in a row that has a "hit_token_limit" column
-(a benchmark opts in by giving its rows that column): True or False when the adapter says how the completion
-ended (generate_results), left as planned when it does not.
+(a benchmark opts in by giving its rows that column) where the adapter says how the completion ended.
 
 An item whose images cannot be fetched is not dropped: its rows get status "image_unavailable" and the reason,
 and the benchmark's score counts them and leaves them out.
@@ -31,13 +30,15 @@ from typing import Callable
 from evaluator.benchmarks.spec import ROW_IMAGE_UNAVAILABLE, Ask, Plan
 from evaluator.inputs.images import ImageUnavailable
 from evaluator.models.base import GenerationResult, OptionScore
+from evaluator.models.near_ties import as_cell
 from evaluator.runs.journal import Journal
 
 LIMIT_COLUMN = "hit_token_limit"  # a row with this column learns whether its answer hit max_new_tokens
 TOKENS = "tokens"  # a journal entry's [prompt tokens, completion tokens], where the adapter counted them
-THOUGHT = "thought"  # a journal entry's thought: {"reasoning", "reasoning_tokens", "thought_unclosed"}
-# the details columns a generated answer's thought goes into (every card declares them: spec.THOUGHT_COLUMNS)
-REASONING, REASONING_TOKENS, THOUGHT_UNCLOSED = "reasoning", "reasoning_tokens", "thought_unclosed"
+THOUGHT = "thought"  # a journal entry's thought and near ties: those of the columns below that the reply has
+# the details columns of a generated answer's thought and near ties (every card declares them: spec.THOUGHT_COLUMNS)
+REASONING, REASONING_TOKENS, THOUGHT_UNCLOSED, NEAR_TIES = ("reasoning", "reasoning_tokens", "thought_unclosed",
+                                                             "near_ties")
 
 
 def prompt_as_sent(model, request, scoring: bool = False) -> str:
@@ -61,9 +62,8 @@ def _by_item(asks: list[Ask]) -> dict[str, list[Ask]]:
 
 
 def _mark_unavailable(plan: Plan, item: str, reason: str) -> None:
-    for row in plan.rows:
-        if row.get("question_id") == item:
-            row["status"], row["error"] = ROW_IMAGE_UNAVAILABLE, reason
+    for row in (row for row in plan.rows if row.get("question_id") == item):
+        row["status"], row["error"] = ROW_IMAGE_UNAVAILABLE, reason
 
 
 def _fetch_images(asks: list[Ask]) -> None:
@@ -91,22 +91,30 @@ def _fill(ask: Ask, answer: str, prompt: str, hit_limit: bool | None = None, tho
 
 
 def thought_fields(out: GenerationResult) -> dict | None:
-    """A completion's thought as details columns (reasoning, reasoning_tokens, thought_unclosed), or None when the
-    adapter knows of no thought markers for the model (nothing to say)."""
-    if out.thought is None and out.thought_tokens is None and not out.thought_unclosed:
-        return None
-    return {REASONING: out.thought or "", REASONING_TOKENS: out.thought_tokens,
-            THOUGHT_UNCLOSED: bool(out.thought_unclosed)}
+    """A completion's details columns besides its answer: its thought (reasoning, reasoning_tokens, thought_unclosed)
+    where the adapter knows the model's thought markers, and its near ties (models.near_ties) where it watched them;
+    None when neither (nothing to say)."""
+    fields = {}
+    if out.thought is not None or out.thought_tokens is not None or out.thought_unclosed:
+        fields = {REASONING: out.thought or "", REASONING_TOKENS: out.thought_tokens,
+                  THOUGHT_UNCLOSED: bool(out.thought_unclosed)}
+    if getattr(out, NEAR_TIES, None) is not None:
+        fields[NEAR_TIES] = as_cell(out.near_ties)
+    return fields or None
 
 
 def _thought_entry(value) -> dict | None:
-    """A journal entry's thought, checked (None when absent or not one)."""
+    """A journal entry's thought and near ties, checked (None when absent or not one)."""
     if not isinstance(value, dict):
         return None
-    tokens = value.get(REASONING_TOKENS)
-    return {REASONING: str(value.get(REASONING) or ""),
-            REASONING_TOKENS: tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
-            THOUGHT_UNCLOSED: value.get(THOUGHT_UNCLOSED) is True}
+    tokens, fields = value.get(REASONING_TOKENS), {}
+    if any(key in value for key in (REASONING, REASONING_TOKENS, THOUGHT_UNCLOSED)):
+        fields = {REASONING: str(value.get(REASONING) or ""),
+                  REASONING_TOKENS: tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
+                  THOUGHT_UNCLOSED: value.get(THOUGHT_UNCLOSED) is True}
+    if isinstance(value.get(NEAR_TIES), str):
+        fields[NEAR_TIES] = value[NEAR_TIES]
+    return fields or None
 
 
 def _with_callback(method, tell: Callable[[list[int]], None]) -> dict:

@@ -88,14 +88,17 @@ coverage (items that count in the scores, items run, items in the suite, and the
 - `run.cost`: what the run cost (see What a run costs);
 - the submitted and finished times, and the benchmarks that were skipped, with the reason.
 
-**Batch size and the numbers.** No answer depends on the batch size, the GPU or the questions that share a batch:
-every sampled answer (a benchmark that samples says so in its options below) draws from a seed of its own, from the
-benchmark, the run's seed, the question and the repeat, whatever batch it is in. On the CPU in
-float32 every sample suite gives the same answers, grades and choices at batch size 1 and 8, and option scores agree
-within 1e-5 per token. On a GPU in bfloat16 a different batch shape rounds differently: log-probabilities move by an
-amount not yet measured on a GPU, and an answer can change only where its two most likely tokens are closer than
-that. Submit in float32 where that must not happen. The batch size, dtype, device, GPU, attention, generation path
-and library versions are shown in **Run details**; none of them ranks runs apart.
+**Batch size and the numbers.** The batch size, the GPU and the questions that share a batch change an answer only
+at a near tie: every sampled answer (a benchmark that samples says so in its options below) draws from a seed of its
+own, from the benchmark, the run's seed, the question and the repeat, whatever batch it is in. A different batch shape
+rounds a little differently (in float32 on a CPU, logits move by about 1e-5), so where a greedy answer's two most
+likely next tokens are within 0.001 logits, or a sampled answer's draw lies within 1e-4 of the edge between two
+tokens, another batch may take the other token. Every such step is recorded in the details (`near_ties`: its
+position, margin and the two tokens) and shown under the question in the Explorer. On the CPU in float32 every sample
+suite gives the same answers, grades and choices at batch size 1 and 8 but at recorded near ties, and option scores
+agree within 1e-5 per token. On a GPU in bfloat16 rounding moves log-probabilities further (not yet measured on a
+GPU), so near ties matter more: submit in float32 where that must not happen. The batch size, dtype, device, GPU,
+attention, generation path and library versions are shown in **Run details**; none of them ranks runs apart.
 """
 
 COSTS = """\

@@ -20,8 +20,8 @@ DEFAULT_MAX_NEW_TOKENS = 32
 # every column of a details row, in order
 DETAIL_COLUMNS = (
     "benchmark", "question_id", "source", "kind", "style", "status", "error", "question", "prompt", "prediction",
-    "reasoning", "reasoning_tokens", "thought_unclosed", "parsed_answer", "gold", "rating", "lave", "rating_fallback", "no_rationale", "correct", "score", "vqa_accuracy",
-    "anls", "exact_match", "bleu4", "cider", "judge_prompt", "judge_rationale", "judge_raw", "judge_error",
+    "reasoning", "reasoning_tokens", "thought_unclosed", "near_ties", "parsed_answer", "gold", "rating", "lave",
+    "rating_fallback", "no_rationale", "correct", "score", "vqa_accuracy", "anls", "exact_match", "bleu4", "cider", "judge_prompt", "judge_rationale", "judge_raw", "judge_error",
     "extraction", "image_ref",
 )
 
@@ -50,7 +50,7 @@ def _row(item: dict) -> dict:
     row = {
         "benchmark": NAME, "question_id": item["question_id"], "source": item["source"], "kind": item["kind"],
         "style": item["style"], "status": "ok", "error": "", "question": item["question"], "prompt": "",
-        "prediction": "", "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None,
+        "prediction": "", "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None, "near_ties": None,
         "gold": json.dumps(item["answers"], ensure_ascii=False), "image_ref": item["image_shown"],
         **unscored(),
     }

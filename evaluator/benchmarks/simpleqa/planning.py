@@ -30,8 +30,8 @@ NAME = "simpleqa"
 # every details row has these columns, in this order
 DETAIL_COLUMNS = (
     "benchmark", "question_id", "part", "repeat", "question", "prompt", "prediction", "reasoning", "reasoning_tokens",
-    "thought_unclosed", "parsed_answer", "gold", "correct", "score", "grade", "judge_rationale", "judge_raw",
-    "judge_error", "extraction", "topic", "answer_type", "confidence", "hit_token_limit",
+    "thought_unclosed", "near_ties", "parsed_answer", "gold", "correct", "score", "grade", "judge_rationale",
+    "judge_raw", "judge_error", "extraction", "topic", "answer_type", "confidence", "hit_token_limit",
 )
 SAMPLE_EXTRACTION = "normalised (not graded)"
 LIMIT_SEED = 0  # the reference's seed: --limit N runs the N questions random.Random(0).sample draws from the suite
@@ -47,7 +47,7 @@ def new_row(q: dict, part: str, repeat: int, prompt: str) -> dict:
         "question": q["problem"],
         "prompt": prompt,
         "prediction": "",
-        "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None,
+        "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None, "near_ties": None,
         "parsed_answer": "",
         "gold": q["answer"],
         "correct": False,
