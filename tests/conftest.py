@@ -1,7 +1,9 @@
 """Test-wide setup: an offline, hand-made Hub cache (set before huggingface_hub is imported) and tiny models."""
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -9,7 +11,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+_SYSTEM_TMP = tempfile.gettempdir()
 _ROOT = Path(tempfile.mkdtemp(prefix="vlm-lb-tests-"))
+# Every temporary file of the session, this process's and its subprocesses' (an evaluator's, a bench's), goes under
+# _ROOT, removed when the process ends: a test or script that forgets its own no longer leaves it in /tmp (400 such
+# folders, 7 GB, had piled up on one machine). pytest's own tmp_path folders stay where pytest keeps them.
+_TMP = _ROOT / "tmp"
+_TMP.mkdir()
+os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", _SYSTEM_TMP)
+os.environ["TMPDIR"] = tempfile.tempdir = str(_TMP)
+atexit.register(shutil.rmtree, _ROOT, ignore_errors=True)
 os.environ["HF_HOME"] = str(_ROOT / "hf-home")
 os.environ["HF_HUB_CACHE"] = str(_ROOT / "hf-home" / "hub")
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -34,7 +45,7 @@ os.environ["LEADERBOARD_THINKING_BUDGET"] = "8"
 # Bytecode is kept between sessions, in a folder of its own outside the checkout, even where the machine sets
 # PYTHONDONTWRITEBYTECODE: without it every session rewrote the asserts of every test file again (about 20 s of each
 # worker's collection on 2 cores) and every subprocess compiled the project again.
-_BYTECODE = str(Path(tempfile.gettempdir()) / "vlm-lb-tests-bytecode")
+_BYTECODE = str(Path(_SYSTEM_TMP) / "vlm-lb-tests-bytecode")
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 os.environ["PYTHONPYCACHEPREFIX"] = _BYTECODE
 sys.dont_write_bytecode, sys.pycache_prefix = False, _BYTECODE

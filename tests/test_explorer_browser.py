@@ -331,11 +331,9 @@ def test_on_a_phone_a_score_opens_on_its_number_and_pickers_show_the_whole_run(s
     # "of N" inside the page number's box, on a phone and at 1,400 px (once the last update's "processing" is gone)
     page.wait_for_function(PAGE_SHOWN)
     box = page.evaluate(PAGE_BOX)
-    page.screenshot(path="/tmp/shots/phone-explorer.png", full_page=True)
     assert re.fullmatch("of [0-9]+", box["text"]) and box["inside"] and box["box"] < 390, box
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.wait_for_function("() => window.innerWidth === 1400")
     page.wait_for_function(PAGE_SHOWN)
     box = page.evaluate(PAGE_BOX)
-    page.screenshot(path="/tmp/shots/wide-explorer.png")
     assert re.fullmatch("of [0-9]+", box["text"]) and box["inside"] and box["box"] < 1400, box
