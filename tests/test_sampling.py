@@ -25,11 +25,11 @@ def test_a_rows_uniforms_depend_on_its_seed_alone():
 def test_a_draw_picks_the_token_whose_cumulative_share_it_falls_in():
     scores = torch.log(torch.tensor([[0.1, 0.2, 0.0, 0.7]]))
     ones = torch.ones(1)
-    assert pick(scores, ones, torch.tensor([0.05])).item() == 0
-    assert pick(scores, ones, torch.tensor([0.1])).item() == 1  # a boundary belongs to the next token
-    assert pick(scores, ones, torch.tensor([0.29])).item() == 1
-    assert pick(scores, ones, torch.tensor([0.30])).item() == 3  # a token of probability 0 is never picked
-    assert pick(scores, ones, torch.tensor([0.999999])).item() == 3
+    assert pick(scores, ones, torch.tensor([0.05]))[0].item() == 0
+    assert pick(scores, ones, torch.tensor([0.1]))[0].item() == 1  # a boundary belongs to the next token
+    assert pick(scores, ones, torch.tensor([0.29]))[0].item() == 1
+    assert pick(scores, ones, torch.tensor([0.30]))[0].item() == 3  # a token of probability 0 is never picked
+    assert pick(scores, ones, torch.tensor([0.999999]))[0].item() == 3
 
 
 def test_draws_follow_the_distribution_at_the_temperature():
@@ -37,7 +37,7 @@ def test_draws_follow_the_distribution_at_the_temperature():
     draws = uniforms([item_seed("test", 0, "q", 0)], 20_000)[0]
     for temperature in (1.0, 0.5):
         rows = logits.expand(len(draws), -1)
-        picked = pick(rows, torch.full((len(draws),), temperature), draws)
+        picked = pick(rows, torch.full((len(draws),), temperature), draws)[0]
         shares = torch.bincount(picked, minlength=4).double() / len(draws)
         expected = torch.softmax(logits / temperature, dim=-1).double()
         assert torch.allclose(shares, expected, atol=0.015), (temperature, shares, expected)
@@ -88,6 +88,6 @@ def test_item_seeds_are_per_benchmark_item_and_repeat():
 def test_a_temperature_sharpens_as_it_falls(temperature):
     logits = torch.tensor([1.0, 0.0])
     draws = uniforms([3], 4000)[0]
-    picked = pick(logits.expand(len(draws), -1), torch.full((len(draws),), temperature), draws)
+    picked = pick(logits.expand(len(draws), -1), torch.full((len(draws),), temperature), draws)[0]
     share = (picked == 0).double().mean().item()
     assert math.isclose(share, 1 / (1 + math.exp(-1 / temperature)), abs_tol=0.03)

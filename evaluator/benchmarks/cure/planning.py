@@ -45,7 +45,7 @@ def _row(inst: dict, part: str, question: str | None, prompt: str, options: list
         "question": HIGH_LEVEL if question is None else question,
         "prompt": prompt,
         "prediction": "",
-        "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None, "near_ties": None,
+        "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None, "near_ties": "",
         "parsed_answer": -1,
         "gold": int(gold),
         "correct": False,

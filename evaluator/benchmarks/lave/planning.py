@@ -50,7 +50,7 @@ def _row(item: dict) -> dict:
     row = {
         "benchmark": NAME, "question_id": item["question_id"], "source": item["source"], "kind": item["kind"],
         "style": item["style"], "status": "ok", "error": "", "question": item["question"], "prompt": "",
-        "prediction": "", "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None, "near_ties": None,
+        "prediction": "", "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None, "near_ties": "",
         "gold": json.dumps(item["answers"], ensure_ascii=False), "image_ref": item["image_shown"],
         **unscored(),
     }

@@ -102,7 +102,7 @@ def _row(item: dict, key: str, mode: str, repeat: int, extraction: str) -> dict:
         "question": item["question"],
         "prompt": "",
         "prediction": "",
-        "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None, "near_ties": None,
+        "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None, "near_ties": "",
         "parsed_answer": "-1",
         "gold": "",
         "correct": False,

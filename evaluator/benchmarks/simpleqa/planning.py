@@ -47,7 +47,7 @@ def new_row(q: dict, part: str, repeat: int, prompt: str) -> dict:
         "question": q["problem"],
         "prompt": prompt,
         "prediction": "",
-        "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None, "near_ties": None,
+        "reasoning": None, "reasoning_tokens": None, "thought_unclosed": None, "near_ties": "",
         "parsed_answer": "",
         "gold": q["answer"],
         "correct": False,
