@@ -50,6 +50,29 @@ def test_item_table_has_the_declared_shape_for_every_benchmark(benchmark, store,
         assert parts and all(isinstance(p, api.ItemPart) for p in parts)
 
 
+@pytest.mark.parametrize("benchmark", list(BENCHMARKS))
+def test_an_opened_question_shows_the_near_ties_of_its_replies(benchmark, store, published):
+    """Issue 69, point 2: a reply's near ties (the details column near_ties) show under it, escaped."""
+    import json
+
+    from leaderboard.explorer.item_html import item_html
+
+    entry = DetailsCache(store).get(published[BENCHMARKS[benchmark]], benchmark)
+    parts = api.card(benchmark).item_view.parts
+    tie = json.dumps([{"step": 3, "kind": "top two", "margin": 2e-4, "tokens": ["<b>", " x"], "before": "ab12"}])
+    shown = [item_html("q", [("run", parts([{**r, "near_ties": tie} for r in entry.item_rows(item)]), "")])
+             for item in entry.items["item"].head(8)]
+    said = "step 3: within 0.0002 logits: &#x27;&lt;b&gt;&#x27; (chosen) and &#x27; x&#x27;"
+    assert any("Near ties" in html and said in html for html in shown), shown[0][-2000:]
+    assert not any("Near ties" in item_html("q", [("run", parts(entry.item_rows(item)), "")])
+                   for item in entry.items["item"].head(8) if not _tied(entry.item_rows(item)))
+
+
+def _tied(rows: list[dict]) -> bool:
+    """Whether any of a question's rows recorded a near tie (a tiny model's reply may have)."""
+    return any(isinstance(r.get("near_ties"), str) and r["near_ties"] not in ("", "[]") for r in rows)
+
+
 def test_item_tables_agree_with_the_results(store, published, finished_runs):
     """The explorer's accuracy over every question is the benchmark's own headline share where they are the same
     quantity: CURE's Ro, LAVE's score, SimpleQA's correct."""

@@ -98,7 +98,7 @@ def thought_text(row: dict, where: str = "") -> tuple[str, str] | None:
     return f"Thought{where} ({count}; {said})", text(thought)
 
 
-def near_ties_text(row: dict) -> tuple[str, str] | None:
+def near_ties_text(row: dict, where: str = "") -> tuple[str, str] | None:
     """A reply's near ties (evaluator.models.near_ties) as (label with their count, one line each), or None when it
     recorded none: the steps where a batch of another size may have answered otherwise."""
     try:
@@ -110,7 +110,8 @@ def near_ties_text(row: dict) -> tuple[str, str] | None:
         return None
     if not lines:
         return None
-    return (f"Near ties ({len(lines)}: past one, a batch of another size may answer otherwise)", "\n".join(lines))
+    return (f"Near ties{where} ({len(lines)}: past one, a batch of another size may answer otherwise)",
+            "\n".join(lines))
 
 
 def prompt_and_output(row: dict) -> tuple[tuple[str, str], ...]:

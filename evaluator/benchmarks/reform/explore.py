@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evaluator.benchmarks.item_tables import (LETTERS, gold_text, item_table, json_list, outcomes, percent, text,
-                                             thought_text)
+from evaluator.benchmarks.item_tables import (LETTERS, gold_text, item_table, json_list, near_ties_text, outcomes,
+                                             percent, text, thought_text)
 from evaluator.benchmarks.reform.scoring import answer_text
 from evaluator.benchmarks.spec import ItemPart
 from evaluator.metrics.reform import answer_entropy
@@ -115,6 +115,7 @@ def parts(rows: list[dict]) -> list[ItemPart]:
             entry["answer by per-token likelihood"] = _chosen(per_token[r["repeat"]])
         table.append(entry)
     prompts = tuple((f"Prompt as sent, repeat {text(r.get('repeat'))}", text(r.get("prompt"))) for r in main)
-    prompts += tuple(found for r in main if (found := thought_text(r, f", repeat {text(r.get('repeat'))}")))
+    for shown in (thought_text, near_ties_text):
+        prompts += tuple(found for r in main if (found := shown(r, f", repeat {text(r.get('repeat'))}")))
     return [ItemPart(title="Question", facts=tuple(facts)),
             ItemPart(title="Repeats", table=tuple(table), texts=prompts)]
