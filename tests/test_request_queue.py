@@ -139,6 +139,39 @@ def test_idle_claims_and_recoveries_never_take_the_lock(store, monkeypatch):
     assert len(taken) == 3
 
 
+def test_a_read_that_fails_outside_the_lock_leaves_the_claim_to_the_locked_step(store, monkeypatch):
+    """The read before the lock is a shortcut, never a new way to fail: when it fails (on the Hub store, a history
+    squashed twice during it: CI saw test_a_squash_during_claims_loses_nothing end on it), the claim or recovery takes
+    the lock and reads again, as it did before the shortcut."""
+    from contextlib import contextmanager
+
+    from leaderboard.store import HistoryGone
+
+    _enqueue(store, 2)
+    held, listed, inside, taken = store.lock, store.list, [False], []
+
+    @contextmanager
+    def tracked():
+        with held():
+            inside[0] = True
+            taken.append(1)
+            try:
+                yield
+            finally:
+                inside[0] = False
+
+    def flaky(*args, **kwargs):
+        if not inside[0]:  # every read outside the lock fails
+            raise HistoryGone("the revision this read was made at was squashed away")
+        return listed(*args, **kwargs)
+
+    monkeypatch.setattr(store, "lock", tracked)
+    monkeypatch.setattr(store, "list", flaky)
+    assert queue.claim(store, "w1", 60) is not None
+    assert len(queue.recover(store, max_attempts=3, at=queue.now() + timedelta(seconds=120))) == 1
+    assert len(taken) == 2  # both went on to the lock, and did what they came for
+
+
 def test_finish_needs_the_lease_and_release_does_not_count_an_attempt(store):
     _enqueue(store, 1)
     claimed = queue.claim(store, "w1", 60)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from leaderboard.settings import Settings
 from leaderboard.store.damage import MAX_JSON_BYTES, DamagedFile, DamagedFiles, parse_json
-from leaderboard.store.interface import PathRefused, Store, StoreBusy, StoreConflict, backoff
+from leaderboard.store.interface import HistoryGone, PathRefused, Store, StoreBusy, StoreConflict, backoff
 
-__all__ = ["MAX_JSON_BYTES", "DamagedFile", "DamagedFiles", "PathRefused", "Store", "StoreBusy",
+__all__ = ["MAX_JSON_BYTES", "DamagedFile", "DamagedFiles", "HistoryGone", "PathRefused", "Store", "StoreBusy",
            "StoreConflict", "backoff", "open_store", "parse_json"]
 
 

@@ -139,14 +139,16 @@ class HubStore:
         return picture, picture.files.get(name)
 
     def _at_head(self, repo: str, read: Callable[[], object]):
-        """read(), made again at the new head when the one it was made at is squashed away meanwhile; inside a
-        transaction, the step is run again (StoreConflict), as when another writer moved the head."""
-        try:
-            return read()
-        except RevisionGone:
-            self.pictures.refresh_repo(repo)
-            if self._transaction(repo) is not None:
-                raise StoreConflict(f"{repo} was squashed meanwhile; run the step again") from None
+        """read(), made again at the new head when the one it was made at is squashed away meanwhile (up to three
+        times: squashes may follow each other); inside a transaction, the step is run again (StoreConflict), as when
+        another writer moved the head."""
+        for _ in range(3):
+            try:
+                return read()
+            except RevisionGone:
+                self.pictures.refresh_repo(repo)
+                if self._transaction(repo) is not None:
+                    raise StoreConflict(f"{repo} was squashed meanwhile; run the step again") from None
         return read()
 
     def _bytes(self, repo: str, name: str) -> tuple[bool, bytes | None]:

@@ -19,6 +19,7 @@ from huggingface_hub.utils import (build_hf_headers, get_session, hf_raise_for_s
 
 from evaluator.api import redact
 from leaderboard.store.hub_picture import ROOT, Entry
+from leaderboard.store.interface import HistoryGone
 
 DEFAULT_RETRY_AFTER, MAX_RETRY_AFTER = 60.0, 3600.0  # seconds: a 429 without a usable header, and the longest wait
 HISTORY_LIMIT_MAX = 1000  # the most commits the Hub lists in one page
@@ -32,7 +33,7 @@ class HubStoreError(OSError):
         self.status_code = status_code
 
 
-class RevisionGone(HubStoreError):
+class RevisionGone(HubStoreError, HistoryGone):
     """The commit a read was made at is no longer in the repo (its history was squashed meanwhile)."""
 
 

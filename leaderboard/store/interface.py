@@ -21,6 +21,11 @@ class StoreConflict(RuntimeError):
     """A write inside `lock()` lost a race (the Hub store's commit found a newer parent); run the whole step again."""
 
 
+class HistoryGone(OSError):
+    """A read made outside `lock()` met a history rewritten under it (the Hub store's squash) more than once: the
+    same read made again, or under the lock, sees the new history."""
+
+
 class StoreBusy(RuntimeError):
     """A write inside `without_waiting()` would have had to wait (the repo's commit budget is spent, or the Hub asked
     to slow down): nothing was written. `retry_after`: seconds until it can be written."""

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from evaluator import api
-from leaderboard.store import DamagedFile, Store, StoreConflict, backoff
+from leaderboard.store import DamagedFile, HistoryGone, Store, StoreConflict, backoff
 from leaderboard.submissions.endpoints import SERVED, served_problem
 from leaderboard.submissions.vocabulary import (CANCELLED, FAILED, FINISHED, MODEL_TYPES,  # noqa: F401 (records.X)
     PENDING, PRECISIONS, RUNNING, STATUSES, THINKING, actions_problem, iso, kind, kind_names, now, parse_time)
@@ -224,8 +224,14 @@ def transact(store: Store, step, attempts: int = TRANSACT_ATTEMPTS, wait=None):
 
 def _any_now(store: Store, wanted) -> bool:
     """Whether a request is `wanted` now, read without the lock (each write is atomic): idle claimers and recoveries
-    then never queue for the lock that a running worker's heartbeat needs (a starved heartbeat lapses its lease)."""
-    return any(wanted(r) for r in all_requests(store))
+    then never queue for the lock that a running worker's heartbeat needs (a starved heartbeat lapses its lease).
+    A history rewritten during this read (HistoryGone: a Hub squash) says "maybe": the locked step reads again, and
+    handles the squash as it always did; any other failure is raised, as the locked step's read would raise it."""
+    try:
+        return any(wanted(r) for r in all_requests(store))
+    except HistoryGone as exc:
+        log.info("the queue's history moved during a read without the lock (%s); reading it under the lock", exc)
+        return True
 
 
 def claim(store: Store, owner: str, lease_seconds: float, accept=None) -> Request | None:
