@@ -29,7 +29,7 @@ CPU with other processes; rerun those with --models/--benchmarks when the machin
 Run: `HF_HUB_OFFLINE=1 .venv/bin/python bench/sample_suites.py [--models text,vision] [--benchmarks cure,...]
 [--max-full-seconds 900] [--trial-only] [--keep]` (about 45 minutes with both cores free: 10 text, 35 vision;
 --trial-only: the LEADERBOARD_LIMIT=2 figures alone, about 12), always with --device cpu. Its smoke form (the tests'
-tiny models, a tiny local judge: `--models tiny-text,tiny-vision --trial-only`) runs in the test suite.
+tiny models, a tiny local judge: `--models tiny-vision --trial-only`, all four benchmarks) runs in the test suite.
 """
 from __future__ import annotations
 

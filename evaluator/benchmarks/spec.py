@@ -228,9 +228,9 @@ THOUGHT_COLUMNS = (
                  "not counted)."),
     DetailColumn("thought_unclosed", BOOL, "The reply ended inside its thought (its token budget ran out, or it "
                  "stopped before closing it): it has no answer, and nothing is read from the thought."),
-    DetailColumn("near_ties", JSON, "The greedy steps where the top two next tokens scored within 0.001 logits (a "
-                 "batch of another size may pick the other): step, margin, the two tokens, a digest of the reply "
-                 "before; [] none; empty where not watched (sampled, served)."),
+    DetailColumn("near_ties", JSON, "Steps where a batch of another size may pick another token: a greedy step's "
+                 "top two within 0.001 logits, a sampled draw within 1e-4 of a token's edge (step, kind, margin, the "
+                 "two tokens, a digest of the reply before); [] none; empty where not watched (served)."),
 )
 
 # How many of a benchmark's generated replies ended inside their thought (no answer; results.benchmarks.<name>.thinking,

@@ -41,7 +41,7 @@ class GenerationResult:
     thought: str | None = None
     thought_tokens: int | None = None
     thought_unclosed: bool = False
-    near_ties: list[dict] | None = None  # greedy steps whose top two were near tied (near_ties.py); None: unwatched
+    near_ties: list[dict] | None = None  # steps where another batch may pick another token (near_ties.py)
 
 
 @dataclass

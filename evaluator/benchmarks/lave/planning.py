@@ -21,8 +21,8 @@ DEFAULT_MAX_NEW_TOKENS = 32
 DETAIL_COLUMNS = (
     "benchmark", "question_id", "source", "kind", "style", "status", "error", "question", "prompt", "prediction",
     "reasoning", "reasoning_tokens", "thought_unclosed", "near_ties", "parsed_answer", "gold", "rating", "lave",
-    "rating_fallback", "no_rationale", "correct", "score", "vqa_accuracy", "anls", "exact_match", "bleu4", "cider", "judge_prompt", "judge_rationale", "judge_raw", "judge_error",
-    "extraction", "image_ref",
+    "rating_fallback", "no_rationale", "correct", "score", "vqa_accuracy", "anls", "exact_match", "bleu4", "cider",
+    "judge_prompt", "judge_rationale", "judge_raw", "judge_error", "extraction", "image_ref",
 )
 
 
