@@ -54,6 +54,7 @@ log = logging.getLogger(__name__)
 
 CONFLICT_STATUSES = (409, 412)  # 412: parent_commit is no longer the head; 409: a concurrent operation on the repo
 RATE_LIMITED = 429
+READ_ATTEMPTS = 6  # a read squashed away under it is made again at the new head, up to this many times in all
 WRITE_RETRIES = 30  # a plain write that lost a race is committed again on the new head, up to this many times
 # (waits with full jitter up to WRITE_BACKOFF_CAP: about a minute in all), so Jobs that finish together all publish
 WRITE_BACKOFF_BASE, WRITE_BACKOFF_CAP = 0.25, 5.0
@@ -139,17 +140,20 @@ class HubStore:
         return picture, picture.files.get(name)
 
     def _at_head(self, repo: str, read: Callable[[], object]):
-        """read(), made again at the new head when the one it was made at is squashed away meanwhile (up to three
-        times: squashes may follow each other); inside a transaction, the step is run again (StoreConflict), as when
-        another writer moved the head."""
-        for _ in range(3):
+        """read(), made again at the new head when its own is squashed away meanwhile (READ_ATTEMPTS in all: squashes
+        may follow each other); inside a transaction, the step is run again (StoreConflict), as on a moved head."""
+        for attempt in range(READ_ATTEMPTS):
             try:
                 return read()
             except RevisionGone:
-                self.pictures.refresh_repo(repo)
+                if attempt == READ_ATTEMPTS - 1:
+                    raise
+                try:
+                    self.pictures.refresh_repo(repo)
+                except RevisionGone:
+                    pass  # squashed again during the refresh: the next read fails at once and refreshes again
                 if self._transaction(repo) is not None:
                     raise StoreConflict(f"{repo} was squashed meanwhile; run the step again") from None
-        return read()
 
     def _bytes(self, repo: str, name: str) -> tuple[bool, bytes | None]:
         """(whether the file exists, its bytes) as the picture says, fetched once per blob id."""

@@ -105,13 +105,17 @@ class Pictures:
         return picture.learned(files, folders, singles)
 
     def prefetch(self, repo: str, picture: Picture, files: dict[str, Entry]) -> None:
-        """Fetch, in memory and a few at once, the small files among `files` whose bytes are not held yet."""
+        """Fetch, in memory and a few at once, the small files among `files` whose bytes are not held yet. A head
+        squashed away meanwhile ends it quietly: it only saves calls, and a read fetches what it needs itself."""
         wanted = [(path, entry) for path, entry in files.items()
                   if entry.small and self.contents.get(entry.oid) is None]
 
         def fetch(item: tuple[str, Entry]) -> None:
             path, entry = item
-            data = self.calls.fetch(repo, path, picture.head)
+            try:
+                data = self.calls.fetch(repo, path, picture.head)
+            except RevisionGone:
+                return
             if data is not None:
                 self.contents.put(entry.oid, data, small=True)
 
