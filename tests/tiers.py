@@ -14,7 +14,7 @@ def _quick(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if _quick(config) and not config.getoption("durations", None):
+    if _quick(config) and config.getoption("durations", None) is None:  # --durations=0 (all) stays
         config.option.durations = QUICK_DURATIONS
 
 
