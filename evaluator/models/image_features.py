@@ -129,7 +129,8 @@ def join_images(parts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]
 
 @dataclass
 class ImageFeatures:
-    """A run's kept image features and what they saved: images encoded, and images reused (vision passes saved)."""
+    """A run's kept image features and what they saved: images encoded, and images reused (vision passes saved),
+    counted in the encoder's rows (a tiled family's rows are its images' tiles)."""
 
     layout: str
     max_bytes: int = MAX_BYTES
