@@ -1,12 +1,38 @@
-"""The quick tier (`-m "not slow"`) kept quick, as a pytest plugin (tests/conftest.py loads it): its run ends with
-the slowest tests' durations, so growth shows where it starts; and a run of it stops before any test when a test it
-collected carries the slow mark (one marked after the selection, by a hook or a fixture, would slip in unseen)."""
+"""The quick tier (`-m "not slow"`) kept quick, as a pytest plugin (tests/conftest.py loads it): the test functions
+its profile measured as slow (tests/quick_tier_slow.txt, grown by tools/quick_tier_profile.py) are marked slow before
+the selection; its run ends with the slowest tests' durations, so growth shows where it starts; and a run of it stops
+before any test when a test it collected carries the slow mark (one marked after the selection, by a hook or a
+fixture, would slip in unseen)."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 QUICK_TIER = "not slow"
 QUICK_DURATIONS = 25  # the slowest tests a quick-tier run lists at its end
+SLOW_LIST = Path(__file__).with_name("quick_tier_slow.txt")
+KEEP = "!"  # a line of the list that starts so names a test the quick tier keeps, whatever its time
+
+
+def _entries(path: Path) -> list[str]:
+    lines = path.read_text().splitlines() if path.is_file() else []
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def profiled_slow(path: Path = SLOW_LIST) -> frozenset[str]:
+    """The test functions (file::name, as in a node id) that the quick tier's profile measured as slow."""
+    return frozenset(entry for entry in _entries(path) if not entry.startswith(KEEP))
+
+
+def kept_quick(path: Path = SLOW_LIST) -> frozenset[str]:
+    """The test functions the list keeps in the quick tier whatever they take (lines starting with KEEP)."""
+    return frozenset(entry[len(KEEP):].strip() for entry in _entries(path) if entry.startswith(KEEP))
+
+
+def function_id(item: pytest.Item) -> str:
+    """An item's test function as file::name (its parameters left off)."""
+    return item.nodeid.split("[", 1)[0]
 
 
 def _quick(config: pytest.Config) -> bool:
@@ -16,6 +42,15 @@ def _quick(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     if _quick(config) and config.getoption("durations", None) is None:  # --durations=0 (all) stays
         config.option.durations = QUICK_DURATIONS
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The profiled-slow tests marked slow, before -m selects (the mark plugin's hook runs after this one)."""
+    slow = profiled_slow(SLOW_LIST)
+    for item in items:
+        if function_id(item) in slow:
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
