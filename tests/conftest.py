@@ -271,9 +271,10 @@ def finished_runs(tiny_llava, tiny_llama, tmp_path_factory):
 def pytest_collection_modifyitems(config, items):
     """The quick tier (-m "not slow") leaves out every test on `finished_runs` (tests/test_explorer.py's, among
     others): that fixture runs whole evaluations of every benchmark by the tiny models (tests/explorer_runs.py), end
-    to end, once a session; and the family matrix (a test parametrised by a family of tests.tiny_models.FAMILIES) of
-    the families outside QUICK_FAMILIES, which the whole suite runs. Every other slow mark is on its test or its
-    file."""
+    to end, once a session (its tests share one test worker, so it is made once); and the family matrix (a test
+    parametrised by a family of tests.tiny_models.FAMILIES) of the families outside QUICK_FAMILIES, which the whole
+    suite runs. Every other slow mark is on its test or its
+    file, or on tests/quick_tier_slow.txt (tests/tiers.py marks those)."""
     from tests.tiny_models import FAMILIES, QUICK_FAMILIES
 
     slow = pytest.mark.slow
@@ -282,6 +283,7 @@ def pytest_collection_modifyitems(config, items):
         family = params.get("family", params.get("name"))
         if "finished_runs" in getattr(item, "fixturenames", ()):
             item.add_marker(slow)
+            item.add_marker(pytest.mark.xdist_group("finished_runs"))  # on one test worker: made once, not twice
         elif isinstance(family, str) and family in FAMILIES and family not in QUICK_FAMILIES:
             item.add_marker(slow)
         if isinstance(family, str) and family in FAMILIES:  # a family's tests on one test worker (--dist loadgroup):
