@@ -54,7 +54,8 @@ import pytest  # noqa: E402
 
 from tests.hub_cache import lay_into_hub_cache  # noqa: E402
 
-pytest_plugins = ["tests.tiers", "pytester"]  # the quick tier's guard and durations; pytester runs tests/test_tiers.py
+# the quick tier's guard and durations; xdist's groups under pytest 9.2; pytester runs tests/test_tiers.py
+pytest_plugins = ["tests.tiers", "tests.xdist_groups", "pytester"]
 
 HUB_CACHE = Path(os.environ["HF_HUB_CACHE"])
 PROJECT = Path(__file__).resolve().parent.parent
@@ -268,6 +269,7 @@ def finished_runs(tiny_llava, tiny_llama, tmp_path_factory):
         torch.set_num_threads(threads)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the groups (and -m, which reads the marks)
 def pytest_collection_modifyitems(config, items):
     """The quick tier (-m "not slow") leaves out every test on `finished_runs` (tests/test_explorer.py's, among
     others): that fixture runs whole evaluations of every benchmark by the tiny models (tests/explorer_runs.py), end
@@ -287,4 +289,6 @@ def pytest_collection_modifyitems(config, items):
         elif isinstance(family, str) and family in FAMILIES and family not in QUICK_FAMILIES:
             item.add_marker(slow)
         if isinstance(family, str) and family in FAMILIES:  # a family's tests on one test worker (--dist loadgroup):
-            item.add_marker(pytest.mark.xdist_group(family))  # its tiny model built, and each module's loaded, once
+            # its tiny model built, and each module's loaded, once; the quick families together, so that one worker
+            # pays the first model load of a session (some 10 s), not both
+            item.add_marker(pytest.mark.xdist_group("quick-families" if family in QUICK_FAMILIES else family))

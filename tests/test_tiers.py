@@ -1,6 +1,8 @@
 """tests/tiers.py: the quick tier lists its slowest tests at its end, and refuses to run a test marked slow."""
 from __future__ import annotations
 
+import pytest
+
 LATE_MARK = '''
 import pytest
 
@@ -61,24 +63,18 @@ def test_a_test_on_the_profiled_list_runs_in_the_whole_suite_only(pytester, monk
 
 def test_every_function_on_the_profiled_list_exists():
     """A renamed or removed test leaves its line behind: the list names only test functions that are there."""
-    import ast
+    import re
 
     from tests.tiers import SLOW_LIST, kept_quick, profiled_slow
 
     listed = profiled_slow(SLOW_LIST) | kept_quick(SLOW_LIST)
     assert listed, "the quick tier's list of measured-slow tests is empty"
-    missing = []
-    for entry in sorted(listed):
-        path, _, name = entry.partition("::")
+    texts: dict[str, str] = {}  # file -> its source, read once per file
+    for path in {entry.partition("::")[0] for entry in listed}:
         file = SLOW_LIST.parent.parent / path
-        names = set()
-        if file.is_file():
-            tree = ast.parse(file.read_text())
-            names = {f"{node.name}" for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-            names |= {f"{node.name}::{item.name}" for node in tree.body if isinstance(node, ast.ClassDef)
-                      for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        if name not in names:
-            missing.append(entry)
+        texts[path] = file.read_text() if file.is_file() else ""
+    missing = [entry for entry in sorted(listed) if not re.search(
+        rf"^\s*(async )?def {re.escape(entry.rpartition('::')[2])}\(", texts[entry.partition("::")[0]], re.M)]
     assert not missing, missing
 
 
@@ -95,14 +91,50 @@ def test_the_profile_tool_adds_what_took_long_and_keeps_what_is_listed(tmp_path)
                        "0.04s setup    tests/test_b.py::test_edge\n"
                        "0.02s call     tests/test_b.py::test_edge\n"
                        "0.90s call     tests/test_c.py::test_matrix[llava]\n"
+                       "0.90s call     tests/test_c.py::test_cases[qwen2_vl-image]@qwen2_vl\n"
+                       "0.30s setup    tests/test_e.py::test_grouped@finished_runs\n"
+                       "0.30s call     tests/test_e.py::test_at[a@b]\n"
                        "0.90s call     tests/test_c.py::test_cases[qwen2_vl-image]\n"
-                       "0.70s call     tests/test_c.py::test_kept_quick\n")
+                       "0.70s call     tests/test_c.py::test_kept_quick\n"
+                       "0.20s call     tests/test_d.py::test_spaced[a list]\n")
     listed = tmp_path / "slow.txt"
     listed.write_text("tests/test_old.py::test_kept\n!tests/test_c.py::test_kept_quick\n")
     assert main([str(profile), "--list", str(listed)]) == 0
     # test_edge's 0.06 s is its setup and call together; a family's matrix test is QUICK_FAMILIES' to say
     assert profiled_slow(listed) == {"tests/test_old.py::test_kept", "tests/test_a.py::test_slow",
-                                     "tests/test_b.py::test_edge"}
+                                     "tests/test_b.py::test_edge", "tests/test_d.py::test_spaced",
+                                     "tests/test_e.py::test_grouped", "tests/test_e.py::test_at"}
     assert kept_quick(listed) == {"tests/test_c.py::test_kept_quick"}  # kept quick, whatever it took
     (tmp_path / "empty.txt").write_text("no durations here\n")
     assert main([str(tmp_path / "empty.txt"), "--list", str(listed)]) == 2
+
+
+@pytest.mark.slow  # two pytest-xdist workers of their own
+def test_a_group_runs_on_one_worker(pytester, monkeypatch):
+    """tests/xdist_groups.py: under pytest 9.2, --dist loadgroup sent a group's tests to both workers (xdist's suffix
+    on the node id was no longer read); each group now runs on one."""
+    from tests.tiers import SLOW_LIST
+
+    pytester.makepyfile(test_grouped="""
+import os
+import pytest
+
+@pytest.mark.parametrize("n", range(6))
+@pytest.mark.parametrize("group", ["one", "two"])
+def test_where(group, n):
+    path = os.path.join(os.path.dirname(__file__), f"ran-{group}-{n}")
+    open(path, "w").write(os.environ["PYTEST_XDIST_WORKER"])
+""")
+    pytester.makeconftest("""
+import pytest
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(item.callspec.params["group"]))
+""")
+    monkeypatch.setenv("PYTHONPATH", str(SLOW_LIST.parent.parent))  # the project's tests package, for -p
+    result = pytester.runpytest_subprocess("-p", "tests.xdist_groups", "-n", "2", "--dist", "loadgroup",
+                                           "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    workers = {group: {(pytester.path / f"ran-{group}-{n}").read_text() for n in range(6)} for group in ("one", "two")}
+    assert all(len(ran) == 1 for ran in workers.values()), workers

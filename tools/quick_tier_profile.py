@@ -25,7 +25,7 @@ sys.path.insert(0, str(PROJECT))
 from tests.tiers import KEEP, SLOW_LIST, kept_quick, profiled_slow  # noqa: E402
 from tests.tiny_models import FAMILIES  # noqa: E402
 
-DURATION = re.compile(r"^([\d.]+)s (setup|call|teardown)\s+(\S+)$")
+DURATION = re.compile(r"^([\d.]+)s (setup|call|teardown)\s+(.+)$")
 HEADER = """# Test functions of the quick tier that its profile measured at {threshold} s or more for one test (setup, call and
 # teardown together; issue 70): tests/tiers.py marks them slow, so they run in the whole suite only. Grown by
 # tools/quick_tier_profile.py from a quick-tier run with --durations=0; tests/test_tiers.py checks each still exists.
@@ -33,13 +33,17 @@ HEADER = """# Test functions of the quick tier that its profile measured at {thr
 """
 
 
+GROUP = re.compile(r"@[\w.-]+$")  # the "@<group>" that --dist loadgroup appends to a grouped test's node id
+
+
 def per_test(lines: list[str]) -> dict[str, float]:
-    """Seconds per test node id (its setup, call and teardown summed) from pytest's durations report."""
+    """Seconds per test node id (its setup, call and teardown summed; its xdist group left off) from pytest's
+    durations report."""
     seconds: dict[str, float] = defaultdict(float)
     for line in lines:
         found = DURATION.match(line.strip())
         if found:
-            seconds[found.group(3)] += float(found.group(1))
+            seconds[GROUP.sub("", found.group(3))] += float(found.group(1))
     return dict(seconds)
 
 
