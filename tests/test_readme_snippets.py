@@ -16,7 +16,7 @@ DATASET = '"<org>/<results dataset>"'  # the results dataset in the snippets
 RUN = "org/model/0123456789ab_auto"  # the run the snippets name
 START = "python3 -m venv .venv && .venv/bin/pip install -r requirements.txt && .venv/bin/python app.py"
 TESTS = "python3 -m venv .venv && .venv/bin/pip install -r requirements-dev.txt && .venv/bin/python -m pytest -q -n 2"
-QUICK_TIER = '.venv/bin/python -m pytest -m "not slow" -n 2'
+QUICK_TIER = '.venv/bin/python -m pytest -m "not slow"'
 # the screenshots tools/screenshots.py takes: checked as links only once they exist
 SCREENSHOTS = ("docs/images/board.png", "docs/images/explorer.png")
 

@@ -2,7 +2,7 @@
 
 Run the quick tier with every duration printed, then give its output to this script:
 
-    .venv/bin/python -m pytest -m "not slow" -n 2 --durations=0 --durations-min=0.01 > profile.txt
+    .venv/bin/python -m pytest -m "not slow" --durations=0 --durations-min=0.01 > profile.txt
     .venv/bin/python tools/quick_tier_profile.py profile.txt
 
 Every test function one of whose tests took at least --threshold seconds (setup, call and teardown together) is
