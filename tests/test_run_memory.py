@@ -133,9 +133,12 @@ def test_submission_refuses_a_run_that_fits_no_flavor_and_plans_one_that_does():
 
     local = Settings.from_env({"LEADERBOARD_JOBS_FLAVORS": "240=h200x4"})
     settings = dataclasses.replace(local, executor="hf-jobs")
-    plan = check_hardware(settings, "Qwen3-VL-235B", 236.0, "auto", QWEN3_VL_235B, thinking)
-    assert (plan.flavor, plan.choice, plan.thinking_tokens) == ("h200x4", "smaller batch", 8)  # the tests' budget
     with pytest.MonkeyPatch.context() as patch:
+        # the tests' budget (tests/conftest.py sets it for the session), set here too: the whole suite on two
+        # workers once ran this after a test that left the setting unset, and the plan read the default 4096
+        patch.setenv("LEADERBOARD_THINKING_BUDGET", "8")
+        plan = check_hardware(settings, "Qwen3-VL-235B", 236.0, "auto", QWEN3_VL_235B, thinking)
+        assert (plan.flavor, plan.choice, plan.thinking_tokens) == ("h200x4", "smaller batch", 8)
         patch.setenv("LEADERBOARD_THINKING_BUDGET", "32768")
         with pytest.raises(Refusal, match=r"472\.0 GB.*KV cache"):
             check_hardware(settings, "Qwen3-VL-235B", 236.0, "auto", QWEN3_VL_235B, thinking)
