@@ -275,8 +275,8 @@ def pytest_collection_modifyitems(config, items):
     others): that fixture runs whole evaluations of every benchmark by the tiny models (tests/explorer_runs.py), end
     to end, once a session (its tests share one test worker, so it is made once); and the family matrix (a test
     parametrised by a family of tests.tiny_models.FAMILIES) of the families outside QUICK_FAMILIES, which the whole
-    suite runs. Every other slow mark is on its test or its
-    file, or on tests/quick_tier_slow.txt (tests/tiers.py marks those)."""
+    suite runs. Every other slow mark is on its test or its file, or on tests/quick_tier_slow.txt (tests/tiers.py
+    marks those)."""
     from tests.tiny_models import FAMILIES, QUICK_FAMILIES
 
     slow = pytest.mark.slow

@@ -30,9 +30,14 @@ def kept_quick(path: Path = SLOW_LIST) -> frozenset[str]:
     return frozenset(entry[len(KEEP):].strip() for entry in _entries(path) if entry.startswith(KEEP))
 
 
+def function_of(nodeid: str) -> str:
+    """A test's function as file::name: its node id with its parameters left off."""
+    return nodeid.split("[", 1)[0]
+
+
 def function_id(item: pytest.Item) -> str:
     """An item's test function as file::name (its parameters left off)."""
-    return item.nodeid.split("[", 1)[0]
+    return function_of(item.nodeid)
 
 
 def _quick(config: pytest.Config) -> bool:

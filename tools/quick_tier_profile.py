@@ -22,7 +22,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
-from tests.tiers import KEEP, SLOW_LIST, kept_quick, profiled_slow  # noqa: E402
+from tests.tiers import KEEP, SLOW_LIST, function_of, kept_quick, profiled_slow  # noqa: E402
 from tests.tiny_models import FAMILIES  # noqa: E402
 
 DURATION = re.compile(r"^([\d.]+)s (setup|call|teardown)\s+(.+)$")
@@ -31,8 +31,6 @@ HEADER = """# Test functions of the quick tier that its profile measured at {thr
 # tools/quick_tier_profile.py from a quick-tier run with --durations=0; tests/test_tiers.py checks each still exists.
 # A line starting with "{keep}" keeps its test in the quick tier whatever it takes (the tool never lists it).
 """
-
-
 GROUP = re.compile(r"@[\w.-]+$")  # the "@<group>" that --dist loadgroup appends to a grouped test's node id
 
 
@@ -60,7 +58,7 @@ def slow_functions(seconds: dict[str, float], threshold: float) -> dict[str, flo
     for node, took in seconds.items():
         if family_matrix(node):
             continue
-        function = node.split("[", 1)[0]
+        function = function_of(node)
         totals[function] += took
         worst[function] = max(worst[function], took)
     return {function: totals[function] for function in totals if worst[function] >= threshold}
