@@ -104,6 +104,16 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.fixture
+def environ_kept():
+    """os.environ as it was once the test ends: for a script whose import sets its own (bench/, tools/screenshots.py
+    pop every LEADERBOARD_ variable), which would otherwise reach every later test on the worker."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
 @pytest.fixture(scope="session")
 def tiny_folder(tmp_path_factory):
     """tiny_folder(family) -> the folder of that family's tiny model (tests.tiny_models.FAMILIES), built once."""

@@ -7,7 +7,7 @@ the explorer's tests.
 - "text": tiny-llama on SimpleQA (scripted grades), every question with each of its parts (answer, stated confidence,
   5 samples) but replies of at most TEXT_MAX_NEW_TOKENS tokens: the tiny random model never stops early, and at the
   default budgets (256 / 96 tokens) this run alone took most of the fixture's time.
-  The SimpleQA golden scores (tests/test_golden_scores.py) run the default budgets.
+  The SimpleQA golden scores (tests/test_golden_scores.py) are this run's.
 """
 from __future__ import annotations
 

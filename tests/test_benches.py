@@ -53,13 +53,9 @@ def test_every_bench_has_a_smoke_form():
 
 
 @pytest.fixture
-def bench_path(monkeypatch):
+def bench_path(monkeypatch, environ_kept):
     """bench/ first on sys.path, and os.environ as it was once the test ends (a bench sets its own at import)."""
-    saved = dict(os.environ)
     monkeypatch.syspath_prepend(str(BENCH))
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
 
 
 def imported(name: str):

@@ -21,7 +21,8 @@ def load_script():
 
 
 @pytest.mark.slow
-def test_screenshots_of_the_board_and_an_opened_question(settings, store, finished_runs, browser, tmp_path):
+def test_screenshots_of_the_board_and_an_opened_question(settings, store, finished_runs, browser, tmp_path,
+                                                         environ_kept):  # the script pops LEADERBOARD_ at import
     script = load_script()
     keys = {name: publish_run(store, settings, run) for name, run in finished_runs.items()}
     # at the README's width: the board fits 1,400 px (with each score's interval), and the script waits until it does
