@@ -127,16 +127,26 @@ def _options(value) -> list:
 
 # --------------------------------------------------------------------------------------------- aggregates
 
-def _caption_entry(rows: list[dict]) -> dict:
+def _caption_entry(rows: list[dict], known: dict | None = None) -> dict:
+    """A caption dataset's CIDEr (its score) and BLEU-4 over its rows' items (a question's last row, where it has
+    several); `known`: the entries already computed, by the items they were computed on (a bootstrap's draws of a
+    few caption items repeat the same item set many times, and pycocoevalcap's CIDEr is most of their time)."""
     predictions = {r["question_id"]: r["prediction"] for r in rows}
-    references = {r["question_id"]: list(json.loads(r["gold"])) for r in rows}
-    caps = caption_scores(predictions, references)
-    return {"score": caps["CIDEr"], "CIDEr": caps["CIDEr"], "BLEU-4": caps["BLEU-4"]}
+    gold = {r["question_id"]: r["gold"] for r in rows}
+    key = tuple(sorted((str(q), str(predictions[q]), str(gold[q])) for q in predictions))
+    if known is not None and key in known:
+        return dict(known[key])
+    caps = caption_scores(predictions, {q: list(json.loads(g)) for q, g in gold.items()})
+    entry = {"score": caps["CIDEr"], "CIDEr": caps["CIDEr"], "BLEU-4": caps["BLEU-4"]}
+    if known is not None:
+        known[key] = dict(entry)
+    return entry
 
 
-def dataset_scores(rows: list[dict]) -> dict[str, dict]:
+def dataset_scores(rows: list[dict], known_captions: dict | None = None) -> dict[str, dict]:
     """Per dataset {"dimension", "form", "rows", "score", ...} from scored rows of one mode (MC rows of one
-    extraction); a caption dataset's references are its rows' gold."""
+    extraction); a caption dataset's references are its rows' gold. `known_captions`: a bootstrap's memo of caption
+    entries by item set (_caption_entry)."""
     by_ds: dict[str, list[dict]] = {}
     for row in rows:
         by_ds.setdefault(row["dataset"], []).append(row)
@@ -145,7 +155,7 @@ def dataset_scores(rows: list[dict]) -> dict[str, dict]:
         form = ds_rows[0]["form"]
         entry = {"dimension": ds_rows[0]["dimension"], "form": form, "rows": len(ds_rows)}
         if form == CAPTION:
-            entry.update(_caption_entry(ds_rows))
+            entry.update(_caption_entry(ds_rows, known_captions))
         else:
             entry["score"] = reform_accuracy([r["score"] for r in ds_rows])
         out[ds] = entry
@@ -260,8 +270,11 @@ def score_intervals(variants: list[tuple[str, list[dict]]], free_rows: list[dict
         for row in mc_rows + free_rows:
             by_instance.setdefault(str(row["question_id"]), []).append(row)
 
-        def composite(drawn: list[str], prefix: str = prefix, by_instance: dict = by_instance) -> dict[str, float]:
-            dims = dimension_scores(dataset_scores([row for key in drawn for row in by_instance[key]]))
+        known: dict = {}  # caption entries by item set, for this variant's draws (_caption_entry)
+
+        def composite(drawn: list[str], prefix: str = prefix, by_instance: dict = by_instance,
+                      known: dict = known) -> dict[str, float]:
+            dims = dimension_scores(dataset_scores([row for key in drawn for row in by_instance[key]], known))
             out = {f"{prefix}_overall": accuracy_mean(dims)}
             out.update({f"{prefix}_{dim}": value for dim, value in dims.items()} if prefix != "lik_mean" else {})
             return out
