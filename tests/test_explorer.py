@@ -14,13 +14,18 @@ from leaderboard.board.file import load_board
 from leaderboard.explorer import queries as eq
 from leaderboard.explorer.details_cache import DetailsCache, DetailsError, details_path
 from leaderboard.explorer.views import list_items, listing_json, open_item, runs_for
-from tests.explorer_runs import publish_run
+from tests.explorer_runs import publish_runs
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("published-template")
 
 
 @pytest.fixture
-def published(store, settings, finished_runs):
-    """A store holding the three finished runs; returns their keys by name."""
-    return {name: publish_run(store, settings, run) for name, run in finished_runs.items()}
+def published(store, settings, finished_runs, template):
+    """A store holding the three finished runs (published once a module, then copied); returns their keys by name."""
+    return publish_runs(store, settings, finished_runs, template)
 
 
 BENCHMARKS = {"cure": "vision-a", "reform": "vision-a", "lave": "vision-a", "simpleqa": "text"}
