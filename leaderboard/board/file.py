@@ -17,7 +17,7 @@ import sys
 import pandas as pd
 
 from leaderboard.board.columns import NUMERIC, Schema
-from leaderboard.board.frames import leaderboard_frame, sort_runs
+from leaderboard.board.frames import leaderboard_frame, sort_runs, typed
 from leaderboard.store import DamagedFile, Store, parse_json
 
 log = logging.getLogger(__name__)
@@ -299,9 +299,7 @@ def load_board(store: Store, schema: Schema) -> pd.DataFrame:
         return rebuild_leaderboard(store, schema)
     if any(name not in frame.columns for name in schema.names):
         return rebuild_leaderboard(store, schema)
-    for col in schema.columns:
-        frame[col.name] = frame[col.name].astype("float64" if col.kind in NUMERIC else object)
-    return frame[schema.names]
+    return typed(frame, schema.columns)[schema.names]
 
 
 def main(argv: list[str] | None = None) -> int:
