@@ -6,9 +6,10 @@ recorded), and results.json records the processor's own image settings.
 
 --limit 2 at batch 3 leaves a short last batch (the mixture-of-experts families' grouped experts once moved with the
 batch's shape: issue 69); ReForm-Eval asks each multiple-choice item twice (reform.repeats=2: a sampled repeat
-beside the first, with its own seed, at less than half the protocol's five repeats' time; issue 70). The whole
-samples, at batch 4 with every repeat, are bench/family_batches.py's (about 15 minutes for the 20 families on 2
-cores)."""
+beside the first, with its own seed, at less than half the protocol's five repeats' time; issue 70), and every reply
+stops at 8 new tokens (the cards' 16 and 32 for replies the random model never ends early: the same prompts,
+batches and first decoding steps at half the time). The whole samples, at batch 4 with every repeat and the
+cards' budgets, are bench/family_batches.py's (about 15 minutes for the 20 families on 2 cores)."""
 from __future__ import annotations
 
 import json
@@ -22,13 +23,13 @@ from tests.tiny_models import CLI_FAMILIES
 
 pytestmark = pytest.mark.slow  # two runs per family through the CLI
 LIMIT, BATCH = 2, 3
-REPEATS = ("reform.repeats=2",)
+OPTIONS = ("reform.repeats=2", "cure.max_new_tokens=8", "reform.max_new_tokens=8", "reform.free_max_new_tokens=8")
 
 
 @pytest.mark.parametrize("name", CLI_FAMILIES)
 def test_a_few_items_answer_alike_at_batch_1_and_3(tiny_folder, tmp_path, name):
     folder = tiny_folder(name)
-    commands = [family_command(folder, tmp_path, size, LIMIT, options=REPEATS) for size in (1, BATCH)]
+    commands = [family_command(folder, tmp_path, size, LIMIT, options=OPTIONS) for size in (1, BATCH)]
     done = evaluator_many(commands, tmp_path / "report.json", timeout=900)
     for result in done:
         assert result.returncode == 0, (result.args, result.stderr[-2000:])
@@ -38,6 +39,7 @@ def test_a_few_items_answer_alike_at_batch_1_and_3(tiny_folder, tmp_path, name):
     one, other = (json.loads((tmp_path / f"batch-{size}" / "results.json").read_text()) for size in (1, BATCH))
     assert (one["run"]["batch_size"], other["run"]["batch_size"], one["run"]["limit"]) == (1, BATCH, LIMIT)
     assert '"repeats": 2' in json.dumps(one["benchmarks"]["reform"])  # as asked, and said in the results
+    assert dict(option.split("=") for option in OPTIONS).items() <= one["run"]["options"].items()
     parted = differing_rows(tmp_path / "batch-1", tmp_path / f"batch-{BATCH}")
     for bench in ("cure", "reform"):
         if not parted[bench]:  # a reply that parted at a near tie may move its benchmark's scores
