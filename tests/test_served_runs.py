@@ -26,18 +26,28 @@ pytestmark = pytest.mark.slow  # each test starts `python -m evaluator run`
 TOKEN = "sk-served-test-token-98765"
 
 
-def evaluator(*args: str, token: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+def evaluator(*args: str, token: str | None = None, timeout: float = 300,
+              imports: bool = False) -> subprocess.CompletedProcess:
+    """`python -m evaluator run ARGS`; with `imports`, Python's import times on stderr too (see imported)."""
     env = {k: v for k, v in os.environ.items() if k != "LEADERBOARD_MODEL_TOKEN"}
+    if imports:
+        env["PYTHONPROFILEIMPORTTIME"] = "1"
     if token:
         env["LEADERBOARD_MODEL_TOKEN"] = token
     return subprocess.run([sys.executable, "-m", "evaluator", "run", *args], cwd=PROJECT, capture_output=True,
                           text=True, timeout=timeout, env=env)
 
 
+def imported(done: subprocess.CompletedProcess) -> set[str]:
+    """The modules a run imported, from its import times."""
+    return {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+
 def _one_error_line(done: subprocess.CompletedProcess) -> str:
-    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
+    errors = [line for line in lines if line.startswith("error: ")]
     assert done.returncode == 1 and len(errors) == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
-    assert errors[0] == done.stderr.strip().splitlines()[-1]
+    assert errors[0] == "\n".join(lines).strip().splitlines()[-1]
     return errors[0]
 
 
@@ -95,8 +105,10 @@ def test_an_endpoint_that_cannot_run_the_evaluation_ends_it_at_once(tmp_path):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     started = time.monotonic()
-    line = _one_error_line(evaluator("--model", f"endpoint:http://127.0.0.1:{port}/v1|m", "--out", str(tmp_path / "a")))
+    closed = evaluator("--model", f"endpoint:http://127.0.0.1:{port}/v1|m", "--out", str(tmp_path / "a"), imports=True)
+    line = _one_error_line(closed)
     assert time.monotonic() - started < 120  # a retry storm on a closed port would take minutes
+    assert not {"torch", "transformers"} & imported(closed)  # a served run never loads them (some 5 s of a CPU)
     assert f"the endpoint http://127.0.0.1:{port}/v1 could not be reached" in line
     for status, expected in ((401, "refused the token"), (404, "does not know the model 'm'")):
         with ScriptedServer([Reply(status=status, body='{"error": "no"}')]) as server:
@@ -117,7 +129,7 @@ def test_an_endpoint_that_refuses_images_runs_the_text_benchmarks(tmp_path):
     out = tmp_path / "out"
     with ScriptedServer(reply) as server:
         done = evaluator("--model", f"endpoint:{server.base_url}|m", "--benchmarks", "cure,simpleqa", "--limit", "2",
-                         "--judge", f"endpoint:{server.base_url}|judge", "--out", str(out))
+                         "--judge", f"endpoint:{server.base_url}|judge", "--out", str(out), imports=True)
         image_requests = [r for r in server.requests if isinstance(r.body["messages"][-1]["content"], list)]
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads((out / "results.json").read_text())
@@ -125,6 +137,7 @@ def test_an_endpoint_that_refuses_images_runs_the_text_benchmarks(tmp_path):
     assert results["skipped"]["cure"].startswith("needs image input; the endpoint refused an image (HTTP 400")
     assert len(image_requests) == 1  # the probe's; never per item
     assert results["run"]["served"]["vision_refused"].startswith("the endpoint refused an image")
+    assert not {"torch", "transformers"} & imported(done) and "evaluator.runs.executor" in imported(done)
 
 
 def test_a_run_that_fails_midway_resumes_from_its_journal(tmp_path):

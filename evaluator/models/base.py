@@ -1,6 +1,7 @@
 """The small interface every model adapter offers to the benchmarks (after lm-evaluation-harness)."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -42,6 +43,11 @@ class GenerationResult:
     thought_tokens: int | None = None
     thought_unclosed: bool = False
     near_ties: list[dict] | None = None  # steps where another batch may pick another token (near_ties.py)
+
+    def near_ties_cell(self) -> str | None:
+        """The details cell of its near ties: JSON, "[]" when none was seen, None when nothing watched. (Here, not
+        beside NearTieWatch, so that a served run never imports torch.)"""
+        return None if self.near_ties is None else json.dumps(self.near_ties, ensure_ascii=False)
 
 
 @dataclass

@@ -71,8 +71,3 @@ def prefix_digest(ids: list[int]) -> str:
     """A short digest of the token ids a reply chose before a step (two replies with the same digest at a step had
     chosen the same tokens up to it)."""
     return hashlib.blake2b(json.dumps(ids).encode(), digest_size=6).hexdigest()
-
-
-def as_cell(ties: list[dict] | None) -> str | None:
-    """The details cell of a reply's near ties: JSON, "[]" when none was seen, None when nothing watched."""
-    return None if ties is None else json.dumps(ties, ensure_ascii=False)

@@ -30,7 +30,6 @@ from typing import Callable
 from evaluator.benchmarks.spec import ROW_IMAGE_UNAVAILABLE, Ask, Plan
 from evaluator.inputs.images import ImageUnavailable
 from evaluator.models.base import GenerationResult, OptionScore
-from evaluator.models.near_ties import as_cell
 from evaluator.runs.journal import Journal
 
 LIMIT_COLUMN = "hit_token_limit"  # a row with this column learns whether its answer hit max_new_tokens
@@ -99,7 +98,7 @@ def thought_fields(out: GenerationResult) -> dict | None:
         fields = {REASONING: out.thought or "", REASONING_TOKENS: out.thought_tokens,
                   THOUGHT_UNCLOSED: bool(out.thought_unclosed)}
     if getattr(out, NEAR_TIES, None) is not None:
-        fields[NEAR_TIES] = as_cell(out.near_ties)
+        fields[NEAR_TIES] = out.near_ties_cell()
     return fields or None
 
 

@@ -258,10 +258,8 @@ def served_options(config: RunConfig, benchmarks: list[Benchmark], model=None) -
 def load_run_model(config: RunConfig, benchmarks: list[Benchmark]):
     """The run's model and why the CPU was used (None otherwise): a served model, probed (an endpoint that cannot
     run the evaluation ends the run here, before any benchmark), or the model loaded in-process on the device; the
-    compile cache's folder is made (and a bad one fails the run, naming the setting) only for the compiled path."""
-    from evaluator.models.devices import device_notice, resolve_device
-    from evaluator.models.generation_cache import COMPILED, use_compile_cache
-
+    compile cache's folder is made (and a bad one fails the run, naming the setting) only for the compiled path. A
+    served run never imports torch."""
     if is_model_spec(config.model):
         from evaluator.models.served import load_served
 
@@ -272,6 +270,8 @@ def load_run_model(config: RunConfig, benchmarks: list[Benchmark]):
               f"{model.batch_size} request(s) in flight; vision: {model.has_vision}", flush=True)
         return model, None
     from evaluator.models import load_model
+    from evaluator.models.devices import device_notice, resolve_device
+    from evaluator.models.generation_cache import COMPILED, use_compile_cache
 
     device, cpu_reason = resolve_device(config.device)  # --device cuda without a GPU fails here, before anything loads
     line, expected = device_notice(device, cpu_reason)  # once per run; a warning only where a GPU was expected
