@@ -7,8 +7,9 @@ batches, processes every batch's prompts (the processor, no model call) and coun
 would meet, so the number is known before any device time is spent. bench/gpu_check.py's part 4 reports the shapes a
 real run on a GPU compiled (results.json's run.generation_cache).
 
-Run: `.venv/bin/python bench/compiled_shapes.py [--batch-size 64] [--folder <model folder>]` (default: the bench-shaped
-LLaVA of bench/_models.py, 64 image tokens per picture; a LLaVA-1.5-7B folder has 576, so its prompts are longer).
+Run: `.venv/bin/python bench/compiled_shapes.py [--batch-size 64] [--folder <model folder>] [--shape bench|tiny]`
+(default: the bench-shaped LLaVA of bench/_models.py, 64 image tokens per picture; a LLaVA-1.5-7B folder has 576, so
+its prompts are longer; tiny: the smoke test's, 4 image tokens).
 """
 from __future__ import annotations
 
@@ -56,13 +57,13 @@ def count_shapes(adapter, plan) -> dict:
     return {"batches": len(batches), "shapes": len(cache.shapes), "lengths": sorted(set(lengths))}
 
 
-def main(batch_size: int, folder: str | None) -> None:
+def main(batch_size: int, folder: str | None, shape: str = "bench") -> None:
     from evaluator.benchmarks import get_benchmark
     from evaluator.benchmarks.spec import PlanContext
     from evaluator.models import load_model
 
     work = Path(tempfile.mkdtemp(prefix="compiled-shapes-"))
-    folder = folder or str(_models.build_llava(work / "model"))
+    folder = folder or str(_models.build_llava(work / "model", shape))
     adapter = load_model(folder, batch_size=batch_size, device="cpu")
     print(f"compiled shapes per sample suite, batch size {batch_size}, cache lengths in buckets of 256 ({folder})")
     for name in BENCHMARKS:
@@ -80,5 +81,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--folder", default=None)
+    parser.add_argument("--shape", choices=tuple(_models.SHAPES), default="bench",
+                        help="the LLaVA built when no --folder is given (tiny: the smoke test's)")
     args = parser.parse_args()
-    main(args.batch_size, args.folder)
+    main(args.batch_size, args.folder, args.shape)

@@ -11,8 +11,8 @@ named (default: the 20 of tests.tiny_models.CLI_FAMILIES). Each family's two run
 any column but its near ties differs (an option's log-likelihood by more than OPTION_TOLERANCE per token), and a
 differing row is explained when both runs recorded a near tie at the step where the two replies parted.
 
-Run: `.venv/bin/python bench/family_batches.py [--families qwen3_5_moe,llama4] [--limit 0] [--batch 4]` (the whole
-samples of the 20 CLI families take about 15 minutes on 2 cores). Exits 1 when a run fails or a row differs
+Run: `.venv/bin/python bench/family_batches.py [--families qwen3_5_moe,llama4] [--limit 0] [--batch 4]
+[--option reform.repeats=2 ...]` (the whole samples of the 20 CLI families take about 15 minutes on 2 cores). Exits 1 when a run fails or a row differs
 unexplained.
 """
 from __future__ import annotations
@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--families", default=",".join(CLI_FAMILIES), help="comma-separated tiny model families")
     parser.add_argument("--limit", type=int, default=0, help="items per benchmark (per dimension); 0: the whole samples")
     parser.add_argument("--batch", type=int, default=4, help="the batch compared with batch 1")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an --option for both runs, repeatable (the smoke test's: tests/test_family_cli.OPTIONS)")
     args = parser.parse_args(argv)
     names = [name for name in args.families.split(",") if name]
     unknown = [name for name in names if name not in FAMILIES]
@@ -56,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             folder = FAMILIES[name](out / "model")
             graded_by = f"endpoint:{server.base_url}|scripted-judge" if name in TEXT_ONLY else ""
             short = SIMPLEQA_SHORT if graded_by and not args.limit else ()  # 31 items x 8 replies of 256 tokens
-            done = evaluator_many([family_command(folder, out, size, args.limit, graded_by, short)
+            done = evaluator_many([family_command(folder, out, size, args.limit, graded_by, (*short, *args.option))
                                    for size in (1, args.batch)], out / "report.json", timeout=3600)
             failed = [r for r in done if r.returncode != 0]
             if failed:

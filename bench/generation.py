@@ -16,9 +16,10 @@ but there a GEMM of 8 rows still costs ~2.5-3x one of 1 row here, and the growin
 at every step for all 8 rows. The more tokens generated, the larger the ratio
 (CURE's chain-of-thought answers are far longer than 16 tokens): pass `--new-tokens 32` to see it.
 
-Run: `.venv/bin/python bench/generation.py [repeats] [--new-tokens N]`. Not part of the test suite. bench/gpu_check.py
-times the same requests (make_requests, both_paths) on a LLaVA-1.5-7B-shaped model at batch 1, 8 and 64, on the
-dynamic KV cache and on the static one with its compiled decode step, against the floor of a decode step.
+Run: `.venv/bin/python bench/generation.py [repeats] [--new-tokens N] [--shape bench|tiny]` (tiny: the smoke
+test's 2-layer LLaVA, for a check that the script runs, not for its figures). bench/gpu_check.py times the same
+requests (make_requests, both_paths) on a LLaVA-1.5-7B-shaped model at batch 1, 8 and 64, on the dynamic KV cache
+and on the static one with its compiled decode step, against the floor of a decode step.
 """
 from __future__ import annotations
 
@@ -133,14 +134,14 @@ def both_paths(adapter, requests: list, sizes: tuple[int, ...]) -> dict:
             "bandwidth": bandwidth, "floor_ms": 1000 * weights / bandwidth}
 
 
-def main(repeats: int = 9, new_tokens: int = NEW_TOKENS) -> None:
+def main(repeats: int = 9, new_tokens: int = NEW_TOKENS, shape: str = "bench") -> None:
     import torch
 
-    adapter = _models.load_llava()
+    adapter = _models.load_llava(shape=shape)
     adapter.model.generation_config.eos_token_id = None  # every request generates new_tokens tokens
     requests = make_requests(len(_models.QUESTIONS), new_tokens)
     lengths = [adapter._encode([adapter.build_prompt(r)], [r.images])["input_ids"].shape[1] for r in requests]
-    print(f"model: LLaVA (Llama 8x512, CLIP 128/16), torch threads {torch.get_num_threads()}; "
+    print(f"model: LLaVA ({shape} shape), torch threads {torch.get_num_threads()}; "
           f"{len(requests)} requests with one image each, prompts of {min(lengths)}-{max(lengths)} tokens, "
           f"greedy, {new_tokens} new tokens")
 
@@ -161,5 +162,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repeats", nargs="?", type=int, default=9)
     parser.add_argument("--new-tokens", type=int, default=NEW_TOKENS)
+    parser.add_argument("--shape", choices=tuple(_models.SHAPES), default="bench")  # tiny: the smoke test's
     args = parser.parse_args()
-    main(args.repeats, args.new_tokens)
+    main(args.repeats, args.new_tokens, args.shape)

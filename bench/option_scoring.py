@@ -19,7 +19,7 @@ largest difference between the two ways' log-likelihoods, and the floor: the bar
 (the prompts already processed, one prefill forward and one forward of every option row over the caches). The last
 line reads `option scoring, <Q> questions: batched is <x>x faster than one at a time; <y>x the floor`.
 
-Run: `.venv/bin/python bench/option_scoring.py [--repeats 9] [--questions 32] [--shape bench|7b]`. Not part of
+Run: `.venv/bin/python bench/option_scoring.py [--repeats 9] [--questions 32] [--shape bench|7b|tiny]`. Not part of
 the test suite. On any CUDA machine, the 7B figure (a LLaVA-1.5-7B-shaped model, random weights, bfloat16, 576 image
 tokens; about 15 GB of disk for the saved folder): `python bench/option_scoring.py --shape 7b --questions 32`
 (bench/gpu_check.py runs `many_questions` so, among its other checks).
@@ -156,6 +156,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="Option scoring: one question's ways, and many questions at once.")
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--questions", type=int, default=32)
-    parser.add_argument("--shape", choices=("bench", "7b"), default="bench")
+    parser.add_argument("--shape", choices=tuple(_models.SHAPES), default="bench")  # tiny: the smoke test's
     args = parser.parse_args()
     main(args.repeats, args.questions, args.shape)

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_family_cli import OPTIONS as FAMILY_OPTIONS
+
 PROJECT = Path(__file__).resolve().parent.parent
 BENCH = PROJECT / "bench"
 HELPERS = ("_chaos_worker", "_gpu_workers", "_models")  # run by the benches, not by people: imported only
@@ -26,16 +28,17 @@ SMOKES = {
     "batch_drift": ["--families", "llava", "--requests", "2"],
     "board_load": ["5"],
     "chaos": ["--requests", "1", "--kills", "1", "--claims", "1", "--only", "kills-local"],
-    "compiled_shapes": ["--batch-size", "2"],
+    "compiled_shapes": ["--batch-size", "2", "--shape", "tiny"],
     "eval_results": ["1"],
     "explorer": ["20"],
-    "family_batches": ["--families", "llava", "--limit", "1", "--batch", "2"],  # the quickest vision family
-    "generation": ["1", "--new-tokens", "2"],
+    "family_batches": ["--families", "llava", "--limit", "1", "--batch", "2",  # the quickest vision family,
+                       *(part for option in FAMILY_OPTIONS for part in ("--option", option))],  # as the CLI checks
+    "generation": ["1", "--new-tokens", "2", "--shape", "tiny"],
     "hub_calls": ["2"],
     "interval_cost": ["20"],
     "jobs_dispatch": ["--requests", "1", "--scheduling", "0.1"],
     "judge_pace": ["--shape", "tiny", "--answers", "2"],  # the 135M-shaped judge took 9 minutes on one answer
-    "option_scoring": ["--repeats", "1", "--questions", "2"],
+    "option_scoring": ["--repeats", "1", "--questions", "2", "--shape", "tiny"],
     "publish_cost": ["2"],
     "sample_suites": ["--models", "tiny-vision", "--trial-only"],  # all four benchmarks; the real sizes: 12 minutes+
     "served": ["--requests", "2", "--max-new-tokens", "2", "--repeats", "1"],
