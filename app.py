@@ -19,7 +19,6 @@ from leaderboard.settings import Settings  # noqa: E402
 from leaderboard.store import open_store  # noqa: E402
 from leaderboard.store.refresh_timer import RefreshTimer  # noqa: E402
 from leaderboard.submissions.identity import seal_mock_sessions, sign_in_problem  # noqa: E402
-from leaderboard.ui import build_app, launch_options, warm_store  # noqa: E402
 
 PORT_BUSY = ("error: port {port} on {host} is already in use (another copy of the Space, or another server). Stop "
              "it, or start this one on a free port: LEADERBOARD_PORT=7861 python app.py (GRADIO_SERVER_PORT works "
@@ -69,6 +68,8 @@ def main() -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr, flush=True)
         return 1
+    from leaderboard.ui import build_app, launch_options, warm_store  # Gradio: some 4 s, after what can refuse
+
     seal_mock_sessions(settings)
     store = open_store(settings)
     scheduler = Scheduler(settings, store) if settings.run_scheduler else None  # started once the Space listens
