@@ -44,8 +44,10 @@ for _var in [v for v in os.environ if v.startswith("LEADERBOARD_")]:
 os.environ["LEADERBOARD_THINKING_BUDGET"] = "8"
 # Bytecode is kept between sessions, in a folder of its own outside the checkout, even where the machine sets
 # PYTHONDONTWRITEBYTECODE: without it every session rewrote the asserts of every test file again (about 20 s of each
-# worker's collection on 2 cores) and every subprocess compiled the project again.
-_BYTECODE = str(Path(_SYSTEM_TMP) / "vlm-lb-tests-bytecode")
+# worker's collection on 2 cores) and every subprocess compiled the project again. An xdist worker starts with TMPDIR
+# already the session's folder (above), so it finds the machine's own through PYTEST_DEBUG_TEMPROOT: else each worker
+# and its subprocesses compiled torch, transformers, Gradio and every test file again in a folder removed at the end.
+_BYTECODE = str(Path(os.environ["PYTEST_DEBUG_TEMPROOT"]) / "vlm-lb-tests-bytecode")
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 os.environ["PYTHONPYCACHEPREFIX"] = _BYTECODE
 sys.dont_write_bytecode, sys.pycache_prefix = False, _BYTECODE
