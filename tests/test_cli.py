@@ -80,8 +80,9 @@ def test_an_unknown_benchmark_is_said_at_once_before_torch_and_nothing_about_dev
 
 def test_run_by_generation_on_a_pinned_hub_model(tiny_llava, tmp_path):
     out = tmp_path / "out"
-    done = evaluator("run", "--model", tiny_llava.repo_id, "--revision", tiny_llava.sha, "--limit", "2",
-                     "--option", "cure.mode=generation", "--out", str(out), "--responses", str(tmp_path / "responses"))
+    (done,) = evaluator_many([["run", "--model", tiny_llava.repo_id, "--revision", tiny_llava.sha, "--limit", "2",
+                               "--option", "cure.mode=generation", "--out", str(out), "--responses",
+                               str(tmp_path / "responses")]], tmp_path / "report.json")  # torch loaded once a worker
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads((out / "results.json").read_text())
     assert results["revision"] == tiny_llava.sha and results["benchmarks"]["cure"]["extra"]["mode"] == "generation"

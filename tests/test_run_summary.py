@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import pytest
 
 from evaluator.api import card
 from evaluator.runs.summary import score_line, trial_judge_warning
-from tests.conftest import PROJECT
+from tests.cli_runs import evaluator_many
 
 
 def test_the_scores_line_prints_percentages_as_the_board_does_and_names_what_is_not_one():
@@ -43,10 +41,9 @@ def test_help_names_the_default_output_folder():
 
 @pytest.mark.slow
 def test_a_run_graded_by_a_trial_judge_says_so(tiny_llama, tmp_path):
-    done = subprocess.run([sys.executable, "-m", "evaluator", "run", "--model", tiny_llama.repo_id, "--revision",
-                           tiny_llama.sha, "--benchmarks", "simpleqa", "--limit", "1", "--judge",
-                           f"local:{tiny_llama.repo_id}@{tiny_llama.sha}", "--out", str(tmp_path / "out")],
-                          cwd=PROJECT, capture_output=True, text=True, timeout=300)
+    (done,) = evaluator_many([["run", "--model", tiny_llama.repo_id, "--revision", tiny_llama.sha, "--benchmarks",
+                               "simpleqa", "--limit", "1", "--judge", f"local:{tiny_llama.repo_id}@{tiny_llama.sha}",
+                               "--out", str(tmp_path / "out")]], tmp_path / "report.json")
     assert done.returncode == 0, done.stderr[-2000:]
     warnings = [line for line in done.stderr.splitlines() if "trial judge" in line]
     assert len(warnings) == 1 and warnings[0].startswith("WARNING: the judge tiny-org/tiny-llama @ "), done.stderr

@@ -9,9 +9,6 @@ are compared."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -20,7 +17,7 @@ from PIL import Image
 from evaluator.models import load_model
 from evaluator.models.base import GenerationRequest
 from evaluator.models.served import ServedAdapter
-from tests.conftest import PROJECT
+from tests.cli_runs import evaluator_many
 from tests.served_servers import TransformersServe
 from tests.tiny_models import build_tiny_llava
 
@@ -64,10 +61,9 @@ def test_served_greedy_answers_equal_the_in_process_ones(served_llava):
 
 
 def _run(out, model: str, *extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "LEADERBOARD_MODEL_TOKEN"}
-    done = subprocess.run([sys.executable, "-m", "evaluator", "run", "--model", model, "--benchmarks", "cure,reform",
-                           "--limit", "1", "--out", str(out), *extra], cwd=PROJECT, capture_output=True, text=True,
-                          timeout=600, env=env)
+    """`python -m evaluator run` of CURE and ReForm-Eval (1 item) in the test worker's runner (tests.cli_runs)."""
+    (done,) = evaluator_many([["run", "--model", model, "--benchmarks", "cure,reform", "--limit", "1", "--out",
+                               str(out), *extra]], out.parent / f"{out.name}-report.json", timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads((out / "results.json").read_text())
 

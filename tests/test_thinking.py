@@ -9,9 +9,6 @@ reasoning_content apart.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -20,6 +17,7 @@ from evaluator.models import thinking
 from evaluator.models.base import GenerationRequest
 from evaluator.models.served import ServedAdapter
 from evaluator.models.thinking import GEMMA_CHANNEL, THINK, Reply, find_markers, prompt_mode, split_reply
+from tests.cli_runs import evaluator_many
 from tests.conftest import PROJECT
 from tests.served_servers import StandInServer
 
@@ -156,11 +154,10 @@ def test_options_are_scored_after_a_closed_thought(qwen3_5):
 @pytest.mark.slow
 def test_a_thinking_run_through_the_cli_keeps_the_thought_apart(tiny_folder, tmp_path):
     out = tmp_path / "out"
-    done = subprocess.run(
-        [sys.executable, "-m", "evaluator", "run", "--model", str(tiny_folder("qwen3_5")), "--benchmarks", "cure",
-         "--option", "cure.mode=generation", "--limit", "2", "--device", "cpu", "--precision", "float32",
-         "--thinking", "on", "--thinking-budget", "5", "--images-dir", str(tmp_path / "images"), "--out", str(out)],
-        cwd=PROJECT, capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    (done,) = evaluator_many(
+        [["run", "--model", str(tiny_folder("qwen3_5")), "--benchmarks", "cure", "--option", "cure.mode=generation",
+          "--limit", "2", "--device", "cpu", "--precision", "float32", "--thinking", "on", "--thinking-budget", "5",
+          "--images-dir", str(tmp_path / "images"), "--out", str(out)]], tmp_path / "report.json", timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads((out / "results.json").read_text())
     run = results["run"]["thinking"]
