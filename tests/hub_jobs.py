@@ -1,12 +1,13 @@
 """The loopback Hub's Jobs (used by tests/hub_server.py): each Job's command RUNS here as a local subprocess.
 
-The `image` is ignored; the command runs in its own process group with this process's environment (or the
-server's `job_env`), then the Job's `environment`, then its `secrets` on top; stdout and stderr are captured
-line by line as the Job's logs. Stages are the client's `JobStage` values: SCHEDULING for the runner's
-`scheduling_seconds` (0 by default; a real GPU Job can wait minutes for a machine), then RUNNING, then COMPLETED
-(exit code 0), ERROR (another exit code, `kill`, or `timeoutSeconds` of running: the process is killed), or
-CANCELED (`cancel`, in either live stage). When the command exits, what is left of its process group is killed, as
-when a container stops, so the log pipe closes; the stage turns terminal only once every log line has been read.
+The `image` is ignored; the command runs in its own process group with this process's environment (or the server's
+`job_env`), then the Job's `environment`, then its `secrets` on top; stdout and stderr are captured line by line as
+the Job's logs. Stages are the client's `JobStage` values: SCHEDULING for the runner's `scheduling_seconds` (0 by
+default; a real GPU Job can wait minutes for a machine; math.inf holds it until the test calls `release`), then
+RUNNING, then COMPLETED (exit code 0), ERROR (another exit code, `kill`, or `timeoutSeconds` of running: the process
+is killed), or CANCELED (`cancel`, in either live stage). When the command exits, what is left of its process group is
+killed, as when a container stops, so the log pipe closes; the stage turns terminal only once every log line has been
+read.
 
 What the real API refuses is refused here: a flavor that is not one of huggingface_hub's own `JobHardware` names
 (the hardware list is built from that enum), a label key or value outside `^[A-Za-z0-9_-]{1,63}$` (400), a timeout
@@ -23,6 +24,7 @@ A `JobRecord` is what a test may look at and never holds a secret value: only th
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import secrets
@@ -261,8 +263,10 @@ class JobRunner:
         self.mounts = Path(cwd if cwd is not None else ".").resolve() / "mounts"  # each volume's folder, kept
         self.base_env = base_env
         self.kill_grace = kill_grace
-        self.scheduling_seconds = scheduling_seconds  # how long a new Job waits in SCHEDULING (tests may set it)
+        # how long a new Job waits in SCHEDULING (tests may set it); math.inf holds it there until release(job_id)
+        self.scheduling_seconds = scheduling_seconds
         self._jobs: dict[str, Job] = {}
+        self._held: dict[str, dict[str, str]] = {}  # Job id -> its environment, while held in SCHEDULING
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------------------------------------ running
@@ -288,11 +292,21 @@ class JobRunner:
                                   else value) for name, value in process_env.items()}
         if self.scheduling_seconds <= 0:
             self._start(job, process_env)
+        elif self.scheduling_seconds == math.inf:  # the test's clock: a machine is free when it says so
+            with self._lock:
+                self._held[record.id] = process_env
         else:
             timer = threading.Timer(self.scheduling_seconds, self._start, args=(job, process_env))
             timer.daemon = True
             timer.start()
         return job
+
+    def release(self, job_id: str) -> None:
+        """A Job held in SCHEDULING (scheduling_seconds = math.inf) gets its machine: its command starts now, unless
+        it was cancelled meanwhile."""
+        with self._lock:
+            process_env = self._held.pop(job_id)
+        self._start(self._jobs[job_id], process_env)
 
     def mount_folder(self, volume: dict) -> Path:
         """The folder a volume mounts: one per source (and sub-path), shared by every Job that mounts it."""

@@ -4,6 +4,7 @@ the real huggingface_hub client starts, watches, reads and cancels the Jobs; eac
 over HTTP, as a Job on the Hub would."""
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from dataclasses import replace
@@ -86,10 +87,15 @@ def wait_until(condition, timeout: float, every: float = 0.5, tick=None):
 
 
 @pytest.mark.slow  # Jobs on the loopback Hub
-def test_five_requests_run_as_four_jobs_at_a_time_each_published_once(hub, world, token):
-    # five: four Jobs at once (the default LEADERBOARD_JOBS_MAX), and one that waits for a slot to free
+def test_three_requests_run_as_two_jobs_at_a_time_each_published_once(hub, world, token):
+    # three: two Jobs at once (LEADERBOARD_JOBS_MAX=2), and one that waits for a slot to free. It asked five under the
+    # default of four until issue 70: two evaluator processes more (about 20 CPU-s) for the same checks; the default
+    # itself is checked below
     settings, store, dispatcher, folder = world
-    requests = submit(store, folder, 5)
+    assert Settings.from_env({}).jobs_max == 4 and dispatcher.settings.jobs_max == 4  # the default
+    settings = settings.with_(jobs_max=2)
+    dispatcher = Dispatcher(settings, store, dispatcher.api)
+    requests = submit(store, folder, 3)
     before = hub.commits[settings.requests_repo]
     hub.fail_next_commit(settings.requests_repo, status=429, retry_after=1)  # the Hub says: slow down
     most, reports = 0, []
@@ -113,8 +119,8 @@ def test_five_requests_run_as_four_jobs_at_a_time_each_published_once(hub, world
     # a Job closes its request before it ends, and each tick reads the requests after listing the live Jobs: no tick
     # takes a Job that ended after publishing for one that ended without
     assert not any(r.failed or r.returned for r in reports), [(r.failed, r.returned) for r in reports]
-    # 4 at once at most, and 4 at once indeed; one Job per request, each published once
-    assert most == 4
+    # 2 at once at most, and 2 at once indeed; one Job per request, each published once
+    assert most == 2
     ours = [j for j in hub.jobs if j.labels.get(hf_jobs.LABEL_STORE) == hf_jobs.store_label(settings)]
     assert sorted(j.labels[hf_jobs.LABEL_REQUEST] for j in ours) == sorted(hf_jobs.request_label(r.key)
                                                                            for r in requests)
@@ -265,7 +271,7 @@ def test_the_in_job_limit_fails_the_request_as_timed_out(hub, world):
 
 
 @pytest.mark.slow  # Jobs on the loopback Hub
-def test_a_job_waiting_for_a_machine_keeps_its_request(hub, world):
+def test_a_job_waiting_for_a_machine_keeps_its_request(hub, world, monkeypatch):
     """A Job held in SCHEDULING past its request's lease: the dispatcher extends the lease while the Jobs API says
     the Job is live, so recovery never takes the request back and the Job is never cancelled as an orphan; the
     Queue tab shows the wait. The dispatcher asks only for live Jobs and reads logs by their tail."""
@@ -277,7 +283,7 @@ def test_a_job_waiting_for_a_machine_keeps_its_request(hub, world):
         real = getattr(dispatcher.api, name)
         setattr(dispatcher.api, name, lambda *a, _real=real, _name=name, **kw: asked.append((_name, kw)) or _real(
             *a, **kw))
-    hub.runner.scheduling_seconds = 6.0
+    hub.runner.scheduling_seconds = math.inf  # held in SCHEDULING until released: the test's clock, not 6 s of waiting
     try:
         (request,) = submit(store, folder, 1)
         dispatcher.tick()
@@ -292,8 +298,12 @@ def test_a_job_waiting_for_a_machine_keeps_its_request(hub, world):
         assert renewed.status == q.RUNNING and (q.parse_time(renewed.lease_expires) - q.now()).total_seconds() > 1000
         state = dispatcher.live[request.key]
         assert state.stage == "SCHEDULING" and "waiting for a machine" in job_text(renewed, state)
-        time.sleep(2.5)
-        assert dispatcher.tick().cancelled_jobs == []  # the old lease is over: nothing recovered, nothing cancelled
+        with monkeypatch.context() as later:  # the clock moved past the old lease (where the test slept 2.5 s)
+            moment = q.now() + timedelta(seconds=2.5)
+            later.setattr(q, "now", lambda: moment)
+            assert dispatcher.tick().cancelled_jobs == []  # the old lease is over: nothing recovered, nothing cancelled
+            assert q.load(store, request.path).status == q.RUNNING and job_of(hub, job_id).stage == "SCHEDULING"
+        hub.runner.release(job_id)  # a machine is free
         wait_until(lambda: job_of(hub, job_id).stage in TERMINAL, timeout=120, every=1.0, tick=dispatcher.tick)
         store.refresh()
         assert q.load(store, request.path).status == q.FINISHED and job_of(hub, job_id).stage == "COMPLETED"
