@@ -1,4 +1,5 @@
-"""`python -m evaluator` for the tests: many command lines run one after the other in one Python process."""
+"""`python -m evaluator` (and `python SCRIPT`) for the tests: many command lines run one after the other in one Python
+process."""
 from __future__ import annotations
 
 import atexit
@@ -14,23 +15,38 @@ from tests.conftest import PROJECT
 
 # A Python process that runs `python -m evaluator` once per argument list, one after the other (the module run as
 # __main__ by runpy, as `-m` runs it, and its SystemExit caught), so that torch and transformers load once rather
-# than once per command. It stays up for the test worker's whole session (about 8 s of imports saved per call): each
-# call sends it one line, {"commands", "report", "env"}, on stdin, and it answers "done" on stdout once the report is
-# written. What each command writes to file descriptors 1 and 2 is captured apart (logging and C libraries
-# included), and its exit status is the one `python -m evaluator` would exit with. The call's environment is the
-# caller's at the time of the call.
+# than once per command. An argument list whose first word is a .py file runs that script as `python SCRIPT ARGS`
+# would (runpy.run_path as __main__, its folder first on sys.path meanwhile); an exception nothing caught is printed
+# as Python prints it, with exit status 1. It stays up for the test worker's whole session (about 8 s of imports
+# saved per call): each call sends it one line, {"commands", "report", "env"}, on stdin, and it answers "done" on
+# stdout once the report is written. What each command writes to file descriptors 1 and 2 is captured apart (logging
+# and C libraries included), and its exit status is the one `python -m evaluator` would exit with. The call's
+# environment is the caller's at the time of the call, or the one it gives.
 _SERVE = r"""
-import json, os, runpy, sys, tempfile
+import json, os, runpy, sys, tempfile, traceback
 
 def one(argv):
-    sys.argv = ["evaluator", *argv]
+    script = argv[0] if argv and argv[0].endswith(".py") else None
+    sys.argv = list(argv) if script else ["evaluator", *argv]
+    folder = os.path.dirname(os.path.abspath(script)) if script else None
+    if folder:
+        sys.path.insert(0, folder)
     try:
-        runpy.run_module("evaluator", run_name="__main__", alter_sys=True)
+        if script:
+            runpy.run_path(script, run_name="__main__")
+        else:
+            runpy.run_module("evaluator", run_name="__main__", alter_sys=True)
     except SystemExit as exit:
         if exit.code is None or isinstance(exit.code, int):
             return exit.code or 0
         print(exit.code, file=sys.stderr)
         return 1
+    except BaseException:
+        traceback.print_exc()
+        return 1
+    finally:
+        if folder and folder in sys.path:
+            sys.path.remove(folder)
     return 0
 
 for line in sys.stdin:
@@ -64,13 +80,14 @@ class _Runner:
         self.proc: subprocess.Popen | None = None
         self.log = tempfile.TemporaryFile()
 
-    def call(self, commands: list[list[str]], report, timeout: float) -> None:
+    def call(self, commands: list[list[str]], report, timeout: float, env: dict[str, str] | None = None) -> None:
         if self.proc is None or self.proc.poll() is not None:
             self.log.seek(0)
             self.log.truncate()
             self.proc = subprocess.Popen([sys.executable, "-c", _SERVE], cwd=PROJECT, stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=self.log, text=True)
-        line = json.dumps({"commands": commands, "report": str(report), "env": dict(os.environ)})
+        environment = dict(os.environ if env is None else env)
+        line = json.dumps({"commands": commands, "report": str(report), "env": environment})
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
         answer: list[str] = []
@@ -94,9 +111,11 @@ _RUNNER = _Runner()
 atexit.register(_RUNNER.close)
 
 
-def evaluator_many(commands: list[list[str]], report, timeout: float = 300) -> list[subprocess.CompletedProcess]:
-    """The outcome of `python -m evaluator <args>` for each argument list, all run in the worker's runner (_SERVE)."""
-    _RUNNER.call(commands, report, timeout)
+def evaluator_many(commands: list[list[str]], report, timeout: float = 300,
+                   env: dict[str, str] | None = None) -> list[subprocess.CompletedProcess]:
+    """The outcome of `python -m evaluator <args>` (or `python <script.py> <args>`) for each argument list, all run in
+    the worker's runner (_SERVE), in `env` (default: this process's environment)."""
+    _RUNNER.call(commands, report, timeout, env)
     return [subprocess.CompletedProcess(d["args"], d["returncode"], d["stdout"], d["stderr"])
             for d in json.loads(report.read_text())]
 
