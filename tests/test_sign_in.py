@@ -31,7 +31,9 @@ from tests.conftest import PATIENT, PROJECT, free_port, wait_for
 from tests.hub_server import CLIENT_SECRET, USER_COOKIE, HubServer, oauth_env
 from tests.judge_servers import Reply, ScriptedServer
 
-pytestmark = pytest.mark.slow  # starts app.py as a process; a browser test
+# slow: starts app.py as a process, and a browser test. One xdist group: each module-scoped Space (some 19 CPU-s and
+# 8 s to start) starts on one test worker only, where xdist spread the module over both and each started its own
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sign_in")]
 
 ADMIN = "ada"
 # the key Gradio signs session cookies with when OAUTH_CLIENT_SECRET is empty or absent (gradio.oauth.attach_oauth)
