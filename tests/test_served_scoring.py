@@ -101,12 +101,32 @@ def standin_folders(tiny_llava, tiny_llama, tmp_path_factory):
             for name, model in (("llava", tiny_llava), ("llama", tiny_llama))}
 
 
+@pytest.fixture(scope="module")
+def standins(standin_folders):
+    """standins(name, protocol) -> a VllmStandIn on that tiny model, started on first use and kept for the module
+    (each one is a process that loads torch and the model, some 8 CPU-s): the option-score checks and the CLI run
+    share theirs, and share a test worker (xdist group "quick-families", the family matrix's group for llava and
+    llama)."""
+    from contextlib import ExitStack
+
+    with ExitStack() as stack:
+        started: dict[tuple[str, str], VllmStandIn] = {}
+
+        def standin(name: str, protocol: str) -> VllmStandIn:
+            if (name, protocol) not in started:
+                started[name, protocol] = stack.enter_context(VllmStandIn(standin_folders[name], protocol=protocol))
+            return started[name, protocol]
+
+        yield standin
+
+
 OPTIONS = ["red", "blue ball", "0 1 2", "Paris is the capital", " yes", ""]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name,protocol", [("llama", "vllm"), ("llava", "vllm"), ("llava", "sglang")])
-def test_the_standins_option_scores_equal_the_in_process_adapters(standin_folders, name, protocol, one_torch_thread):
+def test_the_standins_option_scores_equal_the_in_process_adapters(standin_folders, standins, name, protocol,
+                                                                  one_torch_thread):
     from evaluator.models import load_model
     from evaluator.models.served import load_served
 
@@ -114,14 +134,13 @@ def test_the_standins_option_scores_equal_the_in_process_adapters(standin_folder
     local = load_model(str(folder), device="cpu", precision="float32")
     images = [[Image.new("RGB", (32, 32), (200, 30, 30))], []] if name == "llava" else [[]]
     path = {"vllm": "prompt_logprobs", "sglang": "input_logprobs"}[protocol]
-    with VllmStandIn(folder, protocol=protocol) as standin:
-        served = load_served(standin.spec, needs_images=bool(images[0]))
-        assert served.scoring_path == path and served.scoring_refusal is None
-        asks = [(GenerationRequest("What colour is the ball?", images=row, system="Answer briefly.",
-                                   history=[{"role": "user", "content": "Hi"},
-                                            {"role": "assistant", "content": "Hello"}]),
-                 OPTIONS) for row in images]
-        remote = served.score_options_many(asks)
+    served = load_served(standins(name, protocol).spec, needs_images=bool(images[0]))
+    assert served.scoring_path == path and served.scoring_refusal is None
+    asks = [(GenerationRequest("What colour is the ball?", images=row, system="Answer briefly.",
+                               history=[{"role": "user", "content": "Hi"},
+                                        {"role": "assistant", "content": "Hello"}]),
+             OPTIONS) for row in images]
+    remote = served.score_options_many(asks)
     largest = 0.0
     for (request, options), scores in zip(asks, remote):
         for path in ("reference", local.scoring_path):
@@ -152,15 +171,16 @@ def _option_scores(out, benchmark: str) -> list:
 
 
 @pytest.mark.slow
-def test_a_cli_run_through_the_standin_scores_cure_and_reform_as_in_process(standin_folders, tmp_path):
+@pytest.mark.xdist_group("quick-families")  # beside the option-score checks, whose stand-ins it shares
+def test_a_cli_run_through_the_standin_scores_cure_and_reform_as_in_process(standin_folders, standins, tmp_path):
     folder = standin_folders["llava"]
     common = ["--benchmarks", "cure,reform", "--limit", "1", "--option", "cure.mode=likelihood",
               "--option", "reform.mode=both", "--device", "cpu", "--precision", "float32"]
-    with VllmStandIn(folder) as vllm, VllmStandIn(folder, protocol="sglang") as sglang:
-        done = evaluator_many([["run", "--model", vllm.spec, *common, "--out", str(tmp_path / "vllm")],
-                               ["run", "--model", sglang.spec, *common, "--out", str(tmp_path / "sglang")],
-                               ["run", "--model", str(folder), *common, "--out", str(tmp_path / "local")]],
-                              tmp_path / "report.json", timeout=900)
+    vllm, sglang = standins("llava", "vllm"), standins("llava", "sglang")
+    done = evaluator_many([["run", "--model", vllm.spec, *common, "--out", str(tmp_path / "vllm")],
+                           ["run", "--model", sglang.spec, *common, "--out", str(tmp_path / "sglang")],
+                           ["run", "--model", str(folder), *common, "--out", str(tmp_path / "local")]],
+                          tmp_path / "report.json", timeout=900)
     for result in done:
         assert result.returncode == 0, (result.args, result.stderr[-3000:])
     for run, path in (("vllm", "prompt_logprobs"), ("sglang", "input_logprobs")):
