@@ -4,7 +4,9 @@ the real huggingface_hub client starts, watches, reads and cancels the Jobs; eac
 over HTTP, as a Job on the Hub would."""
 from __future__ import annotations
 
+import json
 import math
+import threading
 import time
 import uuid
 from dataclasses import replace
@@ -313,6 +315,40 @@ def test_a_job_waiting_for_a_machine_keeps_its_request(hub, world, monkeypatch):
     listings = [kw for name, kw in asked if name == "list_jobs"]
     assert listings and all(sorted(kw["status"]) == ["RUNNING", "SCHEDULING"] for kw in listings)
     assert all(kw.get("tail") for name, kw in asked if name == "fetch_job_logs")
+
+
+@pytest.mark.slow  # Jobs on the loopback Hub
+def test_a_silent_running_job_shows_its_progress_without_holding_the_tick(hub, world):
+    """The Hub replays a log's tail at once, then holds a silent Job's stream open, and huggingface_hub reads on for
+    5 s: a tick takes the progress from the replay within job_dispatch.PROGRESS_WAIT_S and leaves the read open."""
+    from leaderboard.running.evaluator_process import PROGRESS_PREFIX
+
+    settings, store, dispatcher, folder = world
+    progress = {"phase": "answering", "done": 3, "total": 8}
+    dispatcher.settings = settings.with_(jobs_setup=f"echo '{PROGRESS_PREFIX}{json.dumps(progress)}'; sleep 60")
+    reads = []  # per log read: set when the client's stream has ended
+    real = dispatcher.api.fetch_job_logs
+
+    def fetch_job_logs(**kw):
+        ended = threading.Event()
+        reads.append(ended)
+        try:
+            yield from real(**kw)
+        finally:
+            ended.set()
+
+    dispatcher.api.fetch_job_logs = fetch_job_logs
+    (request,) = submit(store, folder, 1)
+    dispatcher.tick()
+    job_id = q.load(store, request.path).job["id"]
+    try:
+        wait_until(lambda: any(line.startswith(PROGRESS_PREFIX) for line in hub.job_logs(job_id)), timeout=60)
+        reads.clear()
+        dispatcher.tick()
+        assert dispatcher.live[request.key].stage == "RUNNING" and dispatcher.live[request.key].progress == progress
+        assert len(reads) == 1 and not reads[0].is_set()  # the tick went on; the silent stream is still being read
+    finally:
+        real.__self__.cancel_job(job_id=job_id, namespace=ORG)
 
 
 def test_labels_are_what_the_jobs_api_accepts():

@@ -33,6 +33,7 @@ from __future__ import annotations
 import logging
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as wait_for_futures
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Callable
@@ -53,6 +54,10 @@ LEASE_PREFIX = "hf-job:"
 LEASE_MARGIN_S = 600.0  # a Job's lease outlasts its timeout by this much, and is extended when less is left
 UNRECORDED_GRACE_S = 300.0  # a claimed request without a Job for this long goes back to the queue
 LOG_READERS = 8  # live Jobs whose logs are read at once (each read waits for the Hub's replay of the tail)
+# How long a tick waits for the RUNNING Jobs' logs. The Hub replays a log's tail at once, then holds the stream open
+# while the Job is silent, and huggingface_hub reads on until its 5 s timeout: a tick takes the lines that came within
+# this and goes on (a read still open ends by itself, its late lines unused).
+PROGRESS_WAIT_S = 1.0
 
 
 def is_job_lease(owner: str | None) -> bool:
@@ -119,12 +124,19 @@ class Dispatcher:
 
     def log_lines(self, job_id: str, tail: int = hf_jobs.LOG_LINES) -> list[str]:
         """The last `tail` lines of a Job's log ([] when it cannot be read), secrets scrubbed."""
+        lines: list[str] = []
+        self.read_log(job_id, lines, tail)
+        return lines
+
+    def read_log(self, job_id: str, into: list[str], tail: int) -> None:
+        """Append the last `tail` lines of a Job's log to `into` as they arrive, secrets scrubbed (none when it
+        cannot be read)."""
         try:
-            lines = list(self.api.fetch_job_logs(job_id=job_id, namespace=self.namespace, tail=tail))
+            for line in self.api.fetch_job_logs(job_id=job_id, namespace=self.namespace, tail=tail):
+                into.append(self.settings.scrub(line))
         except Exception as exc:  # noqa: BLE001 - a log that cannot be read is shown as none
             log.warning("the log of Job %s could not be read: %s", job_id, type(exc).__name__)
-            return []
-        return [self.settings.scrub(line) for line in lines]
+            into.clear()
 
     def log_tail(self, job_id: str) -> str:
         lines = hf_jobs.evaluator_lines(self.log_lines(job_id))
@@ -220,11 +232,16 @@ class Dispatcher:
                           also=self.budget.ride(attach=adopted))
 
     def _states(self, live: dict[str, tuple]) -> dict[str, hf_jobs.JobState]:
-        """What the Queue tab shows of each live Job; the logs of the RUNNING ones are read at once, in threads."""
-        if not live:
-            return {}
-        with ThreadPoolExecutor(max_workers=min(LOG_READERS, len(live))) as pool:
-            return dict(zip(live, pool.map(lambda pair: self._state(*pair), live.values())))
+        """What the Queue tab shows of each live Job: the logs of the RUNNING ones are read at once, in threads,
+        for at most PROGRESS_WAIT_S (a silent Job's stream would hold the tick 5 s)."""
+        lines: dict[str, list[str]] = {key: [] for key in live}
+        running = [key for key, (job, _request) in live.items() if hf_jobs.stage_of(job) == "RUNNING"]
+        if running:
+            pool = ThreadPoolExecutor(max_workers=min(LOG_READERS, len(running)))
+            reads = [pool.submit(self.read_log, live[key][0].id, lines[key], hf_jobs.PROGRESS_TAIL) for key in running]
+            wait_for_futures(reads, timeout=PROGRESS_WAIT_S)
+            pool.shutdown(wait=False)
+        return {key: self._state(job, request, list(lines[key])) for key, (job, request) in live.items()}
 
     @staticmethod
     def _orphan(job, by_label: dict[str, Request]) -> bool:
@@ -267,11 +284,9 @@ class Dispatcher:
         return {"id": job.id, "namespace": self.namespace, "flavor": flavor or str(getattr(job, "flavor", "") or ""),
                 "url": getattr(job, "url", "") or "", "started": queue.iso(queue.now()), "timeout": int(timeout)}
 
-    def _state(self, job, request: Request) -> hf_jobs.JobState:
-        stage = hf_jobs.stage_of(job)
-        lines = self.log_lines(job.id, tail=hf_jobs.PROGRESS_TAIL) if stage == "RUNNING" else []
+    def _state(self, job, request: Request, lines: list[str]) -> hf_jobs.JobState:
         flavor = request.job.get("flavor") or str(getattr(job, "flavor", "") or "")
-        return hf_jobs.JobState(id=job.id, stage=stage, flavor=flavor,
+        return hf_jobs.JobState(id=job.id, stage=hf_jobs.stage_of(job), flavor=flavor,
                                 message=(job.status.message or "") if job.status else "",
                                 progress=hf_jobs.last_progress(lines), scheduling_s=hf_jobs.scheduling_seconds(job))
 
