@@ -18,6 +18,12 @@ MESSAGES = [{"role": "system", "content": "You grade answers."}, {"role": "user"
 # llm-katan
 
 
+def katan_test(test):
+    """Slow (llm-katan servers are processes: five, some 5 CPU-seconds each), and in one xdist group: on one test
+    worker, which starts them once (xdist spread these tests over both workers, and each started its own)."""
+    return pytest.mark.slow(pytest.mark.xdist_group("katan")(test))
+
+
 @pytest.fixture(scope="session")
 def katan(tmp_path_factory):
     """llm-katan echo servers: healthy; 50% HTTP 500s; 500 on every call; 429 after the first request; slow (1 s)."""
@@ -41,7 +47,7 @@ def _katan_judge(server, **options):
     return make_judge(f"endpoint:{server.base_url}|{server.model}", TOKEN, **options)
 
 
-@pytest.mark.slow  # llm-katan servers are processes
+@katan_test
 def test_katan_complete_returns_the_echo(katan):
     judge = _katan_judge(katan["ok"])
     text = judge.complete(MESSAGES, max_tokens=16)
@@ -51,7 +57,7 @@ def test_katan_complete_returns_the_echo(katan):
     assert "".join(judge.stream(MESSAGES)).startswith("[echo] model=echo-judge")
 
 
-@pytest.mark.slow  # llm-katan servers are processes
+@katan_test
 def test_katan_retries_injected_500s_and_succeeds(katan, monkeypatch):
     # the openai client waits 0.5 s doubling to 8 s between its retries of a 500 that names no Retry-After; up to 20
     # retries of 12 requests at 50 % errors waited ~15 s here. Its waits are its own: shortened, the retries are not.
@@ -66,7 +72,7 @@ def test_katan_retries_injected_500s_and_succeeds(katan, monkeypatch):
     assert any(r.attempts > 1 for r in results)  # p(no 500 in 12 first attempts) = 1/4096
 
 
-@pytest.mark.slow  # llm-katan servers are processes
+@katan_test
 def test_katan_failure_on_every_call(katan):
     judge = _katan_judge(katan["broken"], max_retries=2)
     results = judge.complete_many([MESSAGES, MESSAGES])
@@ -77,7 +83,7 @@ def test_katan_failure_on_every_call(katan):
     assert caught.value.attempts == 3 and TOKEN not in str(caught.value)
 
 
-@pytest.mark.slow  # llm-katan servers are processes
+@katan_test
 def test_katan_persistent_429_fails_after_retries(katan):
     judge = _katan_judge(katan["limited"], max_retries=2)
     assert judge.complete(MESSAGES).startswith("[echo]")  # the first request passes
@@ -86,7 +92,7 @@ def test_katan_persistent_429_fails_after_retries(katan):
     assert caught.value.attempts == 3
 
 
-@pytest.mark.slow  # llm-katan servers are processes
+@katan_test
 def test_katan_latency_beyond_timeout(katan):
     judge = _katan_judge(katan["slow"], timeout=0.3, max_retries=1)
     start = time.monotonic()
