@@ -21,6 +21,9 @@ from evaluator.runs.rescore import rescore
 from evaluator.runs.runner import interval_records
 from tests.benchmark_runs import run_benchmark
 
+# on one test worker: the module's `runs` (every benchmark scored, some 5 s) made once, where xdist spread the tests
+# over both workers and each made its own
+pytestmark = pytest.mark.xdist_group("benchmark_intervals")
 BENCHMARKS = ("cure", "reform", "simpleqa", "lave")
 OPTIONS = {"simpleqa": {"simpleqa.confidence": "on", "simpleqa.frequency": "off"}}
 # the units a benchmark's methods may name: "... by <unit>" (clustered) or "... over <unit>s" (each item one unit)
