@@ -348,7 +348,7 @@ def test_a_silent_running_job_shows_its_progress_without_holding_the_tick(hub, w
         assert dispatcher.live[request.key].stage == "RUNNING" and dispatcher.live[request.key].progress == progress
         assert len(reads) == 1 and not reads[0].is_set()  # the tick went on; the silent stream is still being read
     finally:
-        real.__self__.cancel_job(job_id=job_id, namespace=ORG)
+        dispatcher.api.cancel_job(job_id=job_id, namespace=ORG)
 
 
 def test_labels_are_what_the_jobs_api_accepts():
