@@ -3,7 +3,10 @@ nor does the generation path: the vision suites again at batch 8 on the static K
 uncompiled on the CPU) give the same details.
 
 On the tests' tiny models in float32 on the CPU (tiny-llava for the vision benchmarks, CURE in both of its modes;
-tiny-llama for SimpleQA, whose answers and samples are kept short so that batch 1 stays quick), graded by one
+tiny-llama for SimpleQA, whose answers and samples are kept short so that batch 1 stays quick; ReForm-Eval asks
+each multiple-choice item twice, REFORM_REPEATS, a sampled repeat with its own seed beside the first, as
+tests/test_family_cli.py does: the protocol's five repeats of the whole samples are bench/family_batches.py's, e.g.
+`--families llava --batch 8`), graded by one
 scripted judge: every details row is the same at both sizes, answers, parses, grades and chosen options alike (but a
 reply that parted from the other at a near tie both runs recorded: tests.batch_details), and every option's
 log-likelihood agrees within OPTION_TOLERANCE per token (its mean within 1e-5, its sum within 1e-5
@@ -32,6 +35,7 @@ from tests.served_servers import StandInServer
 pytestmark = pytest.mark.slow  # whole sample suites through the CLI
 
 SIMPLEQA_SHORT = ("simpleqa.max_new_tokens=8", "simpleqa.confidence_max_new_tokens=8")
+REFORM_REPEATS = ("reform.repeats=2",)  # of the protocol's 5 (the test took 47 s with 5, 39 s with 2)
 
 
 def judge(index: int, body: dict):
@@ -54,7 +58,8 @@ def _commands(out: Path, judge_url: str, llava: str, llama: str, size: int, cach
               "--generation-cache", cache]
     tag = f"{size}" if cache == "dynamic" else f"{size}-{cache}"
     runs = [
-        ["run", "--model", llava, "--benchmarks", "cure,reform,lave", *common, "--out", str(out / f"vision-{tag}")],
+        ["run", "--model", llava, "--benchmarks", "cure,reform,lave", *common, *_options(REFORM_REPEATS),
+         "--out", str(out / f"vision-{tag}")],
         ["run", "--model", llava, "--benchmarks", "cure", *common, *_options(("cure.mode=generation",)),
          "--out", str(out / f"cure-gen-{tag}")],
         ["run", "--model", llama, "--benchmarks", "simpleqa", *common, *_options(SIMPLEQA_SHORT),
@@ -110,7 +115,9 @@ def test_every_sample_suite_gives_the_same_details_at_batch_1_and_8(tiny_llava, 
                                               "compiled_shapes": 0, "fallback": None}
     reform = pd.read_parquet(tmp_path / "vision-1" / "details" / "reform.parquet")
     sampled = reform[(reform["mode"] == "generation") & (reform["form"] == "multiple_choice")]
-    assert len(sampled) > 100 and sampled["prediction"].nunique() > 5  # sampled answers were compared, not blanks
+    options = json.loads((tmp_path / "vision-1" / "results.json").read_text())["run"]["options"]
+    assert set(sampled["repeat"]) == {0, 1} and options["reform.repeats"] == "2"  # as asked
+    assert len(sampled) > 70 and sampled["prediction"].nunique() > 5  # sampled answers were compared, not blanks
 
 
 def _seeded_answer(messages: list, body: dict) -> str:
