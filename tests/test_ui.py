@@ -8,6 +8,26 @@ from tests.conftest import PROJECT
 from tests.results_files import SHA_A, SHA_B, result, write_result
 
 
+def test_the_idle_event_queue_polls_every_20_ms_not_every_millisecond(settings, store):
+    """Gradio's queue looked for new events every 1 ms while it had none, and for progress every 10 ms (62 ms of CPU a
+    second for an idle Space); the Space's queue waits QUEUE_IDLE_POLL_S and QUEUE_PROGRESS_POLL_S, also when the
+    queue is made again, and Gradio's loops still read those intervals where we set them (every other test here runs
+    its events through this queue)."""
+    import inspect
+
+    from gradio.queueing import Queue
+
+    from leaderboard.ui import QUEUE_IDLE_POLL_S, QUEUE_PROGRESS_POLL_S, build_app
+
+    assert "await asyncio.sleep(self.sleep_when_free)" in inspect.getsource(Queue.start_processing)
+    assert "await asyncio.sleep(self.progress_update_sleep_when_free)" in inspect.getsource(Queue)
+    demo = build_app(settings, store)
+    for queue in (demo._queue, demo.queue(max_size=10)._queue):
+        assert (queue.sleep_when_free, queue.progress_update_sleep_when_free) == (QUEUE_IDLE_POLL_S,
+                                                                                  QUEUE_PROGRESS_POLL_S) == (0.02, 0.1)
+    assert demo._queue.max_size == 10
+
+
 def test_endpoints_are_named(client):
     names = set(client.view_api(print_info=False, return_format="dict")["named_endpoints"])
     assert {"/leaderboard", "/queue", "/submit", "/cancel"} <= names
